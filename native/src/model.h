@@ -1,0 +1,70 @@
+// A loaded TorchScript model and its instances.
+//
+// `ModelState` is the per-model part: the module with its weights, on one device, loaded once.
+// `InstanceState` is the per-instance part: a handle on the shared model plus what one execution
+// lane owns (on CUDA, its own stream). Instances of one model share its weights, so a second
+// instance costs almost no memory. TorchScript modules are safe to run from several threads at once
+// for inference, which is what lets instances share one module.
+//
+// `NativeModel` is the JS object over one instance. `dispose()` drops the JS handle's reference:
+// forwards already running hold their own, so the weights are freed when the last one finishes.
+#pragma once
+
+#include <napi.h>
+#include <torch/script.h>
+
+#include <atomic>
+#include <memory>
+#include <unordered_set>
+
+#ifdef HEARTH_WITH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace hearth {
+
+struct ModelState {
+  torch::jit::Module module;
+  c10::Device device = c10::Device(c10::kCPU);
+  int minInputs = 0;
+  int maxInputs = -1;  // -1: variadic
+  int64_t weightBytes = 0;
+  std::unordered_set<const void*> weightStorages;
+  double loadMs = 0;
+  double warmupMs = 0;
+  int warmupRuns = 0;
+};
+
+struct InstanceState {
+  explicit InstanceState(std::shared_ptr<ModelState> m);
+
+  std::shared_ptr<ModelState> model;
+  std::atomic<int> inflight{0};
+#ifdef HEARTH_WITH_CUDA
+  c10::optional<c10::cuda::CUDAStream> stream;
+#endif
+};
+
+// Runs forward on the instance's device (and stream); inputs are host tensors.
+c10::IValue RunForward(InstanceState& instance, const std::vector<at::Tensor>& hostInputs);
+
+class NativeModel : public Napi::ObjectWrap<NativeModel> {
+ public:
+  static Napi::Function Define(Napi::Env env);
+  static Napi::Object New(Napi::Env env, std::shared_ptr<InstanceState> instance);
+
+  explicit NativeModel(const Napi::CallbackInfo& info);
+
+ private:
+  Napi::Value Forward(const Napi::CallbackInfo& info);
+  Napi::Value Share(const Napi::CallbackInfo& info);
+  Napi::Value Dispose(const Napi::CallbackInfo& info);
+  Napi::Value Info(const Napi::CallbackInfo& info);
+
+  std::shared_ptr<InstanceState> instance_;
+};
+
+// load(source: string | ArrayBufferView, device: string, warmupInputs: Tensor[], warmupRuns: number)
+Napi::Value Load(const Napi::CallbackInfo& info);
+
+}  // namespace hearth

@@ -1,0 +1,209 @@
+#include "tensor.h"
+
+#include <cmath>
+
+#include "common.h"
+
+namespace hearth {
+
+namespace {
+
+struct DTypeEntry {
+  const char* name;
+  at::ScalarType type;
+  napi_typedarray_type array;
+};
+
+constexpr DTypeEntry kDTypes[] = {
+    {"BOOL", at::kBool, napi_uint8_array},      {"UINT8", at::kByte, napi_uint8_array},
+    {"INT8", at::kChar, napi_int8_array},       {"INT16", at::kShort, napi_int16_array},
+    {"INT32", at::kInt, napi_int32_array},      {"INT64", at::kLong, napi_bigint64_array},
+    {"FP16", at::kHalf, napi_uint16_array},     {"BF16", at::kBFloat16, napi_uint16_array},
+    {"FP32", at::kFloat, napi_float32_array},   {"FP64", at::kDouble, napi_float64_array},
+};
+
+const DTypeEntry* FindByType(at::ScalarType type) {
+  for (const auto& e : kDTypes) {
+    if (e.type == type) return &e;
+  }
+  return nullptr;
+}
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// Zero-length views can have a null data pointer; from_blob needs a valid one.
+alignas(16) char kEmpty[16];
+
+void DeleteTensor(Napi::Env, void*, at::Tensor* tensor) { delete tensor; }
+
+}  // namespace
+
+bool ParseDType(const std::string& name, at::ScalarType* out) {
+  for (const auto& e : kDTypes) {
+    if (name == e.name) {
+      *out = e.type;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* DTypeName(at::ScalarType type) {
+  const DTypeEntry* e = FindByType(type);
+  return e ? e->name : c10::toString(type);
+}
+
+HostInput ReadInput(Napi::Env env, const Napi::Value& value, size_t index) {
+  const std::string where = "input " + std::to_string(index);
+  if (!value.IsObject()) throw EngineError(code::kInvalidArgument, where + " must be an object {dtype, shape, data}");
+  Napi::Object obj = value.As<Napi::Object>();
+  HostInput input;
+
+  Napi::Value dtype = obj.Get("dtype");
+  if (!dtype.IsString() || !ParseDType(dtype.As<Napi::String>().Utf8Value(), &input.type)) {
+    throw EngineError(code::kDType, where + ": dtype must be one of BOOL, UINT8, INT8, INT16, INT32, "
+                                            "INT64, FP16, BF16, FP32, FP64");
+  }
+
+  Napi::Value shape = obj.Get("shape");
+  if (!shape.IsArray()) throw EngineError(code::kInvalidArgument, where + ": shape must be an array of integers");
+  Napi::Array dims = shape.As<Napi::Array>();
+  int64_t numel = 1;
+  for (uint32_t i = 0; i < dims.Length(); ++i) {
+    Napi::Value d = dims.Get(i);
+    double v = d.IsNumber() ? d.As<Napi::Number>().DoubleValue() : -1;
+    if (!(v >= 0) || std::floor(v) != v || v > 9007199254740991.0) {
+      throw EngineError(code::kShape, where + ": shape[" + std::to_string(i) + "] must be a non-negative integer");
+    }
+    input.shape.push_back(static_cast<int64_t>(v));
+    numel *= static_cast<int64_t>(v);
+  }
+
+  Napi::Value data = obj.Get("data");
+  if (!data.IsTypedArray() && !data.IsDataView()) {
+    throw EngineError(code::kInvalidArgument, where + ": data must be a TypedArray or DataView");
+  }
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  if (data.IsTypedArray()) {
+    Napi::TypedArray ta = data.As<Napi::TypedArray>();
+    bytes = ta.ByteLength();
+    ptr = static_cast<char*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
+  } else {
+    Napi::DataView dv = data.As<Napi::DataView>();
+    bytes = dv.ByteLength();
+    ptr = static_cast<char*>(dv.ArrayBuffer().Data()) + dv.ByteOffset();
+  }
+  const size_t expected = static_cast<size_t>(numel) * c10::elementSize(input.type);
+  if (bytes != expected) {
+    throw EngineError(code::kShape, where + ": data has " + std::to_string(bytes) + " bytes but shape " +
+                                        ShapeString(input.shape) + " of " + DTypeName(input.type) +
+                                        " needs " + std::to_string(expected));
+  }
+  const size_t align = c10::elementSize(input.type);
+  if (bytes > 0 && reinterpret_cast<uintptr_t>(ptr) % align != 0) {
+    throw EngineError(code::kInvalidArgument, where + ": data is not aligned to its element size");
+  }
+  input.data = bytes ? ptr : kEmpty;
+  input.bytes = bytes;
+  napi_status st = napi_create_reference(env, data, 1, &input.ref);
+  NAPI_THROW_IF_FAILED(env, st, input);
+  return input;
+}
+
+void ReleaseInput(napi_env env, HostInput& input) {
+  if (input.ref != nullptr) {
+    napi_delete_reference(env, input.ref);
+    input.ref = nullptr;
+  }
+}
+
+at::Tensor WrapInput(const HostInput& input) {
+  return torch::from_blob(input.data, input.shape, at::TensorOptions().dtype(input.type));
+}
+
+namespace {
+
+void AddOutput(const at::Tensor& raw, const std::string& name,
+               const std::unordered_set<const void*>& aliased, std::vector<HostOutput>* out) {
+  if (FindByType(raw.scalar_type()) == nullptr) {
+    throw EngineError(code::kOutput, "output " + name + " has dtype " + c10::toString(raw.scalar_type()) +
+                                         ", which Hearth cannot return");
+  }
+  at::Tensor t;
+  if (!raw.device().is_cpu()) {
+    // device → host: the one copy, straight into contiguous host memory.
+    t = raw.to(at::kCPU, raw.scalar_type(), false, false, at::MemoryFormat::Contiguous);
+  } else {
+    const bool owns = raw.is_contiguous() && raw.storage_offset() == 0 &&
+                      aliased.count(raw.storage().data()) == 0 &&
+                      raw.storage().nbytes() == static_cast<size_t>(raw.nbytes());
+    t = owns ? raw : raw.clone(at::MemoryFormat::Contiguous);  // host: the one copy
+  }
+  out->push_back({name, std::move(t)});
+}
+
+void Collect(const c10::IValue& v, const std::string& name,
+             const std::unordered_set<const void*>& aliased, std::vector<HostOutput>* out) {
+  const auto prefix = [&](const std::string& key) { return name.empty() ? key : name + "." + key; };
+  if (v.isTensor()) {
+    AddOutput(v.toTensor(), name.empty() ? "0" : name, aliased, out);
+  } else if (v.isTuple()) {
+    const auto& items = v.toTupleRef().elements();
+    for (size_t i = 0; i < items.size(); ++i) Collect(items[i], prefix(std::to_string(i)), aliased, out);
+  } else if (v.isList()) {
+    auto list = v.toList();
+    for (size_t i = 0; i < list.size(); ++i) Collect(list.get(i), prefix(std::to_string(i)), aliased, out);
+  } else if (v.isGenericDict()) {
+    for (const auto& item : v.toGenericDict()) {
+      if (!item.key().isString()) throw EngineError(code::kOutput, "output dict keys must be strings");
+      Collect(item.value(), prefix(item.key().toStringRef()), aliased, out);
+    }
+  } else {
+    throw EngineError(code::kOutput, "output " + (name.empty() ? std::string("0") : name) + " is a " +
+                                         v.tagKind() + "; Hearth returns tensors, tuples, lists and dicts of them");
+  }
+}
+
+}  // namespace
+
+void CollectOutputs(const c10::IValue& value, const std::unordered_set<const void*>& aliased,
+                    std::vector<HostOutput>* out, std::string* kind) {
+  *kind = value.isTensor() ? "tensor" : value.isTuple() ? "tuple" : value.isList() ? "list"
+          : value.isGenericDict() ? "dict" : value.tagKind();
+  Collect(value, "", aliased, out);
+}
+
+Napi::Object ToJs(Napi::Env env, HostOutput& output) {
+  at::Tensor& t = output.tensor;
+  const DTypeEntry* entry = FindByType(t.scalar_type());
+  const size_t bytes = t.nbytes();
+  Napi::ArrayBuffer buffer;
+  if (bytes == 0) {
+    buffer = Napi::ArrayBuffer::New(env, 0);
+  } else {
+    // The ArrayBuffer borrows the tensor's storage; the tensor lives until the buffer is collected.
+    auto* owner = new at::Tensor(t);
+    buffer = Napi::ArrayBuffer::New(env, owner->data_ptr(), bytes, DeleteTensor, owner);
+  }
+  const size_t length = bytes / c10::elementSize(t.scalar_type());
+  napi_value array;
+  napi_status st = napi_create_typedarray(env, entry->array, length, buffer, 0, &array);
+  NAPI_THROW_IF_FAILED(env, st, Napi::Object());
+
+  Napi::Array shape = Napi::Array::New(env, t.dim());
+  for (int64_t i = 0; i < t.dim(); ++i) shape.Set(static_cast<uint32_t>(i), Napi::Number::New(env, static_cast<double>(t.size(i))));
+  Napi::Object obj = Napi::Object::New(env);
+  obj.Set("name", Napi::String::New(env, output.name));
+  obj.Set("dtype", Napi::String::New(env, entry->name));
+  obj.Set("shape", shape);
+  obj.Set("data", Napi::Value(env, array));
+  t = at::Tensor();
+  return obj;
+}
+
+}  // namespace hearth

@@ -1,0 +1,53 @@
+// Tensors across the JS boundary.
+//
+// Inputs enter LibTorch with no copy on CPU: `from_blob` over the memory of the caller's typed
+// array, which is pinned by a reference until the forward settles. Outputs come back as typed
+// arrays with at most one copy: a CPU output that owns its storage becomes an external ArrayBuffer
+// over that storage (zero copies); one that aliases an input or a weight, or is not contiguous, is
+// cloned once; a CUDA output is copied once to the host and then handed over without another copy.
+#pragma once
+
+#include <napi.h>
+#include <torch/script.h>
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace hearth {
+
+// Wire names of the dtypes the engine takes: BOOL UINT8 INT8 INT16 INT32 INT64 FP16 BF16 FP32 FP64.
+bool ParseDType(const std::string& name, at::ScalarType* out);
+const char* DTypeName(at::ScalarType type);
+
+// An input read on the JS thread: a view of JS memory kept alive by `ref`.
+struct HostInput {
+  at::ScalarType type = at::kFloat;
+  std::vector<int64_t> shape;
+  void* data = nullptr;
+  size_t bytes = 0;
+  napi_ref ref = nullptr;
+};
+
+// Reads `{dtype, shape, data}`; checks that data's byte length is shape × dtype size.
+HostInput ReadInput(Napi::Env env, const Napi::Value& value, size_t index);
+void ReleaseInput(napi_env env, HostInput& input);
+
+// A tensor over the input's memory, on the CPU (no copy).
+at::Tensor WrapInput(const HostInput& input);
+
+// One output tensor, host-resident and contiguous, ready to hand to JS.
+struct HostOutput {
+  std::string name;
+  at::Tensor tensor;
+};
+
+// Flattens what forward returned (tensor, tuple, list, dict of str → tensor, nested) into named
+// host tensors. `kind` is "tensor", "tuple", "list" or "dict". Storages listed in `aliased` (inputs
+// and weights) are cloned so JS never holds memory it does not own.
+void CollectOutputs(const c10::IValue& value, const std::unordered_set<const void*>& aliased,
+                    std::vector<HostOutput>* out, std::string* kind);
+
+Napi::Object ToJs(Napi::Env env, HostOutput& output);
+
+}  // namespace hearth

@@ -1,0 +1,90 @@
+/**
+ * The raw native addon: its interface as C++ exposes it, and the one place that loads the `.node`.
+ * Everything else goes through ./engine.ts, which turns these raw values into public types.
+ *
+ * HEARTH_NATIVE_ADDON names another build (for example one made against a CUDA LibTorch).
+ */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+import type { EngineDType } from '../../sdk/tensor.js';
+
+/** What the addon reads: dtype names are validated natively (an unknown one is ERR_DTYPE). */
+export interface RawTensor {
+  dtype: string;
+  shape: readonly number[];
+  data: ArrayBufferView;
+}
+
+export interface RawOutput {
+  name: string;
+  dtype: EngineDType;
+  shape: number[];
+  data: ArrayBufferView;
+}
+
+export interface RawForwardResult {
+  kind: 'tensor' | 'tuple' | 'list' | 'dict';
+  outputs: RawOutput[];
+}
+
+export interface RawModelInfo {
+  disposed: boolean;
+  device?: string;
+  minInputs?: number;
+  maxInputs?: number;
+  weightBytes?: number;
+  loadMs?: number;
+  warmupMs?: number;
+  warmupRuns?: number;
+  inflight?: number;
+  instances?: number;
+}
+
+export interface RawModel {
+  forward(inputs: readonly RawTensor[]): Promise<RawForwardResult>;
+  share(): RawModel;
+  dispose(): void;
+  info(): RawModelInfo;
+}
+
+export interface RawDevice {
+  id: string;
+  kind: 'cpu' | 'cuda';
+  name: string;
+  memoryTotalBytes: number;
+  memoryFreeBytes: number;
+}
+
+export interface RawDevices {
+  torchVersion: string;
+  cudaAvailable: boolean;
+  cudaDeviceCount: number;
+  cudaBuild: boolean;
+  devices: RawDevice[];
+}
+
+export interface RawAddon {
+  load(source: string | ArrayBufferView, device: string, warmup: readonly RawTensor[], warmupRuns: number): Promise<RawModel>;
+  devices(): RawDevices;
+  setIntraOpThreads(count: number): void;
+  setExecutorThreads(count: number): void;
+  threads(): { intraOp: number; executor: number };
+}
+
+/** Where `npm run build:native` puts the addon. */
+export const DEFAULT_ADDON_PATH = fileURLToPath(new URL('../../native/build/Release/hearth_native.node', import.meta.url));
+
+let addon: RawAddon | undefined;
+
+export function native(): RawAddon {
+  if (addon === undefined) {
+    const path = process.env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH;
+    try {
+      addon = createRequire(import.meta.url)(path) as RawAddon;
+    } catch (cause) {
+      throw new Error(`cannot load Hearth's native addon at ${path}: run \`npm run build:native\` (or infra/bootstrap.sh) first`, { cause });
+    }
+  }
+  return addon;
+}

@@ -1,0 +1,68 @@
+/**
+ * The engine: load TorchScript models onto a device, report devices, set threads.
+ *
+ * @example
+ * const model = await loadModel('model.pt', { device: 'cpu', warmup: { inputs: [x], runs: 3 } });
+ * const { outputs } = await model.forward([x]);
+ */
+import type { Tensor } from '../../sdk/tensor.js';
+import type { RawDevices } from './binding.js';
+import { native } from './binding.js';
+import { Model } from './model.js';
+import { fromNativeCode } from './native-errors.js';
+
+export interface LoadOptions {
+  /** `cpu`, `cuda` or `cuda:N`. Default `cpu`. */
+  device?: string;
+  /**
+   * Example inputs run through the model after loading: TorchScript's profiling executor makes the
+   * first calls many times slower, so a model is warm only after a few passes. Default 3 runs.
+   */
+  warmup?: { inputs: readonly Tensor[]; runs?: number };
+}
+
+export const DEFAULT_WARMUP_RUNS = 3;
+
+/** Loads a TorchScript module from a file path or from its bytes, calls eval() and warms it up. */
+export async function loadModel(source: string | Uint8Array, options: LoadOptions = {}): Promise<Model> {
+  try {
+    const raw = await native().load(
+      source,
+      options.device ?? 'cpu',
+      (options.warmup?.inputs ?? []),
+      options.warmup === undefined ? 0 : options.warmup.runs ?? DEFAULT_WARMUP_RUNS,
+    );
+    return new Model(raw);
+  } catch (error) {
+    throw fromNativeCode(error);
+  }
+}
+
+export type DeviceReport = RawDevices;
+
+/** CUDA availability, device names and memory (free/total), and the CPU's memory. */
+export function devices(): DeviceReport {
+  return native().devices();
+}
+
+/** LibTorch's intra-op (OpenMP) threads used by each forward. */
+export function setIntraOpThreads(count: number): void {
+  try {
+    native().setIntraOpThreads(count);
+  } catch (error) {
+    throw fromNativeCode(error);
+  }
+}
+
+/** The engine's own threads, where loads and forwards run: at most this many forwards run at once. Grows only. */
+export function setExecutorThreads(count: number): void {
+  try {
+    native().setExecutorThreads(count);
+  } catch (error) {
+    throw fromNativeCode(error);
+  }
+}
+
+export function threads(): { intraOp: number; executor: number } {
+  return native().threads();
+}

@@ -1,0 +1,6 @@
+/** The native LibTorch engine, typed. */
+export { loadModel, devices, setIntraOpThreads, setExecutorThreads, threads, DEFAULT_WARMUP_RUNS } from './engine.js';
+export type { LoadOptions, DeviceReport } from './engine.js';
+export { Model } from './model.js';
+export type { ForwardResult, ModelInfo, OutputKind } from './model.js';
+export { fromNativeCode } from './native-errors.js';

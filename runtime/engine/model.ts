@@ -1,0 +1,84 @@
+/**
+ * A loaded TorchScript model, or another instance of one: `share()` makes an instance over the same
+ * weights (no second copy of them), with its own execution lane (on CUDA, its own stream).
+ */
+import type { EngineDType, NamedTensor, Tensor } from '../../sdk/tensor.js';
+import { viewAs } from '../../sdk/tensor.js';
+import type { RawModel } from './binding.js';
+import { fromNativeCode } from './native-errors.js';
+
+export type OutputKind = 'tensor' | 'tuple' | 'list' | 'dict';
+
+export interface ForwardResult {
+  /** What forward returned; outputs of nested containers are flattened with dotted names ("1.0"). */
+  kind: OutputKind;
+  outputs: NamedTensor<EngineDType>[];
+}
+
+export interface ModelInfo {
+  device: string;
+  /** Inputs forward() takes (fewer when trailing ones have defaults; maxInputs -1 = variadic). */
+  minInputs: number;
+  maxInputs: number;
+  /** Bytes of the model's parameters and buffers on its device, shared by all its instances. */
+  weightBytes: number;
+  loadMs: number;
+  warmupMs: number;
+  warmupRuns: number;
+  /** Forwards running or queued on this instance. */
+  inflight: number;
+  /** Live handles on these weights (this one included). */
+  instances: number;
+}
+
+export class Model {
+  readonly #native: RawModel;
+  #disposed = false;
+
+  /** @internal Made by loadModel() and share(). */
+  constructor(native: RawModel) {
+    this.#native = native;
+  }
+
+  /**
+   * Runs forward off the JS thread. On CPU the inputs' memory is read in place: do not write to
+   * their buffers until the promise settles.
+   */
+  async forward(inputs: readonly Tensor[]): Promise<ForwardResult> {
+    let raw;
+    try {
+      raw = await this.#native.forward(inputs);
+    } catch (error) {
+      throw fromNativeCode(error);
+    }
+    return {
+      kind: raw.kind,
+      outputs: raw.outputs.map((o) => ({ name: o.name, dtype: o.dtype, shape: o.shape, data: viewAs(o.dtype, o.data) })),
+    };
+  }
+
+  /** Another instance over the same weights. */
+  share(): Model {
+    try {
+      return new Model(this.#native.share());
+    } catch (error) {
+      throw fromNativeCode(error);
+    }
+  }
+
+  /** Drops this handle. Running forwards finish; weights are freed with the last handle. Idempotent. */
+  dispose(): void {
+    this.#disposed = true;
+    this.#native.dispose();
+  }
+
+  get disposed(): boolean {
+    return this.#disposed;
+  }
+
+  get info(): ModelInfo {
+    const i = this.#native.info();
+    if (i.disposed) throw fromNativeCode(Object.assign(new Error('the model was disposed'), { code: 'ERR_DISPOSED' }));
+    return i as ModelInfo;
+  }
+}

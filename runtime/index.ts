@@ -1,0 +1,2 @@
+/** Hearth's data plane for one node. */
+export * from './engine/index.js';

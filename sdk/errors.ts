@@ -1,0 +1,52 @@
+/**
+ * Hearth's errors: one base class with a stable `code`, one subclass per way a call can fail.
+ * Transports map these to HTTP statuses and gRPC codes in one place each; clients map error bodies
+ * back to these classes.
+ */
+
+export interface HearthErrorOptions {
+  cause?: unknown;
+  /** A finer-grained reason inside the code, e.g. the engine's ERR_SHAPE or ERR_DTYPE. */
+  reason?: string;
+}
+
+export class HearthError extends Error {
+  override readonly name: string = 'HearthError';
+  readonly code: string = 'INTERNAL';
+  readonly reason: string | undefined;
+
+  constructor(message: string, options: HearthErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.reason = options.reason;
+  }
+}
+
+/** The request's inputs are wrong: dtype, shape, byte size, count, or a value the model rejects. */
+export class InvalidInputError extends HearthError {
+  override readonly name = 'InvalidInputError';
+  override readonly code = 'INVALID_INPUT';
+}
+
+/** A model file could not be loaded or warmed up: not TorchScript, truncated, or it failed its warm-up. */
+export class ModelLoadError extends HearthError {
+  override readonly name = 'ModelLoadError';
+  override readonly code = 'MODEL_LOAD_FAILED';
+}
+
+/** The requested device does not exist or cannot be used (no CUDA, bad index). */
+export class DeviceUnavailableError extends HearthError {
+  override readonly name = 'DeviceUnavailableError';
+  override readonly code = 'DEVICE_UNAVAILABLE';
+}
+
+/** The model failed while running for a reason that is not the caller's input. */
+export class InferenceError extends HearthError {
+  override readonly name = 'InferenceError';
+  override readonly code = 'INFERENCE_FAILED';
+}
+
+/** The model or instance was disposed before the call. */
+export class DisposedError extends HearthError {
+  override readonly name = 'DisposedError';
+  override readonly code = 'DISPOSED';
+}

@@ -1,0 +1,27 @@
+/**
+ * Test models: made by test/fixtures/make_models.py with Debian's python3-torch, cached under
+ * .fixtures/models (HEARTH_FIXTURES overrides), never downloaded.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const PYTHON = process.env.HEARTH_PYTHON ?? '/usr/bin/python3';
+export const MODELS_DIR = process.env.HEARTH_FIXTURES ?? join(REPO_ROOT, '.fixtures', 'models');
+
+export type FixtureModel =
+  | 'mlp' | 'small' | 'add_mul' | 'list_out' | 'dict_out' | 'nested' | 'dtypes'
+  | 'aliasing' | 'not_tensor' | 'slow' | 'fails' | 'resnet50';
+
+/** Makes the fixture models if they are missing or stale (a no-op when cached). */
+export function ensureModels(): void {
+  execFileSync(PYTHON, [join(REPO_ROOT, 'test', 'fixtures', 'make_models.py'), MODELS_DIR], { stdio: 'inherit' });
+}
+
+export function modelPath(name: FixtureModel): string {
+  const path = join(MODELS_DIR, `${name}.pt`);
+  if (!existsSync(path)) throw new Error(`fixture ${path} is missing: run npm run fixtures`);
+  return path;
+}

@@ -1,0 +1,5 @@
+import { ensureModels } from './fixtures.js';
+
+export default function setup(): void {
+  ensureModels();
+}

@@ -1,0 +1,39 @@
+/**
+ * The independent reference: the same TorchScript file run directly by python3-torch
+ * (test/fixtures/reference.py), on the same input bytes.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+
+import type { EngineDType, NamedTensor, Tensor } from '../../sdk/tensor.js';
+import { viewAs } from '../../sdk/tensor.js';
+import { PYTHON, REPO_ROOT } from './fixtures.js';
+
+function bytesOf(t: Tensor): Buffer {
+  return Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+}
+
+export function pythonForward(model: string, inputs: readonly Tensor[], threads = 1): { kind: string; outputs: NamedTensor<EngineDType>[] } {
+  const request = JSON.stringify({
+    model,
+    threads,
+    inputs: inputs.map((t) => ({ dtype: t.dtype, shape: t.shape, b64: bytesOf(t).toString('base64') })),
+  });
+  const stdout = execFileSync(PYTHON, [join(REPO_ROOT, 'test', 'fixtures', 'reference.py')], {
+    input: request,
+    maxBuffer: 1 << 30,
+  });
+  const result = JSON.parse(stdout.toString()) as {
+    kind: string;
+    outputs: { name: string; dtype: EngineDType; shape: number[]; b64: string }[];
+  };
+  return {
+    kind: result.kind,
+    outputs: result.outputs.map((o) => {
+      const raw = Buffer.from(o.b64, 'base64');
+      const copy = new Uint8Array(raw.byteLength);
+      copy.set(raw);
+      return { name: o.name, dtype: o.dtype, shape: o.shape, data: viewAs(o.dtype, copy) };
+    }),
+  };
+}
