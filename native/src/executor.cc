@@ -13,14 +13,14 @@ Completion::Completion(Napi::Env env) {
 
 Completion::~Completion() { WaitIdle(); }
 
-void Completion::Submit(Napi::Env env, Job* job) {
+void Completion::Submit(Napi::Env env, int lane, Job* job) {
   job->completion = this;
   if (pending_++ == 0) tsfn_.Ref(env);
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++running_;
   }
-  Executor::Get().Post([job] {
+  Executor::Get().Post(lane, [job] {
     job->Run();
     job->completion->Finish(job);
   });
@@ -65,29 +65,48 @@ Executor& Executor::Get() {
 // LibTorch's own default can be 1 where it cannot read the CPU topology (this VM): start from the
 // number of cores the process may use, and let setIntraOpThreads override it.
 Executor::Executor() : intra_op_(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
-  SetThreads(std::max(2u, std::thread::hardware_concurrency()));
+  SetThreads(static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
 }
 
-void Executor::Post(std::function<void()> task) {
+int Executor::AcquireLane() {
+  std::lock_guard<std::mutex> lock(mu_);
+  int best = 0;
+  for (int i = 1; i < static_cast<int>(lanes_.size()); ++i) {
+    if (lanes_[i]->instances < lanes_[best]->instances) best = i;
+  }
+  ++lanes_[best]->instances;
+  return best;
+}
+
+void Executor::ReleaseLane(int lane) {
+  std::lock_guard<std::mutex> lock(mu_);
+  --lanes_[lane]->instances;
+}
+
+void Executor::Post(int lane, std::function<void()> task) {
+  Lane* l;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    tasks_.push_back(std::move(task));
+    l = lanes_[lane].get();
   }
-  ready_.notify_one();
+  {
+    std::lock_guard<std::mutex> lock(l->mu);
+    l->tasks.push_back(std::move(task));
+  }
+  l->ready.notify_one();
 }
 
 void Executor::SetThreads(int count) {
   std::lock_guard<std::mutex> lock(mu_);
-  target_ = std::max(target_, std::max(1, count));  // grows only; idle threads cost nothing
-  while (alive_ < target_) {
-    std::thread(&Executor::Loop, this).detach();
-    ++alive_;
+  while (static_cast<int>(lanes_.size()) < count) {
+    lanes_.push_back(std::make_unique<Lane>());
+    std::thread(&Executor::Loop, this, lanes_.back().get()).detach();
   }
 }
 
 int Executor::Threads() {
   std::lock_guard<std::mutex> lock(mu_);
-  return target_;
+  return static_cast<int>(lanes_.size());
 }
 
 void Executor::SetIntraOpThreads(int count) {
@@ -96,15 +115,15 @@ void Executor::SetIntraOpThreads(int count) {
   intra_op_generation_.fetch_add(1);
 }
 
-void Executor::Loop() {
+void Executor::Loop(Lane* lane) {
   int applied = -1;
   for (;;) {
     std::function<void()> task;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      ready_.wait(lock, [&] { return !tasks_.empty(); });
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
+      std::unique_lock<std::mutex> lock(lane->mu);
+      lane->ready.wait(lock, [&] { return !lane->tasks.empty(); });
+      task = std::move(lane->tasks.front());
+      lane->tasks.pop_front();
     }
     const int generation = intra_op_generation_.load();
     if (generation != applied) {

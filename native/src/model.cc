@@ -91,7 +91,14 @@ class LoadJob : public Job {
   LoadJob(Napi::Env env, std::string path, HostInput bytes, c10::Device device,
           std::vector<HostInput> warmup, int runs)
       : deferred_(Napi::Promise::Deferred::New(env)), path_(std::move(path)), bytes_(bytes),
-        device_(device), warmup_(std::move(warmup)), runs_(runs) {}
+        device_(device), warmup_(std::move(warmup)), runs_(runs), lane_(Executor::Get().AcquireLane()) {}
+
+  ~LoadJob() override {
+    if (lane_ >= 0) Executor::Get().ReleaseLane(lane_);
+  }
+
+  // The load and warm-up run on the lane the first instance will use.
+  int lane() const { return lane_; }
 
   Napi::Promise Promise() const { return deferred_.Promise(); }
 
@@ -128,7 +135,8 @@ class LoadJob : public Job {
       DeviceSync(device_);
       state->loadMs = MsSince(start);
 
-      instance_ = std::make_shared<InstanceState>(state);
+      instance_ = std::make_shared<InstanceState>(state, lane_);
+      lane_ = -1;  // the instance owns the lane now
       if (!warmup_.empty() && runs_ > 0) {
         start = std::chrono::steady_clock::now();
         const auto host = WrapInputs(warmup_);
@@ -166,6 +174,7 @@ class LoadJob : public Job {
   c10::Device device_;
   std::vector<HostInput> warmup_;
   int runs_;
+  int lane_;
   std::shared_ptr<InstanceState> instance_;
   Failure failure_;
 };
@@ -227,11 +236,14 @@ class ForwardJob : public Job {
 
 }  // namespace
 
-InstanceState::InstanceState(std::shared_ptr<ModelState> m) : model(std::move(m)) {
+InstanceState::InstanceState(std::shared_ptr<ModelState> m, int l)
+    : model(std::move(m)), lane(l >= 0 ? l : Executor::Get().AcquireLane()) {
 #ifdef HEARTH_WITH_CUDA
   if (model->device.is_cuda()) stream = c10::cuda::getStreamFromPool(false, model->device.index());
 #endif
 }
+
+InstanceState::~InstanceState() { Executor::Get().ReleaseLane(lane); }
 
 c10::IValue RunForward(InstanceState& instance, const std::vector<at::Tensor>& hostInputs) {
   ModelState& model = *instance.model;
@@ -289,7 +301,7 @@ Napi::Value NativeModel::Forward(const Napi::CallbackInfo& info) {
     }
     auto* job = new ForwardJob(env, instance_, std::move(inputs));
     Napi::Promise promise = job->Promise();
-    GetEnvData(env).completion->Submit(env, job);
+    GetEnvData(env).completion->Submit(env, instance_->lane, job);
     return promise;
   });
 }
@@ -350,7 +362,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
     const int runs = info[3].IsNumber() ? info[3].As<Napi::Number>().Int32Value() : 0;
     auto* job = new LoadJob(env, std::move(path), bytes, device, std::move(warmup), runs);
     Napi::Promise promise = job->Promise();
-    GetEnvData(env).completion->Submit(env, job);
+    GetEnvData(env).completion->Submit(env, job->lane(), job);
     return promise;
   });
 }

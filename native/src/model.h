@@ -36,9 +36,14 @@ struct ModelState {
 };
 
 struct InstanceState {
-  explicit InstanceState(std::shared_ptr<ModelState> m);
+  // `lane` is the executor lane this instance runs on (see Executor); -1 picks the least used.
+  explicit InstanceState(std::shared_ptr<ModelState> m, int lane = -1);
+  ~InstanceState();
+  InstanceState(const InstanceState&) = delete;
+  InstanceState& operator=(const InstanceState&) = delete;
 
   std::shared_ptr<ModelState> model;
+  int lane;
   std::atomic<int> inflight{0};
 #ifdef HEARTH_WITH_CUDA
   c10::optional<c10::cuda::CUDAStream> stream;

@@ -1,0 +1,142 @@
+/**
+ * bench:engine — throughput of the native addon against python3-torch, the same TorchScript files,
+ * the same thread count, measured in one run on this machine.
+ *
+ * For each model (the 8.4M-parameter MLP, ResNet-50) and batch size (1, 8, 32), each side runs one
+ * forward at a time in a closed loop after a warm-up. Rounds alternate the two sides, and each side
+ * keeps its best round, so a burst of noise from a neighbour on this shared machine hurts neither
+ * side's figure more than the other's.
+ *
+ * Writes test/bench/results/engine.json: rows {model, batch, addon_per_s, python_per_s, ratio}.
+ * Flags: --quick (under a minute), --threads N (default: all cores), --rounds N, --seconds S.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { devices, loadModel, setIntraOpThreads } from '../../runtime/engine/index.js';
+import type { Model } from '../../runtime/engine/index.js';
+import { ensureModels, MODELS_DIR, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
+import { rng } from '../helpers/random.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    threads: { type: 'string' },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
+    device: { type: 'string', default: 'cpu' },
+    out: { type: 'string', default: join(REPO_ROOT, 'test', 'bench', 'results', 'engine.json') },
+  },
+});
+
+const quick = flags.quick;
+const threads = Number(flags.threads ?? availableParallelism());
+const rounds = Number(flags.rounds ?? (quick ? 1 : 3));
+const seconds = Number(flags.seconds ?? (quick ? 0.4 : 2));
+const device = flags.device;
+const SHAPES: Record<string, number[]> = { mlp: [1024], resnet50: [3, 224, 224] };
+const ROWS: [string, number][] = [
+  ['mlp', 1], ['mlp', 8], ['mlp', 32],
+  ['resnet50', 1], ['resnet50', 8], ['resnet50', 32],
+];
+
+interface Measure { per_s: number; iters: number; seconds: number }
+
+function input(model: string, batch: number): Float32Array {
+  const next = rng(batch);
+  const data = new Float32Array(batch * SHAPES[model]!.reduce((a, b) => a * b, 1));
+  for (let i = 0; i < data.length; i++) data[i] = next() * 2 - 1;
+  return data;
+}
+
+async function addonRound(models: Map<string, Model>): Promise<Map<string, Measure>> {
+  const out = new Map<string, Measure>();
+  for (const [name, batch] of ROWS) {
+    const model = models.get(name)!;
+    const x = { dtype: 'FP32' as const, shape: [batch, ...SHAPES[name]!], data: input(name, batch) };
+    for (let i = 0; i < 3; i++) await model.forward([x]);
+    let iters = 0;
+    const start = performance.now();
+    let elapsed = 0;
+    do {
+      await model.forward([x]);
+      iters++;
+      elapsed = (performance.now() - start) / 1000;
+    } while (iters < 3 || elapsed < seconds);
+    out.set(`${name}:${batch}`, { per_s: (batch * iters) / elapsed, iters, seconds: elapsed });
+  }
+  return out;
+}
+
+function pythonRound(): Map<string, Measure> {
+  const stdout = execFileSync(PYTHON, [
+    join(REPO_ROOT, 'test', 'bench', 'engine_python.py'),
+    '--models', MODELS_DIR,
+    '--rows', ROWS.map(([m, b]) => `${m}:${b}`).join(','),
+    '--threads', String(threads),
+    '--seconds', String(seconds),
+  ], { maxBuffer: 1 << 24 });
+  const out = new Map<string, Measure>();
+  for (const line of stdout.toString().trim().split('\n')) {
+    const r = JSON.parse(line) as Measure & { model: string; batch: number };
+    out.set(`${r.model}:${r.batch}`, r);
+  }
+  return out;
+}
+
+function best(into: Map<string, Measure>, from: Map<string, Measure>): void {
+  for (const [key, m] of from) if (!into.has(key) || into.get(key)!.per_s < m.per_s) into.set(key, m);
+}
+
+async function main(): Promise<void> {
+  ensureModels();
+  setIntraOpThreads(threads);
+  const report = devices();
+  console.log(`bench:engine — LibTorch ${report.torchVersion}, ${report.devices[0]!.name}, ${threads} thread(s), device ${device}, ${rounds} round(s) of ≥${seconds}s per row${quick ? ' (quick)' : ''}`);
+
+  const models = new Map<string, Model>();
+  for (const name of new Set(ROWS.map(([m]) => m))) {
+    const x = { dtype: 'FP32' as const, shape: [1, ...SHAPES[name]!], data: input(name, 1) };
+    models.set(name, await loadModel(join(MODELS_DIR, `${name}.pt`), { device, warmup: { inputs: [x], runs: 3 } }));
+  }
+
+  const addon = new Map<string, Measure>();
+  const python = new Map<string, Measure>();
+  for (let r = 0; r < rounds; r++) {
+    // Alternate which side goes first, so neither always runs on a cooler (or hotter) machine.
+    if (r % 2 === 0) {
+      best(python, pythonRound());
+      best(addon, await addonRound(models));
+    } else {
+      best(addon, await addonRound(models));
+      best(python, pythonRound());
+    }
+  }
+
+  const rows = ROWS.map(([model, batch]) => {
+    const a = addon.get(`${model}:${batch}`)!;
+    const p = python.get(`${model}:${batch}`)!;
+    return {
+      model,
+      batch,
+      addon_per_s: Math.round(a.per_s * 10) / 10,
+      python_per_s: Math.round(p.per_s * 10) / 10,
+      ratio: Math.round((a.per_s / p.per_s) * 1000) / 1000,
+      threads,
+      device,
+    };
+  });
+  console.log('\nmodel      batch   addon/s   python/s   ratio');
+  for (const r of rows) {
+    console.log(`${r.model.padEnd(10)} ${String(r.batch).padStart(5)} ${r.addon_per_s.toFixed(1).padStart(9)} ${r.python_per_s.toFixed(1).padStart(10)} ${r.ratio.toFixed(3).padStart(7)}${r.ratio < 1 ? '  < 1.0' : ''}`);
+  }
+  mkdirSync(join(flags.out, '..'), { recursive: true });
+  writeFileSync(flags.out, `${JSON.stringify(rows, null, 2)}\n`);
+  console.log(`\nwrote ${flags.out}`);
+  for (const m of models.values()) m.dispose();
+}
+
+await main();
