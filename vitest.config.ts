@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Three tiers (STYLE.md): unit tests beside their sources, integration tests under test/ against
-// real LibTorch (and later real Redis and S3), and GPU tests that skip where no CUDA device exists.
+// Unit tests beside their sources, integration tests under test/ against real LibTorch (and later
+// real Redis and S3). The GPU tier (test/gpu) runs on node:test so it can travel to a GPU machine
+// without node_modules: `npm run test:gpu`, skipped where no CUDA device exists.
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -22,16 +23,6 @@ export default defineConfig({
           globalSetup: ['test/helpers/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'gpu',
-          include: ['test/gpu/**/*.test.ts'],
-          globalSetup: ['test/helpers/global-setup.ts'],
-          testTimeout: 300_000,
-          hookTimeout: 300_000,
         },
       },
     ],

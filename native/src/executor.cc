@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace hearth {
 
@@ -65,14 +66,25 @@ Executor& Executor::Get() {
 // LibTorch's own default can be 1 where it cannot read the CPU topology (this VM): start from the
 // number of cores the process may use, and let setIntraOpThreads override it.
 Executor::Executor() : intra_op_(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
-  SetThreads(static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
+  const char* lanes = std::getenv("HEARTH_EXECUTOR_THREADS");
+  SetThreads(lanes != nullptr && std::atoi(lanes) > 0 ? std::atoi(lanes)
+                                                     : static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
 }
 
-int Executor::AcquireLane() {
+int Executor::AcquireLane(bool cpu, int avoid) {
   std::lock_guard<std::mutex> lock(mu_);
-  int best = 0;
-  for (int i = 1; i < static_cast<int>(lanes_.size()); ++i) {
-    if (lanes_[i]->instances < lanes_[best]->instances) best = i;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int candidates = static_cast<int>(lanes_.size());
+  if (cpu) candidates = std::min(candidates, std::max(1, cores / intra_op_.load()));
+  int best = -1;
+  for (int i = 0; i < candidates; ++i) {
+    if (i == avoid && candidates > 1) continue;
+    if (best < 0 || lanes_[i]->instances < lanes_[best]->instances) best = i;
+  }
+  if (!cpu && lanes_[best]->instances > 0) {
+    lanes_.push_back(std::make_unique<Lane>());
+    std::thread(&Executor::Loop, this, lanes_.back().get()).detach();
+    best = static_cast<int>(lanes_.size()) - 1;
   }
   ++lanes_[best]->instances;
   return best;

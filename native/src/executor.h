@@ -74,14 +74,23 @@ class Completion {
 // queue: 0.7-0.9x of python3-torch's throughput). On CUDA it is Triton's model: one thread per
 // instance, each with its own stream.
 //
+// On CPU, lanes are also capped: each lane that runs a forward owns an OpenMP team of intra-op
+// threads, and libgomp throttles every team's spin-wait to almost nothing once the threads of all
+// teams outnumber the cores. ResNet-50 at batch 1, with its many short parallel regions, then ran at
+// 0.65x of python3-torch after a second model had run on another lane. So CPU instances share the
+// first floor(cores / intra-op threads) lanes, which is also all the CPU there is to share. CUDA
+// instances each get a lane (a thread and a stream), as Triton gives each instance a thread.
+//
 // Intra-op parallelism is a per-thread setting, so each lane applies the configured value before its
 // next job.
 class Executor {
  public:
   static Executor& Get();
 
-  // The lane for a new instance: the one with the fewest instances pinned to it.
-  int AcquireLane();
+  // The lane for a new instance: on CPU the least used of the CPU lanes; on CUDA an unused lane
+  // (one is added if none is free). A lane other than `avoid` (the lane of another instance of the
+  // same model) is preferred: two instances of one model on one lane could never run together.
+  int AcquireLane(bool cpu, int avoid = -1);
   void ReleaseLane(int lane);
   void Post(int lane, std::function<void()> task);
 

@@ -91,7 +91,7 @@ class LoadJob : public Job {
   LoadJob(Napi::Env env, std::string path, HostInput bytes, c10::Device device,
           std::vector<HostInput> warmup, int runs)
       : deferred_(Napi::Promise::Deferred::New(env)), path_(std::move(path)), bytes_(bytes),
-        device_(device), warmup_(std::move(warmup)), runs_(runs), lane_(Executor::Get().AcquireLane()) {}
+        device_(device), warmup_(std::move(warmup)), runs_(runs), lane_(Executor::Get().AcquireLane(device.is_cpu())) {}
 
   ~LoadJob() override {
     if (lane_ >= 0) Executor::Get().ReleaseLane(lane_);
@@ -201,8 +201,14 @@ class ForwardJob : public Job {
         throw ForwardError(e.what());
       }
       // Outputs that alias an input (JS memory) or a weight are cloned; the rest are handed over.
-      std::unordered_set<const void*> aliased = instance_->model->weightStorages;
-      for (const auto& t : host) aliased.insert(t.storage().data());
+      const auto& weights = instance_->model->weightStorages;
+      const auto aliased = [&](const void* storage) {
+        if (weights.count(storage) != 0) return true;
+        for (const auto& t : host) {
+          if (t.storage().data() == storage) return true;
+        }
+        return false;
+      };
       CollectOutputs(result, aliased, &outputs_, &kind_);
     } catch (...) {
       outputs_.clear();
@@ -236,8 +242,8 @@ class ForwardJob : public Job {
 
 }  // namespace
 
-InstanceState::InstanceState(std::shared_ptr<ModelState> m, int l)
-    : model(std::move(m)), lane(l >= 0 ? l : Executor::Get().AcquireLane()) {
+InstanceState::InstanceState(std::shared_ptr<ModelState> m, int l, int avoid)
+    : model(std::move(m)), lane(l >= 0 ? l : Executor::Get().AcquireLane(model->device.is_cpu(), avoid)) {
 #ifdef HEARTH_WITH_CUDA
   if (model->device.is_cuda()) stream = c10::cuda::getStreamFromPool(false, model->device.index());
 #endif
@@ -310,7 +316,7 @@ Napi::Value NativeModel::Share(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guard(env, [&]() -> Napi::Value {
     if (!instance_) throw EngineError(code::kDisposed, "the model was disposed");
-    return New(env, std::make_shared<InstanceState>(instance_->model));
+    return New(env, std::make_shared<InstanceState>(instance_->model, -1, instance_->lane));
   });
 }
 

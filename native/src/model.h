@@ -36,8 +36,9 @@ struct ModelState {
 };
 
 struct InstanceState {
-  // `lane` is the executor lane this instance runs on (see Executor); -1 picks the least used.
-  explicit InstanceState(std::shared_ptr<ModelState> m, int lane = -1);
+  // `lane` is the executor lane this instance runs on (see Executor); -1 picks one, avoiding
+  // `avoid` (the lane of the instance it is shared from).
+  explicit InstanceState(std::shared_ptr<ModelState> m, int lane = -1, int avoid = -1);
   ~InstanceState();
   InstanceState(const InstanceState&) = delete;
   InstanceState& operator=(const InstanceState&) = delete;

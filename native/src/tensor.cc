@@ -129,7 +129,7 @@ at::Tensor WrapInput(const HostInput& input) {
 namespace {
 
 void AddOutput(const at::Tensor& raw, const std::string& name,
-               const std::unordered_set<const void*>& aliased, std::vector<HostOutput>* out) {
+               const std::function<bool(const void*)>& aliased, std::vector<HostOutput>* out) {
   if (FindByType(raw.scalar_type()) == nullptr) {
     throw EngineError(code::kOutput, "output " + name + " has dtype " + c10::toString(raw.scalar_type()) +
                                          ", which Hearth cannot return");
@@ -140,7 +140,7 @@ void AddOutput(const at::Tensor& raw, const std::string& name,
     t = raw.to(at::kCPU, raw.scalar_type(), false, false, at::MemoryFormat::Contiguous);
   } else {
     const bool owns = raw.is_contiguous() && raw.storage_offset() == 0 &&
-                      aliased.count(raw.storage().data()) == 0 &&
+                      !aliased(raw.storage().data()) &&
                       raw.storage().nbytes() == static_cast<size_t>(raw.nbytes());
     t = owns ? raw : raw.clone(at::MemoryFormat::Contiguous);  // host: the one copy
   }
@@ -148,7 +148,7 @@ void AddOutput(const at::Tensor& raw, const std::string& name,
 }
 
 void Collect(const c10::IValue& v, const std::string& name,
-             const std::unordered_set<const void*>& aliased, std::vector<HostOutput>* out) {
+             const std::function<bool(const void*)>& aliased, std::vector<HostOutput>* out) {
   const auto prefix = [&](const std::string& key) { return name.empty() ? key : name + "." + key; };
   if (v.isTensor()) {
     AddOutput(v.toTensor(), name.empty() ? "0" : name, aliased, out);
@@ -171,7 +171,7 @@ void Collect(const c10::IValue& v, const std::string& name,
 
 }  // namespace
 
-void CollectOutputs(const c10::IValue& value, const std::unordered_set<const void*>& aliased,
+void CollectOutputs(const c10::IValue& value, const std::function<bool(const void*)>& aliased,
                     std::vector<HostOutput>* out, std::string* kind) {
   *kind = value.isTensor() ? "tensor" : value.isTuple() ? "tuple" : value.isList() ? "list"
           : value.isGenericDict() ? "dict" : value.tagKind();

@@ -11,7 +11,7 @@
 #include <torch/script.h>
 
 #include <string>
-#include <unordered_set>
+#include <functional>
 #include <vector>
 
 namespace hearth {
@@ -45,7 +45,7 @@ struct HostOutput {
 // Flattens what forward returned (tensor, tuple, list, dict of str → tensor, nested) into named
 // host tensors. `kind` is "tensor", "tuple", "list" or "dict". Storages listed in `aliased` (inputs
 // and weights) are cloned so JS never holds memory it does not own.
-void CollectOutputs(const c10::IValue& value, const std::unordered_set<const void*>& aliased,
+void CollectOutputs(const c10::IValue& value, const std::function<bool(const void*)>& aliased,
                     std::vector<HostOutput>* out, std::string* kind);
 
 Napi::Object ToJs(Napi::Env env, HostOutput& output);

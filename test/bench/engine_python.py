@@ -2,7 +2,7 @@
 """The reference side of bench:engine: the same TorchScript files through python3-torch.
 
 Prints one JSON object per line: {"model", "batch", "per_s", "iters", "seconds"}.
-Usage: engine_python.py --models DIR --rows mlp:1,mlp:8,... --threads N --seconds S --warmup W
+Usage: engine_python.py --models DIR --rows mlp:1,mlp:8,... --threads N --seconds S [--device cuda:0]
 """
 import argparse
 import json
@@ -22,6 +22,7 @@ def main():
     p.add_argument("--seconds", type=float, required=True)
     p.add_argument("--min-iters", type=int, default=3)
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--device", default="cpu")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     loaded = {}
@@ -30,16 +31,21 @@ def main():
             name, batch = row.split(":")
             batch = int(batch)
             if name not in loaded:
-                loaded[name] = torch.jit.load(os.path.join(a.models, name + ".pt")).eval()
+                loaded[name] = torch.jit.load(os.path.join(a.models, name + ".pt"), map_location=a.device).eval()
             model = loaded[name]
             g = torch.Generator().manual_seed(batch)
             x = torch.rand((batch,) + SHAPES[name], generator=g) * 2 - 1
+
+            def step():
+                # Host tensors in, host tensors out, as the addon's callers get them.
+                return model(x.to(a.device)).cpu()
+
             for _ in range(a.warmup):
-                model(x)
+                step()
             iters = 0
             start = time.perf_counter()
             while True:
-                model(x)
+                step()
                 iters += 1
                 elapsed = time.perf_counter() - start
                 if iters >= a.min_iters and elapsed >= a.seconds:

