@@ -18,7 +18,7 @@ node --version
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())'
 
-prefix=$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+prefix=${HEARTH_TORCH_PREFIX:-$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')}
 {
   cmake -S native -B .gpu/build -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
     -DNODE_API_INCLUDE_DIRS="$ROOT/.gpu/include/node-api-headers" -DNODE_ADDON_API_DIR="$ROOT/.gpu/include/node-addon-api"
@@ -34,5 +34,5 @@ export HEARTH_REPO_ROOT="$ROOT" HEARTH_PYTHON="$PY" HEARTH_FIXTURES="$ROOT/.gpu/
 
 status=0
 node --test --test-reporter=spec .gpu/engine.gpu.mjs 2>&1 | tee "$OUT/gpu-tests.log" || status=1
-node .gpu/bench-engine.mjs --device cuda:0 --threads 4 --out "$OUT/engine-cuda.json" 2>&1 | tee "$OUT/bench-cuda.log" || status=1
+node .gpu/bench-engine.mjs --device "${HEARTH_BENCH_DEVICE:-cuda:0}" --threads 4 --quick --out "$OUT/engine-cuda.json" 2>&1 | tee "$OUT/bench-cuda.log" || status=1
 exit $status
