@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+import { InvalidInputError } from '../errors.js';
+import { functionSpecJsonSchema } from './json-schema.js';
+import { parseSpec, parseSpecYaml } from './parse.js';
+import { SCHEMA_FILE } from './write-schema.js';
+
+const minimal = {
+  name: 'tabular-mlp',
+  model: 'model.pt',
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
+};
+
+function error(value: unknown): InvalidInputError {
+  try {
+    parseSpec(value);
+  } catch (e) {
+    expect(e).toBeInstanceOf(InvalidInputError);
+    return e as InvalidInputError;
+  }
+  throw new Error('expected the spec to be refused');
+}
+
+describe('function spec', () => {
+  it('fills in the defaults a user would expect', () => {
+    const spec = parseSpec(minimal);
+    expect(spec.maxBatchSize).toBe(0);
+    expect(spec.batching).toEqual({ preferredBatchSizes: [], maxQueueDelayUs: 0, maxQueueSize: 0, defaultTimeoutUs: 0, priorityLevels: 1, defaultPriorityLevel: 1 });
+    expect(spec.instances).toEqual({ count: 1, device: 'auto', threads: 0 });
+    expect(spec.scaling).toEqual({ minInstances: 0, maxInstances: 4, targetQueueDepth: 8, scaleDownAfterS: 300 });
+    expect(spec.hook).toBeUndefined();
+  });
+
+  it.each(['Upper', 'a..b', '../x', 'a/b', 'a_b', '-a', 'a-', '', 'a'.repeat(64)])('refuses the name %j', (name) => {
+    expect(error({ ...minimal, name }).reason).toBe('name');
+  });
+
+  it('takes a 63-character name and single characters', () => {
+    expect(parseSpec({ ...minimal, name: 'a'.repeat(63) }).name).toHaveLength(63);
+    expect(parseSpec({ ...minimal, name: '7' }).name).toBe('7');
+  });
+
+  it('refuses model and hook paths that leave the folder', () => {
+    expect(error({ ...minimal, model: '../model.pt' }).message).toMatch(/model: must be a path inside the function folder/);
+    expect(error({ ...minimal, model: '/etc/model.pt' }).reason).toBe('model');
+    expect(error({ ...minimal, hook: 'a/../../hook.ts' }).reason).toBe('hook');
+  });
+
+  it('names the field in each error', () => {
+    expect(error({ ...minimal, batching: { maxQueueDelayUs: -1 } }).message).toMatch(/batching\.maxQueueDelayUs: /);
+    expect(error({ ...minimal, inputs: [{ name: 'x', dtype: 'FP33', dims: [1] }] }).reason).toBe('inputs[0].dtype');
+    expect(error({ ...minimal, inputs: [{ name: 'x', dtype: 'FP32', dims: [-2] }] }).reason).toBe('inputs[0].dims[0]');
+    expect(error({ ...minimal, instances: { device: 'tpu' } }).reason).toBe('instances.device');
+  });
+
+  it('checks fields against each other', () => {
+    expect(error({ ...minimal, batching: { preferredBatchSizes: [4] } }).message).toMatch(/needs maxBatchSize > 0/);
+    expect(error({ ...minimal, maxBatchSize: 8, batching: { preferredBatchSizes: [4, 16] } }).reason).toBe('batching.preferredBatchSizes[1]');
+    expect(error({ ...minimal, scaling: { minInstances: 5, maxInstances: 2 } }).reason).toBe('scaling.minInstances');
+    expect(error({ ...minimal, batching: { priorityLevels: 2, defaultPriorityLevel: 3 } }).reason).toBe('batching.defaultPriorityLevel');
+    expect(error({ ...minimal, instances: { count: 9 } }).reason).toBe('instances.count');
+    expect(error({ ...minimal, outputs: [{ name: 'y', dtype: 'FP32', dims: [1] }, { name: 'y', dtype: 'FP32', dims: [1] }] }).reason).toBe('outputs[1].name');
+  });
+
+  it('reads hearth.yaml', () => {
+    const spec = parseSpecYaml(`
+name: tabular-mlp
+model: model.pt
+maxBatchSize: 64
+inputs: [{ name: x, dtype: FP32, dims: [1024] }]
+outputs: [{ name: y, dtype: FP32, dims: [1024] }]
+batching: { preferredBatchSizes: [16, 32], maxQueueDelayUs: 500 }
+instances: { count: 2, device: cpu }
+`);
+    expect(spec.maxBatchSize).toBe(64);
+    expect(spec.batching.preferredBatchSizes).toEqual([16, 32]);
+    expect(spec.instances).toEqual({ count: 2, device: 'cpu', threads: 0 });
+    expect(() => parseSpecYaml('name: [unclosed')).toThrow(/not valid YAML/);
+  });
+
+  it('keeps sdk/spec/hearth.schema.json in sync with the zod schema (npm run schema)', () => {
+    const onDisk = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8'));
+    expect(onDisk).toEqual(functionSpecJsonSchema());
+    expect(onDisk.required).toEqual(expect.arrayContaining(['name', 'model', 'inputs', 'outputs']));
+    expect(onDisk.properties.batching.properties.maxQueueDelayUs.minimum).toBe(0);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * The function spec: what a model function is, as a user writes it in hearth.yaml. One zod schema
+ * is the contract for the CLI, the API and the runtime; hearth.schema.json (generated from it by
+ * `npm run schema`) lets editors check hearth.yaml as it is typed.
+ *
+ * @example
+ * name: tabular-mlp
+ * model: model.pt
+ * maxBatchSize: 64
+ * inputs:  [{ name: x, dtype: FP32, dims: [1024] }]
+ * outputs: [{ name: y, dtype: FP32, dims: [1024] }]
+ * batching: { preferredBatchSizes: [16, 32], maxQueueDelayUs: 500 }
+ */
+import { z } from 'zod';
+
+import { DTYPES } from '../tensor.js';
+
+/** DNS-label style: lowercase letters, digits and '-', 1-63 characters, not starting or ending with '-'. */
+export const FUNCTION_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+const relativePath = z
+  .string()
+  .min(1)
+  .refine((p) => !p.startsWith('/') && !p.split(/[\\/]/).includes('..'), {
+    message: 'must be a path inside the function folder (no leading "/", no "..")',
+  });
+
+export const TensorSpecSchema = z.object({
+  name: z.string().min(1).max(128).regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/, 'must start with a letter or "_" and hold only letters, digits, "_", ".", ":" and "-"'),
+  dtype: z.enum(DTYPES),
+  /** Dimensions without the batch dimension; -1 is variable. */
+  dims: z.array(z.number().int().min(-1)),
+});
+
+export const BatchingSchema = z
+  .object({
+    /** Batch sizes the batcher forms when it can (Triton's preferred_batch_size). */
+    preferredBatchSizes: z.array(z.number().int().min(1)).default([]),
+    /** How long a request may wait for a preferred batch to fill, while an instance is free. */
+    maxQueueDelayUs: z.number().int().min(0).default(0),
+    /** Requests queued at most (0 = unbounded); beyond it requests fail with QueueFullError. */
+    maxQueueSize: z.number().int().min(0).default(0),
+    /** A request still queued after this long fails without running (0 = no timeout). */
+    defaultTimeoutUs: z.number().int().min(0).default(0),
+    /** Priority levels (1 = highest); requests of a higher level are batched first. */
+    priorityLevels: z.number().int().min(1).max(32).default(1),
+    /** The level of a request that names none. */
+    defaultPriorityLevel: z.number().int().min(1).default(1),
+  })
+  .refine((b) => b.defaultPriorityLevel <= b.priorityLevels, {
+    message: 'must be ≤ priorityLevels',
+    path: ['defaultPriorityLevel'],
+  });
+
+export const InstancesSchema = z.object({
+  /** Instances started with the pool; they share one copy of the weights per device. */
+  count: z.number().int().min(1).max(64).default(1),
+  /** `auto` (CUDA when there is one, else CPU), `cpu`, `cuda` or `cuda:N`. */
+  device: z.string().regex(/^(auto|cpu|cuda(:\d+)?)$/, 'must be auto, cpu, cuda or cuda:N').default('auto'),
+  /** LibTorch intra-op threads per forward (0 = the node's default). */
+  threads: z.number().int().min(0).max(256).default(0),
+});
+
+export const ScalingSchema = z
+  .object({
+    minInstances: z.number().int().min(0).default(0),
+    maxInstances: z.number().int().min(1).max(64).default(4),
+    /** Queued plus running requests per instance the autoscaler aims for. */
+    targetQueueDepth: z.number().int().min(1).default(8),
+    /** With no requests for this long, the pool scales to minInstances (to zero by default). */
+    scaleDownAfterS: z.number().int().min(1).default(300),
+  })
+  .refine((s) => s.minInstances <= s.maxInstances, { message: 'must be ≤ maxInstances', path: ['minInstances'] });
+
+export const FunctionSpecSchema = z
+  .object({
+    name: z.string().regex(FUNCTION_NAME, 'must be a DNS label: lowercase letters, digits and "-", at most 63 characters, starting and ending with a letter or digit'),
+    /** The TorchScript file, relative to the spec. */
+    model: relativePath,
+    /** The TypeScript hook, relative to the spec; without one, JSON tensors go in and out. */
+    hook: relativePath.optional(),
+    description: z.string().max(1000).optional(),
+    inputs: z.array(TensorSpecSchema).min(1),
+    outputs: z.array(TensorSpecSchema).min(1),
+    /** Largest batch the model takes along its first dimension; 0 = the model has no batch dimension. */
+    maxBatchSize: z.number().int().min(0).default(0),
+    batching: BatchingSchema.default(BatchingSchema.parse({})),
+    instances: InstancesSchema.default(InstancesSchema.parse({})),
+    scaling: ScalingSchema.default(ScalingSchema.parse({})),
+  })
+  .superRefine((spec, ctx) => {
+    const unique = (list: { name: string }[], where: 'inputs' | 'outputs'): void => {
+      const seen = new Set<string>();
+      list.forEach((t, i) => {
+        if (seen.has(t.name)) ctx.addIssue({ code: 'custom', path: [where, i, 'name'], message: `"${t.name}" is named twice` });
+        seen.add(t.name);
+      });
+    };
+    unique(spec.inputs, 'inputs');
+    unique(spec.outputs, 'outputs');
+    spec.batching.preferredBatchSizes.forEach((size, i) => {
+      if (spec.maxBatchSize === 0) {
+        ctx.addIssue({ code: 'custom', path: ['batching', 'preferredBatchSizes', i], message: 'needs maxBatchSize > 0 (the model has no batch dimension)' });
+      } else if (size > spec.maxBatchSize) {
+        ctx.addIssue({ code: 'custom', path: ['batching', 'preferredBatchSizes', i], message: `${size} is larger than maxBatchSize (${spec.maxBatchSize})` });
+      }
+    });
+    if (spec.instances.count > spec.scaling.maxInstances) {
+      ctx.addIssue({ code: 'custom', path: ['instances', 'count'], message: `${spec.instances.count} is more than scaling.maxInstances (${spec.scaling.maxInstances})` });
+    }
+  });
+
+/** A spec as written (defaults optional). */
+export type FunctionSpecInput = z.input<typeof FunctionSpecSchema>;
+/** A validated spec with every default filled in. */
+export type FunctionSpec = z.output<typeof FunctionSpecSchema>;
+export type TensorSpec = z.output<typeof TensorSpecSchema>;

@@ -1,0 +1,157 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { InvalidInputError } from '../../sdk/errors.js';
+import { loadTritonModelFolder, tritonConfigToSpec } from '../../sdk/spec/index.js';
+
+const root = await mkdtemp(join(tmpdir(), 'hearth-triton-'));
+afterAll(() => rm(root, { recursive: true, force: true }));
+
+/** A model folder as Triton's repository layout has it: config.pbtxt and numbered versions. */
+async function folder(name: string, config: string, versions: Record<string, string> = { '1': 'model.pt' }): Promise<string> {
+  const dir = join(root, name);
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'config.pbtxt'), config);
+  for (const [version, file] of Object.entries(versions)) {
+    await mkdir(join(dir, version), { recursive: true });
+    await writeFile(join(dir, version, file), 'not really a model');
+  }
+  return dir;
+}
+
+const RESNET = `
+name: "resnet50"
+platform: "pytorch_libtorch"
+max_batch_size: 32
+input [
+  {
+    name: "INPUT__0"
+    data_type: TYPE_FP32
+    format: FORMAT_NCHW
+    dims: [ 3, 224, 224 ]
+  }
+]
+output [
+  {
+    name: "OUTPUT__0"
+    data_type: TYPE_FP32
+    dims: [ 1000 ]
+  }
+]
+instance_group [
+  {
+    count: 2
+    kind: KIND_CPU
+  }
+]
+dynamic_batching {
+  preferred_batch_size: [ 8, 16 ]
+  max_queue_delay_microseconds: 100
+  default_queue_policy {
+    timeout_action: REJECT
+    default_timeout_microseconds: 50000
+    max_queue_size: 128
+  }
+}
+`;
+
+function refused(text: string): InvalidInputError {
+  try {
+    tritonConfigToSpec(text, { folderName: 'm' });
+  } catch (e) {
+    expect(e).toBeInstanceOf(InvalidInputError);
+    return e as InvalidInputError;
+  }
+  throw new Error('expected the config to be refused');
+}
+
+describe('Triton model folders', () => {
+  it('imports a ResNet-50 folder with two instances and dynamic batching', async () => {
+    const dir = await folder('resnet50', RESNET, { '1': 'model.pt', '3': 'model.pt', '2': 'model.pt' });
+    const { spec, version } = await loadTritonModelFolder(dir);
+    expect(version).toBe(3);
+    expect(spec).toMatchObject({
+      name: 'resnet50',
+      model: '3/model.pt',
+      maxBatchSize: 32,
+      inputs: [{ name: 'INPUT__0', dtype: 'FP32', dims: [3, 224, 224] }],
+      outputs: [{ name: 'OUTPUT__0', dtype: 'FP32', dims: [1000] }],
+      instances: { count: 2, device: 'cpu', threads: 0 },
+      batching: { preferredBatchSizes: [8, 16], maxQueueDelayUs: 100, defaultTimeoutUs: 50000, maxQueueSize: 128, priorityLevels: 1 },
+    });
+  });
+
+  it('takes the folder name when the config has none, and a GPU group with its index', async () => {
+    const dir = await folder('text-clf', `
+      backend: "pytorch"
+      max_batch_size: 0
+      input [ { name: "INPUT__0" data_type: TYPE_INT64 dims: [ -1 ] }, { name: "INPUT__1" data_type: TYPE_BOOL dims: [ -1 ] } ]
+      output [ { name: "OUTPUT__0" data_type: TYPE_FP16 dims: [ 2 ] } ]
+      instance_group [ { kind: KIND_GPU gpus: [ 1 ] } ]
+      dynamic_batching { priority_levels: 3 default_priority_level: 2 }
+    `);
+    const { spec } = await loadTritonModelFolder(dir);
+    expect(spec.name).toBe('text-clf');
+    expect(spec.maxBatchSize).toBe(0);
+    expect(spec.inputs.map((i) => i.dtype)).toEqual(['INT64', 'BOOL']);
+    expect(spec.outputs[0]!.dtype).toBe('FP16');
+    expect(spec.instances.device).toBe('cuda:1');
+    expect(spec.batching.priorityLevels).toBe(3);
+    expect(spec.batching.defaultPriorityLevel).toBe(2);
+  });
+
+  it('uses default_model_filename and skips versions without the file', async () => {
+    const dir = await folder('custom', `
+      name: "custom"
+      platform: "pytorch_libtorch"
+      default_model_filename: "net.pt"
+      input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] } ]
+      output [ { name: "y" data_type: TYPE_FP32 dims: [ 3 ] } ]
+    `, { '1': 'net.pt', '2': 'other.pt' });
+    const { spec } = await loadTritonModelFolder(dir);
+    expect(spec.model).toBe('1/net.pt');
+  });
+
+  it('refuses a folder without a model file in any version', async () => {
+    const dir = await folder('empty', 'platform: "pytorch_libtorch" input [ { name: "x" data_type: TYPE_FP32 dims: [1] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [1] } ]', {});
+    await expect(loadTritonModelFolder(dir)).rejects.toThrow(/has no <version>\/model.pt/);
+  });
+
+  it.each([
+    ['platform: "onnxruntime_onnx"', 'platform'],
+    ['optimization { cuda { graphs: true } }', 'optimization'],
+    ['parameters { key: "INFERENCE_MODE" value: { string_value: "true" } }', 'parameters'],
+    ['sequence_batching { }', 'sequence_batching'],
+    ['model_warmup [ { name: "w" } ]', 'model_warmup'],
+    ['instance_group [ { kind: KIND_GPU gpus: [0, 1] } ]', 'instance_group[0].gpus'],
+    ['instance_group [ { kind: KIND_MODEL } ]', 'instance_group[0].kind'],
+    ['instance_group [ { count: 1 }, { count: 1 } ]', 'instance_group'],
+    ['dynamic_batching { default_queue_policy { timeout_action: DELAY } }', 'dynamic_batching.default_queue_policy.timeout_action'],
+    ['dynamic_batching { priority_queue_policy { key: 1 value { max_queue_size: 2 } } }', 'dynamic_batching.priority_queue_policy'],
+    ['version_policy { all { } }', 'version_policy'],
+  ])('refuses %s, naming the field', (extra, field) => {
+    const base = 'input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] } ]\noutput [ { name: "y" data_type: TYPE_FP32 dims: [ 3 ] } ]';
+    const text = extra.startsWith('platform') ? `${extra}\n${base}` : `platform: "pytorch_libtorch"\n${base}\n${extra}`;
+    const error = refused(text);
+    expect(error.message).toContain(field);
+  });
+
+  it('refuses input fields Hearth cannot honour, naming the input', () => {
+    const error = refused('platform: "pytorch_libtorch" input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] reshape: { shape: [ 2, 2 ] } } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] } ]');
+    expect(error.message).toContain('input[0].reshape');
+    expect(refused('platform: "pytorch_libtorch" input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] optional: true } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] } ]').message).toContain('input[0].optional');
+    expect(refused('platform: "pytorch_libtorch" input [ { name: "x" data_type: TYPE_FOO dims: [ 4 ] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] } ]').message).toContain('input[0].data_type');
+  });
+
+  it('refuses a name that is not a DNS label, suggesting one', () => {
+    expect(refused('name: "ResNet_50" platform: "pytorch_libtorch" input [ { name: "x" data_type: TYPE_FP32 dims: [1] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [1] } ]').message)
+      .toMatch(/rename the model, e.g. "resnet-50"/);
+  });
+
+  it('refuses preferred sizes above max_batch_size through the spec rules', () => {
+    expect(refused('platform: "pytorch_libtorch" max_batch_size: 4 input [ { name: "x" data_type: TYPE_FP32 dims: [1] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [1] } ] dynamic_batching { preferred_batch_size: [ 8 ] }').message)
+      .toMatch(/batching\.preferredBatchSizes\[0\]: 8 is larger than maxBatchSize/);
+  });
+});
