@@ -50,3 +50,33 @@ export class DisposedError extends HearthError {
   override readonly name = 'DisposedError';
   override readonly code = 'DISPOSED';
 }
+
+/** The pool's queue is at its maxQueueSize; retry later (HTTP 429 with Retry-After). */
+export class QueueFullError extends HearthError {
+  override readonly name = 'QueueFullError';
+  override readonly code = 'QUEUE_FULL';
+}
+
+/** The request's deadline passed before it could run (HTTP 504). */
+export class DeadlineExceededError extends HearthError {
+  override readonly name = 'DeadlineExceededError';
+  override readonly code = 'DEADLINE_EXCEEDED';
+}
+
+/** The caller cancelled the request (its AbortSignal fired). */
+export class CancelledError extends HearthError {
+  override readonly name = 'CancelledError';
+  override readonly code = 'CANCELLED';
+}
+
+/** The pool is not serving: draining, stopped, or failed to load (HTTP 503). */
+export class UnavailableError extends HearthError {
+  override readonly name = 'UnavailableError';
+  override readonly code = 'UNAVAILABLE';
+}
+
+/** A function's hook failed: it threw, returned the wrong tensors, ran past its deadline or out of memory. */
+export class HookError extends HearthError {
+  override readonly name = 'HookError';
+  override readonly code = 'HOOK_FAILED';
+}

@@ -1,0 +1,4 @@
+export { DynamicBatcher } from './dynamic-batcher.js';
+export type { BatcherOptions, BatchEntry, Dispatch, EnqueueOptions } from './dynamic-batcher.js';
+export { ManualClock, systemClock } from './clock.js';
+export type { Clock } from './clock.js';
