@@ -5,3 +5,5 @@
 export * from './tensor.js';
 export * from './errors.js';
 export * from './spec/index.js';
+export * from './hook.js';
+export * from './tensor-json.js';

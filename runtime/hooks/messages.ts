@@ -1,0 +1,39 @@
+/** What crosses between the pool and its hook worker threads. */
+import type { TensorSpec } from '../../sdk/spec/function-spec.js';
+import type { HookTensors } from '../../sdk/hook.js';
+
+export interface HookWorkerData {
+  /** The bundled hook (an ES module file); absent: the default JSON hook. */
+  bundlePath?: string;
+  hookName: string;
+  function: string;
+  version: number;
+  inputs: TensorSpec[];
+  outputs: TensorSpec[];
+  maxBatchSize: number;
+}
+
+export interface RawRequest {
+  body: Uint8Array;
+  contentType: string;
+}
+
+export type HookTask =
+  | { op: 'setup' }
+  | { op: 'pre'; request: RawRequest }
+  | { op: 'post'; items: { outputs: HookTensors; request: RawRequest }[] };
+
+/** Where a hook failed, and whether it was the caller's input (400) or the hook itself. */
+export interface HookFailure {
+  ok: false;
+  phase: 'setup' | 'pre' | 'post';
+  message: string;
+  /** `input`: the request was bad (unparseable JSON, wrong tensors from the default hook). */
+  kind: 'hook' | 'input';
+  reason?: string;
+}
+
+export type PreResult = { ok: true; tensors: HookTensors; body: Uint8Array } | HookFailure;
+export type PostItemResult = { ok: true; body: Uint8Array; contentType: string } | HookFailure;
+export type PostResult = { ok: true; items: PostItemResult[] } | HookFailure;
+export type SetupResult = { ok: true } | HookFailure;

@@ -1,0 +1,125 @@
+/**
+ * Tensors to and from JSON's nested arrays, for the default hook and for hooks that take JSON.
+ * FP16 and BF16 are converted from and to numbers; INT64 and UINT64 accept numbers or strings and
+ * return numbers when they are safe integers, else strings.
+ */
+import type { DType, Tensor, TypedArrayFor } from './tensor.js';
+import { allocate, numel } from './tensor.js';
+
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+
+export function floatToHalf(value: number): number {
+  f32[0] = value;
+  const x = u32[0]!;
+  const sign = (x >>> 16) & 0x8000;
+  const exp = (x >>> 23) & 0xff;
+  let mant = x & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  let e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let half = mant >>> shift;
+    if ((mant >>> (shift - 1)) & 1 && (mant & ((1 << (shift - 1)) - 1) || half & 1)) half++;
+    return sign | half;
+  }
+  let half = sign | (e << 10) | (mant >>> 13);
+  if (mant & 0x1000 && (mant & 0x2fff)) half++; // round to nearest even
+  return half;
+}
+
+export function halfToFloat(bits: number): number {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exp = (bits >>> 10) & 0x1f;
+  const mant = bits & 0x3ff;
+  if (exp === 0) return sign * mant * 2 ** -24;
+  if (exp === 0x1f) return mant ? NaN : sign * Infinity;
+  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
+}
+
+export function floatToBFloat16(value: number): number {
+  f32[0] = value;
+  const x = u32[0]!;
+  if ((x & 0x7f800000) === 0x7f800000 && x & 0x7fffff) return (x >>> 16) | 0x40;
+  return ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16) & 0xffff;
+}
+
+export function bfloat16ToFloat(bits: number): number {
+  u32[0] = bits << 16;
+  return f32[0]!;
+}
+
+/** The shape of a rectangular nested array; throws if it is ragged. */
+export function nestedShape(value: unknown, where = 'value'): number[] {
+  const shape: number[] = [];
+  let level: unknown = value;
+  while (Array.isArray(level)) {
+    shape.push(level.length);
+    if (level.length === 0) break;
+    level = level[0];
+  }
+  const check = (v: unknown, depth: number, path: string): void => {
+    if (depth === shape.length) {
+      if (Array.isArray(v)) throw new RangeError(`${path} is nested deeper than its siblings`);
+      return;
+    }
+    if (!Array.isArray(v) || v.length !== shape[depth]) throw new RangeError(`${path} is ragged: expected ${shape[depth]} elements`);
+    v.forEach((x, i) => check(x, depth + 1, `${path}[${i}]`));
+  };
+  check(value, 0, where);
+  return shape;
+}
+
+function toElement(dtype: DType, v: unknown, where: string): number | bigint {
+  if (dtype === 'BOOL') {
+    if (typeof v !== 'boolean' && v !== 0 && v !== 1) throw new TypeError(`${where} must be a boolean`);
+    return v ? 1 : 0;
+  }
+  if (dtype === 'INT64' || dtype === 'UINT64') {
+    if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
+    if (typeof v === 'string' && /^-?\d+$/.test(v)) return BigInt(v);
+    throw new TypeError(`${where} must be an integer`);
+  }
+  if (typeof v !== 'number' || Number.isNaN(v) && dtype !== 'FP32' && dtype !== 'FP64' && dtype !== 'FP16' && dtype !== 'BF16') {
+    throw new TypeError(`${where} must be a number`);
+  }
+  if (dtype === 'FP16') return floatToHalf(v);
+  if (dtype === 'BF16') return floatToBFloat16(v);
+  if (dtype !== 'FP32' && dtype !== 'FP64' && !Number.isInteger(v)) throw new TypeError(`${where} must be an integer for ${dtype}`);
+  return v;
+}
+
+/** A tensor from a nested array (or a flat array with an explicit shape). */
+export function tensorFromJson<D extends DType>(dtype: D, value: unknown, shape?: number[], where = 'value'): Tensor<D> {
+  if (dtype === 'BYTES') throw new TypeError('BYTES tensors cannot be made from JSON numbers');
+  const dims = shape ?? nestedShape(value, where);
+  const flat = shape ? (value as unknown[]) : (value as unknown[]).flat(Infinity);
+  if (!Array.isArray(flat) || flat.length !== numel(dims)) throw new RangeError(`${where} has ${Array.isArray(flat) ? flat.length : 0} elements but shape [${dims.join(', ')}] needs ${numel(dims)}`);
+  const data = allocate(dtype, flat.length);
+  for (let i = 0; i < flat.length; i++) (data as unknown as (number | bigint)[])[i] = toElement(dtype, flat[i], where);
+  return { dtype, shape: dims, data: data as TypedArrayFor<D> };
+}
+
+function fromElement(dtype: DType, v: number | bigint): number | string | boolean {
+  if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+  if (dtype === 'BOOL') return v !== 0;
+  if (dtype === 'FP16') return halfToFloat(v);
+  if (dtype === 'BF16') return bfloat16ToFloat(v);
+  return v;
+}
+
+/** A tensor as a nested array of numbers (booleans for BOOL). */
+export function tensorToJson(t: Tensor): unknown {
+  const data = t.data as unknown as ArrayLike<number | bigint>;
+  let i = 0;
+  const build = (depth: number): unknown => {
+    if (depth === t.shape.length) return fromElement(t.dtype, data[i++]!);
+    const out = new Array(t.shape[depth]);
+    for (let k = 0; k < t.shape[depth]!; k++) out[k] = build(depth + 1);
+    return out;
+  };
+  return build(0);
+}
