@@ -1,2 +1,6 @@
-/** Hearth's data plane for one node. */
+/** Hearth's data plane for one node: the engine, the batcher, hook threads and pools. */
 export * from './engine/index.js';
+export * from './batcher/index.js';
+export * from './hooks/index.js';
+export * from './pool/index.js';
+export { checkTensors, batchSignature } from './tensors/validate.js';

@@ -179,9 +179,13 @@ class LoadJob : public Job {
   Failure failure_;
 };
 
+// Inputs arrive as parts: each input is one or more pieces (the requests of a batch) that are
+// concatenated along the batch dimension here, on the lane, so the event loop never copies a batch.
+using InputParts = std::vector<std::vector<HostInput>>;
+
 class ForwardJob : public Job {
  public:
-  ForwardJob(Napi::Env env, std::shared_ptr<InstanceState> instance, std::vector<HostInput> inputs)
+  ForwardJob(Napi::Env env, std::shared_ptr<InstanceState> instance, InputParts inputs)
       : deferred_(Napi::Promise::Deferred::New(env)), instance_(std::move(instance)), inputs_(std::move(inputs)) {
     instance_->inflight.fetch_add(1);
   }
@@ -191,7 +195,21 @@ class ForwardJob : public Job {
   void Run() override {
     try {
       c10::InferenceMode guard;
-      const auto host = WrapInputs(inputs_);
+      std::vector<at::Tensor> pieces;  // views of JS memory
+      std::vector<at::Tensor> host;
+      for (const auto& parts : inputs_) {
+        std::vector<at::Tensor> wrapped = WrapInputs(parts);
+        pieces.insert(pieces.end(), wrapped.begin(), wrapped.end());
+        if (wrapped.size() == 1) {
+          host.push_back(wrapped[0]);
+        } else {
+          try {
+            host.push_back(torch::cat(wrapped, 0));
+          } catch (const c10::Error& e) {
+            throw EngineError(code::kShape, std::string("the parts of an input do not concatenate: ") + e.what_without_backtrace());
+          }
+        }
+      }
       c10::IValue result;
       try {
         result = RunForward(*instance_, host);
@@ -204,7 +222,7 @@ class ForwardJob : public Job {
       const auto& weights = instance_->model->weightStorages;
       const auto aliased = [&](const void* storage) {
         if (weights.count(storage) != 0) return true;
-        for (const auto& t : host) {
+        for (const auto& t : pieces) {
           if (t.storage().data() == storage) return true;
         }
         return false;
@@ -218,7 +236,9 @@ class ForwardJob : public Job {
   }
 
   void Settle(Napi::Env env) override {
-    for (auto& in : inputs_) ReleaseInput(env, in);
+    for (auto& parts : inputs_) {
+      for (auto& in : parts) ReleaseInput(env, in);
+    }
     if (failure_) {
       deferred_.Reject(MakeError(env, failure_.code, failure_.message).Value());
       return;
@@ -234,7 +254,7 @@ class ForwardJob : public Job {
  private:
   Napi::Promise::Deferred deferred_;
   std::shared_ptr<InstanceState> instance_;
-  std::vector<HostInput> inputs_;
+  InputParts inputs_;
   std::vector<HostOutput> outputs_;
   std::string kind_;
   Failure failure_;
@@ -270,6 +290,7 @@ c10::IValue RunForward(InstanceState& instance, const std::vector<at::Tensor>& h
 Napi::Function NativeModel::Define(Napi::Env env) {
   return DefineClass(env, "NativeModel",
                      {InstanceMethod<&NativeModel::Forward>("forward"),
+                      InstanceMethod<&NativeModel::ForwardBatch>("forwardBatch"),
                       InstanceMethod<&NativeModel::Share>("share"),
                       InstanceMethod<&NativeModel::Dispose>("dispose"),
                       InstanceMethod<&NativeModel::Info>("info")});
@@ -292,14 +313,42 @@ NativeModel::NativeModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Nati
 }
 
 Napi::Value NativeModel::Forward(const Napi::CallbackInfo& info) {
+  return Submit(info, false);
+}
+
+Napi::Value NativeModel::ForwardBatch(const Napi::CallbackInfo& info) {
+  return Submit(info, true);
+}
+
+Napi::Value NativeModel::Submit(const Napi::CallbackInfo& info, bool batched) {
   Napi::Env env = info.Env();
   return Guard(env, [&]() -> Napi::Value {
     if (!instance_) throw EngineError(code::kDisposed, "the model was disposed");
-    std::vector<HostInput> inputs = ReadInputs(env, info[0]);
+    InputParts inputs;
+    const auto release = [&] {
+      for (auto& parts : inputs) {
+        for (auto& in : parts) ReleaseInput(env, in);
+      }
+    };
+    try {
+      if (!batched) {
+        for (auto& in : ReadInputs(env, info[0])) inputs.push_back({in});
+      } else {
+        if (!info[0].IsArray()) throw EngineError(code::kInvalidArgument, "forwardBatch takes an array of parts per input");
+        Napi::Array all = info[0].As<Napi::Array>();
+        for (uint32_t i = 0; i < all.Length(); ++i) {
+          inputs.push_back(ReadInputs(env, all.Get(i)));
+          if (inputs.back().empty()) throw EngineError(code::kInvalidArgument, "input " + std::to_string(i) + " has no parts");
+        }
+      }
+    } catch (...) {
+      release();
+      throw;
+    }
     const ModelState& model = *instance_->model;
     const int n = static_cast<int>(inputs.size());
     if (n < model.minInputs || (model.maxInputs >= 0 && n > model.maxInputs)) {
-      for (auto& in : inputs) ReleaseInput(env, in);
+      release();
       const std::string expected = model.minInputs == model.maxInputs
                                        ? std::to_string(model.maxInputs)
                                        : std::to_string(model.minInputs) + " to " + std::to_string(model.maxInputs);

@@ -63,6 +63,8 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
 
  private:
   Napi::Value Forward(const Napi::CallbackInfo& info);
+  Napi::Value ForwardBatch(const Napi::CallbackInfo& info);
+  Napi::Value Submit(const Napi::CallbackInfo& info, bool batched);
   Napi::Value Share(const Napi::CallbackInfo& info);
   Napi::Value Dispose(const Napi::CallbackInfo& info);
   Napi::Value Info(const Napi::CallbackInfo& info);

@@ -43,6 +43,8 @@ export interface RawModelInfo {
 
 export interface RawModel {
   forward(inputs: readonly RawTensor[]): Promise<RawForwardResult>;
+  /** parts[i]: the pieces of input i, concatenated along dim 0 on the engine's thread. */
+  forwardBatch(parts: readonly (readonly RawTensor[])[]): Promise<RawForwardResult>;
   share(): RawModel;
   dispose(): void;
   info(): RawModelInfo;

@@ -4,7 +4,7 @@
  */
 import type { EngineDType, NamedTensor, Tensor } from '../../sdk/tensor.js';
 import { viewAs } from '../../sdk/tensor.js';
-import type { RawModel } from './binding.js';
+import type { RawForwardResult, RawModel } from './binding.js';
 import { fromNativeCode } from './native-errors.js';
 
 export type OutputKind = 'tensor' | 'tuple' | 'list' | 'dict';
@@ -45,9 +45,22 @@ export class Model {
    * their buffers until the promise settles.
    */
   async forward(inputs: readonly Tensor[]): Promise<ForwardResult> {
+    return this.#result(() => this.#native.forward(inputs));
+  }
+
+  /**
+   * Runs one forward over a batch given in parts: `parts[i]` holds the pieces of input i (one per
+   * request), concatenated along the batch dimension on the engine's thread — the batch's one copy,
+   * never on the event loop.
+   */
+  async forwardBatch(parts: readonly (readonly Tensor[])[]): Promise<ForwardResult> {
+    return this.#result(() => this.#native.forwardBatch(parts));
+  }
+
+  async #result(run: () => Promise<RawForwardResult>): Promise<ForwardResult> {
     let raw;
     try {
-      raw = await this.#native.forward(inputs);
+      raw = await run();
     } catch (error) {
       throw fromNativeCode(error);
     }

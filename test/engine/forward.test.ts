@@ -105,6 +105,18 @@ describe('forward matches python3-torch', () => {
     expect(maxAbsDiff(floats(ours.outputs[0]!), floats(ref.outputs[0]!))).toBeLessThan(1e-6);
   });
 
+  it('concatenates batch parts on the engine thread: the same result as one pre-concatenated input', async () => {
+    const model = await loadModel(modelPath('add_mul'));
+    const a = [randomTensor('FP32', [1, 3], 1), randomTensor('FP32', [2, 3], 2), randomTensor('FP32', [1, 3], 3)];
+    const b = [randomTensor('FP32', [1, 3], 4), randomTensor('FP32', [2, 3], 5), randomTensor('FP32', [1, 3], 6)];
+    const cat = (ts: Tensor[]) => ({ dtype: 'FP32' as const, shape: [4, 3], data: Float32Array.from(ts.flatMap((t) => Array.from(t.data as Float32Array))) });
+    const ours = await model.forwardBatch([a, b]);
+    const ref = pythonForward(modelPath('add_mul'), [cat(a), cat(b)]);
+    expect(ours.outputs.map((o) => o.shape)).toEqual([[4, 3], [4, 3]]);
+    ours.outputs.forEach((o, i) => expect(Array.from(floats(o))).toEqual(Array.from(floats(ref.outputs[i]!))));
+    await expect(model.forwardBatch([a, [randomTensor('FP32', [1, 4], 9)]])).rejects.toThrow(/do not concatenate|size/);
+  });
+
   it('runs forward on a model loaded from bytes exactly as from the file', async () => {
     const { readFileSync } = await import('node:fs');
     const bytes = new Uint8Array(readFileSync(modelPath('small')));

@@ -13,21 +13,31 @@ function bytesOf(t: Tensor): Buffer {
   return Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
 }
 
-export function pythonForward(model: string, inputs: readonly Tensor[], threads = 1): { kind: string; outputs: NamedTensor<EngineDType>[] } {
+export interface ReferenceResult {
+  kind: string;
+  outputs: NamedTensor<EngineDType>[];
+}
+
+export function pythonForward(model: string, inputs: readonly Tensor[], threads = 1): ReferenceResult {
+  return pythonForwardMany(model, [inputs], threads)[0]!;
+}
+
+/** Several forwards of one model in one python3-torch process. */
+export function pythonForwardMany(model: string, runs: readonly (readonly Tensor[])[], threads = 1): ReferenceResult[] {
   const request = JSON.stringify({
     model,
     threads,
-    inputs: inputs.map((t) => ({ dtype: t.dtype, shape: t.shape, b64: bytesOf(t).toString('base64') })),
+    runs: runs.map((inputs) => inputs.map((t) => ({ dtype: t.dtype, shape: t.shape, b64: bytesOf(t).toString('base64') }))),
   });
   const stdout = execFileSync(PYTHON, [join(REPO_ROOT, 'test', 'fixtures', 'reference.py')], {
     input: request,
     maxBuffer: 1 << 30,
   });
-  const result = JSON.parse(stdout.toString()) as {
+  const results = JSON.parse(stdout.toString()) as {
     kind: string;
     outputs: { name: string; dtype: EngineDType; shape: number[]; b64: string }[];
-  };
-  return {
+  }[];
+  return results.map((result) => ({
     kind: result.kind,
     outputs: result.outputs.map((o) => {
       const raw = Buffer.from(o.b64, 'base64');
@@ -35,5 +45,5 @@ export function pythonForward(model: string, inputs: readonly Tensor[], threads 
       copy.set(raw);
       return { name: o.name, dtype: o.dtype, shape: o.shape, data: viewAs(o.dtype, copy) };
     }),
-  };
+  }));
 }

@@ -1,0 +1,436 @@
+/**
+ * A pool: N instances of one function version, its hook threads and its dynamic batcher.
+ *
+ * A request goes: pre (hook thread) → batcher queue → a batch on an idle instance (the addon
+ * concatenates the requests' tensors and runs one forward off the JS thread) → outputs split back
+ * by rows, zero-copy views → post for the whole batch in one hook task → each request's response.
+ * Raw tensor requests (infer(), for KServe) skip pre and post.
+ *
+ * Lifecycle: cold → loading → warm → draining → stopped, or failed when the model or hook cannot
+ * start; every change is an event with a timestamp. Requests may arrive while the pool is cold or
+ * loading: they wait in the queue until an instance is warm (up to their deadline).
+ *
+ * Instances on one device share the model's weights (Model.share()).
+ */
+import { EventEmitter } from 'node:events';
+
+import type { HearthError } from '../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError, HearthError as HearthErrorClass, InferenceError, UnavailableError } from '../../sdk/errors.js';
+import type { HookTensors } from '../../sdk/hook.js';
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { Tensor } from '../../sdk/tensor.js';
+import { allocate, ENGINE_DTYPES, numel } from '../../sdk/tensor.js';
+import type { BatchEntry, Clock } from '../batcher/index.js';
+import { DynamicBatcher, systemClock } from '../batcher/index.js';
+import type { ForwardResult, Model } from '../engine/index.js';
+import { devices, loadModel, setIntraOpThreads } from '../engine/index.js';
+import type { RawRequest } from '../hooks/index.js';
+import { HookPool } from '../hooks/index.js';
+import { batchSignature, checkTensors } from '../tensors/validate.js';
+import type { PoolCounters } from './stats.js';
+import { newCounters, observe } from './stats.js';
+
+export type PoolState = 'cold' | 'loading' | 'warm' | 'draining' | 'stopped' | 'failed';
+
+export interface PoolEvent {
+  /** Date.now() milliseconds. */
+  at: number;
+  type: 'state' | 'instance-added' | 'instance-removed' | 'load-failed';
+  state: PoolState;
+  detail?: string;
+}
+
+export interface PoolOptions {
+  spec: FunctionSpec;
+  version: number;
+  /** The TorchScript file, or its bytes. */
+  model: string | Uint8Array;
+  /** The bundled hook (bundleHook); absent: the default JSON hook. */
+  hookBundle?: string;
+  hooks?: { threads?: number; timeoutMs?: number; maxHeapMb?: number };
+  warmupRuns?: number;
+  clock?: Clock;
+}
+
+export interface InvokeOptions {
+  /** Absolute deadline, performance.now() milliseconds. */
+  deadline?: number;
+  signal?: AbortSignal;
+  /** 1 (highest) to spec.batching.priorityLevels. */
+  priority?: number;
+}
+
+export interface InvokeResponse {
+  body: Uint8Array;
+  contentType: string;
+}
+
+export interface PoolStats extends PoolCounters {
+  state: PoolState;
+  instances: { total: number; idle: number; busy: number; loading: number };
+  queueDepth: number;
+  /** Requests inside the pool: in hooks, queued or running. */
+  pending: number;
+  hookThreads: number;
+}
+
+interface Pending {
+  tensors: HookTensors;
+  /** Present for hook requests; raw infer() requests have none. */
+  request?: RawRequest;
+  deadline?: number;
+  resolve(value: HookTensors | InvokeResponse): void;
+  reject(error: HearthError): void;
+  settled: boolean;
+}
+
+const US = 1000;
+
+function toHearthError(error: unknown): HearthError {
+  return error instanceof HearthErrorClass ? error : new InferenceError((error as Error)?.message ?? String(error), { cause: error });
+}
+
+/** Dims with -1 as 1, the batch dimension first when there is one: inputs for warm-up passes. */
+function warmupInputs(spec: FunctionSpec): Tensor[] | undefined {
+  if (!spec.inputs.every((i) => (ENGINE_DTYPES as readonly string[]).includes(i.dtype))) return undefined;
+  return spec.inputs.map((i) => {
+    const shape = [...(spec.maxBatchSize > 0 ? [1] : []), ...i.dims.map((d) => (d < 0 ? 1 : d))];
+    return { dtype: i.dtype, shape, data: allocate(i.dtype, numel(shape)) } as Tensor;
+  });
+}
+
+export class Pool extends EventEmitter {
+  readonly spec: FunctionSpec;
+  readonly version: number;
+  readonly #options: PoolOptions;
+  readonly #clock: Clock;
+  readonly #batcher: DynamicBatcher<Pending>;
+  readonly #counters = newCounters();
+  readonly #events: PoolEvent[] = [];
+  readonly #instances: Model[] = [];
+  readonly #idle: Model[] = [];
+  #loading = 0;
+  #hooks: HookPool | undefined;
+  #state: PoolState = 'cold';
+  #pending = 0;
+  #starting: Promise<void> | undefined;
+  #device = 'cpu';
+
+  constructor(options: PoolOptions) {
+    super();
+    this.spec = options.spec;
+    this.version = options.version;
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#batcher = new DynamicBatcher<Pending>({ ...this.spec.batching, maxBatchSize: this.spec.maxBatchSize }, (batch) => void this.#run(batch), this.#clock);
+    this.#event('state', 'cold');
+  }
+
+  get state(): PoolState {
+    return this.#state;
+  }
+
+  get events(): readonly PoolEvent[] {
+    return this.#events;
+  }
+
+  get device(): string {
+    return this.#device;
+  }
+
+  /** Loads the model and the hook, then `count` instances (spec.instances.count by default). */
+  start(count = this.spec.instances.count): Promise<void> {
+    return (this.#starting ??= this.#start(count));
+  }
+
+  async #start(count: number): Promise<void> {
+    this.#setState('loading');
+    try {
+      const { spec } = this;
+      if (spec.instances.threads > 0) setIntraOpThreads(spec.instances.threads);
+      this.#device = spec.instances.device === 'auto' ? (devices().cudaAvailable ? 'cuda:0' : 'cpu') : spec.instances.device;
+      this.#hooks = await HookPool.create({ spec, version: this.version, bundlePath: this.#options.hookBundle, ...this.#options.hooks });
+      const inputs = warmupInputs(spec);
+      this.#loading++;
+      let first: Model;
+      try {
+        first = await loadModel(this.#options.model, {
+          device: this.#device,
+          warmup: inputs ? { inputs, runs: this.#options.warmupRuns ?? 2 } : undefined,
+        });
+      } finally {
+        this.#loading--;
+      }
+      this.#addLoaded(first);
+      for (let i = 1; i < count; i++) this.#addLoaded(first.share());
+      this.#setState('warm');
+    } catch (error) {
+      const reason = toHearthError(error);
+      this.#event('load-failed', 'failed', reason.message);
+      this.#setState('failed');
+      this.#batcher.rejectAll(new UnavailableError(`function ${this.spec.name} v${this.version} failed to load: ${reason.message}`, { cause: reason }));
+      await this.#hooks?.close();
+      throw reason;
+    }
+  }
+
+  /** Adds an instance over the same weights (the autoscaler's scale-up). */
+  addInstance(): void {
+    const source = this.#instances[0];
+    if (!source || this.#state !== 'warm') throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.#state}; instances are added to a warm pool`);
+    this.#addLoaded(source.share());
+  }
+
+  /** Removes an idle instance (the autoscaler's scale-down); false when none is idle or only one is left. */
+  removeInstance(): boolean {
+    if (this.#instances.length <= 1 || this.#idle.length === 0 || !this.#batcher.removeIdleInstance()) return false;
+    const instance = this.#idle.pop()!;
+    this.#instances.splice(this.#instances.indexOf(instance), 1);
+    instance.dispose();
+    this.#event('instance-removed', this.#state);
+    return true;
+  }
+
+  #addLoaded(instance: Model): void {
+    this.#instances.push(instance);
+    this.#idle.push(instance);
+    this.#event('instance-added', this.#state, `${this.#instances.length} instance(s) on ${this.#device}`);
+    this.#batcher.addInstance();
+  }
+
+  /** A request through the hooks: body in, response out. */
+  async invoke(request: RawRequest, options: InvokeOptions = {}): Promise<InvokeResponse> {
+    return this.#track(async () => {
+      this.#accepting();
+      if (!this.#hooks && this.#starting) await this.#waitForHooks(options);
+      const hooks = this.#hooks;
+      if (!hooks) throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.#state}`);
+      const t0 = performance.now();
+      const pre = await hooks.pre(request, options);
+      observe(this.#counters.durations.pre, (performance.now() - t0) * US);
+      return (await this.#enqueue(pre.tensors, { body: pre.body, contentType: request.contentType }, options)) as InvokeResponse;
+    });
+  }
+
+  /** Raw tensors in, raw tensors out, no hooks (KServe v2, as Triton serves them). */
+  async infer(tensors: HookTensors, options: InvokeOptions = {}): Promise<HookTensors> {
+    return this.#track(async () => {
+      this.#accepting();
+      return (await this.#enqueue(tensors, undefined, options)) as HookTensors;
+    });
+  }
+
+  async #waitForHooks(options: InvokeOptions): Promise<void> {
+    const starting = this.#starting!.catch(() => undefined);
+    if (options.deadline === undefined) return starting;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DeadlineExceededError(`function ${this.spec.name} v${this.version} was still loading at the request's deadline`)), Math.max(0, options.deadline! - performance.now()));
+    });
+    try {
+      await Promise.race([starting, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #accepting(): void {
+    if (this.#state === 'draining' || this.#state === 'stopped' || this.#state === 'failed') {
+      throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.#state} and takes no requests`);
+    }
+  }
+
+  async #track<T>(body: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    this.#pending++;
+    try {
+      const result = await body();
+      this.#counters.success++;
+      return result;
+    } catch (error) {
+      const e = toHearthError(error);
+      this.#counters.failure++;
+      this.#counters.failures[e.code] = (this.#counters.failures[e.code] ?? 0) + 1;
+      throw e;
+    } finally {
+      this.#pending--;
+      observe(this.#counters.durations.request, (performance.now() - t0) * US);
+      if (this.#pending === 0) this.emit('idle');
+    }
+  }
+
+  #enqueue(tensors: HookTensors, request: RawRequest | undefined, options: InvokeOptions): Promise<HookTensors | InvokeResponse> {
+    const rows = checkTensors(tensors, this.spec.inputs, this.spec.maxBatchSize);
+    return new Promise((resolve, reject) => {
+      const pending: Pending = { tensors, request, deadline: options.deadline, resolve, reject, settled: false };
+      const settle = (fn: () => void): void => {
+        if (pending.settled) return;
+        pending.settled = true;
+        cleanup();
+        fn();
+      };
+      pending.resolve = (v) => settle(() => resolve(v));
+      pending.reject = (e) => settle(() => reject(e));
+      // Past the queue, a deadline or a cancellation still answers the caller at once; the batch
+      // the request is in runs on, and its share of the outputs is dropped.
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = (): void => pending.reject(new CancelledError('the request was cancelled'));
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+      };
+      const remainingMs = options.deadline === undefined ? undefined : options.deadline - performance.now();
+      if (remainingMs !== undefined) {
+        if (remainingMs <= 0) return pending.reject(new DeadlineExceededError('the request\'s deadline passed before it was queued'));
+        timer = setTimeout(() => pending.reject(new DeadlineExceededError('the request\'s deadline passed before its response was ready')), remainingMs);
+      }
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        this.#batcher.enqueue(
+          pending,
+          {
+            rows,
+            signature: batchSignature(tensors, this.spec.inputs, this.spec.maxBatchSize),
+            priority: options.priority,
+            timeoutUs: remainingMs === undefined ? undefined : Math.max(1, Math.floor(remainingMs * US)),
+            signal: options.signal,
+          },
+          (error) => pending.reject(error),
+        );
+      } catch (error) {
+        pending.reject(toHearthError(error));
+      }
+    });
+  }
+
+  async #run(batch: BatchEntry<Pending>[]): Promise<void> {
+    const instance = this.#idle.pop()!;
+    const now = this.#clock.now();
+    for (const entry of batch) observe(this.#counters.durations.queue, now - entry.enqueuedAt);
+    const rows = batch.reduce((n, e) => n + e.rows, 0);
+    let result: ForwardResult | undefined;
+    let failure: HearthError | undefined;
+    const t0 = performance.now();
+    try {
+      const parts = this.spec.inputs.map((spec) => batch.map((e) => e.payload.tensors[spec.name]!));
+      result = batch.length === 1 ? await instance.forward(parts.map((p) => p[0]!)) : await instance.forwardBatch(parts);
+    } catch (error) {
+      failure = toHearthError(error);
+    } finally {
+      // The instance is free as soon as its forward is done; post runs while it takes the next batch.
+      this.#idle.push(instance);
+      this.#batcher.release();
+    }
+    this.#counters.execCount++;
+    this.#counters.inferenceCount += rows;
+    this.#counters.batchSizes[rows] = (this.#counters.batchSizes[rows] ?? 0) + 1;
+    observe(this.#counters.durations.compute, (performance.now() - t0) * US);
+    if (failure || !result) {
+      for (const e of batch) e.payload.reject(failure ?? new InferenceError('the forward returned nothing'));
+      return;
+    }
+    let split: HookTensors[];
+    try {
+      split = this.#split(result, batch);
+    } catch (error) {
+      for (const e of batch) e.payload.reject(toHearthError(error));
+      return;
+    }
+    const hooked = batch.map((e, i) => ({ e, outputs: split[i]! })).filter(({ e }) => e.payload.request && !e.payload.settled);
+    batch.forEach((e, i) => {
+      if (!e.payload.request) e.payload.resolve(split[i]!);
+    });
+    if (hooked.length > 0) {
+      const t1 = performance.now();
+      try {
+        const deadline = Math.min(...hooked.map(({ e }) => e.payload.deadline ?? Infinity));
+        const outcomes = await this.#hooks!.post(
+          hooked.map(({ e, outputs }) => ({ outputs, request: e.payload.request! })),
+          { deadline: deadline === Infinity ? undefined : deadline },
+        );
+        outcomes.forEach((o, i) => (o.ok ? hooked[i]!.e.payload.resolve({ body: o.body, contentType: o.contentType }) : hooked[i]!.e.payload.reject(o.error)));
+      } catch (error) {
+        for (const { e } of hooked) e.payload.reject(toHearthError(error));
+      }
+      observe(this.#counters.durations.post, (performance.now() - t1) * US);
+    }
+  }
+
+  /** The model's outputs by the spec's names, cut back into each request's rows (views, no copy). */
+  #split(result: ForwardResult, batch: BatchEntry<Pending>[]): HookTensors[] {
+    const { spec } = this;
+    const byName = result.kind === 'dict';
+    if (!byName && result.outputs.length < spec.outputs.length) {
+      throw new InferenceError(`the model returned ${result.outputs.length} output(s); the spec declares ${spec.outputs.length}`);
+    }
+    const named = spec.outputs.map((o, i) => {
+      const t = byName ? result.outputs.find((r) => r.name === o.name) : result.outputs[i];
+      if (!t) throw new InferenceError(`the model returned no output "${o.name}" (it returned ${result.outputs.map((r) => `"${r.name}"`).join(', ')})`);
+      return { name: o.name, t };
+    });
+    const total = batch.reduce((n, e) => n + e.rows, 0);
+    if (spec.maxBatchSize === 0) return [Object.fromEntries(named.map(({ name, t }) => [name, t]))];
+    const out: HookTensors[] = batch.map(() => ({}));
+    for (const { name, t } of named) {
+      if (t.shape[0] !== total) throw new InferenceError(`output "${name}" has ${t.shape[0]} rows for a batch of ${total}`);
+      const rowElems = total === 0 ? 0 : t.data.length / total;
+      let offset = 0;
+      batch.forEach((e, i) => {
+        const data = (t.data as unknown as { subarray(a: number, b: number): Tensor['data'] }).subarray(offset * rowElems, (offset + e.rows) * rowElems);
+        out[i]![name] = { dtype: t.dtype, shape: [e.rows, ...t.shape.slice(1)], data } as Tensor;
+        offset += e.rows;
+      });
+    }
+    return out;
+  }
+
+  /** Finishes what is queued and running, refuses new work, then stops. */
+  async drain(): Promise<void> {
+    if (this.#state === 'stopped') return;
+    this.#setState('draining');
+    // Everything accepted before now (in a hook, queued or running) finishes; new requests are
+    // refused at the door (#accepting).
+    await new Promise<void>((resolve) => {
+      if (this.#pending === 0) resolve();
+      else this.once('idle', resolve);
+    });
+    await this.#batcher.drain();
+    await this.stop();
+  }
+
+  /** Stops at once: queued requests fail with UnavailableError, instances and hook threads go. */
+  async stop(): Promise<void> {
+    if (this.#state === 'stopped') return;
+    this.#batcher.rejectAll(new UnavailableError(`function ${this.spec.name} v${this.version} stopped`));
+    for (const m of this.#instances.splice(0)) m.dispose();
+    this.#idle.length = 0;
+    await this.#hooks?.close();
+    this.#hooks = undefined;
+    this.#setState('stopped');
+  }
+
+  stats(): PoolStats {
+    const c = this.#counters;
+    return {
+      ...structuredClone(c),
+      state: this.#state,
+      instances: { total: this.#instances.length, idle: this.#idle.length, busy: this.#instances.length - this.#idle.length, loading: this.#loading },
+      queueDepth: this.#batcher.queueDepth,
+      pending: this.#pending,
+      hookThreads: this.#hooks?.threads ?? 0,
+    };
+  }
+
+  #setState(state: PoolState): void {
+    if (this.#state === state) return;
+    this.#state = state;
+    this.#event('state', state);
+  }
+
+  #event(type: PoolEvent['type'], state: PoolState, detail?: string): void {
+    const event: PoolEvent = { at: Date.now(), type, state, ...(detail === undefined ? {} : { detail }) };
+    this.#events.push(event);
+    if (this.#events.length > 1000) this.#events.splice(0, this.#events.length - 1000);
+    this.emit('event', event);
+  }
+}

@@ -1,0 +1,51 @@
+/** A pool's counters: what Triton's metrics report, readable through Pool.stats(). */
+
+/** Count, total and max of a duration, in microseconds. */
+export interface DurationSummary {
+  count: number;
+  totalUs: number;
+  maxUs: number;
+}
+
+export interface PoolCounters {
+  /** Requests that got a response / that failed, by reason (the error's code). */
+  success: number;
+  failure: number;
+  failures: Record<string, number>;
+  /** Forward passes run (Triton's execution count). */
+  execCount: number;
+  /** Rows inferred (Triton's inference count). */
+  inferenceCount: number;
+  /** Batch size (rows) → forwards run at that size. */
+  batchSizes: Record<number, number>;
+  durations: {
+    /** Whole request, from invoke() to the response. */
+    request: DurationSummary;
+    /** Waiting in the batcher's queue. */
+    queue: DurationSummary;
+    /** The forward pass of the request's batch, input concatenation included. */
+    compute: DurationSummary;
+    pre: DurationSummary;
+    post: DurationSummary;
+  };
+}
+
+const summary = (): DurationSummary => ({ count: 0, totalUs: 0, maxUs: 0 });
+
+export function newCounters(): PoolCounters {
+  return {
+    success: 0,
+    failure: 0,
+    failures: {},
+    execCount: 0,
+    inferenceCount: 0,
+    batchSizes: {},
+    durations: { request: summary(), queue: summary(), compute: summary(), pre: summary(), post: summary() },
+  };
+}
+
+export function observe(s: DurationSummary, us: number): void {
+  s.count++;
+  s.totalUs += us;
+  if (us > s.maxUs) s.maxUs = us;
+}
