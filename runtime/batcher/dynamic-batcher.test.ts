@@ -14,11 +14,12 @@ function setup(options: Partial<BatcherOptions> = {}, instances = 1) {
   const clock = new ManualClock();
   const batches: string[][] = [];
   const rejected: [string, HearthError][] = [];
-  const batcher = new DynamicBatcher<string>({ ...defaults, ...options }, (b: BatchEntry<string>[]) => batches.push(b.map((e) => e.payload)), clock);
+  const incoming = { count: 0 };
+  const batcher = new DynamicBatcher<string>({ ...defaults, ...options }, (b: BatchEntry<string>[]) => batches.push(b.map((e) => e.payload)), clock, () => incoming.count);
   for (let i = 0; i < instances; i++) batcher.addInstance();
   const enqueue = (id: string, rows = 1, extra: { signature?: string; priority?: number; timeoutUs?: number; signal?: AbortSignal } = {}): void =>
     batcher.enqueue(id, { rows, signature: extra.signature ?? 's', priority: extra.priority, timeoutUs: extra.timeoutUs, signal: extra.signal }, (e) => rejected.push([id, e]));
-  return { clock, batcher, batches, rejected, enqueue };
+  return { clock, batcher, batches, rejected, enqueue, incoming };
 }
 
 describe('dynamic batcher', () => {
@@ -134,6 +135,37 @@ describe('dynamic batcher', () => {
     enqueue('2');
     batcher.release();
     expect(batches).toEqual([['busy'], ['1', '2']]);
+  });
+
+  it('at concurrency 1 in steady state (spaced arrivals, nothing on its way) never waits', () => {
+    const { clock, batcher, batches, enqueue } = setup({ maxQueueDelayUs: 5000 });
+    for (let i = 0; i < 5; i++) {
+      enqueue(String(i));
+      expect(batches).toHaveLength(i + 1);
+      clock.advance(300);
+      batcher.release();
+      clock.advance(20);
+    }
+  });
+
+  it('waits for requests already on their way when they fill the batch, up to the delay', () => {
+    const { clock, batcher, batches, enqueue, incoming } = setup({ maxBatchSize: 4, maxQueueDelayUs: 1000 });
+    incoming.count = 3; // three requests in their pre hook
+    enqueue('1');
+    expect(batches).toEqual([]);
+    for (const id of ['2', '3', '4']) {
+      incoming.count--;
+      clock.advance(100);
+      enqueue(id);
+    }
+    expect(batches).toEqual([['1', '2', '3', '4']]);
+    // Demand that never comes costs at most the delay.
+    batcher.release();
+    incoming.count = 3;
+    enqueue('5');
+    expect(batches).toHaveLength(1);
+    clock.advance(1000);
+    expect(batches).toEqual([['1', '2', '3', '4'], ['5']]);
   });
 
   it('rejects a request whose timeout passes in the queue, without running it', () => {

@@ -8,11 +8,14 @@
  * the whole run. Requests whose timeout passes while queued are rejected without running; a full
  * queue refuses new requests; a cancelled request leaves the queue.
  *
- * Unlike Triton, the delay is spent only when it can buy something: a request that finds an instance
- * idle and nothing else queued runs at once (at concurrency 1 the batcher adds no wait), and with an
- * instance idle the batcher waits only while a preferred size is about to fill — the recent arrival
- * rate says the missing rows will come before the oldest request's delay runs out. While every
- * instance is busy, requests simply queue and form the next batch.
+ * Unlike Triton, the delay is spent only when it can buy something. With an instance idle, the
+ * batcher waits (at most maxQueueDelayUs from the oldest request) only while a preferred size — or
+ * maxBatchSize when none is set — is about to fill: either the requests already on their way (the
+ * pool's `incoming()`: requests in their pre hook, and requests in post whose callers will likely
+ * send again) fill it, or, with several requests queued, the recent arrival rate says the missing
+ * rows come in time. A request that finds an instance idle, nothing else queued and nothing on
+ * its way runs at once: at concurrency 1 the batcher adds no wait. While every instance is busy,
+ * requests simply queue and form the next batch.
  *
  * The batcher only decides; the pool runs each batch and calls release() when its instance is free.
  */
@@ -104,10 +107,14 @@ export class DynamicBatcher<T> {
   #gapUs = Infinity;
   #rowsPerArrival = 1;
 
-  constructor(options: BatcherOptions, dispatch: Dispatch<T>, clock: Clock = systemClock) {
+  readonly #incoming: () => number;
+
+  /** `incoming`: requests on their way to the queue (see the class comment); none by default. */
+  constructor(options: BatcherOptions, dispatch: Dispatch<T>, clock: Clock = systemClock, incoming: () => number = () => 0) {
     this.#options = options;
     this.#dispatch = dispatch;
     this.#clock = clock;
+    this.#incoming = incoming;
     this.#levels = Array.from({ length: options.priorityLevels }, () => new Fifo<T>());
   }
 
@@ -123,6 +130,11 @@ export class DynamicBatcher<T> {
 
   get idleInstances(): number {
     return this.#idle;
+  }
+
+  /** Re-evaluates a wait when requests on their way arrive or go elsewhere. */
+  poke(): void {
+    this.#schedule();
   }
 
   /** An instance joined (or became free for the first time). */
@@ -277,7 +289,9 @@ export class DynamicBatcher<T> {
   /** How many of `run` to dispatch now, or until when to wait. */
   #decide(run: Queued<T>[], now: number): number | { waitUntil: number } {
     const o = this.#options;
-    if (o.maxBatchSize === 0 || run.length === 1 && this.#depth === 1) return run.length;
+    if (o.maxBatchSize === 0) return run.length;
+    const incoming = this.#incoming();
+    if (run.length === 1 && this.#depth === 1 && incoming === 0) return run.length;
     const sums: number[] = [];
     let rows = 0;
     for (const entry of run) sums.push((rows += entry.rows));
@@ -290,7 +304,10 @@ export class DynamicBatcher<T> {
     const targets = o.preferredBatchSizes.length > 0 ? o.preferredBatchSizes : [o.maxBatchSize];
     const next = targets.filter((t) => t > rows).sort((a, b) => a - b)[0];
     if (next === undefined) return run.length;
-    // About to fill: at the recent arrival rate, the missing rows come before the delay runs out.
+    // About to fill: the requests on their way make up the missing rows, or (with several queued)
+    // the recent arrival rate brings them before the delay runs out.
+    if (rows + incoming * this.#rowsPerArrival >= next) return { waitUntil };
+    if (run.length === 1) return run.length;
     const ratePerUs = this.#gapUs === Infinity ? 0 : this.#rowsPerArrival / this.#gapUs;
     const fillsAt = ratePerUs > 0 ? now + (next - rows) / ratePerUs : Infinity;
     return fillsAt <= waitUntil ? { waitUntil } : run.length;

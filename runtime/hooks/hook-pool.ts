@@ -12,7 +12,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 
 import type { HearthError } from '../../sdk/errors.js';
-import { DeadlineExceededError, HookError, InvalidInputError } from '../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError, HookError, InvalidInputError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { hookWorkerFile } from './bundle.js';
@@ -39,15 +39,29 @@ export interface CallOptions {
 
 export type PostOutcome = { ok: true; body: Uint8Array; contentType: string } | { ok: false; error: HearthError };
 
+interface PreWaiter {
+  request: RawRequest;
+  options: CallOptions;
+  resolve(value: { tensors: HookTensors; body: Uint8Array }): void;
+  reject(error: HearthError): void;
+}
+
+/** Requests per pre task at most. */
+const MAX_PRE_GROUP = 64;
+
 export class HookPool {
   readonly name: string;
   readonly #piscina: Piscina;
   readonly #timeoutMs: number;
+  readonly #maxThreads: number;
+  readonly #preQueue: PreWaiter[] = [];
+  #preInFlight = 0;
 
-  private constructor(piscina: Piscina, name: string, timeoutMs: number) {
+  private constructor(piscina: Piscina, name: string, timeoutMs: number, maxThreads: number) {
     this.#piscina = piscina;
     this.name = name;
     this.#timeoutMs = timeoutMs;
+    this.#maxThreads = maxThreads;
   }
 
   /** Starts the threads and runs the hook's setup once, so a hook that cannot start fails here. */
@@ -74,7 +88,7 @@ export class HookPool {
       execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb ?? 256, maxYoungGenerationSizeMb: 32 },
     });
-    const pool = new HookPool(piscina, name, options.timeoutMs ?? 10_000);
+    const pool = new HookPool(piscina, name, options.timeoutMs ?? 10_000, threads);
     try {
       const result = (await pool.#run({ op: 'setup' }, 'setup', {})) as SetupResult;
       if (!result.ok) throw pool.#failure(result);
@@ -85,11 +99,66 @@ export class HookPool {
     return pool;
   }
 
-  /** Runs pre on a request; the body comes back (moved there and back, never copied). */
-  async pre(request: RawRequest, options: CallOptions): Promise<{ tensors: HookTensors; body: Uint8Array }> {
-    const result = (await this.#run({ op: 'pre', request }, 'pre', options, [request.body.buffer])) as PreResult;
-    if (!result.ok) throw this.#failure(result);
-    return { tensors: result.tensors, body: result.body };
+  /**
+   * Runs pre on a request. Requests that arrive while every hook thread is busy go to the next free
+   * thread together, in one task: a thread hop costs two cross-thread wake-ups, and one per request
+   * would starve the batcher of requests under load. If a task of several requests times out or
+   * loses its thread, each request is run again on its own, so only the one that loops or
+   * exhausts the heap fails.
+   */
+  pre(request: RawRequest, options: CallOptions): Promise<{ tensors: HookTensors; body: Uint8Array }> {
+    if (options.signal?.aborted) return Promise.reject(new CancelledError('the request was cancelled before its pre hook ran'));
+    return new Promise((resolve, reject) => {
+      this.#preQueue.push({ request, options, resolve, reject });
+      this.#flushPre();
+    });
+  }
+
+  #flushPre(): void {
+    while (this.#preQueue.length > 0 && this.#preInFlight < this.#maxThreads) {
+      const group = this.#preQueue.splice(0, MAX_PRE_GROUP).filter((w) => {
+        if (!w.options.signal?.aborted) return true;
+        w.reject(new CancelledError('the request was cancelled before its pre hook ran'));
+        return false;
+      });
+      if (group.length === 0) continue;
+      this.#preInFlight++;
+      void this.#runPre(group, true).finally(() => {
+        this.#preInFlight--;
+        this.#flushPre();
+      });
+    }
+  }
+
+  async #runPre(group: PreWaiter[], isolateOnCrash: boolean): Promise<void> {
+    const deadlines = group.map((w) => w.options.deadline ?? Infinity);
+    const deadline = Math.min(...deadlines);
+    // A lone request's body moves to the thread and back; a group's is copied, so it survives for
+    // the one-by-one retry if the thread dies.
+    const transfer = group.length === 1 ? [group[0]!.request.body.buffer] : [];
+    let result: PreResult;
+    try {
+      result = (await this.#run({ op: 'pre', requests: group.map((w) => w.request) }, 'pre', {
+        deadline: deadline === Infinity ? undefined : deadline,
+        signal: group.length === 1 ? group[0]!.options.signal : undefined,
+      }, transfer)) as PreResult;
+    } catch (error) {
+      if (group.length > 1 && isolateOnCrash) {
+        await Promise.all(group.map((w) => this.#runPre([w], false)));
+      } else {
+        for (const w of group) w.reject(error as HearthError);
+      }
+      return;
+    }
+    if (!result.ok) {
+      for (const w of group) w.reject(this.#failure(result));
+      return;
+    }
+    result.items.forEach((item, i) => {
+      const w = group[i]!;
+      if (item.ok) w.resolve({ tensors: item.tensors, body: item.body });
+      else w.reject(this.#failure(item));
+    });
   }
 
   /** Runs post for every request of a batch in one task; each request gets its own outcome. */

@@ -20,7 +20,7 @@ export interface RawRequest {
 
 export type HookTask =
   | { op: 'setup' }
-  | { op: 'pre'; request: RawRequest }
+  | { op: 'pre'; requests: RawRequest[] }
   | { op: 'post'; items: { outputs: HookTensors; request: RawRequest }[] };
 
 /** Where a hook failed, and whether it was the caller's input (400) or the hook itself. */
@@ -33,7 +33,8 @@ export interface HookFailure {
   reason?: string;
 }
 
-export type PreResult = { ok: true; tensors: HookTensors; body: Uint8Array } | HookFailure;
+export type PreItemResult = { ok: true; tensors: HookTensors; body: Uint8Array } | HookFailure;
+export type PreResult = { ok: true; items: PreItemResult[] } | HookFailure;
 export type PostItemResult = { ok: true; body: Uint8Array; contentType: string } | HookFailure;
 export type PostResult = { ok: true; items: PostItemResult[] } | HookFailure;
 export type SetupResult = { ok: true } | HookFailure;

@@ -12,7 +12,7 @@ import type { Hook, HookContext, HookRequest, HookTensors } from '../../sdk/hook
 import { isBinaryResponse } from '../../sdk/hook.js';
 import { checkTensors } from '../tensors/validate.js';
 import { defaultHook, DefaultHookInputError } from './default-hook.js';
-import type { HookFailure, HookTask, HookWorkerData, PostItemResult, PostResult, PreResult, RawRequest, SetupResult } from './messages.js';
+import type { HookFailure, HookTask, HookWorkerData, PostItemResult, PostResult, PreItemResult, PreResult, RawRequest, SetupResult } from './messages.js';
 
 // A result whose buffers move rather than copy: Piscina.move() marks it with a symbol private to
 // piscina's module, so this must be the same piscina that runs the worker (it stays external).
@@ -95,18 +95,24 @@ export function createHookWorker(data: HookWorkerData): (task: HookTask) => Prom
       case 'setup':
         return { ok: true } satisfies SetupResult;
       case 'pre': {
-        try {
-          const tensors = await hook.pre(hookRequest(task.request), context);
-          if (typeof tensors !== 'object' || tensors === null) throw new Error('pre must return an object of tensors by input name');
-          checkTensors(tensors, data.inputs, data.maxBatchSize);
-          const result: PreResult = { ok: true, tensors, body: task.request.body };
-          return move(result, [...tensorBuffers(tensors), task.request.body.buffer]);
-        } catch (error) {
-          const f = failure('pre', error);
-          // Tensors the hook built that do not fit the spec are the hook's fault, not the caller's.
-          if (hook !== defaultHook && (error as { code?: string })?.code === 'INVALID_INPUT') f.kind = 'hook';
-          return f satisfies PreResult;
+        const items: PreItemResult[] = [];
+        const buffers: ArrayBufferLike[] = [];
+        for (const request of task.requests) {
+          buffers.push(request.body.buffer);
+          try {
+            const tensors = await hook.pre(hookRequest(request), context);
+            if (typeof tensors !== 'object' || tensors === null) throw new Error('pre must return an object of tensors by input name');
+            checkTensors(tensors, data.inputs, data.maxBatchSize);
+            items.push({ ok: true, tensors, body: request.body });
+            buffers.push(...tensorBuffers(tensors));
+          } catch (error) {
+            const f = failure('pre', error);
+            // Tensors the hook built that do not fit the spec are the hook's fault, not the caller's.
+            if (hook !== defaultHook && (error as { code?: string })?.code === 'INVALID_INPUT') f.kind = 'hook';
+            items.push(f);
+          }
         }
+        return move({ ok: true, items } satisfies PreResult, buffers);
       }
       case 'post': {
         const items: PostItemResult[] = [];

@@ -113,6 +113,9 @@ export class Pool extends EventEmitter {
   #hooks: HookPool | undefined;
   #state: PoolState = 'cold';
   #pending = 0;
+  /** Requests in their pre hook, and in post (whose callers, in a closed loop, send again soon). */
+  #inPre = 0;
+  #inPost = 0;
   #starting: Promise<void> | undefined;
   #device = 'cpu';
 
@@ -122,7 +125,12 @@ export class Pool extends EventEmitter {
     this.version = options.version;
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
-    this.#batcher = new DynamicBatcher<Pending>({ ...this.spec.batching, maxBatchSize: this.spec.maxBatchSize }, (batch) => void this.#run(batch), this.#clock);
+    this.#batcher = new DynamicBatcher<Pending>(
+      { ...this.spec.batching, maxBatchSize: this.spec.maxBatchSize },
+      (batch) => void this.#run(batch),
+      this.#clock,
+      () => this.#inPre + this.#inPost,
+    );
     this.#event('state', 'cold');
   }
 
@@ -206,7 +214,16 @@ export class Pool extends EventEmitter {
       const hooks = this.#hooks;
       if (!hooks) throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.#state}`);
       const t0 = performance.now();
-      const pre = await hooks.pre(request, options);
+      this.#inPre++;
+      let pre;
+      try {
+        pre = await hooks.pre(request, options);
+      } catch (error) {
+        queueMicrotask(() => this.#batcher.poke());
+        throw error;
+      } finally {
+        this.#inPre--;
+      }
       observe(this.#counters.durations.pre, (performance.now() - t0) * US);
       return (await this.#enqueue(pre.tensors, { body: pre.body, contentType: request.contentType }, options)) as InvokeResponse;
     });
@@ -310,6 +327,10 @@ export class Pool extends EventEmitter {
     const rows = batch.reduce((n, e) => n + e.rows, 0);
     let result: ForwardResult | undefined;
     let failure: HearthError | undefined;
+    // Requests of this batch that go on to post count as on their way back (their callers, in a
+    // closed loop, send again soon) from before the instance is released, so the batcher can wait
+    // for them rather than run a straggler alone.
+    const toPost = batch.filter((e) => e.payload.request).length;
     const t0 = performance.now();
     try {
       const parts = this.spec.inputs.map((spec) => batch.map((e) => e.payload.tensors[spec.name]!));
@@ -319,8 +340,19 @@ export class Pool extends EventEmitter {
     } finally {
       // The instance is free as soon as its forward is done; post runs while it takes the next batch.
       this.#idle.push(instance);
+      this.#inPost += toPost;
       this.#batcher.release();
     }
+    try {
+      await this.#finish(batch, rows, t0, result, failure);
+    } finally {
+      this.#inPost -= toPost;
+      // A wait that counted on these requests is re-judged without them.
+      queueMicrotask(() => this.#batcher.poke());
+    }
+  }
+
+  async #finish(batch: BatchEntry<Pending>[], rows: number, t0: number, result: ForwardResult | undefined, failure: HearthError | undefined): Promise<void> {
     this.#counters.execCount++;
     this.#counters.inferenceCount += rows;
     this.#counters.batchSizes[rows] = (this.#counters.batchSizes[rows] ?? 0) + 1;
@@ -340,20 +372,19 @@ export class Pool extends EventEmitter {
     batch.forEach((e, i) => {
       if (!e.payload.request) e.payload.resolve(split[i]!);
     });
-    if (hooked.length > 0) {
-      const t1 = performance.now();
-      try {
-        const deadline = Math.min(...hooked.map(({ e }) => e.payload.deadline ?? Infinity));
-        const outcomes = await this.#hooks!.post(
-          hooked.map(({ e, outputs }) => ({ outputs, request: e.payload.request! })),
-          { deadline: deadline === Infinity ? undefined : deadline },
-        );
-        outcomes.forEach((o, i) => (o.ok ? hooked[i]!.e.payload.resolve({ body: o.body, contentType: o.contentType }) : hooked[i]!.e.payload.reject(o.error)));
-      } catch (error) {
-        for (const { e } of hooked) e.payload.reject(toHearthError(error));
-      }
-      observe(this.#counters.durations.post, (performance.now() - t1) * US);
+    if (hooked.length === 0) return;
+    const t1 = performance.now();
+    try {
+      const deadline = Math.min(...hooked.map(({ e }) => e.payload.deadline ?? Infinity));
+      const outcomes = await this.#hooks!.post(
+        hooked.map(({ e, outputs }) => ({ outputs, request: e.payload.request! })),
+        { deadline: deadline === Infinity ? undefined : deadline },
+      );
+      outcomes.forEach((o, i) => (o.ok ? hooked[i]!.e.payload.resolve({ body: o.body, contentType: o.contentType }) : hooked[i]!.e.payload.reject(o.error)));
+    } catch (error) {
+      for (const { e } of hooked) e.payload.reject(toHearthError(error));
     }
+    observe(this.#counters.durations.post, (performance.now() - t1) * US);
   }
 
   /** The model's outputs by the spec's names, cut back into each request's rows (views, no copy). */
