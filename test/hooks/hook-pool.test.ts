@@ -84,6 +84,16 @@ describe('hook threads', () => {
     expect(ok.tensors.x!.shape).toEqual([1, 4]);
   });
 
+  it('runs requests that queue for a busy thread as one task, and fails only the looping one of them', async () => {
+    const hooks = await pool('loops', { timeoutMs: 400, threads: 1 });
+    // The first request takes the thread; the next three queue and go together in one task, which
+    // the looping one kills; each is then retried on its own.
+    const first = hooks.pre(json({}), {});
+    const grouped = [hooks.pre(json({}), {}), hooks.pre(json({ loop: true }), {}), hooks.pre(json({}), {})].map((p) => p.then(() => 'ok', (e: Error) => e.message));
+    await first;
+    expect(await Promise.all(grouped)).toEqual(['ok', expect.stringMatching(/ran past its 400 ms limit/), 'ok']);
+  });
+
   it('reports a request deadline that passes while the hook runs as DeadlineExceededError', async () => {
     const hooks = await pool('loops', { timeoutMs: 10_000, threads: 1 });
     await expect(hooks.pre(json({ loop: true }), { deadline: performance.now() + 200 })).rejects.toThrow(DeadlineExceededError);
