@@ -1,0 +1,74 @@
+/** The embedded default: artifacts as files under the data dir, `artifacts/<aa>/<sha256>`. */
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+import { InvalidInputError } from '../../../sdk/errors.js';
+import type { ArtifactInfo, ArtifactStore, LocalArtifact } from '../artifact-store.js';
+import { checkSha, hashFile } from '../artifact-store.js';
+
+/** Streams `body` to `path` through a sha256; on a mismatch nothing is left behind. */
+export async function writeVerified(path: string, sha256: string, body: Readable | AsyncIterable<Uint8Array>): Promise<number> {
+  const hash = createHash('sha256');
+  let size = 0;
+  const tmp = `${path}.${randomUUID()}.tmp`;
+  await mkdir(join(path, '..'), { recursive: true });
+  try {
+    await pipeline(
+      body,
+      async function* (source: AsyncIterable<Uint8Array>) {
+        for await (const chunk of source) {
+          hash.update(chunk);
+          size += chunk.byteLength;
+          yield chunk;
+        }
+      },
+      createWriteStream(tmp),
+    );
+    const actual = hash.digest('hex');
+    if (actual !== sha256) throw new InvalidInputError(`the bytes hash to ${actual}, not ${sha256}: refused`, { reason: 'sha256' });
+    await rename(tmp, path);
+    return size;
+  } finally {
+    await rm(tmp, { force: true });
+  }
+}
+
+export class FsArtifactStore implements ArtifactStore {
+  readonly kind = 'fs';
+  readonly #root: string;
+
+  constructor(dataDir: string) {
+    this.#root = join(dataDir, 'artifacts');
+  }
+
+  #path(sha256: string): string {
+    checkSha(sha256);
+    return join(this.#root, sha256.slice(0, 2), sha256);
+  }
+
+  async stat(sha256: string): Promise<ArtifactInfo | undefined> {
+    const s = await stat(this.#path(sha256)).catch(() => undefined);
+    return s ? { sha256, size: s.size } : undefined;
+  }
+
+  async put(sha256: string, body: Readable | AsyncIterable<Uint8Array>): Promise<ArtifactInfo> {
+    const size = await writeVerified(this.#path(sha256), sha256, body);
+    return { sha256, size };
+  }
+
+  async local(sha256: string): Promise<LocalArtifact> {
+    const path = this.#path(sha256);
+    const actual = await hashFile(path).catch(() => undefined);
+    if (!actual) throw new InvalidInputError(`artifact ${sha256} is not in the store: upload it first`, { reason: 'sha256' });
+    if (actual.sha256 !== sha256) throw new InvalidInputError(`artifact ${sha256} on disk hashes to ${actual.sha256}: refused`, { reason: 'integrity' });
+    return { sha256, size: actual.size, path, source: 'store' };
+  }
+
+  async importS3(uri: string): Promise<ArtifactInfo> {
+    throw new InvalidInputError(`"${uri}": this node has no S3 store configured (HEARTH_S3_BUCKET); upload the file instead`, { reason: 'uri' });
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The node's configuration, from environment variables, validated at start: a bad value stops the
+ * node with a message that names the variable.
+ */
+import { z } from 'zod';
+
+import { InvalidInputError } from '../sdk/errors.js';
+
+const port = (name: string, fallback: number) =>
+  z.coerce.number({ message: `${name} must be a port number` }).int(`${name} must be an integer`).min(0, `${name} must be 0-65535 (0 picks a free port)`).max(65535, `${name} must be 0-65535 (0 picks a free port)`).default(fallback);
+
+const ApiKey = z.object({ key: z.string().min(8), scope: z.enum(['invoke', 'admin']) });
+export type ApiKey = z.infer<typeof ApiKey>;
+
+/** `key1:admin,key2:invoke` (a key without a scope is an admin key). */
+function parseApiKeys(value: string | undefined): ApiKey[] {
+  if (!value) return [];
+  return value.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
+    const at = entry.lastIndexOf(':');
+    const [key, scope] = at > 0 ? [entry.slice(0, at), entry.slice(at + 1)] : [entry, 'admin'];
+    const parsed = ApiKey.safeParse({ key, scope });
+    if (!parsed.success) throw new InvalidInputError(`HEARTH_API_KEYS: each entry must be KEY:invoke or KEY:admin with a key of at least 8 characters (got "${entry.replace(/^(.{3}).*/, '$1…')}")`);
+    return parsed.data;
+  });
+}
+
+const ConfigSchema = z.object({
+  HEARTH_HTTP_PORT: port('HEARTH_HTTP_PORT', 8000),
+  HEARTH_GRPC_PORT: port('HEARTH_GRPC_PORT', 8001),
+  HEARTH_METRICS_PORT: port('HEARTH_METRICS_PORT', 8002),
+  HEARTH_HOST: z.string().min(1, 'HEARTH_HOST must not be empty').default('127.0.0.1'),
+  HEARTH_DATA_DIR: z.string().min(1, 'HEARTH_DATA_DIR must not be empty').default('./.hearth'),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://').optional(),
+  HEARTH_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]+$/, 'HEARTH_REDIS_PREFIX may hold letters, digits, ":", "_" and "-"').default('hearth:'),
+  HEARTH_S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'HEARTH_S3_BUCKET must be a valid S3 bucket name').optional(),
+  HEARTH_S3_ENDPOINT: z.url({ message: 'HEARTH_S3_ENDPOINT must be a URL' }).optional(),
+  HEARTH_S3_REGION: z.string().default('us-east-1'),
+  HEARTH_S3_PREFIX: z.string().regex(/^([A-Za-z0-9._-]+\/)*$/, 'HEARTH_S3_PREFIX must be empty or end with "/" (letters, digits, ".", "_", "-")').default(''),
+  HEARTH_CACHE_MAX_BYTES: z.coerce.number({ message: 'HEARTH_CACHE_MAX_BYTES must be a number of bytes' }).int().min(1 << 20, 'HEARTH_CACHE_MAX_BYTES must be at least 1 MiB').default(20 * 2 ** 30),
+  HEARTH_MAX_BODY_BYTES: z.coerce.number({ message: 'HEARTH_MAX_BODY_BYTES must be a number of bytes' }).int().min(1024).default(64 * 2 ** 20),
+  HEARTH_API_KEYS: z.string().optional(),
+  HEARTH_ALLOW_INSECURE_BIND: z.enum(['0', '1', 'true', 'false']).default('0'),
+  HEARTH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  httpPort: number;
+  grpcPort: number;
+  metricsPort: number;
+  host: string;
+  dataDir: string;
+  redisUrl?: string;
+  redisPrefix: string;
+  s3?: { bucket: string; endpoint?: string; region: string; prefix: string };
+  cacheMaxBytes: number;
+  maxBodyBytes: number;
+  apiKeys: ApiKey[];
+  logLevel: string;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
+
+/** Reads and validates the configuration; throws InvalidInputError naming each bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = ConfigSchema.safeParse(env);
+  if (!result.success) {
+    throw new InvalidInputError(`invalid configuration: ${result.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; ')}`);
+  }
+  const e = result.data;
+  const apiKeys = parseApiKeys(e.HEARTH_API_KEYS);
+  const insecure = e.HEARTH_ALLOW_INSECURE_BIND === '1' || e.HEARTH_ALLOW_INSECURE_BIND === 'true';
+  if (!LOOPBACK.test(e.HEARTH_HOST) && apiKeys.length === 0 && !insecure) {
+    throw new InvalidInputError(`HEARTH_HOST=${e.HEARTH_HOST} is reachable beyond this machine but HEARTH_API_KEYS is empty: set API keys, or HEARTH_ALLOW_INSECURE_BIND=1 to serve without them`);
+  }
+  if (e.HEARTH_S3_ENDPOINT && !e.HEARTH_S3_BUCKET) throw new InvalidInputError('HEARTH_S3_ENDPOINT is set but HEARTH_S3_BUCKET is not: name the bucket');
+  return {
+    httpPort: e.HEARTH_HTTP_PORT,
+    grpcPort: e.HEARTH_GRPC_PORT,
+    metricsPort: e.HEARTH_METRICS_PORT,
+    host: e.HEARTH_HOST,
+    dataDir: e.HEARTH_DATA_DIR,
+    redisUrl: e.REDIS_URL,
+    redisPrefix: e.HEARTH_REDIS_PREFIX,
+    s3: e.HEARTH_S3_BUCKET ? { bucket: e.HEARTH_S3_BUCKET, endpoint: e.HEARTH_S3_ENDPOINT, region: e.HEARTH_S3_REGION, prefix: e.HEARTH_S3_PREFIX } : undefined,
+    cacheMaxBytes: e.HEARTH_CACHE_MAX_BYTES,
+    maxBodyBytes: e.HEARTH_MAX_BODY_BYTES,
+    apiKeys,
+    logLevel: e.HEARTH_LOG_LEVEL,
+  };
+}
