@@ -80,3 +80,15 @@ export class HookError extends HearthError {
   override readonly name = 'HookError';
   override readonly code = 'HOOK_FAILED';
 }
+
+/** No function has that name (HTTP 404). */
+export class FunctionNotFoundError extends HearthError {
+  override readonly name = 'FunctionNotFoundError';
+  override readonly code = 'FUNCTION_NOT_FOUND';
+}
+
+/** The function has no such version (HTTP 404). */
+export class VersionNotFoundError extends HearthError {
+  override readonly name = 'VersionNotFoundError';
+  override readonly code = 'VERSION_NOT_FOUND';
+}

@@ -1,0 +1,91 @@
+/** The embedded default: one JSON file per function under the data dir, written atomically. */
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
+import type { FunctionRecord, FunctionVersion, Registry, VersionStatus } from '../registry.js';
+import { applyStatus, applyTraffic, notFound } from '../registry.js';
+
+export class FsRegistry implements Registry {
+  readonly kind = 'fs';
+  readonly #dir: string;
+  /** One node owns the data dir: mutations are serialised in-process. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(dataDir: string) {
+    this.#dir = join(dataDir, 'registry');
+  }
+
+  #file(name: string): string {
+    return join(this.#dir, `${name}.json`);
+  }
+
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(fn, fn);
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async #write(record: FunctionRecord): Promise<void> {
+    await mkdir(this.#dir, { recursive: true });
+    const tmp = `${this.#file(record.name)}.${randomUUID()}.tmp`;
+    await writeFile(tmp, JSON.stringify(record, null, 2));
+    await rename(tmp, this.#file(record.name));
+  }
+
+  async get(name: string): Promise<FunctionRecord | undefined> {
+    try {
+      return JSON.parse(await readFile(this.#file(name), 'utf8')) as FunctionRecord;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  async list(): Promise<FunctionRecord[]> {
+    const names = (await readdir(this.#dir).catch(() => [] as string[])).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5));
+    const records = await Promise.all(names.sort().map((n) => this.get(n)));
+    return records.filter((r): r is FunctionRecord => r !== undefined);
+  }
+
+  createVersion(spec: FunctionSpec, artifacts: FunctionVersion['artifacts']): Promise<FunctionVersion> {
+    return this.#serial(async () => {
+      const now = new Date().toISOString();
+      const record = (await this.get(spec.name)) ?? { name: spec.name, createdAt: now, versions: [], traffic: {} };
+      const version: FunctionVersion = { version: (record.versions.at(-1)?.version ?? 0) + 1, spec, artifacts, createdAt: now, status: 'pending' };
+      await this.#write({ ...record, versions: [...record.versions, version] });
+      return version;
+    });
+  }
+
+  #update(name: string, change: (r: FunctionRecord) => FunctionRecord): Promise<FunctionRecord> {
+    return this.#serial(async () => {
+      const record = await this.get(name);
+      if (!record) throw notFound(name);
+      const next = change(record);
+      await this.#write(next);
+      return next;
+    });
+  }
+
+  setStatus(name: string, version: number, status: VersionStatus, reason?: string): Promise<FunctionRecord> {
+    return this.#update(name, (r) => applyStatus(r, version, status, reason));
+  }
+
+  setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord> {
+    return this.#update(name, (r) => applyTraffic(r, weights));
+  }
+
+  delete(name: string): Promise<boolean> {
+    return this.#serial(async () => {
+      const existed = (await this.get(name)) !== undefined;
+      await rm(this.#file(name), { force: true });
+      return existed;
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#queue;
+  }
+}

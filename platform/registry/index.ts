@@ -1,0 +1,19 @@
+/** The registry chosen by configuration: files under the data dir, or Redis. */
+import { Redis } from 'ioredis';
+
+import type { Config } from '../config.js';
+import { FsRegistry } from './fs/fs-registry.js';
+import type { Registry } from './registry.js';
+import { RedisRegistry } from './redis/redis-registry.js';
+
+export * from './registry.js';
+export { FsRegistry } from './fs/fs-registry.js';
+export { RedisRegistry } from './redis/redis-registry.js';
+
+export function createRegistry(config: Config): Registry {
+  if (!config.redisUrl) return new FsRegistry(config.dataDir);
+  // Fail fast while Redis is down (callers get 503), and keep reconnecting in the background.
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+  redis.on('error', () => undefined);
+  return new RedisRegistry(redis, config.redisPrefix);
+}

@@ -1,0 +1,111 @@
+/**
+ * The registry in Redis, shared by every node of a cluster: `<prefix>fn:<name>` holds the record
+ * as JSON, `<prefix>fns` the set of names. Updates are optimistic transactions (WATCH/MULTI)
+ * retried on conflict, so two nodes never both create version 3. WATCH belongs to a connection,
+ * and EXEC clears every watch on it, so one node runs its transactions one at a time.
+ */
+import type { Redis } from 'ioredis';
+
+import { UnavailableError } from '../../../sdk/errors.js';
+import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
+import type { FunctionRecord, FunctionVersion, Registry, VersionStatus } from '../registry.js';
+import { applyStatus, applyTraffic, notFound } from '../registry.js';
+
+export class RedisRegistry implements Registry {
+  readonly kind = 'redis';
+  readonly #redis: Redis;
+  readonly #prefix: string;
+
+  constructor(redis: Redis, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+  }
+
+  #key(name: string): string {
+    return `${this.#prefix}fn:${name}`;
+  }
+
+  #queue: Promise<unknown> = Promise.resolve();
+
+  /** Redis commands: a reply error is Redis's own; anything else means Redis is not reachable. */
+  async #call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if ((error as Error).name === 'ReplyError') throw error;
+      throw new UnavailableError(`the registry (Redis) is not answering: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  async get(name: string): Promise<FunctionRecord | undefined> {
+    const raw = await this.#call(() => this.#redis.get(this.#key(name)));
+    return raw === null ? undefined : (JSON.parse(raw) as FunctionRecord);
+  }
+
+  async list(): Promise<FunctionRecord[]> {
+    const names = (await this.#call(() => this.#redis.smembers(`${this.#prefix}fns`))).sort();
+    if (names.length === 0) return [];
+    const raws = await this.#call(() => this.#redis.mget(names.map((n) => this.#key(n))));
+    return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as FunctionRecord);
+  }
+
+  /** Reads, changes and writes one record under WATCH, retrying when another writer got there first. */
+  #transact<T>(name: string, change: (current: FunctionRecord | undefined) => { next: FunctionRecord; result: T }): Promise<T> {
+    const run = (): Promise<T> => this.#transactNow(name, change);
+    const next = this.#queue.then(run, run);
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async #transactNow<T>(name: string, change: (current: FunctionRecord | undefined) => { next: FunctionRecord; result: T }): Promise<T> {
+    const key = this.#key(name);
+    for (let attempt = 0; attempt < 50; attempt++) {
+      await this.#call(() => this.#redis.watch(key));
+      const raw = await this.#call(() => this.#redis.get(key));
+      let outcome: { next: FunctionRecord; result: T };
+      try {
+        outcome = change(raw === null ? undefined : (JSON.parse(raw) as FunctionRecord));
+      } catch (error) {
+        await this.#redis.unwatch().catch(() => undefined);
+        throw error;
+      }
+      const done = await this.#call(() => this.#redis.multi().set(key, JSON.stringify(outcome.next)).sadd(`${this.#prefix}fns`, name).exec());
+      if (done !== null) return outcome.result;
+    }
+    throw new UnavailableError(`too many concurrent changes to function ${name}; try again`);
+  }
+
+  createVersion(spec: FunctionSpec, artifacts: FunctionVersion['artifacts']): Promise<FunctionVersion> {
+    return this.#transact(spec.name, (record) => {
+      const now = new Date().toISOString();
+      const current = record ?? { name: spec.name, createdAt: now, versions: [], traffic: {} };
+      const version: FunctionVersion = { version: (current.versions.at(-1)?.version ?? 0) + 1, spec, artifacts, createdAt: now, status: 'pending' };
+      return { next: { ...current, versions: [...current.versions, version] }, result: version };
+    });
+  }
+
+  #update(name: string, change: (r: FunctionRecord) => FunctionRecord): Promise<FunctionRecord> {
+    return this.#transact(name, (record) => {
+      if (!record) throw notFound(name);
+      const next = change(record);
+      return { next, result: next };
+    });
+  }
+
+  setStatus(name: string, version: number, status: VersionStatus, reason?: string): Promise<FunctionRecord> {
+    return this.#update(name, (r) => applyStatus(r, version, status, reason));
+  }
+
+  setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord> {
+    return this.#update(name, (r) => applyTraffic(r, weights));
+  }
+
+  async delete(name: string): Promise<boolean> {
+    const [[, removed]] = (await this.#call(() => this.#redis.multi().del(this.#key(name)).srem(`${this.#prefix}fns`, name).exec())) as [[unknown, number]];
+    return removed === 1;
+  }
+
+  async close(): Promise<void> {
+    this.#redis.disconnect();
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The function registry port: functions, their immutable numbered versions, and the traffic split.
+ */
+import { FunctionNotFoundError, InvalidInputError, VersionNotFoundError } from '../../sdk/errors.js';
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+
+export type VersionStatus = 'pending' | 'ready' | 'failed';
+
+export interface FunctionVersion {
+  version: number;
+  spec: FunctionSpec;
+  /** sha256 of the model file and, if any, of the bundled hook. */
+  artifacts: { model: string; hook?: string };
+  createdAt: string;
+  status: VersionStatus;
+  /** Why a version failed to load. */
+  reason?: string;
+}
+
+export interface FunctionRecord {
+  name: string;
+  createdAt: string;
+  versions: FunctionVersion[];
+  /** Version → weight; the weights need not sum to 100. Empty until a version is ready. */
+  traffic: Record<string, number>;
+}
+
+export interface Registry {
+  readonly kind: 'fs' | 'redis';
+  /** Adds version n+1 of spec.name (creating the function), status pending, traffic unchanged. */
+  createVersion(spec: FunctionSpec, artifacts: FunctionVersion['artifacts']): Promise<FunctionVersion>;
+  get(name: string): Promise<FunctionRecord | undefined>;
+  list(): Promise<FunctionRecord[]>;
+  setStatus(name: string, version: number, status: VersionStatus, reason?: string): Promise<FunctionRecord>;
+  /** Replaces the traffic split; every weighted version must exist and be ready. */
+  setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord>;
+  delete(name: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** The checks every implementation applies to a traffic change, on the record it is about to write. */
+export function applyTraffic(record: FunctionRecord, weights: Record<string, number>): FunctionRecord {
+  const entries = Object.entries(weights);
+  if (entries.length === 0) throw new InvalidInputError('traffic needs at least one version with a weight', { reason: 'traffic' });
+  let total = 0;
+  const traffic: Record<string, number> = {};
+  for (const [v, w] of entries) {
+    const version = record.versions.find((x) => String(x.version) === v);
+    if (!version) throw new VersionNotFoundError(`${record.name} has no version ${v}`);
+    if (version.status !== 'ready') throw new InvalidInputError(`${record.name} v${v} is ${version.status}${version.reason ? ` (${version.reason})` : ''}: only ready versions take traffic`, { reason: 'traffic' });
+    if (!Number.isFinite(w) || w < 0) throw new InvalidInputError(`the weight of v${v} must be a number ≥ 0`, { reason: 'traffic' });
+    if (w > 0) traffic[v] = w;
+    total += w;
+  }
+  if (total <= 0) throw new InvalidInputError('traffic weights must add up to more than 0', { reason: 'traffic' });
+  return { ...record, traffic };
+}
+
+export function applyStatus(record: FunctionRecord, version: number, status: VersionStatus, reason?: string): FunctionRecord {
+  const found = record.versions.find((v) => v.version === version);
+  if (!found) throw new VersionNotFoundError(`${record.name} has no version ${version}`);
+  return {
+    ...record,
+    versions: record.versions.map((v) => (v.version === version ? { ...v, status, ...(reason === undefined ? { reason: undefined } : { reason }) } : v)),
+  };
+}
+
+export function notFound(name: string): FunctionNotFoundError {
+  return new FunctionNotFoundError(`no function named "${name}"`);
+}
+
+/** Picks a version by traffic weight; `random` in [0, 1). */
+export function pickVersion(record: FunctionRecord, random = Math.random()): number | undefined {
+  const entries = Object.entries(record.traffic).filter(([, w]) => w > 0);
+  const total = entries.reduce((n, [, w]) => n + w, 0);
+  if (total <= 0) return undefined;
+  let at = random * total;
+  for (const [v, w] of entries) {
+    if (at < w) return Number(v);
+    at -= w;
+  }
+  return Number(entries[entries.length - 1]![0]);
+}
