@@ -1,4 +1,11 @@
-/** `npm start`: the node's entry point. Until the server lands it runs the engine demo. */
-import { runDemo } from './demo.js';
+/** `npm start`: a Hearth node configured from the environment; SIGTERM or SIGINT drains it. */
+import { loadConfig } from './config.js';
+import { startNode } from './node.js';
 
-await runDemo();
+const node = await startNode(loadConfig()).catch((error: unknown) => {
+  console.error(JSON.stringify({ level: 'fatal', msg: (error as Error).message }));
+  process.exit(1);
+});
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => void node.drain().then(() => process.exit(0)));
+}

@@ -92,3 +92,21 @@ export class VersionNotFoundError extends HearthError {
   override readonly name = 'VersionNotFoundError';
   override readonly code = 'VERSION_NOT_FOUND';
 }
+
+/** No API key, or an unknown one (HTTP 401). */
+export class UnauthenticatedError extends HearthError {
+  override readonly name = 'UnauthenticatedError';
+  override readonly code = 'UNAUTHENTICATED';
+}
+
+/** The API key's scope does not allow this call (HTTP 403). */
+export class PermissionDeniedError extends HearthError {
+  override readonly name = 'PermissionDeniedError';
+  override readonly code = 'PERMISSION_DENIED';
+}
+
+/** The request body is over the limit (HTTP 413). */
+export class PayloadTooLargeError extends HearthError {
+  override readonly name = 'PayloadTooLargeError';
+  override readonly code = 'PAYLOAD_TOO_LARGE';
+}

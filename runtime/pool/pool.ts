@@ -157,12 +157,13 @@ export class Pool extends EventEmitter {
       const { spec } = this;
       if (spec.instances.threads > 0) setIntraOpThreads(spec.instances.threads);
       this.#device = spec.instances.device === 'auto' ? (devices().cudaAvailable ? 'cuda:0' : 'cpu') : spec.instances.device;
-      this.#hooks = await HookPool.create({ spec, version: this.version, bundlePath: this.#options.hookBundle, ...this.#options.hooks });
+      const artifacts = await this.resolveArtifacts();
+      this.#hooks = await HookPool.create({ spec, version: this.version, bundlePath: artifacts.hookBundle, ...this.#options.hooks });
       const inputs = warmupInputs(spec);
       this.#loading++;
       let first: Model;
       try {
-        first = await loadModel(this.#options.model, {
+        first = await loadModel(artifacts.model, {
           device: this.#device,
           warmup: inputs ? { inputs, runs: this.#options.warmupRuns ?? 2 } : undefined,
         });
@@ -180,6 +181,14 @@ export class Pool extends EventEmitter {
       await this.#hooks?.close();
       throw reason;
     }
+  }
+
+  /**
+   * Where the model and hook come from when the pool starts: the options, by default. A platform
+   * overrides it to fetch (and verify) them from its artifact store as part of the cold start.
+   */
+  protected async resolveArtifacts(): Promise<{ model: string | Uint8Array; hookBundle?: string }> {
+    return { model: this.#options.model, hookBundle: this.#options.hookBundle };
   }
 
   /** Adds an instance over the same weights (the autoscaler's scale-up). */

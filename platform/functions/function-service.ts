@@ -1,0 +1,208 @@
+/**
+ * Functions on this node: deploy versions, route requests to a version by traffic, and keep a pool
+ * per version, started cold on the first request (which waits in the pool's queue, up to its
+ * deadline, while the artifacts are fetched and the model loads).
+ *
+ * A deploy creates version n+1 as pending and loads it; only when it is warm does traffic move to
+ * it. A version that fails to load (bad .pt, a hook that throws in setup) is recorded as failed
+ * with the reason, and the versions already serving keep serving.
+ */
+import { copyFile, mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import type { HookTensors } from '../../sdk/hook.js';
+import { Pool } from '../../runtime/index.js';
+import type { InvokeOptions, InvokeResponse, PoolStats } from '../../runtime/index.js';
+import { HearthError, UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { ArtifactStore } from '../artifacts/index.js';
+import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
+import { notFound, pickVersion } from '../registry/index.js';
+
+export interface FunctionServiceOptions {
+  registry: Registry;
+  artifacts: ArtifactStore;
+  dataDir: string;
+  log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
+}
+
+export interface PoolSummary extends PoolStats {
+  function: string;
+  version: number;
+  device: string;
+}
+
+export class FunctionService {
+  readonly #o: FunctionServiceOptions;
+  readonly #pools = new Map<string, Pool>();
+
+  constructor(options: FunctionServiceOptions) {
+    this.#o = options;
+  }
+
+  get registry(): Registry {
+    return this.#o.registry;
+  }
+
+  /** Creates and loads a new version; traffic moves to it once it is warm (unless `keepTraffic`). */
+  async deploy(spec: FunctionSpec, artifacts: FunctionVersion['artifacts'], options: { keepTraffic?: boolean } = {}): Promise<FunctionVersion> {
+    for (const [role, sha] of Object.entries(artifacts)) {
+      if (sha && !(await this.#o.artifacts.stat(sha))) throw new VersionNotFoundError(`the ${role} artifact ${sha} has not been uploaded`);
+    }
+    const created = await this.#o.registry.createVersion(spec, artifacts);
+    try {
+      await this.#pool(spec.name, created).start();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.#o.log?.warn({ function: spec.name, version: created.version, reason }, 'version failed to load');
+      await this.#o.registry.setStatus(spec.name, created.version, 'failed', reason);
+      await this.#stopPool(spec.name, created.version);
+      return { ...created, status: 'failed', reason };
+    }
+    await this.#o.registry.setStatus(spec.name, created.version, 'ready');
+    const record = (await this.#o.registry.get(spec.name))!;
+    if (!options.keepTraffic || Object.keys(record.traffic).length === 0) {
+      await this.#o.registry.setTraffic(spec.name, { [created.version]: 100 });
+    }
+    this.#o.log?.info({ function: spec.name, version: created.version }, 'version ready');
+    return { ...created, status: 'ready' };
+  }
+
+  async get(name: string): Promise<FunctionRecord> {
+    const record = await this.#o.registry.get(name);
+    if (!record) throw notFound(name);
+    return record;
+  }
+
+  /** The version a request goes to: the one named, else one picked by the traffic weights. */
+  async resolve(name: string, version?: number): Promise<FunctionVersion> {
+    const record = await this.get(name);
+    const v = version ?? pickVersion(record);
+    if (v === undefined) throw new UnavailableError(`function ${name} has no version ready to serve`);
+    const found = record.versions.find((x) => x.version === v);
+    if (!found) throw new VersionNotFoundError(`function ${name} has no version ${v}`);
+    if (found.status === 'failed') throw new UnavailableError(`${name} v${v} failed to load: ${found.reason ?? 'unknown reason'}`);
+    return found;
+  }
+
+  /** A request through the hooks, to the version named or picked by traffic. */
+  async invoke(name: string, version: number | undefined, request: { body: Uint8Array; contentType: string }, options: InvokeOptions = {}): Promise<InvokeResponse & { version: number }> {
+    const v = await this.resolve(name, version);
+    const response = await this.#warmPool(name, v, options).invoke(request, options);
+    return { ...response, version: v.version };
+  }
+
+  /** Raw tensors (KServe v2): no hooks. */
+  async infer(name: string, version: number | undefined, tensors: HookTensors, options: InvokeOptions = {}): Promise<{ outputs: HookTensors; version: FunctionVersion }> {
+    const v = await this.resolve(name, version);
+    return { outputs: await this.#warmPool(name, v, options).infer(tensors, options), version: v };
+  }
+
+  /** Whether a version is loaded and warm on this node. */
+  isWarm(name: string, version: number): boolean {
+    return this.#pools.get(`${name}@${version}`)?.state === 'warm';
+  }
+
+  /** Loads a version's pool now (Triton's repository load). */
+  async load(name: string, version?: number): Promise<void> {
+    const v = await this.resolve(name, version);
+    await this.#pool(name, v).start();
+  }
+
+  /** Stops a version's pool on this node (Triton's repository unload); it cold-starts on the next call. */
+  async unload(name: string, version?: number): Promise<void> {
+    const record = await this.get(name);
+    for (const v of record.versions) if (version === undefined || v.version === version) await this.#stopPool(name, v.version);
+  }
+
+  async delete(name: string): Promise<boolean> {
+    const record = await this.#o.registry.get(name);
+    if (record) for (const v of record.versions) await this.#stopPool(name, v.version, true);
+    return this.#o.registry.delete(name);
+  }
+
+  pools(): PoolSummary[] {
+    return [...this.#pools.values()].map((p) => ({ function: p.spec.name, version: p.version, device: p.device, ...p.stats() }));
+  }
+
+  poolOf(name: string, version: number): Pool | undefined {
+    return this.#pools.get(`${name}@${version}`);
+  }
+
+  /** Drains every pool (SIGTERM): in-flight requests finish, new ones are refused. */
+  async drain(): Promise<void> {
+    await Promise.all([...this.#pools.values()].map((p) => p.drain()));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#pools.values()].map((p) => p.stop()));
+    this.#pools.clear();
+    await this.#o.registry.close();
+  }
+
+  #warmPool(name: string, version: FunctionVersion, options: InvokeOptions): Pool {
+    const pool = this.#pool(name, version);
+    if (pool.state === 'cold') {
+      // The request that finds the pool cold waits in its queue while it loads.
+      pool.start().catch((error: unknown) => this.#o.log?.error({ function: name, version: version.version, reason: (error as Error).message }, 'cold start failed'));
+    }
+    void options;
+    return pool;
+  }
+
+  #pool(name: string, version: FunctionVersion): Pool {
+    const key = `${name}@${version.version}`;
+    let pool = this.#pools.get(key);
+    if (pool && (pool.state === 'stopped' || pool.state === 'failed')) {
+      this.#pools.delete(key);
+      pool = undefined;
+    }
+    if (!pool) {
+      pool = new LazyArtifactsPool(version, this.#o.artifacts, this.#o.dataDir);
+      this.#pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  async #stopPool(name: string, version: number, drain = false): Promise<void> {
+    const key = `${name}@${version}`;
+    const pool = this.#pools.get(key);
+    if (!pool) return;
+    this.#pools.delete(key);
+    await (drain ? pool.drain() : pool.stop()).catch(() => undefined);
+  }
+}
+
+/** A pool whose model and hook come from the artifact store, fetched and verified when it starts. */
+class LazyArtifactsPool extends Pool {
+  readonly #version: FunctionVersion;
+  readonly #artifacts: ArtifactStore;
+  readonly #dataDir: string;
+
+  constructor(version: FunctionVersion, artifacts: ArtifactStore, dataDir: string) {
+    super({ spec: version.spec, version: version.version, model: '' });
+    this.#version = version;
+    this.#artifacts = artifacts;
+    this.#dataDir = dataDir;
+  }
+
+  protected override async resolveArtifacts(): Promise<{ model: string; hookBundle?: string }> {
+    const model = await this.#artifacts.local(this.#version.artifacts.model);
+    let hookBundle: string | undefined;
+    if (this.#version.artifacts.hook) {
+      const hook = await this.#artifacts.local(this.#version.artifacts.hook);
+      // Hook bundles are ES modules: give the worker a .mjs path to import.
+      hookBundle = join(this.#dataDir, 'hooks', `${hook.sha256}.mjs`);
+      const present = await stat(hookBundle).then((s) => s.size === hook.size, () => false);
+      if (!present) {
+        await mkdir(join(this.#dataDir, 'hooks'), { recursive: true });
+        await copyFile(hook.path, hookBundle);
+      }
+    }
+    return { model: model.path, hookBundle };
+  }
+}
+
+export function isHearthError(error: unknown): error is HearthError {
+  return error instanceof HearthError;
+}

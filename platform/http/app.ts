@@ -1,0 +1,214 @@
+/**
+ * The HTTP front door (hono): health, the management API (/api/v1), function URLs (/fn), and
+ * KServe v2 / Open Inference Protocol with Triton's binary tensor and repository extensions (/v2).
+ * Errors become `{"error", "code"}` in one place (./errors.ts).
+ */
+import { Readable } from 'node:stream';
+
+import { Hono } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+
+import { InvalidInputError, PayloadTooLargeError, PermissionDeniedError, UnauthenticatedError, UnavailableError } from '../../sdk/errors.js';
+import { parseSpec } from '../../sdk/spec/index.js';
+import type { ArtifactStore } from '../artifacts/index.js';
+import { checkSha } from '../artifacts/index.js';
+import type { ApiKey } from '../config.js';
+import type { FunctionService } from '../functions/function-service.js';
+import { toHttpResponse } from './errors.js';
+import { formatInferResponse, modelMetadata, parseInferRequest } from './kserve.js';
+
+export interface AppOptions {
+  service: FunctionService;
+  artifacts: ArtifactStore;
+  apiKeys: ApiKey[];
+  maxBodyBytes: number;
+  /** Largest artifact upload (default 16 GiB). */
+  maxArtifactBytes?: number;
+  /** False while the node starts or drains: /v2/health/ready answers 503. */
+  ready: () => boolean;
+  version: string;
+}
+
+type Scope = 'invoke' | 'admin';
+
+function errorResponse(c: Context, error: unknown): Response {
+  const { status, body, headers } = toHttpResponse(error);
+  for (const [k, v] of Object.entries(headers)) c.header(k, v);
+  return c.json(body, status as 400);
+}
+
+function auth(keys: ApiKey[], scope: Scope): MiddlewareHandler {
+  return async (c, next) => {
+    if (keys.length === 0) return next();
+    const header = c.req.header('authorization');
+    const given = header?.startsWith('Bearer ') ? header.slice(7) : c.req.header('x-api-key');
+    const key = keys.find((k) => k.key === given);
+    if (!key) return errorResponse(c, new UnauthenticatedError('send an API key: Authorization: Bearer <key>'));
+    if (scope === 'admin' && key.scope !== 'admin') return errorResponse(c, new PermissionDeniedError('this API key may invoke functions but not manage them (needs scope admin)'));
+    return next();
+  };
+}
+
+function limit(maxSize: number): MiddlewareHandler {
+  return bodyLimit({
+    maxSize,
+    onError: (c) => errorResponse(c, new PayloadTooLargeError(`the body is over the limit of ${maxSize} bytes (HEARTH_MAX_BODY_BYTES)`)),
+  });
+}
+
+/** `Hearth-Timeout-Ms: 250` → an absolute deadline. */
+function deadlineOf(c: Context): number | undefined {
+  const raw = c.req.header('hearth-timeout-ms');
+  if (raw === undefined) return undefined;
+  const ms = Number(raw);
+  if (!Number.isFinite(ms) || ms <= 0) throw new InvalidInputError('Hearth-Timeout-Ms must be a positive number of milliseconds');
+  return performance.now() + ms;
+}
+
+function versionParam(c: Context): number | undefined {
+  const v = c.req.param('version');
+  if (v === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(v)) throw new InvalidInputError(`version "${v}" must be a positive integer`);
+  return Number(v);
+}
+
+export function createApp(o: AppOptions): Hono {
+  const app = new Hono();
+  const { service } = o;
+  app.onError((error, c) => errorResponse(c, error));
+  app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}`, code: 'NOT_FOUND' }, 404));
+
+  // --- health and server metadata (health needs no key) ------------------------------------------
+  app.get('/v2/health/live', (c) => c.json({ live: true }));
+  app.get('/v2/health/ready', (c) => (o.ready() ? c.json({ ready: true }) : c.json({ ready: false }, 503)));
+  app.get('/v2', auth(o.apiKeys, 'invoke'), (c) => c.json({ name: 'hearth', version: o.version, extensions: ['binary_tensor_data', 'model_repository'] }));
+
+  // --- artifacts -----------------------------------------------------------------------------------
+  const admin = auth(o.apiKeys, 'admin');
+  app.on('HEAD', '/api/v1/artifacts/:sha', admin, async (c) => {
+    const sha = c.req.param('sha');
+    checkSha(sha);
+    const info = await o.artifacts.stat(sha);
+    if (!info) return c.body(null, 404);
+    c.header('Content-Length', String(info.size));
+    return c.body(null, 200);
+  });
+  app.put('/api/v1/artifacts/:sha', admin, limit(o.maxArtifactBytes ?? 16 * 2 ** 30), async (c) => {
+    const sha = c.req.param('sha');
+    checkSha(sha);
+    const existing = await o.artifacts.stat(sha);
+    if (existing) return c.json({ ...existing, created: false });
+    const body = c.req.raw.body;
+    if (!body) throw new InvalidInputError('send the artifact bytes as the request body');
+    const info = await o.artifacts.put(sha, Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>));
+    return c.json({ ...info, created: true }, 201);
+  });
+  app.post('/api/v1/artifacts/import', admin, async (c) => {
+    const { uri } = (await c.req.json()) as { uri?: unknown };
+    if (typeof uri !== 'string') throw new InvalidInputError('send {"uri": "s3://bucket/prefix/key"}');
+    return c.json(await o.artifacts.importS3(uri), 201);
+  });
+
+  // --- functions -----------------------------------------------------------------------------------
+  app.post('/api/v1/functions', admin, limit(o.maxBodyBytes), async (c) => {
+    const body = (await c.req.json().catch(() => undefined)) as { spec?: unknown; artifacts?: { model?: unknown; hook?: unknown }; keepTraffic?: boolean } | undefined;
+    if (!body) throw new InvalidInputError('send {"spec": {...}, "artifacts": {"model": "<sha256>", "hook": "<sha256>"}}');
+    const spec = parseSpec(body.spec);
+    const model = body.artifacts?.model;
+    const hook = body.artifacts?.hook;
+    if (typeof model !== 'string') throw new InvalidInputError('artifacts.model must be the sha256 of an uploaded model');
+    checkSha(model);
+    if (hook !== undefined) {
+      if (typeof hook !== 'string') throw new InvalidInputError('artifacts.hook must be the sha256 of an uploaded hook bundle');
+      checkSha(hook);
+    }
+    const version = await service.deploy(spec, { model, ...(hook ? { hook } : {}) }, { keepTraffic: body.keepTraffic });
+    return c.json({ name: spec.name, version: version.version, status: version.status, reason: version.reason, url: `/fn/${spec.name}` }, version.status === 'failed' ? 422 : 201);
+  });
+  app.get('/api/v1/functions', admin, async (c) => {
+    const records = await service.registry.list();
+    return c.json({ functions: records.map((r) => ({ name: r.name, createdAt: r.createdAt, versions: r.versions.length, latest: r.versions.at(-1)?.version, traffic: r.traffic })) });
+  });
+  app.get('/api/v1/functions/:name', admin, async (c) => {
+    const record = await service.get(c.req.param('name'));
+    const pools = service.pools().filter((p) => p.function === record.name);
+    return c.json({ ...record, pools });
+  });
+  app.delete('/api/v1/functions/:name', admin, async (c) => {
+    const name = c.req.param('name');
+    await service.get(name);
+    await service.delete(name);
+    return c.json({ deleted: name });
+  });
+  app.put('/api/v1/functions/:name/traffic', admin, async (c) => {
+    const { traffic } = (await c.req.json().catch(() => ({}))) as { traffic?: Record<string, number> };
+    if (!traffic || typeof traffic !== 'object') throw new InvalidInputError('send {"traffic": {"<version>": <weight>, ...}}');
+    const record = await service.registry.setTraffic(c.req.param('name'), traffic);
+    return c.json({ name: record.name, traffic: record.traffic });
+  });
+  app.get('/api/v1/pools', admin, (c) => c.json({ pools: service.pools() }));
+
+  // --- function URLs ---------------------------------------------------------------------------------
+  const invoke = auth(o.apiKeys, 'invoke');
+  const callFunction = async (c: Context): Promise<Response> => {
+    if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
+    const body = new Uint8Array(await c.req.arrayBuffer());
+    const contentType = c.req.header('content-type') ?? 'application/octet-stream';
+    const result = await service.invoke(c.req.param('name')!, versionParam(c), { body, contentType }, { deadline: deadlineOf(c), signal: c.req.raw.signal });
+    return new Response(result.body, { status: 200, headers: { 'content-type': result.contentType, 'hearth-version': String(result.version) } });
+  };
+  app.post('/fn/:name', invoke, limit(o.maxBodyBytes), callFunction);
+  app.post('/fn/:name/versions/:version', invoke, limit(o.maxBodyBytes), callFunction);
+
+  // --- KServe v2 models --------------------------------------------------------------------------------
+  const metadata = async (c: Context): Promise<Response> => {
+    const name = c.req.param('name')!;
+    const record = await service.get(name);
+    const v = await service.resolve(name, versionParam(c));
+    return c.json(modelMetadata(v.spec, record.versions.filter((x) => x.status === 'ready').map((x) => x.version)));
+  };
+  const modelReady = async (c: Context): Promise<Response> => {
+    const name = c.req.param('name')!;
+    const v = await service.resolve(name, versionParam(c)).catch(() => undefined);
+    return v?.status === 'ready' ? c.json({ name, ready: true }) : c.json({ name, ready: false }, 503);
+  };
+  const infer = async (c: Context): Promise<Response> => {
+    if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
+    const name = c.req.param('name')!;
+    const header = c.req.header('inference-header-content-length');
+    const body = new Uint8Array(await c.req.arrayBuffer());
+    const { request, tensors } = parseInferRequest(body, header === undefined ? undefined : Number(header));
+    const { outputs, version } = await service.infer(name, versionParam(c), tensors, { deadline: deadlineOf(c), signal: c.req.raw.signal });
+    const out = formatInferResponse({ name, version: version.version }, request, outputs, version.spec);
+    const headers: Record<string, string> = { 'content-type': out.contentType };
+    if (out.headerLength !== undefined) headers['inference-header-content-length'] = String(out.headerLength);
+    return new Response(out.body, { status: 200, headers });
+  };
+  app.get('/v2/models/:name', invoke, metadata);
+  app.get('/v2/models/:name/versions/:version', invoke, metadata);
+  app.get('/v2/models/:name/ready', invoke, modelReady);
+  app.get('/v2/models/:name/versions/:version/ready', invoke, modelReady);
+  app.post('/v2/models/:name/infer', invoke, limit(o.maxBodyBytes), infer);
+  app.post('/v2/models/:name/versions/:version/infer', invoke, limit(o.maxBodyBytes), infer);
+
+  // --- Triton's repository extension ------------------------------------------------------------------
+  app.post('/v2/repository/index', admin, async (c) => {
+    const records = await service.registry.list();
+    return c.json(records.flatMap((r) => r.versions.map((v) => ({
+      name: r.name,
+      version: String(v.version),
+      state: service.isWarm(r.name, v.version) ? 'READY' : v.status === 'failed' ? 'UNAVAILABLE' : 'UNLOADED',
+      ...(v.reason ? { reason: v.reason } : {}),
+    }))));
+  });
+  app.post('/v2/repository/models/:name/load', admin, async (c) => {
+    await service.load(c.req.param('name'));
+    return c.json({});
+  });
+  app.post('/v2/repository/models/:name/unload', admin, async (c) => {
+    await service.unload(c.req.param('name'));
+    return c.json({});
+  });
+  return app;
+}

@@ -1,0 +1,125 @@
+/**
+ * KServe v2 / Open Inference Protocol tensors over HTTP: JSON `data`, and Triton's binary tensor
+ * data extension (a JSON header of `Inference-Header-Content-Length` bytes, then raw tensor bytes).
+ */
+import { InvalidInputError } from '../../sdk/errors.js';
+import type { HookTensors } from '../../sdk/hook.js';
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { DType, Tensor } from '../../sdk/tensor.js';
+import { allocate, elementSize, isDType, numel } from '../../sdk/tensor.js';
+import { tensorFromJson, tensorToJson } from '../../sdk/tensor-json.js';
+
+interface RequestInput {
+  name: string;
+  shape: number[];
+  datatype: string;
+  data?: unknown;
+  parameters?: { binary_data_size?: number };
+}
+
+export interface InferRequest {
+  id?: string;
+  inputs: RequestInput[];
+  outputs?: { name: string; parameters?: { binary_data?: boolean } }[];
+  parameters?: { binary_data_output?: boolean };
+}
+
+/** Parses an infer request body (JSON, or JSON header + binary tail) into named tensors. */
+export function parseInferRequest(body: Uint8Array, headerLength: number | undefined): { request: InferRequest; tensors: HookTensors } {
+  const jsonBytes = headerLength === undefined ? body : body.subarray(0, headerLength);
+  if (headerLength !== undefined && (!Number.isInteger(headerLength) || headerLength < 0 || headerLength > body.byteLength)) {
+    throw new InvalidInputError(`Inference-Header-Content-Length ${headerLength} does not fit a body of ${body.byteLength} bytes`);
+  }
+  let request: InferRequest;
+  try {
+    request = JSON.parse(new TextDecoder().decode(jsonBytes)) as InferRequest;
+  } catch (error) {
+    throw new InvalidInputError(`the infer request is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!request || !Array.isArray(request.inputs)) throw new InvalidInputError('the infer request needs "inputs": [{name, shape, datatype, data}]');
+  let offset = headerLength ?? 0;
+  const tensors: HookTensors = {};
+  for (const [i, input] of request.inputs.entries()) {
+    const where = `inputs[${i}]`;
+    if (typeof input?.name !== 'string') throw new InvalidInputError(`${where}.name must be a string`);
+    if (!isDType(input.datatype)) throw new InvalidInputError(`${where}.datatype "${input.datatype}" is not a KServe v2 datatype`, { reason: 'ERR_DTYPE' });
+    if (!Array.isArray(input.shape) || input.shape.some((d) => !Number.isInteger(d) || d < 0)) throw new InvalidInputError(`${where}.shape must be a list of non-negative integers`, { reason: 'ERR_SHAPE' });
+    if (tensors[input.name]) throw new InvalidInputError(`input "${input.name}" is given twice`);
+    const dtype = input.datatype as DType;
+    const size = input.parameters?.binary_data_size;
+    if (size !== undefined) {
+      if (headerLength === undefined) throw new InvalidInputError(`${where} has binary_data_size but the request has no Inference-Header-Content-Length`);
+      const expected = numel(input.shape) * elementSize(dtype);
+      if (size !== expected) throw new InvalidInputError(`input "${input.name}": binary_data_size ${size} is not shape [${input.shape.join(', ')}] × ${dtype} (${expected} bytes)`, { reason: 'ERR_SHAPE' });
+      if (offset + size > body.byteLength) throw new InvalidInputError(`input "${input.name}": the body ends before its ${size} bytes`, { reason: 'ERR_SHAPE' });
+      // One copy into an aligned buffer of its own (the tail may sit at any offset).
+      const data = allocate(dtype, numel(input.shape));
+      new Uint8Array(data.buffer).set(body.subarray(offset, offset + size));
+      offset += size;
+      tensors[input.name] = { dtype, shape: input.shape, data } as Tensor;
+    } else {
+      if (input.data === undefined) throw new InvalidInputError(`${where} has neither data nor binary_data_size`);
+      const flat = Array.isArray(input.data) ? (input.data as unknown[]).flat(Infinity) : [input.data];
+      try {
+        tensors[input.name] = tensorFromJson(dtype, flat, input.shape, `inputs.${input.name}.data`);
+      } catch (error) {
+        throw new InvalidInputError((error as Error).message, { reason: 'ERR_SHAPE' });
+      }
+    }
+  }
+  if (offset !== body.byteLength && headerLength !== undefined) {
+    throw new InvalidInputError(`the body has ${body.byteLength - offset} bytes past the inputs' binary data`, { reason: 'ERR_SHAPE' });
+  }
+  return { request, tensors };
+}
+
+/** The response: JSON data, or (when asked) a JSON header followed by raw output bytes. */
+export function formatInferResponse(
+  model: { name: string; version: number },
+  request: InferRequest,
+  outputs: HookTensors,
+  spec: FunctionSpec,
+): { body: Uint8Array; contentType: string; headerLength?: number } {
+  const wanted = request.outputs?.length ? request.outputs : spec.outputs.map((o) => ({ name: o.name, parameters: undefined }));
+  const binaryAll = request.parameters?.binary_data_output === true;
+  const parts: Uint8Array[] = [];
+  const json = {
+    model_name: model.name,
+    model_version: String(model.version),
+    ...(request.id === undefined ? {} : { id: request.id }),
+    outputs: wanted.map((w) => {
+      const t = outputs[w.name];
+      if (!t) throw new InvalidInputError(`the model has no output "${w.name}"`);
+      const binary = w.parameters?.binary_data ?? binaryAll;
+      if (binary) {
+        const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+        parts.push(bytes);
+        return { name: w.name, datatype: t.dtype, shape: t.shape, parameters: { binary_data_size: bytes.byteLength } };
+      }
+      return { name: w.name, datatype: t.dtype, shape: t.shape, data: (tensorToJson({ ...t, shape: [numel(t.shape)] }) as unknown[]) };
+    }),
+  };
+  const header = new TextEncoder().encode(JSON.stringify(json));
+  if (parts.length === 0) return { body: header, contentType: 'application/json' };
+  const body = new Uint8Array(header.byteLength + parts.reduce((n, p) => n + p.byteLength, 0));
+  body.set(header, 0);
+  let at = header.byteLength;
+  for (const p of parts) {
+    body.set(p, at);
+    at += p.byteLength;
+  }
+  return { body, contentType: 'application/octet-stream', headerLength: header.byteLength };
+}
+
+/** Model metadata: shapes with the batch dimension as -1 when the model has one. */
+export function modelMetadata(spec: FunctionSpec, versions: number[]): object {
+  const shape = (dims: number[]) => (spec.maxBatchSize > 0 ? [-1, ...dims] : dims);
+  return {
+    name: spec.name,
+    versions: versions.map(String),
+    platform: 'pytorch_libtorch',
+    inputs: spec.inputs.map((i) => ({ name: i.name, datatype: i.dtype, shape: shape(i.dims) })),
+    outputs: spec.outputs.map((o) => ({ name: o.name, datatype: o.dtype, shape: shape(o.dims) })),
+  };
+}
+

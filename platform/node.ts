@@ -1,0 +1,70 @@
+/**
+ * The composition root of a Hearth node: configuration → registry, artifact store, function
+ * service, HTTP server. The ports it listens on (0 picks a free one) are logged as one JSON line.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+
+import { serve } from '@hono/node-server';
+import { pino } from 'pino';
+
+import { createArtifactStore } from './artifacts/index.js';
+import type { Config } from './config.js';
+import { FunctionService } from './functions/function-service.js';
+import { createApp } from './http/app.js';
+import { createRegistry } from './registry/index.js';
+
+export const VERSION = '0.1.0';
+
+export interface HearthNode {
+  config: Config;
+  service: FunctionService;
+  httpUrl: string;
+  /** Readiness 503, in-flight requests finish, then everything closes. */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    if (server.listening) return resolve((server.address() as AddressInfo).port);
+    server.once('listening', () => resolve((server.address() as AddressInfo).port));
+    server.once('error', reject);
+  });
+}
+
+export async function startNode(config: Config): Promise<HearthNode> {
+  const log = pino({ level: config.logLevel, base: { service: 'hearth' } });
+  const registry = createRegistry(config);
+  const artifacts = createArtifactStore(config, (sha256, actual) => log.error({ sha256, actual }, 'artifact refused: its bytes do not match its hash'));
+  const service = new FunctionService({ registry, artifacts, dataDir: config.dataDir, log });
+  let ready = false;
+  const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION });
+  const server = serve({ fetch: app.fetch, port: config.httpPort, hostname: config.host }) as Server;
+  const httpPort = await listen(server);
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const httpUrl = `http://${host}:${httpPort}`;
+  ready = true;
+  log.info({ http: httpPort, host: config.host, registry: registry.kind, artifacts: artifacts.kind, dataDir: config.dataDir }, 'hearth listening');
+
+  let closed = false;
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    ready = false;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await service.close();
+  };
+  return {
+    config,
+    service,
+    httpUrl,
+    async drain() {
+      ready = false;
+      log.info({}, 'draining');
+      await service.drain();
+      await close();
+    },
+    close,
+  };
+}
