@@ -86,13 +86,14 @@ export function createApp(o: AppOptions): Hono {
 
   // --- artifacts -----------------------------------------------------------------------------------
   const admin = auth(o.apiKeys, 'admin');
-  app.on('HEAD', '/api/v1/artifacts/:sha', admin, async (c) => {
+  // HEAD (hono answers it from this GET route): is the artifact there, and how big; GET: as JSON.
+  app.get('/api/v1/artifacts/:sha', admin, async (c) => {
     const sha = c.req.param('sha');
     checkSha(sha);
     const info = await o.artifacts.stat(sha);
-    if (!info) return c.body(null, 404);
-    c.header('Content-Length', String(info.size));
-    return c.body(null, 200);
+    if (!info) return c.json({ error: `artifact ${sha} is not in the store`, code: 'ARTIFACT_NOT_FOUND' }, 404);
+    c.header('X-Artifact-Size', String(info.size));
+    return c.json(info);
   });
   app.put('/api/v1/artifacts/:sha', admin, limit(o.maxArtifactBytes ?? 16 * 2 ** 30), async (c) => {
     const sha = c.req.param('sha');
