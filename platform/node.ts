@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { createArtifactStore } from './artifacts/index.js';
 import type { Config } from './config.js';
 import { FunctionService } from './functions/function-service.js';
+import { bindGrpc, createGrpcServer } from './grpc/server.js';
 import { createApp } from './http/app.js';
 import { createRegistry } from './registry/index.js';
 
@@ -20,6 +21,8 @@ export interface HearthNode {
   config: Config;
   service: FunctionService;
   httpUrl: string;
+  /** host:port of the gRPC service. */
+  grpcAddress: string;
   /** Readiness 503, in-flight requests finish, then everything closes. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -42,10 +45,12 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION });
   const server = serve({ fetch: app.fetch, port: config.httpPort, hostname: config.host }) as Server;
   const httpPort = await listen(server);
+  const grpcServer = createGrpcServer({ service, apiKeys: config.apiKeys, ready: () => ready, version: VERSION, maxMessageBytes: config.maxBodyBytes });
+  const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const httpUrl = `http://${host}:${httpPort}`;
   ready = true;
-  log.info({ http: httpPort, host: config.host, registry: registry.kind, artifacts: artifacts.kind, dataDir: config.dataDir }, 'hearth listening');
+  log.info({ http: httpPort, grpc: grpcPort, host: config.host, registry: registry.kind, artifacts: artifacts.kind, dataDir: config.dataDir }, 'hearth listening');
 
   let closed = false;
   const close = async (): Promise<void> => {
@@ -53,12 +58,14 @@ export async function startNode(config: Config): Promise<HearthNode> {
     closed = true;
     ready = false;
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
     await service.close();
   };
   return {
     config,
     service,
     httpUrl,
+    grpcAddress: `${host}:${grpcPort}`,
     async drain() {
       ready = false;
       log.info({}, 'draining');

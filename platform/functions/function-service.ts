@@ -115,6 +115,23 @@ export class FunctionService {
     for (const v of record.versions) if (version === undefined || v.version === version) await this.#stopPool(name, v.version);
   }
 
+  /** Triton's repository index: every version with its state on this node. */
+  async repositoryIndex(): Promise<{ name: string; version: string; state: 'READY' | 'UNAVAILABLE' | 'UNLOADED'; reason?: string }[]> {
+    const records = await this.#o.registry.list();
+    return records.flatMap((r) => r.versions.map((v) => ({
+      name: r.name,
+      version: String(v.version),
+      state: this.isWarm(r.name, v.version) ? ('READY' as const) : v.status === 'failed' ? ('UNAVAILABLE' as const) : ('UNLOADED' as const),
+      ...(v.reason ? { reason: v.reason } : {}),
+    })));
+  }
+
+  /** Whether a version can serve (it is ready in the registry; it may still have to cold-start here). */
+  async modelReady(name: string, version?: number): Promise<boolean> {
+    const v = await this.resolve(name, version).catch(() => undefined);
+    return v?.status === 'ready';
+  }
+
   async delete(name: string): Promise<boolean> {
     const record = await this.#o.registry.get(name);
     if (record) for (const v of record.versions) await this.#stopPool(name, v.version, true);

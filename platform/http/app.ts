@@ -171,8 +171,7 @@ export function createApp(o: AppOptions): Hono {
   };
   const modelReady = async (c: Context): Promise<Response> => {
     const name = c.req.param('name')!;
-    const v = await service.resolve(name, versionParam(c)).catch(() => undefined);
-    return v?.status === 'ready' ? c.json({ name, ready: true }) : c.json({ name, ready: false }, 503);
+    return (await service.modelReady(name, versionParam(c))) ? c.json({ name, ready: true }) : c.json({ name, ready: false }, 503);
   };
   const infer = async (c: Context): Promise<Response> => {
     if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
@@ -194,15 +193,7 @@ export function createApp(o: AppOptions): Hono {
   app.post('/v2/models/:name/versions/:version/infer', invoke, limit(o.maxBodyBytes), infer);
 
   // --- Triton's repository extension ------------------------------------------------------------------
-  app.post('/v2/repository/index', admin, async (c) => {
-    const records = await service.registry.list();
-    return c.json(records.flatMap((r) => r.versions.map((v) => ({
-      name: r.name,
-      version: String(v.version),
-      state: service.isWarm(r.name, v.version) ? 'READY' : v.status === 'failed' ? 'UNAVAILABLE' : 'UNLOADED',
-      ...(v.reason ? { reason: v.reason } : {}),
-    }))));
-  });
+  app.post('/v2/repository/index', admin, async (c) => c.json(await service.repositoryIndex()));
   app.post('/v2/repository/models/:name/load', admin, async (c) => {
     await service.load(c.req.param('name'));
     return c.json({});

@@ -1,0 +1,106 @@
+/**
+ * `inference.GRPCInferenceService` over @grpc/grpc-js: health, metadata, ModelInfer (raw and typed
+ * contents) and the repository extension, from ./grpc_service.proto.
+ */
+import { fileURLToPath } from 'node:url';
+
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+
+import { InvalidInputError, PermissionDeniedError, UnauthenticatedError, UnavailableError } from '../../sdk/errors.js';
+import type { ApiKey } from '../config.js';
+import type { FunctionService } from '../functions/function-service.js';
+import { modelMetadata } from '../http/kserve.js';
+import { toGrpcStatus } from './status.js';
+import type { GrpcInput } from './tensors.js';
+import { grpcInputsToTensors, tensorsToGrpcOutputs } from './tensors.js';
+
+export const PROTO_PATH = fileURLToPath(new URL('./grpc_service.proto', import.meta.url));
+
+export const PROTO_OPTIONS: protoLoader.Options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
+
+export function loadInferenceService(): grpc.ServiceDefinition & { service?: unknown } {
+  const definition = protoLoader.loadSync(PROTO_PATH, PROTO_OPTIONS);
+  const pkg = grpc.loadPackageDefinition(definition) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } };
+  return pkg.inference.GRPCInferenceService.service;
+}
+
+export interface GrpcOptions {
+  service: FunctionService;
+  apiKeys: ApiKey[];
+  ready: () => boolean;
+  version: string;
+  maxMessageBytes: number;
+}
+
+type Scope = 'invoke' | 'admin';
+type Handler = (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>) => Promise<unknown>;
+
+function versionOf(value: unknown): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || !/^[1-9]\d*$/.test(value)) throw new InvalidInputError(`version "${String(value)}" must be a positive integer`);
+  return Number(value);
+}
+
+export function createGrpcServer(o: GrpcOptions): grpc.Server {
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': o.maxMessageBytes, 'grpc.max_send_message_length': -1 });
+  const { service } = o;
+
+  const authorize = (call: grpc.ServerUnaryCall<unknown, unknown>, scope: Scope | 'none'): void => {
+    if (scope === 'none' || o.apiKeys.length === 0) return;
+    const header = String(call.metadata.get('authorization')[0] ?? '');
+    const given = header.startsWith('Bearer ') ? header.slice(7) : String(call.metadata.get('x-api-key')[0] ?? '');
+    const key = o.apiKeys.find((k) => k.key === given);
+    if (!key) throw new UnauthenticatedError('send an API key in the authorization metadata: Bearer <key>');
+    if (scope === 'admin' && key.scope !== 'admin') throw new PermissionDeniedError('this API key may invoke functions but not manage them (needs scope admin)');
+  };
+
+  const unary = (scope: Scope | 'none', handler: Handler): grpc.handleUnaryCall<Record<string, unknown>, unknown> => (call, callback) => {
+    Promise.resolve()
+      .then(() => authorize(call, scope))
+      .then(() => handler(call))
+      .then((response) => callback(null, response), (error: unknown) => callback(toGrpcStatus(error) as grpc.ServiceError));
+  };
+
+  server.addService(loadInferenceService(), {
+    ServerLive: unary('none', async () => ({ live: true })),
+    ServerReady: unary('none', async () => ({ ready: o.ready() })),
+    ModelReady: unary('invoke', async (call) => ({ ready: await service.modelReady(String(call.request.name), versionOf(call.request.version)) })),
+    ServerMetadata: unary('invoke', async () => ({ name: 'hearth', version: o.version, extensions: ['model_repository'] })),
+    ModelMetadata: unary('invoke', async (call) => {
+      const name = String(call.request.name);
+      const record = await service.get(name);
+      const v = await service.resolve(name, versionOf(call.request.version));
+      return modelMetadata(v.spec, record.versions.filter((x) => x.status === 'ready').map((x) => x.version));
+    }),
+    ModelInfer: unary('invoke', async (call) => {
+      if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
+      const r = call.request as { model_name: string; model_version: string; id: string; inputs: GrpcInput[]; outputs: { name: string }[]; raw_input_contents: Uint8Array[] };
+      const tensors = grpcInputsToTensors(r.inputs ?? [], r.raw_input_contents ?? []);
+      const deadline = call.getDeadline();
+      const ms = deadline instanceof Date ? deadline.getTime() - Date.now() : Number.isFinite(deadline) ? Number(deadline) - Date.now() : undefined;
+      const { outputs, version } = await service.infer(r.model_name, versionOf(r.model_version), tensors, {
+        deadline: ms === undefined ? undefined : performance.now() + ms,
+      });
+      const formatted = tensorsToGrpcOutputs(outputs, (r.outputs ?? []).map((x) => x.name).filter(Boolean).length ? r.outputs.map((x) => x.name) : version.spec.outputs.map((x) => x.name));
+      return { model_name: r.model_name, model_version: String(version.version), id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
+    }),
+    RepositoryIndex: unary('admin', async () => ({ models: await service.repositoryIndex() })),
+    RepositoryModelLoad: unary('admin', async (call) => {
+      await service.load(String(call.request.model_name));
+      return {};
+    }),
+    RepositoryModelUnload: unary('admin', async (call) => {
+      await service.unload(String(call.request.model_name));
+      return {};
+    }),
+  });
+  return server;
+}
+
+export function bindGrpc(server: grpc.Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
+  });
+}
