@@ -13,6 +13,7 @@ import type { Config } from './config.js';
 import { FunctionService } from './functions/function-service.js';
 import { bindGrpc, createGrpcServer } from './grpc/server.js';
 import { createApp } from './http/app.js';
+import { Metrics } from './metrics/metrics.js';
 import { createRegistry } from './registry/index.js';
 
 export const VERSION = '0.1.0';
@@ -23,6 +24,7 @@ export interface HearthNode {
   httpUrl: string;
   /** host:port of the gRPC service. */
   grpcAddress: string;
+  metricsUrl: string;
   /** Readiness 503, in-flight requests finish, then everything closes. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -40,7 +42,10 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const log = pino({ level: config.logLevel, base: { service: 'hearth' } });
   const registry = createRegistry(config);
   const artifacts = createArtifactStore(config, (sha256, actual) => log.error({ sha256, actual }, 'artifact refused: its bytes do not match its hash'));
-  const service = new FunctionService({ registry, artifacts, dataDir: config.dataDir, log });
+  let metrics: Metrics | undefined;
+  const service = new FunctionService({ registry, artifacts, dataDir: config.dataDir, log, onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases) });
+  metrics = new Metrics(() => service.pools());
+  const metricsServer = await metrics.listen(config.host, config.metricsPort);
   let ready = false;
   const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION });
   const server = serve({ fetch: app.fetch, port: config.httpPort, hostname: config.host }) as Server;
@@ -50,7 +55,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const httpUrl = `http://${host}:${httpPort}`;
   ready = true;
-  log.info({ http: httpPort, grpc: grpcPort, host: config.host, registry: registry.kind, artifacts: artifacts.kind, dataDir: config.dataDir }, 'hearth listening');
+  log.info({ http: httpPort, grpc: grpcPort, metrics: metricsServer.port, host: config.host, registry: registry.kind, artifacts: artifacts.kind, dataDir: config.dataDir }, 'hearth listening');
 
   let closed = false;
   const close = async (): Promise<void> => {
@@ -59,6 +64,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     ready = false;
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
+    await new Promise<void>((resolve) => metricsServer.server.close(() => resolve()));
     await service.close();
   };
   return {
@@ -66,6 +72,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     service,
     httpUrl,
     grpcAddress: `${host}:${grpcPort}`,
+    metricsUrl: `http://${host}:${metricsServer.port}/metrics`,
     async drain() {
       ready = false;
       log.info({}, 'draining');

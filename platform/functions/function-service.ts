@@ -12,7 +12,7 @@ import { join } from 'node:path';
 
 import type { HookTensors } from '../../sdk/hook.js';
 import { Pool } from '../../runtime/index.js';
-import type { InvokeOptions, InvokeResponse, PoolStats } from '../../runtime/index.js';
+import type { ColdStart, InvokeOptions, InvokeResponse, PoolStats } from '../../runtime/index.js';
 import { HearthError, UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { ArtifactStore } from '../artifacts/index.js';
@@ -24,6 +24,8 @@ export interface FunctionServiceOptions {
   artifacts: ArtifactStore;
   dataDir: string;
   log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
+  /** Called when a pool of this node finishes a cold start. */
+  onColdStart?: (name: string, version: number, phases: ColdStart) => void;
 }
 
 export interface PoolSummary extends PoolStats {
@@ -176,6 +178,11 @@ export class FunctionService {
     }
     if (!pool) {
       pool = new LazyArtifactsPool(version, this.#o.artifacts, this.#o.dataDir);
+      const created = pool;
+      created.on('cold-start', (phases: ColdStart) => {
+        this.#o.onColdStart?.(name, version.version, phases);
+        this.#o.log?.info({ function: name, version: version.version, ...phases }, 'cold start');
+      });
       this.#pools.set(key, pool);
     }
     return pool;
@@ -203,7 +210,7 @@ class LazyArtifactsPool extends Pool {
     this.#dataDir = dataDir;
   }
 
-  protected override async resolveArtifacts(): Promise<{ model: string; hookBundle?: string }> {
+  protected override async resolveArtifacts(): Promise<{ model: string; hookBundle?: string; source: string }> {
     const model = await this.#artifacts.local(this.#version.artifacts.model);
     let hookBundle: string | undefined;
     if (this.#version.artifacts.hook) {
@@ -216,7 +223,7 @@ class LazyArtifactsPool extends Pool {
         await copyFile(hook.path, hookBundle);
       }
     }
-    return { model: model.path, hookBundle };
+    return { model: model.path, hookBundle, source: model.source };
   }
 }
 

@@ -65,6 +65,15 @@ export interface InvokeResponse {
   contentType: string;
 }
 
+/** How long each phase of a cold start took, in seconds. */
+export interface ColdStart {
+  fetch: number;
+  load: number;
+  warmup: number;
+  /** Where the model came from: the store on disk, the local cache, or fetched from remote. */
+  source?: string;
+}
+
 export interface PoolStats extends PoolCounters {
   state: PoolState;
   instances: { total: number; idle: number; busy: number; loading: number };
@@ -72,6 +81,7 @@ export interface PoolStats extends PoolCounters {
   /** Requests inside the pool: in hooks, queued or running. */
   pending: number;
   hookThreads: number;
+  coldStart?: ColdStart;
 }
 
 interface Pending {
@@ -118,6 +128,7 @@ export class Pool extends EventEmitter {
   #inPost = 0;
   #starting: Promise<void> | undefined;
   #device = 'cpu';
+  #coldStart: ColdStart | undefined;
 
   constructor(options: PoolOptions) {
     super();
@@ -157,7 +168,9 @@ export class Pool extends EventEmitter {
       const { spec } = this;
       if (spec.instances.threads > 0) setIntraOpThreads(spec.instances.threads);
       this.#device = spec.instances.device === 'auto' ? (devices().cudaAvailable ? 'cuda:0' : 'cpu') : spec.instances.device;
+      const fetchStarted = performance.now();
       const artifacts = await this.resolveArtifacts();
+      const fetch = (performance.now() - fetchStarted) / 1000;
       this.#hooks = await HookPool.create({ spec, version: this.version, bundlePath: artifacts.hookBundle, ...this.#options.hooks });
       const inputs = warmupInputs(spec);
       this.#loading++;
@@ -170,9 +183,12 @@ export class Pool extends EventEmitter {
       } finally {
         this.#loading--;
       }
+      const info = first.info;
+      this.#coldStart = { fetch, load: info.loadMs / 1000, warmup: info.warmupMs / 1000, ...(artifacts.source ? { source: artifacts.source } : {}) };
       this.#addLoaded(first);
       for (let i = 1; i < count; i++) this.#addLoaded(first.share());
       this.#setState('warm');
+      this.emit('cold-start', this.#coldStart);
     } catch (error) {
       const reason = toHearthError(error);
       this.#event('load-failed', 'failed', reason.message);
@@ -187,7 +203,7 @@ export class Pool extends EventEmitter {
    * Where the model and hook come from when the pool starts: the options, by default. A platform
    * overrides it to fetch (and verify) them from its artifact store as part of the cold start.
    */
-  protected async resolveArtifacts(): Promise<{ model: string | Uint8Array; hookBundle?: string }> {
+  protected async resolveArtifacts(): Promise<{ model: string | Uint8Array; hookBundle?: string; source?: string }> {
     return { model: this.#options.model, hookBundle: this.#options.hookBundle };
   }
 
@@ -458,6 +474,7 @@ export class Pool extends EventEmitter {
       queueDepth: this.#batcher.queueDepth,
       pending: this.#pending,
       hookThreads: this.#hooks?.threads ?? 0,
+      ...(this.#coldStart ? { coldStart: this.#coldStart } : {}),
     };
   }
 

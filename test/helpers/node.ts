@@ -10,7 +10,7 @@ import { bundleHook } from '../../runtime/hooks/index.js';
 import { REPO_ROOT } from './fixtures.js';
 
 export async function testNode(dataDir: string, env: Record<string, string> = {}): Promise<HearthNode> {
-  return startNode(loadConfig({ HEARTH_HTTP_PORT: '0', HEARTH_GRPC_PORT: '0', HEARTH_DATA_DIR: dataDir, HEARTH_LOG_LEVEL: 'silent', ...env }));
+  return startNode(loadConfig({ HEARTH_HTTP_PORT: '0', HEARTH_GRPC_PORT: '0', HEARTH_METRICS_PORT: '0', HEARTH_DATA_DIR: dataDir, HEARTH_LOG_LEVEL: 'silent', ...env }));
 }
 
 export const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');

@@ -1,0 +1,109 @@
+/**
+ * Prometheus metrics (prom-client) on the metrics port, per function and version, with Triton's
+ * names where Triton has one. Counters are read from the pools when Prometheus scrapes, so the
+ * request path pays nothing for them; they restart from zero when a pool is reloaded, as Triton's do.
+ */
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { Counter, Gauge, Histogram, Registry as PromRegistry, collectDefaultMetrics } from 'prom-client';
+
+import type { ColdStart } from '../../runtime/index.js';
+import type { PoolSummary } from '../functions/function-service.js';
+
+const LABELS = ['model', 'version'] as const;
+
+export class Metrics {
+  readonly registry = new PromRegistry();
+  readonly #coldStart: Histogram<'model' | 'version' | 'phase'>;
+
+  constructor(pools: () => PoolSummary[]) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'hearth_process_' });
+    const labels = (p: PoolSummary) => ({ model: p.function, version: String(p.version) });
+    const counter = (name: string, help: string, value: (p: PoolSummary) => number): void => {
+      new Counter({
+        name, help, labelNames: LABELS, registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const p of pools()) this.inc(labels(p), value(p));
+        },
+      });
+    };
+    counter('nv_inference_request_success', 'Requests that got a response', (p) => p.success);
+    counter('nv_inference_count', 'Inferences (rows) performed', (p) => p.inferenceCount);
+    counter('nv_inference_exec_count', 'Forward passes (batches) run', (p) => p.execCount);
+    counter('nv_inference_request_duration_us', 'Cumulative request time, microseconds', (p) => Math.round(p.durations.request.totalUs));
+    counter('nv_inference_queue_duration_us', 'Cumulative time requests waited in the queue, microseconds', (p) => Math.round(p.durations.queue.totalUs));
+    counter('nv_inference_compute_infer_duration_us', 'Cumulative forward time of batches, microseconds', (p) => Math.round(p.durations.compute.totalUs));
+    new Counter({
+      name: 'nv_inference_request_failure', help: 'Requests that failed, by reason', labelNames: [...LABELS, 'reason'], registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const p of pools()) for (const [reason, n] of Object.entries(p.failures)) this.inc({ ...labels(p), reason }, n);
+      },
+    });
+    new Counter({
+      name: 'hearth_hook_duration_us', help: 'Cumulative time in hooks, microseconds, by phase', labelNames: [...LABELS, 'phase'], registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const p of pools()) {
+          this.inc({ ...labels(p), phase: 'pre' }, Math.round(p.durations.pre.totalUs));
+          this.inc({ ...labels(p), phase: 'post' }, Math.round(p.durations.post.totalUs));
+        }
+      },
+    });
+    new Gauge({
+      name: 'nv_inference_pending_request_count', help: 'Requests inside the pool: in hooks, queued or running', labelNames: LABELS, registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const p of pools()) this.set(labels(p), p.pending);
+      },
+    });
+    new Gauge({
+      name: 'hearth_queue_depth', help: 'Requests waiting in the batcher queue', labelNames: LABELS, registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const p of pools()) this.set(labels(p), p.queueDepth);
+      },
+    });
+    new Gauge({
+      name: 'hearth_pool_instances', help: 'Model instances by state', labelNames: [...LABELS, 'state'], registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const p of pools()) {
+          this.set({ ...labels(p), state: 'idle' }, p.instances.idle);
+          this.set({ ...labels(p), state: 'busy' }, p.instances.busy);
+          this.set({ ...labels(p), state: 'loading' }, p.instances.loading);
+        }
+      },
+    });
+    this.#coldStart = new Histogram({
+      name: 'hearth_cold_start_seconds', help: 'Cold start time by phase: fetch, load, warmup', labelNames: [...LABELS, 'phase'], registers: [this.registry],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    });
+  }
+
+  observeColdStart(name: string, version: number, phases: ColdStart): void {
+    for (const phase of ['fetch', 'load', 'warmup'] as const) this.#coldStart.observe({ model: name, version: String(version), phase }, phases[phase]);
+  }
+
+  /** Serves /metrics; resolves with the port. */
+  async listen(host: string, port: number): Promise<{ server: Server; port: number }> {
+    const server = createServer((req, res) => {
+      if (req.url !== '/metrics') {
+        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'metrics are at /metrics', code: 'NOT_FOUND' }));
+        return;
+      }
+      this.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
+        (error: unknown) => res.writeHead(500).end(String(error)),
+      );
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+    return { server, port: (server.address() as AddressInfo).port };
+  }
+}
