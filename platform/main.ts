@@ -7,5 +7,12 @@ const node = await startNode(loadConfig()).catch((error: unknown) => {
   process.exit(1);
 });
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => void node.drain().then(() => process.exit(0)));
+  process.once(signal, () => {
+    void node.drain().then(() => {
+      // Sockets finish writing and handles close; then the process ends on its own. A handle that
+      // lingers past a few seconds does not keep it alive.
+      process.exitCode = 0;
+      setTimeout(() => process.exit(0), 5000).unref();
+    });
+  });
 }

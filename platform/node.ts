@@ -12,7 +12,7 @@ import { createArtifactStore } from './artifacts/index.js';
 import type { Config } from './config.js';
 import { FunctionService } from './functions/function-service.js';
 import { bindGrpc, createGrpcServer } from './grpc/server.js';
-import { createApp } from './http/app.js';
+import { createApp, InFlight } from './http/app.js';
 import { Metrics } from './metrics/metrics.js';
 import { createRegistry } from './registry/index.js';
 
@@ -47,7 +47,8 @@ export async function startNode(config: Config): Promise<HearthNode> {
   metrics = new Metrics(() => service.pools());
   const metricsServer = await metrics.listen(config.host, config.metricsPort);
   let ready = false;
-  const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION });
+  const inflight = new InFlight();
+  const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION, inflight });
   const server = serve({ fetch: app.fetch, port: config.httpPort, hostname: config.host }) as Server;
   const httpPort = await listen(server);
   const grpcServer = createGrpcServer({ service, apiKeys: config.apiKeys, ready: () => ready, version: VERSION, maxMessageBytes: config.maxBodyBytes });
@@ -75,9 +76,12 @@ export async function startNode(config: Config): Promise<HearthNode> {
     metricsUrl: `http://${host}:${metricsServer.port}/metrics`,
     async drain() {
       ready = false;
-      log.info({}, 'draining');
+      log.info({ inflight: inflight.count }, 'draining');
       await service.drain();
+      // Responses of requests the pools have finished may still be on their way out.
+      await inflight.idle();
       await close();
+      log.info({}, 'drained');
     },
     close,
   };

@@ -73,9 +73,44 @@ function versionParam(c: Context): number | undefined {
   return Number(v);
 }
 
-export function createApp(o: AppOptions): Hono {
+/** Requests being handled, so a drain can wait for their responses to be written. */
+export class InFlight {
+  #count = 0;
+  #waiters: (() => void)[] = [];
+
+  enter(): void {
+    this.#count++;
+  }
+
+  leave(): void {
+    if (--this.#count === 0) for (const w of this.#waiters.splice(0)) w();
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  idle(): Promise<void> {
+    return this.#count === 0 ? Promise.resolve() : new Promise((resolve) => this.#waiters.push(resolve));
+  }
+}
+
+export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
   const app = new Hono();
   const { service } = o;
+  if (o.inflight) {
+    const inflight = o.inflight;
+    app.use('*', async (c, next) => {
+      inflight.enter();
+      try {
+        await next();
+        // While draining, no connection is kept alive past its response.
+        if (!o.ready()) c.header('connection', 'close');
+      } finally {
+        inflight.leave();
+      }
+    });
+  }
   app.onError((error, c) => errorResponse(c, error));
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}`, code: 'NOT_FOUND' }, 404));
 
@@ -157,7 +192,7 @@ export function createApp(o: AppOptions): Hono {
     const body = new Uint8Array(await c.req.arrayBuffer());
     const contentType = c.req.header('content-type') ?? 'application/octet-stream';
     const result = await service.invoke(c.req.param('name')!, versionParam(c), { body, contentType }, { deadline: deadlineOf(c), signal: c.req.raw.signal });
-    return new Response(result.body, { status: 200, headers: { 'content-type': result.contentType, 'hearth-version': String(result.version) } });
+    return new Response(result.body, { status: 200, headers: { 'content-type': result.contentType, 'content-length': String(result.body.byteLength), 'hearth-version': String(result.version) } });
   };
   app.post('/fn/:name', invoke, limit(o.maxBodyBytes), callFunction);
   app.post('/fn/:name/versions/:version', invoke, limit(o.maxBodyBytes), callFunction);
@@ -181,7 +216,7 @@ export function createApp(o: AppOptions): Hono {
     const { request, tensors } = parseInferRequest(body, header === undefined ? undefined : Number(header));
     const { outputs, version } = await service.infer(name, versionParam(c), tensors, { deadline: deadlineOf(c), signal: c.req.raw.signal });
     const out = formatInferResponse({ name, version: version.version }, request, outputs, version.spec);
-    const headers: Record<string, string> = { 'content-type': out.contentType };
+    const headers: Record<string, string> = { 'content-type': out.contentType, 'content-length': String(out.body.byteLength) };
     if (out.headerLength !== undefined) headers['inference-header-content-length'] = String(out.headerLength);
     return new Response(out.body, { status: 200, headers });
   };

@@ -1,0 +1,98 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { HearthNode } from '../../platform/node.js';
+import { modelPath, REPO_ROOT } from '../helpers/fixtures.js';
+import { testNode, upload } from '../helpers/node.js';
+
+const dir = await mkdtemp(join(tmpdir(), 'hearth-limits-'));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const SLOW = {
+  name: 'slow', model: 'model.pt', maxBatchSize: 0, instances: { device: 'cpu' }, batching: { maxQueueSize: 1 },
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [4, 512] }, { name: 'n', dtype: 'INT64', dims: [] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [4, 512] }],
+};
+const infer = (url: string, iters: number, headers: Record<string, string> = {}) =>
+  fetch(`${url}/v2/models/slow/infer`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ inputs: [{ name: 'x', shape: [4, 512], datatype: 'FP32', data: new Array(2048).fill(0.01) }, { name: 'n', shape: [], datatype: 'INT64', data: [iters] }] }),
+  });
+
+async function deploy(url: string, spec: object, model: string): Promise<Response> {
+  return fetch(`${url}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model } }), headers: { 'content-type': 'application/json' } });
+}
+
+describe('queue limits, deadlines and availability over HTTP', () => {
+  let node: HearthNode;
+  beforeAll(async () => {
+    node = await testNode(join(dir, 'node'));
+    const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('slow'))));
+    expect((await deploy(node.httpUrl, SLOW, model)).status).toBe(201);
+  });
+  afterAll(() => node?.close());
+
+  it('answers 429 with Retry-After when the queue is full, and serves what it took', async () => {
+    const running = infer(node.httpUrl, 800);
+    await new Promise((r) => setTimeout(r, 50));
+    const queued = infer(node.httpUrl, 1);
+    await new Promise((r) => setTimeout(r, 20));
+    const refused = await infer(node.httpUrl, 1);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(((await refused.json()) as { code: string }).code).toBe('QUEUE_FULL');
+    expect((await running).status).toBe(200);
+    expect((await queued).status).toBe(200);
+  });
+
+  it('answers 504 when the request deadline passes first (Hearth-Timeout-Ms)', async () => {
+    const late = await infer(node.httpUrl, 800, { 'hearth-timeout-ms': '50' });
+    expect(late.status).toBe(504);
+    expect(((await late.json()) as { code: string }).code).toBe('DEADLINE_EXCEEDED');
+    expect((await infer(node.httpUrl, 1, { 'hearth-timeout-ms': 'soon' })).status).toBe(400);
+  });
+
+  it('answers 503 for a function with no version able to serve', async () => {
+    const junk = await upload(node.httpUrl, new TextEncoder().encode('junk model'));
+    expect((await deploy(node.httpUrl, { ...SLOW, name: 'broken' }, junk)).status).toBe(422);
+    const r = await fetch(`${node.httpUrl}/fn/broken`, { method: 'POST', body: '{}' });
+    expect(r.status).toBe(503);
+    expect(r.headers.get('retry-after')).toBe('1');
+  });
+});
+
+describe('SIGTERM', () => {
+  it('drains a node process: readiness goes 503, the request in flight finishes, then it exits 0', async () => {
+    const data = join(dir, 'sigterm');
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, HEARTH_HTTP_PORT: '0', HEARTH_GRPC_PORT: '0', HEARTH_METRICS_PORT: '0', HEARTH_DATA_DIR: data, HEARTH_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const lines = createInterface({ input: child.stdout! });
+    const port = await new Promise<number>((resolve) => lines.on('line', (line) => {
+      const entry = JSON.parse(line) as { msg?: string; http?: number };
+      if (entry.msg === 'hearth listening') resolve(entry.http!);
+    }));
+    const url = `http://127.0.0.1:${port}`;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const model = await upload(url, new Uint8Array(await readFile(modelPath('slow'))));
+    expect((await deploy(url, SLOW, model)).status).toBe(201);
+
+    const inflight = infer(url, 1500).then(async (r) => ({ status: r.status, body: (await r.json()) as { outputs: { shape: number[] }[] } }));
+    await new Promise((r) => setTimeout(r, 100));
+    child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 100));
+    const ready = await fetch(`${url}/v2/health/ready`).then((r) => r.status, () => 'closed');
+    expect([503, 'closed']).toContain(ready);
+    const response = await inflight;
+    expect(response.status).toBe(200);
+    expect(response.body.outputs[0]!.shape).toEqual([4, 512]);
+    expect(await exited).toBe(0);
+  });
+});
