@@ -16,6 +16,7 @@ import { checkSha } from '../artifacts/index.js';
 import type { ApiKey } from '../config.js';
 import type { FunctionService } from '../functions/function-service.js';
 import { toHttpResponse } from './errors.js';
+import { IdempotencyCache } from './idempotency.js';
 import { formatInferResponse, modelMetadata, parseInferRequest } from './kserve.js';
 
 export interface AppOptions {
@@ -187,12 +188,21 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
 
   // --- function URLs ---------------------------------------------------------------------------------
   const invoke = auth(o.apiKeys, 'invoke');
+  const idempotency = new IdempotencyCache();
   const callFunction = async (c: Context): Promise<Response> => {
     if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
+    const name = c.req.param('name')!;
+    const version = versionParam(c);
     const body = new Uint8Array(await c.req.arrayBuffer());
     const contentType = c.req.header('content-type') ?? 'application/octet-stream';
-    const result = await service.invoke(c.req.param('name')!, versionParam(c), { body, contentType }, { deadline: deadlineOf(c), signal: c.req.raw.signal });
-    return new Response(result.body, { status: 200, headers: { 'content-type': result.contentType, 'content-length': String(result.body.byteLength), 'hearth-version': String(result.version) } });
+    const call = () => service.invoke(name, version, { body, contentType }, { deadline: deadlineOf(c), signal: c.req.raw.signal });
+    const key = c.req.header('idempotency-key');
+    if (key !== undefined && (key.length === 0 || key.length > 256)) throw new InvalidInputError('Idempotency-Key must be 1 to 256 characters');
+    const { value, replayed } = key === undefined ? { value: call(), replayed: false } : idempotency.run(`${name}/${version ?? ''}/${key}`, call);
+    const result = await value;
+    const headers: Record<string, string> = { 'content-type': result.contentType, 'content-length': String(result.body.byteLength), 'hearth-version': String(result.version) };
+    if (replayed) headers['idempotent-replayed'] = 'true';
+    return new Response(result.body.slice(), { status: 200, headers });
   };
   app.post('/fn/:name', invoke, limit(o.maxBodyBytes), callFunction);
   app.post('/fn/:name/versions/:version', invoke, limit(o.maxBodyBytes), callFunction);
