@@ -8,6 +8,7 @@ import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { pino } from 'pino';
 
+import { setIntraOpThreads } from '../runtime/index.js';
 import { createArtifactStore } from './artifacts/index.js';
 import type { Config } from './config.js';
 import { FunctionService } from './functions/function-service.js';
@@ -40,6 +41,7 @@ function listen(server: Server): Promise<number> {
 
 export async function startNode(config: Config): Promise<HearthNode> {
   const log = pino({ level: config.logLevel, base: { service: 'hearth' } });
+  setIntraOpThreads(config.intraOpThreads);
   const registry = createRegistry(config);
   const artifacts = createArtifactStore(config, (sha256, actual) => log.error({ sha256, actual }, 'artifact refused: its bytes do not match its hash'));
   let metrics: Metrics | undefined;
@@ -56,7 +58,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const httpUrl = `http://${host}:${httpPort}`;
   ready = true;
-  log.info({ http: httpPort, grpc: grpcPort, metrics: metricsServer.port, host: config.host, registry: registry.kind, artifacts: artifacts.kind, dataDir: config.dataDir }, 'hearth listening');
+  log.info({ http: httpPort, grpc: grpcPort, metrics: metricsServer.port, intraOpThreads: config.intraOpThreads, host: config.host, registry: registry.kind, artifacts: artifacts.kind, dataDir: config.dataDir }, 'hearth listening');
 
   let closed = false;
   const close = async (): Promise<void> => {

@@ -34,9 +34,17 @@ export interface PoolSummary extends PoolStats {
   device: string;
 }
 
+/**
+ * How long a function's registry record is reused for routing. Reading it for every request cost
+ * a file read (embedded) or a Redis round trip per request, and was the node's bottleneck under
+ * load; a traffic change made on another node reaches this one within this time.
+ */
+const RECORD_TTL_MS = 1000;
+
 export class FunctionService {
   readonly #o: FunctionServiceOptions;
   readonly #pools = new Map<string, Pool>();
+  readonly #records = new Map<string, { at: number; record: Promise<FunctionRecord | undefined> }>();
 
   constructor(options: FunctionServiceOptions) {
     this.#o = options;
@@ -52,12 +60,14 @@ export class FunctionService {
       if (sha && !(await this.#o.artifacts.stat(sha))) throw new VersionNotFoundError(`the ${role} artifact ${sha} has not been uploaded`);
     }
     const created = await this.#o.registry.createVersion(spec, artifacts);
+    this.#records.delete(spec.name);
     try {
       await this.#pool(spec.name, created).start();
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.#o.log?.warn({ function: spec.name, version: created.version, reason }, 'version failed to load');
       await this.#o.registry.setStatus(spec.name, created.version, 'failed', reason);
+      this.#records.delete(spec.name);
       await this.#stopPool(spec.name, created.version);
       return { ...created, status: 'failed', reason };
     }
@@ -66,13 +76,34 @@ export class FunctionService {
     if (!options.keepTraffic || Object.keys(record.traffic).length === 0) {
       await this.#o.registry.setTraffic(spec.name, { [created.version]: 100 });
     }
+    this.#records.delete(spec.name);
     this.#o.log?.info({ function: spec.name, version: created.version }, 'version ready');
     return { ...created, status: 'ready' };
   }
 
   async get(name: string): Promise<FunctionRecord> {
-    const record = await this.#o.registry.get(name);
+    const record = await this.#cached(name);
     if (!record) throw notFound(name);
+    return record;
+  }
+
+  /** Replaces the traffic split of a function. */
+  async setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord> {
+    this.#records.delete(name);
+    try {
+      return await this.#o.registry.setTraffic(name, weights);
+    } finally {
+      this.#records.delete(name);
+    }
+  }
+
+  #cached(name: string): Promise<FunctionRecord | undefined> {
+    const now = Date.now();
+    const hit = this.#records.get(name);
+    if (hit && now - hit.at < RECORD_TTL_MS) return hit.record;
+    const record = this.#o.registry.get(name);
+    this.#records.set(name, { at: now, record });
+    record.catch(() => this.#records.delete(name));
     return record;
   }
 
@@ -137,6 +168,7 @@ export class FunctionService {
   async delete(name: string): Promise<boolean> {
     const record = await this.#o.registry.get(name);
     if (record) for (const v of record.versions) await this.#stopPool(name, v.version, true);
+    this.#records.delete(name);
     return this.#o.registry.delete(name);
   }
 

@@ -181,7 +181,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
   app.put('/api/v1/functions/:name/traffic', admin, async (c) => {
     const { traffic } = (await c.req.json().catch(() => ({}))) as { traffic?: Record<string, number> };
     if (!traffic || typeof traffic !== 'object') throw new InvalidInputError('send {"traffic": {"<version>": <weight>, ...}}');
-    const record = await service.registry.setTraffic(c.req.param('name'), traffic);
+    const record = await service.setTraffic(c.req.param('name'), traffic);
     return c.json({ name: record.name, traffic: record.traffic });
   });
   app.get('/api/v1/pools', admin, (c) => c.json({ pools: service.pools() }));

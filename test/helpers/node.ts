@@ -25,8 +25,8 @@ export async function upload(url: string, bytes: Uint8Array, headers: Record<str
   return sha;
 }
 
-export async function hookBundle(name: string, outDir: string): Promise<Uint8Array> {
-  const { path } = await bundleHook(join(REPO_ROOT, 'test', 'fixtures', 'hooks', `${name}.ts`), outDir);
+export async function hookBundle(name: string, outDir: string, hooksDir = join(REPO_ROOT, 'test', 'fixtures', 'hooks')): Promise<Uint8Array> {
+  const { path } = await bundleHook(join(hooksDir, `${name}.ts`), outDir);
   return new Uint8Array(await readFile(path));
 }
 

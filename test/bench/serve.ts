@@ -1,0 +1,223 @@
+/**
+ * bench:serve — Hearth against the traditional deployment of the same TorchScript model: Flask
+ * under gunicorn (2 workers) and FastAPI under uvicorn (2 workers), python3-torch, one request per
+ * forward. Each is driven by autocannon (closed loop) at concurrency 1, 16 and 64, for the MLP
+ * (JSON body of 1024 floats, the same body for every server) and ResNet-50 (raw FP32 image bytes).
+ * Extra MLP rows: Hearth's KServe binary extension and gRPC raw_input_contents. The engine's best
+ * batch throughput for each model is measured first, in the same run.
+ *
+ * Writes test/bench/results/serve.json: {engine_best_per_s, rows: [{model, concurrency, server,
+ * req_per_s, p50_ms, p99_ms}]}. Flags: --quick (short cells), --seconds S.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import autocannon from 'autocannon';
+
+import { PROTO_OPTIONS, PROTO_PATH } from '../../platform/grpc/server.js';
+import { loadModel, setIntraOpThreads } from '../../runtime/index.js';
+import { ensureModels, modelPath, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
+import { hookBundle, upload } from '../helpers/node.js';
+import { rng } from '../helpers/random.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    seconds: { type: 'string' },
+    out: { type: 'string', default: join(REPO_ROOT, 'test', 'bench', 'results', 'serve.json') },
+  },
+});
+const seconds = Number(flags.seconds ?? (flags.quick ? 2 : 5));
+const CONCURRENCY = [1, 16, 64];
+const threads = availableParallelism();
+const round = (v: number, d = 1): number => Math.round(v * 10 ** d) / 10 ** d;
+
+interface Row { model: string; concurrency: number; server: string; req_per_s: number; p50_ms: number; p99_ms: number; errors: number }
+
+function floats(n: number, seed: number): Float32Array {
+  const next = rng(seed);
+  return Float32Array.from({ length: n }, () => next() * 2 - 1);
+}
+
+async function engineBest(model: 'mlp' | 'resnet50'): Promise<number> {
+  setIntraOpThreads(threads);
+  const per = model === 'mlp' ? 1024 : 3 * 224 * 224;
+  const m = await loadModel(modelPath(model), { warmup: { inputs: [{ dtype: 'FP32', shape: [1, ...(model === 'mlp' ? [1024] : [3, 224, 224])], data: floats(per, 1) }], runs: 3 } });
+  let best = 0;
+  for (const batch of model === 'mlp' ? [32, 64] : [8, 16]) {
+    const x = { dtype: 'FP32' as const, shape: [batch, ...(model === 'mlp' ? [1024] : [3, 224, 224])], data: floats(batch * per, batch) };
+    await m.forward([x]);
+    let n = 0;
+    const t0 = performance.now();
+    const budget = model === 'mlp' ? 2000 : 6000;
+    const loop = async (): Promise<void> => {
+      while (performance.now() - t0 < budget) {
+        await m.forward([x]);
+        n++;
+      }
+    };
+    await Promise.all([loop(), loop()]);
+    best = Math.max(best, (n * batch * 1000) / (performance.now() - t0));
+  }
+  m.dispose();
+  return best;
+}
+
+function waitForPort(url: string, child: ChildProcess, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const tick = (): void => {
+      if (child.exitCode !== null) return reject(new Error(`${what} exited with ${child.exitCode}`));
+      // Any HTTP answer (even an error for this empty probe) means the server is up.
+      fetch(url, { method: 'GET' }).then(() => resolve(), () => (Date.now() - started > 60_000 ? reject(new Error(`${what} did not start`)) : setTimeout(tick, 250)));
+    };
+    tick();
+  });
+}
+
+async function startHearth(dataDir: string): Promise<{ child: ChildProcess; http: string; grpc: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, HEARTH_HTTP_PORT: '0', HEARTH_GRPC_PORT: '0', HEARTH_METRICS_PORT: '0', HEARTH_DATA_DIR: dataDir, HEARTH_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const ports = await new Promise<{ http: number; grpc: number }>((resolve) => lines.on('line', (line) => {
+    const e = JSON.parse(line) as { msg?: string; http?: number; grpc?: number };
+    if (e.msg === 'hearth listening') resolve({ http: e.http!, grpc: e.grpc! });
+  }));
+  return { child, http: `http://127.0.0.1:${ports.http}`, grpc: `127.0.0.1:${ports.grpc}` };
+}
+
+function startPeer(kind: 'flask' | 'fastapi', model: 'mlp' | 'resnet50', port: number): ChildProcess {
+  const env = { ...process.env, PEER_MODEL: modelPath(model), PEER_KIND: model === 'mlp' ? 'mlp' : 'resnet', PEER_THREADS: '1', PYTHONUNBUFFERED: '1' };
+  const cwd = join(REPO_ROOT, 'test', 'bench', 'peers');
+  const args = kind === 'flask'
+    ? ['-m', 'gunicorn', '-w', '2', '-b', `127.0.0.1:${port}`, '--log-level', 'warning', '--timeout', '120', 'flask_app:app']
+    : ['-m', 'uvicorn', '--workers', '2', '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warning', 'fastapi_app:app'];
+  return spawn(PYTHON, args, { cwd, env, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+async function cannon(url: string, body: Uint8Array | string, headers: Record<string, string>, connections: number, duration: number): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+  const result = await autocannon({ url, method: 'POST', body: typeof body === 'string' ? body : Buffer.from(body), headers, connections, duration, timeout: 60 });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx };
+}
+
+async function grpcLoad(address: string, concurrency: number, duration: number, x: Float32Array): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+  const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_PATH, PROTO_OPTIONS)) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } };
+  const client = new pkg.inference.GRPCInferenceService(address, grpc.credentials.createInsecure()) as unknown as grpc.Client & { ModelInfer(r: object, cb: (e: Error | null) => void): void };
+  const request = { model_name: 'mlp', inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 1024] }], raw_input_contents: [Buffer.from(x.buffer)] };
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + duration * 1000;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (performance.now() < end) {
+      const t = performance.now();
+      await new Promise<void>((resolve) => client.ModelInfer(request, (e) => {
+        if (e) errors++;
+        resolve();
+      }));
+      latencies.push(performance.now() - t);
+    }
+  }));
+  client.close();
+  latencies.sort((a, b) => a - b);
+  return { rps: latencies.length / duration, p50: latencies[Math.floor(latencies.length / 2)] ?? 0, p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0, errors };
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+  });
+}
+
+async function main(): Promise<void> {
+  ensureModels();
+  console.log(`bench:serve — ${threads} cores, ${seconds}s per cell; measuring the engine's best batch throughput first`);
+  const engine = { mlp: await engineBest('mlp'), resnet50: await engineBest('resnet50') };
+  console.log(`engine best: MLP ${round(engine.mlp)} rows/s, ResNet-50 ${round(engine.resnet50)} rows/s`);
+
+  const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-serve-'));
+  const hearth = await startHearth(join(dir, 'data'));
+  const rows: Row[] = [];
+  try {
+    const deploy = async (spec: object, model: string, hook: string): Promise<void> => {
+      const m = await upload(hearth.http, new Uint8Array(await readFile(modelPath(model as 'mlp'))));
+      const h = await upload(hearth.http, await hookBundle(hook, join(dir, 'bundles'), join(REPO_ROOT, 'test', 'bench', 'hooks')));
+      const r = await fetch(`${hearth.http}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model: m, hook: h } }), headers: { 'content-type': 'application/json' } });
+      if (r.status !== 201) throw new Error(`deploy failed: ${await r.text()}`);
+    };
+    await deploy({ name: 'mlp', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 64, batching: { maxQueueDelayUs: 2000 }, instances: { device: 'cpu' },
+      inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }] }, 'mlp', 'mlp-json');
+    await deploy({ name: 'resnet50', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 16, batching: { maxQueueDelayUs: 5000 }, instances: { device: 'cpu' },
+      inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }] }, 'resnet50', 'resnet-binary');
+
+    const mlpX = floats(1024, 7);
+    const mlpBody = JSON.stringify({ inputs: Array.from(mlpX) });
+    const resnetBody = new Uint8Array(floats(3 * 224 * 224, 8).buffer);
+    const record = (model: string, server: string, concurrency: number, r: { rps: number; p50: number; p99: number; errors: number }): void => {
+      const row = { model, concurrency, server, req_per_s: round(r.rps), p50_ms: round(r.p50, 2), p99_ms: round(r.p99, 2), errors: r.errors };
+      rows.push(row);
+      console.log(`  ${model.padEnd(9)} ${server.padEnd(15)} c=${String(concurrency).padStart(2)}  ${row.req_per_s.toFixed(1).padStart(8)} req/s  p50 ${row.p50_ms.toFixed(1).padStart(7)} ms  p99 ${row.p99_ms.toFixed(1).padStart(7)} ms${r.errors ? `  errors ${r.errors}` : ''}`);
+    };
+
+    // Each server is measured alone: a peer is started for its turn and stopped after it.
+    for (const model of ['mlp', 'resnet50'] as const) {
+      const body = model === 'mlp' ? mlpBody : resnetBody;
+      const type = { 'content-type': model === 'mlp' ? 'application/json' : 'application/octet-stream' };
+      const servers: ['hearth' | 'flask-gunicorn' | 'fastapi-uvicorn', number][] = [['hearth', 0], ['flask-gunicorn', 18000 + Math.floor(Math.random() * 500)], ['fastapi-uvicorn', 18600 + Math.floor(Math.random() * 500)]];
+      for (const [server, port] of servers) {
+        const child = server === 'hearth' ? undefined : startPeer(server === 'flask-gunicorn' ? 'flask' : 'fastapi', model, port);
+        const url = child ? `http://127.0.0.1:${port}/predict` : `${hearth.http}/fn/${model}`;
+        try {
+          if (child) await waitForPort(url, child, server);
+          await cannon(url, body, type, 4, model === 'mlp' ? 1 : 3); // warm-up
+          for (const c of CONCURRENCY) record(model, server, c, await cannon(url, body, type, c, model === 'mlp' ? seconds : seconds * 2));
+        } finally {
+          if (child) await stop(child);
+        }
+      }
+    }
+
+    // The MLP through Hearth's KServe binary extension and gRPC raw_input_contents.
+    const header = new TextEncoder().encode(JSON.stringify({ inputs: [{ name: 'x', shape: [1, 1024], datatype: 'FP32', parameters: { binary_data_size: 4096 } }], parameters: { binary_data_output: true } }));
+    const binary = new Uint8Array(header.length + 4096);
+    binary.set(header);
+    binary.set(new Uint8Array(mlpX.buffer), header.length);
+    const kserve = { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.length) };
+    await cannon(`${hearth.http}/v2/models/mlp/infer`, binary, kserve, 4, 1);
+    for (const c of CONCURRENCY) record('mlp', 'hearth-kserve-binary', c, await cannon(`${hearth.http}/v2/models/mlp/infer`, binary, kserve, c, seconds));
+    await grpcLoad(hearth.grpc, 4, 1, mlpX);
+    for (const c of CONCURRENCY) record('mlp', 'hearth-grpc-raw', c, await grpcLoad(hearth.grpc, c, seconds, mlpX));
+  } finally {
+    await stop(hearth.child);
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  const at = (model: string, server: string, c = 64) => rows.find((r) => r.model === model && r.server === server && r.concurrency === c)!;
+  const check = (label: string, ok: boolean, detail: string): void => console.log(`  ${ok ? 'met   ' : 'MISSED'} ${label}: ${detail}`);
+  console.log('\ntargets at concurrency 64:');
+  check('MLP binary ≥ 0.8 × engine best', at('mlp', 'hearth-kserve-binary').req_per_s >= 0.8 * engine.mlp, `${round(at('mlp', 'hearth-kserve-binary').req_per_s / engine.mlp, 3)}`);
+  check('MLP gRPC ≥ 0.8 × engine best', at('mlp', 'hearth-grpc-raw').req_per_s >= 0.8 * engine.mlp, `${round(at('mlp', 'hearth-grpc-raw').req_per_s / engine.mlp, 3)}`);
+  check('MLP JSON function URL ≥ 0.6 × engine best', at('mlp', 'hearth').req_per_s >= 0.6 * engine.mlp, `${round(at('mlp', 'hearth').req_per_s / engine.mlp, 3)}`);
+  check('ResNet-50 ≥ 0.9 × engine best', at('resnet50', 'hearth').req_per_s >= 0.9 * engine.resnet50, `${round(at('resnet50', 'hearth').req_per_s / engine.resnet50, 3)}`);
+  const flask = at('mlp', 'flask-gunicorn');
+  check('MLP ≥ 5 × Flask throughput', at('mlp', 'hearth').req_per_s >= 5 * flask.req_per_s, `${round(at('mlp', 'hearth').req_per_s / flask.req_per_s, 2)}×`);
+  check('MLP p99 ≤ 1/3 of Flask\'s', at('mlp', 'hearth').p99_ms <= flask.p99_ms / 3, `${at('mlp', 'hearth').p99_ms} ms vs ${flask.p99_ms} ms`);
+  mkdirSync(join(flags.out, '..'), { recursive: true });
+  writeFileSync(flags.out, `${JSON.stringify({ engine_best_per_s: { mlp: round(engine.mlp), resnet50: round(engine.resnet50) }, threads, seconds, rows }, null, 2)}\n`);
+  console.log(`\nwrote ${flags.out}`);
+}
+
+await main();
