@@ -23,6 +23,7 @@ PACKAGES=(
   python3-torchvision     # ResNet-50's architecture for the test models
   cmake g++ make          # the native build
   redis-server            # the registry/queue backend exercised by the integration tests
+  python3-flask gunicorn python3-fastapi uvicorn   # bench:serve's peers: the traditional deployment
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
