@@ -5,8 +5,9 @@
  * runtime is verified against its hash first, since a TorchScript file is executable code.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 import { InvalidInputError } from '../../sdk/errors.js';
 
@@ -37,6 +38,24 @@ export interface ArtifactStore {
 
 export function checkSha(sha256: string): void {
   if (!SHA256.test(sha256)) throw new InvalidInputError(`"${sha256}" is not a sha256 (64 lowercase hex digits)`, { reason: 'sha256' });
+}
+
+/** Streams `body` into the file `path`, hashing it on the way; never whole in memory. */
+export async function writeHashed(path: string, body: Readable | AsyncIterable<Uint8Array>): Promise<{ sha256: string; size: number }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  await pipeline(
+    body,
+    async function* (source: AsyncIterable<Uint8Array>) {
+      for await (const chunk of source) {
+        hash.update(chunk);
+        size += chunk.byteLength;
+        yield chunk;
+      }
+    },
+    createWriteStream(path),
+  );
+  return { sha256: hash.digest('hex'), size };
 }
 
 /** sha256 of a file, streamed (never whole in memory). */

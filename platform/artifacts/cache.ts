@@ -3,15 +3,13 @@
  * verified against its hash when fetched and again before it is handed out, evicted least recently
  * used first when the cache grows past its size budget.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 
 import { writeVerified } from './fs/fs-artifact-store.js';
-import { hashFile } from './artifact-store.js';
+import { hashFile, writeHashed } from './artifact-store.js';
 
 export class ArtifactCache {
   readonly #dir: string;
@@ -54,21 +52,8 @@ export class ArtifactCache {
   async putUnknown(body: Readable | AsyncIterable<Uint8Array>): Promise<{ sha256: string; path: string; size: number }> {
     await mkdir(this.#dir, { recursive: true });
     const tmp = join(this.#dir, `incoming-${randomUUID()}.tmp`);
-    const hash = createHash('sha256');
-    let size = 0;
     try {
-      await pipeline(
-        body,
-        async function* (source: AsyncIterable<Uint8Array>) {
-          for await (const chunk of source) {
-            hash.update(chunk);
-            size += chunk.byteLength;
-            yield chunk;
-          }
-        },
-        createWriteStream(tmp),
-      );
-      const sha256 = hash.digest('hex');
+      const { sha256, size } = await writeHashed(tmp, body);
       await rename(tmp, this.path(sha256));
       await this.evict(sha256);
       return { sha256, path: this.path(sha256), size };

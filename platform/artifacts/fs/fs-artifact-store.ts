@@ -1,34 +1,19 @@
 /** The embedded default: artifacts as files under the data dir, `artifacts/<aa>/<sha256>`. */
-import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 
 import { InvalidInputError } from '../../../sdk/errors.js';
 import type { ArtifactInfo, ArtifactStore, LocalArtifact } from '../artifact-store.js';
-import { checkSha, hashFile } from '../artifact-store.js';
+import { checkSha, hashFile, writeHashed } from '../artifact-store.js';
 
 /** Streams `body` to `path` through a sha256; on a mismatch nothing is left behind. */
 export async function writeVerified(path: string, sha256: string, body: Readable | AsyncIterable<Uint8Array>): Promise<number> {
-  const hash = createHash('sha256');
-  let size = 0;
   const tmp = `${path}.${randomUUID()}.tmp`;
   await mkdir(join(path, '..'), { recursive: true });
   try {
-    await pipeline(
-      body,
-      async function* (source: AsyncIterable<Uint8Array>) {
-        for await (const chunk of source) {
-          hash.update(chunk);
-          size += chunk.byteLength;
-          yield chunk;
-        }
-      },
-      createWriteStream(tmp),
-    );
-    const actual = hash.digest('hex');
+    const { sha256: actual, size } = await writeHashed(tmp, body);
     if (actual !== sha256) throw new InvalidInputError(`the bytes hash to ${actual}, not ${sha256}: refused`, { reason: 'sha256' });
     await rename(tmp, path);
     return size;
