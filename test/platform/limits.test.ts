@@ -37,11 +37,22 @@ describe('queue limits, deadlines and availability over HTTP', () => {
   });
   afterAll(() => node?.close());
 
+  /** Waits until the pool reports what the test needs (no sleeping on guesses). */
+  async function until(check: (p: { instances: { busy: number }; queueDepth: number }) => boolean): Promise<void> {
+    for (let i = 0; i < 500; i++) {
+      const { pools } = (await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: { function: string; instances: { busy: number }; queueDepth: number }[] };
+      const pool = pools.find((p) => p.function === 'slow');
+      if (pool && check(pool)) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error('the pool never reached the expected state');
+  }
+
   it('answers 429 with Retry-After when the queue is full, and serves what it took', async () => {
-    const running = infer(node.httpUrl, 800);
-    await new Promise((r) => setTimeout(r, 50));
+    const running = infer(node.httpUrl, 60_000);
+    await until((p) => p.instances.busy === 1);
     const queued = infer(node.httpUrl, 1);
-    await new Promise((r) => setTimeout(r, 20));
+    await until((p) => p.queueDepth === 1);
     const refused = await infer(node.httpUrl, 1);
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('1');
@@ -51,7 +62,7 @@ describe('queue limits, deadlines and availability over HTTP', () => {
   });
 
   it('answers 504 when the request deadline passes first (Hearth-Timeout-Ms)', async () => {
-    const late = await infer(node.httpUrl, 800, { 'hearth-timeout-ms': '50' });
+    const late = await infer(node.httpUrl, 60_000, { 'hearth-timeout-ms': '50' });
     expect(late.status).toBe(504);
     expect(((await late.json()) as { code: string }).code).toBe('DEADLINE_EXCEEDED');
     expect((await infer(node.httpUrl, 1, { 'hearth-timeout-ms': 'soon' })).status).toBe(400);

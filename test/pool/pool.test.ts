@@ -150,7 +150,7 @@ describe('pool', () => {
     };
     const p = await pool(spec, modelPath('slow'));
     const req = (iters: number) => ({ x: randomTensor('FP32', [4, 512], iters), n: { dtype: 'INT64' as const, shape: [], data: new BigInt64Array([BigInt(iters)]) } });
-    const running = p.infer(req(600));
+    const running = p.infer(req(20_000));
     await new Promise((r) => setTimeout(r, 10));
     const queued = p.infer(req(1));
     const cancel = new AbortController();
