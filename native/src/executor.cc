@@ -28,7 +28,10 @@ void Completion::Submit(Napi::Env env, int lane, Job* job) {
 }
 
 void Completion::Finish(Job* job) {
-  if (tsfn_.NonBlockingCall(job) != napi_ok) job->Abandon(), delete job;
+  if (tsfn_.NonBlockingCall(job) != napi_ok) {  // the environment is closing
+    job->Abandon();
+    delete job;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (--running_ == 0) idle_.notify_all();
 }

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { HookTensors } from '../../sdk/hook.js';
 import { Pool } from '../../runtime/index.js';
 import type { ColdStart, InvokeOptions, InvokeResponse, PoolStats } from '../../runtime/index.js';
-import { HearthError, UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
+import { UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
@@ -121,14 +121,14 @@ export class FunctionService {
   /** A request through the hooks, to the version named or picked by traffic. */
   async invoke(name: string, version: number | undefined, request: { body: Uint8Array; contentType: string }, options: InvokeOptions = {}): Promise<InvokeResponse & { version: number }> {
     const v = await this.resolve(name, version);
-    const response = await this.#warmPool(name, v, options).invoke(request, options);
+    const response = await this.#warmPool(name, v).invoke(request, options);
     return { ...response, version: v.version };
   }
 
   /** Raw tensors (KServe v2): no hooks. */
   async infer(name: string, version: number | undefined, tensors: HookTensors, options: InvokeOptions = {}): Promise<{ outputs: HookTensors; version: FunctionVersion }> {
     const v = await this.resolve(name, version);
-    return { outputs: await this.#warmPool(name, v, options).infer(tensors, options), version: v };
+    return { outputs: await this.#warmPool(name, v).infer(tensors, options), version: v };
   }
 
   /** Whether a version is loaded and warm on this node. */
@@ -191,13 +191,12 @@ export class FunctionService {
     await this.#o.registry.close();
   }
 
-  #warmPool(name: string, version: FunctionVersion, options: InvokeOptions): Pool {
+  #warmPool(name: string, version: FunctionVersion): Pool {
     const pool = this.#pool(name, version);
     if (pool.state === 'cold') {
       // The request that finds the pool cold waits in its queue while it loads.
       pool.start().catch((error: unknown) => this.#o.log?.error({ function: name, version: version.version, reason: (error as Error).message }, 'cold start failed'));
     }
-    void options;
     return pool;
   }
 
@@ -257,8 +256,4 @@ class LazyArtifactsPool extends Pool {
     }
     return { model: model.path, hookBundle, source: model.source };
   }
-}
-
-export function isHearthError(error: unknown): error is HearthError {
-  return error instanceof HearthError;
 }

@@ -19,7 +19,7 @@ export const PROTO_PATH = fileURLToPath(new URL('./grpc_service.proto', import.m
 
 export const PROTO_OPTIONS: protoLoader.Options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
 
-export function loadInferenceService(): grpc.ServiceDefinition & { service?: unknown } {
+export function loadInferenceService(): grpc.ServiceDefinition {
   const definition = protoLoader.loadSync(PROTO_PATH, PROTO_OPTIONS);
   const pkg = grpc.loadPackageDefinition(definition) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } };
   return pkg.inference.GRPCInferenceService.service;
@@ -82,7 +82,8 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
       const { outputs, version } = await service.infer(r.model_name, versionOf(r.model_version), tensors, {
         deadline: ms === undefined ? undefined : performance.now() + ms,
       });
-      const formatted = tensorsToGrpcOutputs(outputs, (r.outputs ?? []).map((x) => x.name).filter(Boolean).length ? r.outputs.map((x) => x.name) : version.spec.outputs.map((x) => x.name));
+      const requested = (r.outputs ?? []).map((x) => x.name).filter(Boolean);
+      const formatted = tensorsToGrpcOutputs(outputs, requested.length > 0 ? requested : version.spec.outputs.map((x) => x.name));
       return { model_name: r.model_name, model_version: String(version.version), id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
     }),
     RepositoryIndex: unary('admin', async () => ({ models: await service.repositoryIndex() })),

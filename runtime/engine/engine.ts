@@ -45,22 +45,22 @@ export function devices(): DeviceReport {
   return native().devices();
 }
 
-/** LibTorch's intra-op (OpenMP) threads used by each forward. */
-export function setIntraOpThreads(count: number): void {
+function mapped<T>(call: () => T): T {
   try {
-    native().setIntraOpThreads(count);
+    return call();
   } catch (error) {
     throw fromNativeCode(error);
   }
 }
 
+/** LibTorch's intra-op (OpenMP) threads used by each forward. */
+export function setIntraOpThreads(count: number): void {
+  mapped(() => native().setIntraOpThreads(count));
+}
+
 /** The engine's own threads, where loads and forwards run: at most this many forwards run at once. Grows only. */
 export function setExecutorThreads(count: number): void {
-  try {
-    native().setExecutorThreads(count);
-  } catch (error) {
-    throw fromNativeCode(error);
-  }
+  mapped(() => native().setExecutorThreads(count));
 }
 
 export function threads(): { intraOp: number; executor: number } {

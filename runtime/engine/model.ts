@@ -2,6 +2,7 @@
  * A loaded TorchScript model, or another instance of one: `share()` makes an instance over the same
  * weights (no second copy of them), with its own execution lane (on CUDA, its own stream).
  */
+import { DisposedError } from '../../sdk/errors.js';
 import type { EngineDType, NamedTensor, Tensor } from '../../sdk/tensor.js';
 import { viewAs } from '../../sdk/tensor.js';
 import type { RawForwardResult, RawModel } from './binding.js';
@@ -91,7 +92,7 @@ export class Model {
 
   get info(): ModelInfo {
     const i = this.#native.info();
-    if (i.disposed) throw fromNativeCode(Object.assign(new Error('the model was disposed'), { code: 'ERR_DISPOSED' }));
+    if (i.disposed) throw new DisposedError('the model was disposed', { reason: 'ERR_DISPOSED' });
     return i as ModelInfo;
   }
 }

@@ -15,7 +15,9 @@ import { parseArgs } from 'node:util';
 import { bundleHook, loadModel, Pool, setIntraOpThreads } from '../../runtime/index.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import { ensureModels, modelPath, REPO_ROOT } from '../helpers/fixtures.js';
-import { rng } from '../helpers/random.js';
+import { engineBestBatch, randomRows } from './engine-reference.js';
+
+const rows = (n: number, seed: number): Float32Array => randomRows(n * 1024, seed);
 
 const { values: flags } = parseArgs({
   options: {
@@ -30,11 +32,6 @@ const { values: flags } = parseArgs({
 const seconds = Number(flags.seconds ?? (flags.quick ? 1.5 : 5));
 const threads = Number(flags.threads ?? availableParallelism());
 
-function rows(n: number, seed: number): Float32Array {
-  const next = rng(seed);
-  return Float32Array.from({ length: n * 1024 }, () => next() * 2 - 1);
-}
-
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
@@ -43,23 +40,7 @@ const round = (v: number, digits = 1): number => Math.round(v * 10 ** digits) / 
 
 async function engineReference(): Promise<{ best: number; bestBatch: number; p50: number }> {
   const model = await loadModel(modelPath('mlp'), { warmup: { inputs: [{ dtype: 'FP32', shape: [1, 1024], data: rows(1, 1) }], runs: 3 } });
-  let best = 0;
-  let bestBatch = 0;
-  for (const batch of [8, 16, 32, 64]) {
-    const x = { dtype: 'FP32' as const, shape: [batch, 1024], data: rows(batch, batch) };
-    for (let i = 0; i < 3; i++) await model.forward([x]);
-    let n = 0;
-    const t0 = performance.now();
-    const client = async (): Promise<void> => {
-      while (performance.now() - t0 < (seconds * 1000) / 2) {
-        await model.forward([x]);
-        n++;
-      }
-    };
-    await Promise.all([client(), client()]); // pipelined, as the engine benchmark's best
-    const perS = (n * batch * 1000) / (performance.now() - t0);
-    if (perS > best) [best, bestBatch] = [perS, batch];
-  }
+  const { best, bestBatch } = await engineBestBatch(model, [1024], [8, 16, 32, 64], (seconds * 1000) / 2);
   const one = { dtype: 'FP32' as const, shape: [1, 1024], data: rows(1, 2) };
   const lat: number[] = [];
   const t0 = performance.now();

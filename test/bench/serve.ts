@@ -26,7 +26,7 @@ import { PROTO_OPTIONS, PROTO_PATH } from '../../platform/grpc/server.js';
 import { loadModel, setIntraOpThreads } from '../../runtime/index.js';
 import { ensureModels, modelPath, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
 import { hookBundle, upload } from '../helpers/node.js';
-import { rng } from '../helpers/random.js';
+import { engineBestBatch, randomRows as floats } from './engine-reference.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -42,31 +42,12 @@ const round = (v: number, d = 1): number => Math.round(v * 10 ** d) / 10 ** d;
 
 interface Row { model: string; concurrency: number; server: string; req_per_s: number; p50_ms: number; p99_ms: number; errors: number }
 
-function floats(n: number, seed: number): Float32Array {
-  const next = rng(seed);
-  return Float32Array.from({ length: n }, () => next() * 2 - 1);
-}
-
 async function engineBest(model: 'mlp' | 'resnet50'): Promise<number> {
   setIntraOpThreads(threads);
-  const per = model === 'mlp' ? 1024 : 3 * 224 * 224;
-  const m = await loadModel(modelPath(model), { warmup: { inputs: [{ dtype: 'FP32', shape: [1, ...(model === 'mlp' ? [1024] : [3, 224, 224])], data: floats(per, 1) }], runs: 3 } });
-  let best = 0;
-  for (const batch of model === 'mlp' ? [32, 64] : [8, 16]) {
-    const x = { dtype: 'FP32' as const, shape: [batch, ...(model === 'mlp' ? [1024] : [3, 224, 224])], data: floats(batch * per, batch) };
-    await m.forward([x]);
-    let n = 0;
-    const t0 = performance.now();
-    const budget = model === 'mlp' ? 2000 : 6000;
-    const loop = async (): Promise<void> => {
-      while (performance.now() - t0 < budget) {
-        await m.forward([x]);
-        n++;
-      }
-    };
-    await Promise.all([loop(), loop()]);
-    best = Math.max(best, (n * batch * 1000) / (performance.now() - t0));
-  }
+  const rowShape = model === 'mlp' ? [1024] : [3, 224, 224];
+  const warm = { dtype: 'FP32' as const, shape: [1, ...rowShape], data: floats(rowShape.reduce((a, b) => a * b, 1), 1) };
+  const m = await loadModel(modelPath(model), { warmup: { inputs: [warm], runs: 3 } });
+  const { best } = await engineBestBatch(m, rowShape, model === 'mlp' ? [32, 64] : [8, 16], model === 'mlp' ? 2000 : 6000);
   m.dispose();
   return best;
 }

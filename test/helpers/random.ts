@@ -1,6 +1,7 @@
 /** Seeded random tensors, so a failing test can be rerun on the same inputs. */
 import type { EngineDType, Tensor } from '../../sdk/tensor.js';
 import { allocate, numel } from '../../sdk/tensor.js';
+import { floatToBFloat16, floatToHalf } from '../../sdk/tensor-json.js';
 
 /** mulberry32: a small, well-mixed 32-bit PRNG. */
 export function rng(seed: number): () => number {
@@ -12,18 +13,6 @@ export function rng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-/** IEEE half bits of a float (round to nearest even is not needed for test data: values are exact). */
-function toHalfBits(x: number): number {
-  const f = new Float32Array([x]);
-  const u = new Uint32Array(f.buffer)[0]!;
-  const sign = (u >>> 16) & 0x8000;
-  const exp = ((u >>> 23) & 0xff) - 127 + 15;
-  const mant = (u >>> 13) & 0x3ff;
-  if (exp <= 0) return sign;
-  if (exp >= 31) return sign | 0x7c00;
-  return sign | (exp << 10) | mant;
 }
 
 export function randomTensor<D extends EngineDType>(dtype: D, shape: number[], seed: number): Tensor<D> {
@@ -40,8 +29,8 @@ export function randomTensor<D extends EngineDType>(dtype: D, shape: number[], s
       case 'INT32': (data as Int32Array)[i] = Math.floor(r * 2e9) - 1e9; break;
       case 'INT64': (data as BigInt64Array)[i] = BigInt(Math.floor(r * 2e15) - 1e15); break;
       // Multiples of 1/8 in [-4, 4): exact in FP16 and BF16, so doubling them is exact too.
-      case 'FP16': (data as Uint16Array)[i] = toHalfBits(Math.floor(r * 64 - 32) / 8); break;
-      case 'BF16': (data as Uint16Array)[i] = new Uint32Array(new Float32Array([Math.floor(r * 64 - 32) / 8]).buffer)[0]! >>> 16; break;
+      case 'FP16': (data as Uint16Array)[i] = floatToHalf(Math.floor(r * 64 - 32) / 8); break;
+      case 'BF16': (data as Uint16Array)[i] = floatToBFloat16(Math.floor(r * 64 - 32) / 8); break;
       case 'FP32': (data as Float32Array)[i] = r * 2 - 1; break;
       case 'FP64': (data as Float64Array)[i] = r * 2 - 1; break;
     }
