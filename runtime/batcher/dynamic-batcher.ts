@@ -123,15 +123,6 @@ export class DynamicBatcher<T> {
     return this.#depth;
   }
 
-  /** Batches dispatched and not yet released. */
-  get inFlight(): number {
-    return this.#busy;
-  }
-
-  get idleInstances(): number {
-    return this.#idle;
-  }
-
   /** Re-evaluates a wait when requests on their way arrive or go elsewhere. */
   poke(): void {
     this.#schedule();
