@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     pool: 'forks',
+    reporters: ['default', './test/helpers/closing-line-reporter.ts'],
     projects: [
       {
         extends: true,
