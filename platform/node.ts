@@ -3,9 +3,10 @@
  * service, HTTP server. The ports it listens on (0 picks a free one) are logged as one JSON line.
  */
 import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { pino } from 'pino';
 
 import { setIntraOpThreads } from '../runtime/index.js';
@@ -14,6 +15,7 @@ import type { Config } from './config.js';
 import { FunctionService } from './functions/function-service.js';
 import { bindGrpc, createGrpcServer } from './grpc/server.js';
 import { createApp, InFlight } from './http/app.js';
+import { createHotRoutes } from './http/hot-routes.js';
 import { Metrics } from './metrics/metrics.js';
 import { createRegistry } from './registry/index.js';
 
@@ -51,7 +53,12 @@ export async function startNode(config: Config): Promise<HearthNode> {
   let ready = false;
   const inflight = new InFlight();
   const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION, inflight });
-  const server = serve({ fetch: app.fetch, port: config.httpPort, hostname: config.host }) as Server;
+  const hot = createHotRoutes({ service, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, inflight });
+  const rest = getRequestListener(app.fetch);
+  const server = createServer((req, res) => {
+    if (!hot(req, res)) void rest(req, res);
+  });
+  server.listen(config.httpPort, config.host);
   const httpPort = await listen(server);
   const grpcServer = createGrpcServer({ service, apiKeys: config.apiKeys, ready: () => ready, version: VERSION, maxMessageBytes: config.maxBodyBytes });
   const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort);

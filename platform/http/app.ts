@@ -9,15 +9,17 @@ import { Hono } from 'hono';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 
-import { InvalidInputError, PayloadTooLargeError, PermissionDeniedError, UnauthenticatedError, UnavailableError } from '../../sdk/errors.js';
+import { InvalidInputError, PayloadTooLargeError } from '../../sdk/errors.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { checkSha } from '../artifacts/index.js';
 import type { ApiKey } from '../config.js';
 import type { FunctionService } from '../functions/function-service.js';
+import type { Scope } from './auth.js';
+import { authorize } from './auth.js';
 import { toHttpResponse } from './errors.js';
-import { IdempotencyCache } from './idempotency.js';
-import { formatInferResponse, modelMetadata, parseInferRequest } from './kserve.js';
+import { parseVersion } from './hot-routes.js';
+import { modelMetadata } from './kserve.js';
 
 export interface AppOptions {
   service: FunctionService;
@@ -31,8 +33,6 @@ export interface AppOptions {
   version: string;
 }
 
-type Scope = 'invoke' | 'admin';
-
 function errorResponse(c: Context, error: unknown): Response {
   const { status, body, headers } = toHttpResponse(error);
   for (const [k, v] of Object.entries(headers)) c.header(k, v);
@@ -41,12 +41,7 @@ function errorResponse(c: Context, error: unknown): Response {
 
 function auth(keys: ApiKey[], scope: Scope): MiddlewareHandler {
   return async (c, next) => {
-    if (keys.length === 0) return next();
-    const header = c.req.header('authorization');
-    const given = header?.startsWith('Bearer ') ? header.slice(7) : c.req.header('x-api-key');
-    const key = keys.find((k) => k.key === given);
-    if (!key) return errorResponse(c, new UnauthenticatedError('send an API key: Authorization: Bearer <key>'));
-    if (scope === 'admin' && key.scope !== 'admin') return errorResponse(c, new PermissionDeniedError('this API key may invoke functions but not manage them (needs scope admin)'));
+    authorize(keys, scope, (name) => c.req.header(name));
     return next();
   };
 }
@@ -58,20 +53,8 @@ function limit(maxSize: number): MiddlewareHandler {
   });
 }
 
-/** `Hearth-Timeout-Ms: 250` → an absolute deadline. */
-function deadlineOf(c: Context): number | undefined {
-  const raw = c.req.header('hearth-timeout-ms');
-  if (raw === undefined) return undefined;
-  const ms = Number(raw);
-  if (!Number.isFinite(ms) || ms <= 0) throw new InvalidInputError('Hearth-Timeout-Ms must be a positive number of milliseconds');
-  return performance.now() + ms;
-}
-
 function versionParam(c: Context): number | undefined {
-  const v = c.req.param('version');
-  if (v === undefined) return undefined;
-  if (!/^[1-9]\d*$/.test(v)) throw new InvalidInputError(`version "${v}" must be a positive integer`);
-  return Number(v);
+  return parseVersion(c.req.param('version'));
 }
 
 /** Requests being handled, so a drain can wait for their responses to be written. */
@@ -186,26 +169,8 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
   });
   app.get('/api/v1/pools', admin, (c) => c.json({ pools: service.pools() }));
 
-  // --- function URLs ---------------------------------------------------------------------------------
+  // Function URLs and KServe infer are served by ./hot-routes.ts, ahead of this app.
   const invoke = auth(o.apiKeys, 'invoke');
-  const idempotency = new IdempotencyCache();
-  const callFunction = async (c: Context): Promise<Response> => {
-    if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
-    const name = c.req.param('name')!;
-    const version = versionParam(c);
-    const body = new Uint8Array(await c.req.arrayBuffer());
-    const contentType = c.req.header('content-type') ?? 'application/octet-stream';
-    const call = () => service.invoke(name, version, { body, contentType }, { deadline: deadlineOf(c), signal: c.req.raw.signal });
-    const key = c.req.header('idempotency-key');
-    if (key !== undefined && (key.length === 0 || key.length > 256)) throw new InvalidInputError('Idempotency-Key must be 1 to 256 characters');
-    const { value, replayed } = key === undefined ? { value: call(), replayed: false } : idempotency.run(`${name}/${version ?? ''}/${key}`, call);
-    const result = await value;
-    const headers: Record<string, string> = { 'content-type': result.contentType, 'content-length': String(result.body.byteLength), 'hearth-version': String(result.version) };
-    if (replayed) headers['idempotent-replayed'] = 'true';
-    return new Response(result.body.slice(), { status: 200, headers });
-  };
-  app.post('/fn/:name', invoke, limit(o.maxBodyBytes), callFunction);
-  app.post('/fn/:name/versions/:version', invoke, limit(o.maxBodyBytes), callFunction);
 
   // --- KServe v2 models --------------------------------------------------------------------------------
   const metadata = async (c: Context): Promise<Response> => {
@@ -218,24 +183,10 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
     const name = c.req.param('name')!;
     return (await service.modelReady(name, versionParam(c))) ? c.json({ name, ready: true }) : c.json({ name, ready: false }, 503);
   };
-  const infer = async (c: Context): Promise<Response> => {
-    if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
-    const name = c.req.param('name')!;
-    const header = c.req.header('inference-header-content-length');
-    const body = new Uint8Array(await c.req.arrayBuffer());
-    const { request, tensors } = parseInferRequest(body, header === undefined ? undefined : Number(header));
-    const { outputs, version } = await service.infer(name, versionParam(c), tensors, { deadline: deadlineOf(c), signal: c.req.raw.signal });
-    const out = formatInferResponse({ name, version: version.version }, request, outputs, version.spec);
-    const headers: Record<string, string> = { 'content-type': out.contentType, 'content-length': String(out.body.byteLength) };
-    if (out.headerLength !== undefined) headers['inference-header-content-length'] = String(out.headerLength);
-    return new Response(out.body, { status: 200, headers });
-  };
   app.get('/v2/models/:name', invoke, metadata);
   app.get('/v2/models/:name/versions/:version', invoke, metadata);
   app.get('/v2/models/:name/ready', invoke, modelReady);
   app.get('/v2/models/:name/versions/:version/ready', invoke, modelReady);
-  app.post('/v2/models/:name/infer', invoke, limit(o.maxBodyBytes), infer);
-  app.post('/v2/models/:name/versions/:version/infer', invoke, limit(o.maxBodyBytes), infer);
 
   // --- Triton's repository extension ------------------------------------------------------------------
   app.post('/v2/repository/index', admin, async (c) => c.json(await service.repositoryIndex()));

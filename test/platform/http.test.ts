@@ -194,6 +194,20 @@ describe('limits and keys', () => {
     expect(r.status).toBe(413);
     expect(((await r.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
   });
+
+  it('refuses a chunked body (no Content-Length) once it passes the limit, on both hot routes', async () => {
+    for (const path of ['/fn/x', '/v2/models/x/infer']) {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let i = 0; i < 4; i++) controller.enqueue(new Uint8Array(1024));
+          controller.close();
+        },
+      });
+      const r = await fetch(`${node.httpUrl}${path}`, { method: 'POST', body, duplex: 'half', headers: { authorization: 'Bearer invoke-key-1234' } } as RequestInit);
+      expect(r.status).toBe(413);
+      expect(((await r.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
+    }
+  });
 });
 
 describe('a node on Redis and S3', () => {

@@ -1,0 +1,19 @@
+/**
+ * API keys: `Authorization: Bearer <key>` (or `X-Api-Key`), each with a scope. With no keys
+ * configured every request passes; with keys, `invoke` may call functions and `admin` may also
+ * manage them.
+ */
+import { PermissionDeniedError, UnauthenticatedError } from '../../sdk/errors.js';
+import type { ApiKey } from '../config.js';
+
+export type Scope = 'invoke' | 'admin';
+
+/** Throws UnauthenticatedError or PermissionDeniedError; `header` reads a request header. */
+export function authorize(keys: ApiKey[], scope: Scope, header: (name: string) => string | undefined): void {
+  if (keys.length === 0) return;
+  const bearer = header('authorization');
+  const given = bearer?.startsWith('Bearer ') ? bearer.slice(7) : header('x-api-key');
+  const key = keys.find((k) => k.key === given);
+  if (!key) throw new UnauthenticatedError('send an API key: Authorization: Bearer <key>');
+  if (scope === 'admin' && key.scope !== 'admin') throw new PermissionDeniedError('this API key may invoke functions but not manage them (needs scope admin)');
+}

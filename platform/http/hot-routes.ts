@@ -1,0 +1,169 @@
+/**
+ * The hot routes — function URLs (`POST /fn/{name}[/versions/{v}]`) and KServe infer
+ * (`POST /v2/models/{name}[/versions/{v}]/infer`) — served on node:http directly. hono's fetch
+ * adapter builds a WHATWG Request, a ReadableStream over the body, an AbortSignal and a Response per
+ * request; on these routes that was most of the event loop's time per request (see the README's
+ * benchmark notes). Everything else stays on hono (./app.ts). Same keys, limits and error mapping.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import { InvalidInputError, PayloadTooLargeError, UnavailableError } from '../../sdk/errors.js';
+import type { ApiKey } from '../config.js';
+import type { FunctionService } from '../functions/function-service.js';
+import { authorize } from './auth.js';
+import { toHttpResponse } from './errors.js';
+import { IdempotencyCache } from './idempotency.js';
+import { formatInferResponse, parseInferRequest } from './kserve.js';
+
+export interface HotRouteOptions {
+  service: FunctionService;
+  apiKeys: ApiKey[];
+  maxBodyBytes: number;
+  ready: () => boolean;
+  inflight?: { enter(): void; leave(): void };
+}
+
+interface Call {
+  name: string;
+  version: number | undefined;
+  header: (name: string) => string | undefined;
+  body: Uint8Array;
+  signal: AbortSignal;
+}
+
+interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+const FN = /^\/fn\/([^/]+)(?:\/versions\/([^/]+))?$/;
+const INFER = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?\/infer$/;
+
+/** `Hearth-Timeout-Ms: 250` → an absolute deadline. */
+export function deadlineOf(header: (name: string) => string | undefined): number | undefined {
+  const raw = header('hearth-timeout-ms');
+  if (raw === undefined) return undefined;
+  const ms = Number(raw);
+  if (!Number.isFinite(ms) || ms <= 0) throw new InvalidInputError('Hearth-Timeout-Ms must be a positive number of milliseconds');
+  return performance.now() + ms;
+}
+
+/** A `{version}` path segment → a version number. */
+export function parseVersion(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(v)) throw new InvalidInputError(`version "${v}" must be a positive integer`);
+  return Number(v);
+}
+
+function decode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new InvalidInputError(`"${segment}" is not a valid URL path segment`);
+  }
+}
+
+/** The body, whole, or PayloadTooLargeError as soon as it is known to be over `max` bytes. */
+function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > max) return Promise.reject(tooLarge(max));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > max) {
+        req.removeAllListeners('data');
+        req.pause();
+        reject(tooLarge(max));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    req.once('error', reject);
+  });
+}
+
+function tooLarge(max: number): PayloadTooLargeError {
+  return new PayloadTooLargeError(`the body is over the limit of ${max} bytes (HEARTH_MAX_BODY_BYTES)`);
+}
+
+export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const { service } = o;
+  const idempotency = new IdempotencyCache();
+
+  const callFunction = async (call: Call): Promise<Reply> => {
+    const contentType = call.header('content-type') ?? 'application/octet-stream';
+    const run = () => service.invoke(call.name, call.version, { body: call.body, contentType }, { deadline: deadlineOf(call.header), signal: call.signal });
+    const key = call.header('idempotency-key');
+    if (key !== undefined && (key.length === 0 || key.length > 256)) throw new InvalidInputError('Idempotency-Key must be 1 to 256 characters');
+    const { value, replayed } = key === undefined ? { value: run(), replayed: false } : idempotency.run(`${call.name}/${call.version ?? ''}/${key}`, run);
+    const result = await value;
+    const headers: Record<string, string> = { 'content-type': result.contentType, 'hearth-version': String(result.version) };
+    if (replayed) headers['idempotent-replayed'] = 'true';
+    return { status: 200, headers, body: result.body };
+  };
+
+  const infer = async (call: Call): Promise<Reply> => {
+    const header = call.header('inference-header-content-length');
+    const { request, tensors } = parseInferRequest(call.body, header === undefined ? undefined : Number(header));
+    const { outputs, version } = await service.infer(call.name, call.version, tensors, { deadline: deadlineOf(call.header), signal: call.signal });
+    const out = formatInferResponse({ name: call.name, version: version.version }, request, outputs, version.spec);
+    const headers: Record<string, string> = { 'content-type': out.contentType };
+    if (out.headerLength !== undefined) headers['inference-header-content-length'] = String(out.headerLength);
+    return { status: 200, headers, body: out.body };
+  };
+
+  const send = (res: ServerResponse, reply: Reply): void => {
+    if (res.destroyed) return;
+    const headers: Record<string, string> = { ...reply.headers, 'content-length': String(reply.body.byteLength) };
+    // While draining, no connection is kept alive past its response.
+    if (!o.ready()) headers.connection = 'close';
+    res.writeHead(reply.status, headers);
+    res.end(reply.body);
+  };
+
+  const fail = (res: ServerResponse, error: unknown, closeConnection: boolean): void => {
+    const { status, body, headers } = toHttpResponse(error);
+    send(res, { status, headers: { ...headers, 'content-type': 'application/json', ...(closeConnection ? { connection: 'close' } : {}) }, body: Buffer.from(JSON.stringify(body)) });
+  };
+
+  return (req, res) => {
+    if (req.method !== 'POST') return false;
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    let match = FN.exec(path);
+    const handler = match ? callFunction : (match = INFER.exec(path)) ? infer : undefined;
+    if (!handler || !match) return false;
+
+    o.inflight?.enter();
+    const controller = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+      o.inflight?.leave();
+    });
+    const header = (name: string): string | undefined => {
+      const v = req.headers[name];
+      return Array.isArray(v) ? v.join(', ') : v;
+    };
+    let bodyRead = false;
+    (async () => {
+      authorize(o.apiKeys, 'invoke', header);
+      if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
+      const name = decode(match[1]!);
+      const version = parseVersion(match[2] === undefined ? undefined : decode(match[2]));
+      const body = await readBody(req, o.maxBodyBytes);
+      bodyRead = true;
+      return handler({ name, version, header, body, signal: controller.signal });
+    })().then(
+      (reply) => send(res, reply),
+      // A request refused before its body was read closes its connection: the unread body is not
+      // drained, so nothing over the limit is ever buffered.
+      (error: unknown) => fail(res, error, !bodyRead),
+    );
+    return true;
+  };
+}
