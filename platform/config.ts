@@ -44,6 +44,7 @@ const ConfigSchema = z.object({
   HEARTH_ALLOW_INSECURE_BIND: z.enum(['0', '1', 'true', 'false']).default('0'),
   HEARTH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HEARTH_INTRA_OP_THREADS: z.coerce.number({ message: 'HEARTH_INTRA_OP_THREADS must be a number of threads' }).int().min(1, 'HEARTH_INTRA_OP_THREADS must be at least 1').optional(),
+  HEARTH_AUTOSCALE_TICK_MS: z.coerce.number({ message: 'HEARTH_AUTOSCALE_TICK_MS must be a number of milliseconds' }).int().min(10).max(1000, 'HEARTH_AUTOSCALE_TICK_MS must be at most 1000: a queue over its target scales up within one tick').default(1000),
 });
 
 export interface Config {
@@ -66,6 +67,8 @@ export interface Config {
    * whose OpenMP team stalled whenever the event loop took one of its cores.
    */
   intraOpThreads: number;
+  /** How often the autoscaler looks at the pools. */
+  autoscaleTickMs: number;
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
@@ -97,5 +100,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeys,
     logLevel: e.HEARTH_LOG_LEVEL,
     intraOpThreads: e.HEARTH_INTRA_OP_THREADS ?? Math.max(1, availableParallelism() - 1),
+    autoscaleTickMs: e.HEARTH_AUTOSCALE_TICK_MS,
   };
 }

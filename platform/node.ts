@@ -47,7 +47,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const registry = createRegistry(config);
   const artifacts = createArtifactStore(config, (sha256, actual) => log.error({ sha256, actual }, 'artifact refused: its bytes do not match its hash'));
   let metrics: Metrics | undefined;
-  const service = new FunctionService({ registry, artifacts, dataDir: config.dataDir, log, onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases) });
+  const service = new FunctionService({ registry, artifacts, dataDir: config.dataDir, log, autoscaleTickMs: config.autoscaleTickMs, onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases) });
   metrics = new Metrics(() => service.pools());
   const metricsServer = await metrics.listen(config.host, config.metricsPort);
   let ready = false;

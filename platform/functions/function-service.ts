@@ -11,8 +11,8 @@ import { copyFile, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import type { HookTensors } from '../../sdk/hook.js';
-import { Pool } from '../../runtime/index.js';
-import type { ColdStart, InvokeOptions, InvokeResponse, PoolStats } from '../../runtime/index.js';
+import { Pool, ScaleDecider } from '../../runtime/index.js';
+import type { ColdStart, InvokeOptions, InvokeResponse, PoolEvent, PoolStats } from '../../runtime/index.js';
 import { UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { ArtifactStore } from '../artifacts/index.js';
@@ -26,12 +26,16 @@ export interface FunctionServiceOptions {
   log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
   /** Called when a pool of this node finishes a cold start. */
   onColdStart?: (name: string, version: number, phases: ColdStart) => void;
+  /** How often the autoscaler looks at every pool (default 1000 ms). */
+  autoscaleTickMs?: number;
 }
 
 export interface PoolSummary extends PoolStats {
   function: string;
   version: number;
   device: string;
+  /** The pool's latest events (state changes, instances added and removed), oldest first. */
+  events: PoolEvent[];
 }
 
 /**
@@ -45,9 +49,46 @@ export class FunctionService {
   readonly #o: FunctionServiceOptions;
   readonly #pools = new Map<string, Pool>();
   readonly #records = new Map<string, { at: number; record: Promise<FunctionRecord | undefined> }>();
+  readonly #scalers = new Map<Pool, ScaleDecider>();
+  readonly #ticker: NodeJS.Timeout;
 
   constructor(options: FunctionServiceOptions) {
     this.#o = options;
+    this.#ticker = setInterval(() => this.autoscale(), options.autoscaleTickMs ?? 1000);
+    this.#ticker.unref();
+  }
+
+  /**
+   * One autoscaler tick over every warm pool (./autoscaler in runtime/pool decides): instances are
+   * added over the shared weights or idle ones removed, and an idle pool past scaleDownAfterS is
+   * drained and dropped, to cold-start on its next request.
+   */
+  autoscale(): void {
+    for (const [key, pool] of this.#pools) {
+      if (pool.state !== 'warm') continue;
+      let scaler = this.#scalers.get(pool);
+      if (!scaler) this.#scalers.set(pool, (scaler = new ScaleDecider(pool.spec.scaling)));
+      const stats = pool.stats();
+      const instances = stats.instances.total;
+      const wantsMore = scaler.wanted(stats.pending) > instances;
+      const decision = scaler.decide({ now: performance.now(), load: stats.pending, instances, lastRequestAt: pool.lastRequestAt, room: wantsMore ? pool.room() : 0 });
+      const where = { function: pool.spec.name, version: pool.version };
+      if (decision.action === 'up') {
+        for (let n = instances; n < decision.to; n++) pool.addInstance();
+        this.#o.log?.info({ ...where, from: instances, to: decision.to, load: stats.pending }, 'scaled up');
+      } else if (decision.action === 'down') {
+        let n = instances;
+        while (n > decision.to && pool.removeInstance()) n--;
+        if (n < instances) this.#o.log?.info({ ...where, from: instances, to: n, load: stats.pending }, 'scaled down');
+      } else if (decision.action === 'zero') {
+        this.#pools.delete(key);
+        this.#scalers.delete(pool);
+        this.#o.log?.info({ ...where, idleS: pool.spec.scaling.scaleDownAfterS }, 'scaled to zero');
+        void pool.drain().catch(() => undefined);
+      } else if (decision.action === 'hold' && decision.reason === 'no-room') {
+        this.#o.log?.warn({ ...where, instances, wanted: decision.wanted }, 'scale-up waits: no room on the device');
+      }
+    }
   }
 
   get registry(): Registry {
@@ -90,11 +131,19 @@ export class FunctionService {
   /** Replaces the traffic split of a function. */
   async setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord> {
     this.#records.delete(name);
+    const before = (await this.#o.registry.get(name))?.traffic ?? {};
+    let record: FunctionRecord;
     try {
-      return await this.#o.registry.setTraffic(name, weights);
+      record = await this.#o.registry.setTraffic(name, weights);
     } finally {
       this.#records.delete(name);
     }
+    // A version that lost all its traffic drains here and scales to zero (a request that names it
+    // still cold-starts it).
+    for (const [v, w] of Object.entries(before)) {
+      if (w > 0 && !((record.traffic[v] ?? 0) > 0)) await this.#stopPool(name, Number(v), true);
+    }
+    return record;
   }
 
   #cached(name: string): Promise<FunctionRecord | undefined> {
@@ -173,7 +222,7 @@ export class FunctionService {
   }
 
   pools(): PoolSummary[] {
-    return [...this.#pools.values()].map((p) => ({ function: p.spec.name, version: p.version, device: p.device, ...p.stats() }));
+    return [...this.#pools.values()].map((p) => ({ function: p.spec.name, version: p.version, device: p.device, ...p.stats(), events: p.events.slice(-20) }));
   }
 
   poolOf(name: string, version: number): Pool | undefined {
@@ -186,6 +235,7 @@ export class FunctionService {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.#ticker);
     await Promise.all([...this.#pools.values()].map((p) => p.stop()));
     this.#pools.clear();
     await this.#o.registry.close();
@@ -205,6 +255,7 @@ export class FunctionService {
     let pool = this.#pools.get(key);
     if (pool && (pool.state === 'stopped' || pool.state === 'failed')) {
       this.#pools.delete(key);
+      this.#scalers.delete(pool);
       pool = undefined;
     }
     if (!pool) {
@@ -224,6 +275,7 @@ export class FunctionService {
     const pool = this.#pools.get(key);
     if (!pool) return;
     this.#pools.delete(key);
+    this.#scalers.delete(pool);
     await (drain ? pool.drain() : pool.stop()).catch(() => undefined);
   }
 }

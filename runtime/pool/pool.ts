@@ -13,6 +13,7 @@
  * Instances on one device share the model's weights (Model.share()).
  */
 import { EventEmitter } from 'node:events';
+import { availableParallelism } from 'node:os';
 
 import type { HearthError } from '../../sdk/errors.js';
 import { CancelledError, DeadlineExceededError, HearthError as HearthErrorClass, InferenceError, UnavailableError } from '../../sdk/errors.js';
@@ -23,7 +24,7 @@ import { allocate, ENGINE_DTYPES, numel } from '../../sdk/tensor.js';
 import type { BatchEntry, Clock } from '../batcher/index.js';
 import { DynamicBatcher, systemClock } from '../batcher/index.js';
 import type { ForwardResult, Model } from '../engine/index.js';
-import { devices, loadModel, setIntraOpThreads } from '../engine/index.js';
+import { devices, loadModel, setIntraOpThreads, threads } from '../engine/index.js';
 import type { RawRequest } from '../hooks/index.js';
 import { HookPool } from '../hooks/index.js';
 import { batchSignature, checkTensors } from '../tensors/validate.js';
@@ -109,6 +110,14 @@ function warmupInputs(spec: FunctionSpec): Tensor[] | undefined {
   });
 }
 
+function deviceReport(device: string): { memoryFreeBytes: number; memoryTotalBytes: number } | undefined {
+  return devices().devices.find((d) => d.id === device || (device === 'cuda' && d.id === 'cuda:0'));
+}
+
+function freeBytes(device: string): number {
+  return deviceReport(device)?.memoryFreeBytes ?? 0;
+}
+
 export class Pool extends EventEmitter {
   readonly spec: FunctionSpec;
   readonly version: number;
@@ -129,6 +138,10 @@ export class Pool extends EventEmitter {
   #starting: Promise<void> | undefined;
   #device = 'cpu';
   #coldStart: ColdStart | undefined;
+  /** performance.now() of the last request that arrived. */
+  #lastRequestAt = performance.now();
+  /** Device memory one more instance is estimated to take (measured at the first load). */
+  #instanceBytes = 0;
 
   constructor(options: PoolOptions) {
     super();
@@ -173,6 +186,7 @@ export class Pool extends EventEmitter {
       const fetch = (performance.now() - fetchStarted) / 1000;
       this.#hooks = await HookPool.create({ spec, version: this.version, bundlePath: artifacts.hookBundle, ...this.#options.hooks });
       const inputs = warmupInputs(spec);
+      const freeBefore = freeBytes(this.#device);
       this.#loading++;
       let first: Model;
       try {
@@ -184,6 +198,9 @@ export class Pool extends EventEmitter {
         this.#loading--;
       }
       const info = first.info;
+      // What the first instance took beyond its weights (activations, workspace): what each shared
+      // instance adds. At least a sixteenth of the weights, as a floor for a noisy reading.
+      this.#instanceBytes = Math.max(freeBefore - freeBytes(this.#device) - info.weightBytes, info.weightBytes / 16, 1);
       this.#coldStart = { fetch, load: info.loadMs / 1000, warmup: info.warmupMs / 1000, ...(artifacts.source ? { source: artifacts.source } : {}) };
       this.#addLoaded(first);
       for (let i = 1; i < count; i++) this.#addLoaded(first.share());
@@ -212,6 +229,25 @@ export class Pool extends EventEmitter {
     const source = this.#instances[0];
     if (!source || this.#state !== 'warm') throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.#state}; instances are added to a warm pool`);
     this.#addLoaded(source.share());
+  }
+
+  /**
+   * How many more instances the device can hold now: what its free memory takes, keeping a tenth
+   * spare, and on CPU no more than the engine's lanes (cores ÷ intra-op threads): an instance past
+   * those only shares a lane, splitting batches without adding compute.
+   */
+  room(): number {
+    const device = deviceReport(this.#device);
+    if (!device || this.#instanceBytes === 0) return 0;
+    const memory = Math.max(0, Math.floor((device.memoryFreeBytes - device.memoryTotalBytes / 10) / this.#instanceBytes));
+    if (this.#device !== 'cpu') return memory;
+    const lanes = Math.max(1, Math.floor(availableParallelism() / threads().intraOp));
+    return Math.min(memory, Math.max(0, lanes - this.#instances.length));
+  }
+
+  /** performance.now() of the last request that arrived at this pool. */
+  get lastRequestAt(): number {
+    return this.#lastRequestAt;
   }
 
   /** Removes an idle instance (the autoscaler's scale-down); false when none is idle or only one is left. */
@@ -284,6 +320,7 @@ export class Pool extends EventEmitter {
 
   async #track<T>(body: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
+    this.#lastRequestAt = t0;
     this.#pending++;
     try {
       const result = await body();

@@ -29,7 +29,7 @@ describe('function spec', () => {
     expect(spec.maxBatchSize).toBe(0);
     expect(spec.batching).toEqual({ preferredBatchSizes: [], maxQueueDelayUs: 0, maxQueueSize: 0, defaultTimeoutUs: 0, priorityLevels: 1, defaultPriorityLevel: 1 });
     expect(spec.instances).toEqual({ count: 1, device: 'auto', threads: 0 });
-    expect(spec.scaling).toEqual({ minInstances: 0, maxInstances: 4, targetQueueDepth: 8, scaleDownAfterS: 300 });
+    expect(spec.scaling).toEqual({ minInstances: 0, maxInstances: 4, targetQueueDepth: 8, scaleDownAfterS: 300, stableWindowS: 30 });
     expect(spec.hook).toBeUndefined();
   });
 

@@ -69,6 +69,8 @@ export const ScalingSchema = z
     targetQueueDepth: z.number().int().min(1).default(8),
     /** With no requests for this long, the pool scales to minInstances (to zero by default). */
     scaleDownAfterS: z.number().int().min(1).default(300),
+    /** Instances go down only to the most that load asked for over this window (no flapping). */
+    stableWindowS: z.number().int().min(1).default(30),
   })
   .refine((s) => s.minInstances <= s.maxInstances, { message: 'must be ≤ maxInstances', path: ['minInstances'] });
 

@@ -82,7 +82,10 @@ function startPeer(kind: 'flask' | 'fastapi', model: 'mlp' | 'resnet50', port: n
   const env = { ...process.env, PEER_MODEL: modelPath(model), PEER_KIND: model === 'mlp' ? 'mlp' : 'resnet', PEER_THREADS: '1', PYTHONUNBUFFERED: '1' };
   const cwd = join(REPO_ROOT, 'test', 'bench', 'peers');
   const args = kind === 'flask'
-    ? ['-m', 'gunicorn', '-w', '2', '-b', `127.0.0.1:${port}`, '--log-level', 'warning', '--timeout', '120', 'flask_app:app']
+    // gthread with one thread per worker: still one request at a time per worker, but with
+    // keep-alive. gunicorn's default sync worker closes every connection, and autocannon then
+    // misreports (p50 of ~1 s for a 5 ms request at concurrency 1, and hundreds of socket errors).
+    ? ['-m', 'gunicorn', '-w', '2', '-k', 'gthread', '--threads', '1', '-b', `127.0.0.1:${port}`, '--log-level', 'warning', '--timeout', '120', 'flask_app:app']
     : ['-m', 'uvicorn', '--workers', '2', '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warning', 'fastapi_app:app'];
   return spawn(PYTHON, args, { cwd, env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
@@ -139,7 +142,10 @@ async function main(): Promise<void> {
       const r = await fetch(`${hearth.http}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model: m, hook: h } }), headers: { 'content-type': 'application/json' } });
       if (r.status !== 201) throw new Error(`deploy failed: ${await r.text()}`);
     };
-    await deploy({ name: 'mlp', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 64, batching: { maxQueueDelayUs: 2000 }, instances: { device: 'cpu' },
+    // The MLP reads all its weights per forward, so batch size is its throughput: one instance
+    // takes the whole queue (a second would split the batches on these 2 cores). ResNet-50 is
+    // compute-bound and scales to an instance per lane on the autoscaler's defaults.
+    await deploy({ name: 'mlp', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 64, batching: { maxQueueDelayUs: 2000 }, instances: { device: 'cpu' }, scaling: { targetQueueDepth: 64 },
       inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }] }, 'mlp', 'mlp-json');
     await deploy({ name: 'resnet50', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 16, batching: { maxQueueDelayUs: 5000 }, instances: { device: 'cpu' },
       inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }] }, 'resnet50', 'resnet-binary');
