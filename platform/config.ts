@@ -44,6 +44,12 @@ const ConfigSchema = z.object({
   HEARTH_ALLOW_INSECURE_BIND: z.enum(['0', '1', 'true', 'false']).default('0'),
   HEARTH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HEARTH_INTRA_OP_THREADS: z.coerce.number({ message: 'HEARTH_INTRA_OP_THREADS must be a number of threads' }).int().min(1, 'HEARTH_INTRA_OP_THREADS must be at least 1').optional(),
+  HEARTH_WEBHOOK_SECRET: z.string().regex(/^(whsec_)?[A-Za-z0-9+/]{16,}={0,2}$/, 'HEARTH_WEBHOOK_SECRET must be base64 (optionally after whsec_), at least 12 bytes').optional(),
+  HEARTH_JOB_ATTEMPTS: z.coerce.number({ message: 'HEARTH_JOB_ATTEMPTS must be a number' }).int().min(1).max(20).default(3),
+  HEARTH_JOB_BACKOFF_MS: z.coerce.number({ message: 'HEARTH_JOB_BACKOFF_MS must be a number of milliseconds' }).int().min(1).default(1000),
+  HEARTH_JOB_RESULT_TTL_S: z.coerce.number({ message: 'HEARTH_JOB_RESULT_TTL_S must be a number of seconds' }).int().min(1).default(86_400),
+  HEARTH_JOB_LOCK_MS: z.coerce.number({ message: 'HEARTH_JOB_LOCK_MS must be a number of milliseconds' }).int().min(1000).default(30_000),
+  HEARTH_JOB_CONCURRENCY: z.coerce.number({ message: 'HEARTH_JOB_CONCURRENCY must be a number' }).int().min(1).max(1024).default(64),
   HEARTH_AUTOSCALE_TICK_MS: z.coerce.number({ message: 'HEARTH_AUTOSCALE_TICK_MS must be a number of milliseconds' }).int().min(10).max(1000, 'HEARTH_AUTOSCALE_TICK_MS must be at most 1000: a queue over its target scales up within one tick').default(1000),
 });
 
@@ -69,6 +75,9 @@ export interface Config {
   intraOpThreads: number;
   /** How often the autoscaler looks at the pools. */
   autoscaleTickMs: number;
+  /** Signs webhooks (Standard Webhooks); without it, requests that ask for a webhook are refused. */
+  webhookSecret?: string;
+  jobs: { attempts: number; backoffMs: number; resultTtlS: number; lockMs: number; concurrency: number };
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
@@ -101,5 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.HEARTH_LOG_LEVEL,
     intraOpThreads: e.HEARTH_INTRA_OP_THREADS ?? Math.max(1, availableParallelism() - 1),
     autoscaleTickMs: e.HEARTH_AUTOSCALE_TICK_MS,
+    webhookSecret: e.HEARTH_WEBHOOK_SECRET,
+    jobs: { attempts: e.HEARTH_JOB_ATTEMPTS, backoffMs: e.HEARTH_JOB_BACKOFF_MS, resultTtlS: e.HEARTH_JOB_RESULT_TTL_S, lockMs: e.HEARTH_JOB_LOCK_MS, concurrency: e.HEARTH_JOB_CONCURRENCY },
   };
 }

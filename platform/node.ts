@@ -16,6 +16,8 @@ import { FunctionService } from './functions/function-service.js';
 import { bindGrpc, createGrpcServer } from './grpc/server.js';
 import { createApp, InFlight } from './http/app.js';
 import { createHotRoutes } from './http/hot-routes.js';
+import { checkNoEviction, createJobQueue } from './jobs/index.js';
+import type { JobQueue } from './jobs/index.js';
 import { Metrics } from './metrics/metrics.js';
 import { createRegistry } from './registry/index.js';
 
@@ -24,6 +26,7 @@ export const VERSION = '0.1.0';
 export interface HearthNode {
   config: Config;
   service: FunctionService;
+  jobs: JobQueue;
   httpUrl: string;
   /** host:port of the gRPC service. */
   grpcAddress: string;
@@ -43,17 +46,24 @@ function listen(server: Server): Promise<number> {
 
 export async function startNode(config: Config): Promise<HearthNode> {
   const log = pino({ level: config.logLevel, base: { service: 'hearth' } });
+  if (config.redisUrl) await checkNoEviction(config.redisUrl);
   setIntraOpThreads(config.intraOpThreads);
   const registry = createRegistry(config);
   const artifacts = createArtifactStore(config, (sha256, actual) => log.error({ sha256, actual }, 'artifact refused: its bytes do not match its hash'));
   let metrics: Metrics | undefined;
   const service = new FunctionService({ registry, artifacts, dataDir: config.dataDir, log, autoscaleTickMs: config.autoscaleTickMs, onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases) });
   metrics = new Metrics(() => service.pools());
+  const jobs = createJobQueue(config, (name, version, request) => service.invoke(name, version, request), log);
+  // Cluster mode: this node takes any function's jobs, not only those it accepted, and learns of
+  // functions deployed through other nodes within a few seconds.
+  const serveAll = (): void => void registry.list().then((fs) => fs.forEach((f) => jobs.serve(f.name)), () => undefined);
+  const serving = jobs.kind === 'bullmq' ? setInterval(serveAll, 5000).unref() : undefined;
+  if (serving) setTimeout(serveAll, 100).unref();
   const metricsServer = await metrics.listen(config.host, config.metricsPort);
   let ready = false;
   const inflight = new InFlight();
-  const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION, inflight });
-  const hot = createHotRoutes({ service, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, inflight });
+  const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION, inflight, jobs });
+  const hot = createHotRoutes({ service, jobs, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, inflight });
   const rest = getRequestListener(app.fetch);
   const server = createServer((req, res) => {
     if (!hot(req, res)) void rest(req, res);
@@ -72,6 +82,8 @@ export async function startNode(config: Config): Promise<HearthNode> {
     if (closed) return;
     closed = true;
     ready = false;
+    clearInterval(serving);
+    await jobs.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
     await new Promise<void>((resolve) => metricsServer.server.close(() => resolve()));
@@ -80,12 +92,15 @@ export async function startNode(config: Config): Promise<HearthNode> {
   return {
     config,
     service,
+    jobs,
     httpUrl,
     grpcAddress: `${host}:${grpcPort}`,
     metricsUrl: `http://${host}:${metricsServer.port}/metrics`,
     async drain() {
       ready = false;
       log.info({ inflight: inflight.count }, 'draining');
+      // Running jobs finish while their pools still serve (or, killed, go back to the queue).
+      await jobs.close();
       await service.drain();
       // Responses of requests the pools have finished may still be on their way out.
       await inflight.idle();

@@ -93,6 +93,12 @@ export class VersionNotFoundError extends HearthError {
   override readonly code = 'VERSION_NOT_FOUND';
 }
 
+/** No job has that id, or its record has expired (HTTP 404). */
+export class JobNotFoundError extends HearthError {
+  override readonly name = 'JobNotFoundError';
+  override readonly code = 'JOB_NOT_FOUND';
+}
+
 /** No API key, or an unknown one (HTTP 401). */
 export class UnauthenticatedError extends HearthError {
   override readonly name = 'UnauthenticatedError';

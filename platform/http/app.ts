@@ -9,20 +9,23 @@ import { Hono } from 'hono';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 
-import { InvalidInputError, PayloadTooLargeError } from '../../sdk/errors.js';
+import { InvalidInputError, JobNotFoundError, PayloadTooLargeError } from '../../sdk/errors.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { checkSha } from '../artifacts/index.js';
 import type { ApiKey } from '../config.js';
 import type { FunctionService } from '../functions/function-service.js';
+import type { JobQueue } from '../jobs/index.js';
+import { jobView } from '../jobs/index.js';
 import type { Scope } from './auth.js';
 import { authorize } from './auth.js';
-import { toHttpResponse } from './errors.js';
+import { httpStatus, toHttpResponse } from './errors.js';
 import { parseVersion } from './hot-routes.js';
 import { modelMetadata } from './kserve.js';
 
 export interface AppOptions {
   service: FunctionService;
+  jobs: JobQueue;
   artifacts: ArtifactStore;
   apiKeys: ApiKey[];
   maxBodyBytes: number;
@@ -144,6 +147,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
       checkSha(hook);
     }
     const version = await service.deploy(spec, { model, ...(hook ? { hook } : {}) }, { keepTraffic: body.keepTraffic });
+    o.jobs.serve(spec.name);
     return c.json({ name: spec.name, version: version.version, status: version.status, reason: version.reason, url: `/fn/${spec.name}` }, version.status === 'failed' ? 422 : 201);
   });
   app.get('/api/v1/functions', admin, async (c) => {
@@ -171,6 +175,21 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
 
   // Function URLs and KServe infer are served by ./hot-routes.ts, ahead of this app.
   const invoke = auth(o.apiKeys, 'invoke');
+
+  // --- async invocations ------------------------------------------------------------------------------
+  const job = async (id: string) => {
+    const record = await o.jobs.get(id);
+    if (!record) throw new JobNotFoundError(`no job ${id} (unknown, or its record expired)`);
+    return record;
+  };
+  app.get('/api/v1/jobs/:id', invoke, async (c) => c.json(jobView(await job(c.req.param('id')))));
+  // The result's own bytes and content type, as the synchronous call would have answered.
+  app.get('/api/v1/jobs/:id/result', invoke, async (c) => {
+    const record = await job(c.req.param('id'));
+    if (record.status === 'failed') return c.json(record.error, httpStatus(record.error?.code ?? 'INTERNAL') as 400);
+    if (!record.result) return c.json(jobView(record), 202);
+    return new Response(record.result.body.slice(), { status: 200, headers: { 'content-type': record.result.contentType, 'hearth-version': String(record.result.version) } });
+  });
 
   // --- KServe v2 models --------------------------------------------------------------------------------
   const metadata = async (c: Context): Promise<Response> => {

@@ -9,6 +9,7 @@ const STATUS: Record<string, number> = {
   PERMISSION_DENIED: 403,
   FUNCTION_NOT_FOUND: 404,
   VERSION_NOT_FOUND: 404,
+  JOB_NOT_FOUND: 404,
   PAYLOAD_TOO_LARGE: 413,
   QUEUE_FULL: 429,
   CANCELLED: 499,
@@ -28,9 +29,14 @@ export interface HttpError {
   headers: Record<string, string>;
 }
 
+/** The HTTP status of an error code (a job's recorded error, too). */
+export function httpStatus(code: string): number {
+  return STATUS[code] ?? 500;
+}
+
 export function toHttpResponse(error: unknown): HttpError {
   if (error instanceof HearthError) {
-    const status = STATUS[error.code] ?? 500;
+    const status = httpStatus(error.code);
     const headers: Record<string, string> = status === 429 || status === 503 ? { 'Retry-After': '1' } : {};
     return { status, body: { error: error.message, code: error.code }, headers };
   }

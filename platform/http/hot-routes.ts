@@ -12,11 +12,13 @@ import type { ApiKey } from '../config.js';
 import type { FunctionService } from '../functions/function-service.js';
 import { authorize } from './auth.js';
 import { toHttpResponse } from './errors.js';
+import type { JobQueue } from '../jobs/index.js';
 import { IdempotencyCache } from './idempotency.js';
 import { formatInferResponse, parseInferRequest } from './kserve.js';
 
 export interface HotRouteOptions {
   service: FunctionService;
+  jobs: JobQueue;
   apiKeys: ApiKey[];
   maxBodyBytes: number;
   ready: () => boolean;
@@ -26,6 +28,8 @@ export interface HotRouteOptions {
 interface Call {
   name: string;
   version: number | undefined;
+  /** The query string's parameters. */
+  query: URLSearchParams;
   header: (name: string) => string | undefined;
   body: Uint8Array;
   signal: AbortSignal;
@@ -96,6 +100,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
 
   const callFunction = async (call: Call): Promise<Reply> => {
     const contentType = call.header('content-type') ?? 'application/octet-stream';
+    if (/\brespond-async\b/i.test(call.header('prefer') ?? '') || call.query.get('async') === '1') return submitJob(call, contentType);
     const run = () => service.invoke(call.name, call.version, { body: call.body, contentType }, { deadline: deadlineOf(call.header), signal: call.signal });
     const key = call.header('idempotency-key');
     if (key !== undefined && (key.length === 0 || key.length > 256)) throw new InvalidInputError('Idempotency-Key must be 1 to 256 characters');
@@ -104,6 +109,18 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     const headers: Record<string, string> = { 'content-type': result.contentType, 'hearth-version': String(result.version) };
     if (replayed) headers['idempotent-replayed'] = 'true';
     return { status: 200, headers, body: result.body };
+  };
+
+  /** `Prefer: respond-async`: 202 with the job's id and where to ask for it. */
+  const submitJob = async (call: Call, contentType: string): Promise<Reply> => {
+    await service.resolve(call.name, call.version);
+    const webhook = call.header('hearth-webhook-url') ?? call.query.get('webhook') ?? undefined;
+    const key = call.header('idempotency-key');
+    const { record, existing } = await o.jobs.submit({ function: call.name, version: call.version, body: call.body, contentType, webhook, idempotencyKey: key });
+    const statusUrl = `/api/v1/jobs/${record.id}`;
+    const headers: Record<string, string> = { 'content-type': 'application/json', location: statusUrl, 'preference-applied': 'respond-async' };
+    if (existing) headers['idempotent-replayed'] = 'true';
+    return { status: 202, headers, body: Buffer.from(JSON.stringify({ id: record.id, status: record.status, statusUrl })) };
   };
 
   const infer = async (call: Call): Promise<Reply> => {
@@ -157,7 +174,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       const version = parseVersion(match[2] === undefined ? undefined : decode(match[2]));
       const body = await readBody(req, o.maxBodyBytes);
       bodyRead = true;
-      return handler({ name, version, header, body, signal: controller.signal });
+      return handler({ name, version, query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)), header, body, signal: controller.signal });
     })().then(
       (reply) => send(res, reply),
       // A request refused before its body was read closes its connection: the unread body is not

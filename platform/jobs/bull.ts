@@ -1,0 +1,212 @@
+/**
+ * Async invocations on BullMQ (REDIS_URL): one queue per function, consumed by a worker on every
+ * node, so a job accepted by one node can run on any. A node that dies mid-job (kill -9) stops
+ * renewing the job's lock; after `lockMs` another node's stalled-job check puts it back in the
+ * queue and it runs again. Job records live in Redis beside the queues (./jobs.ts says why), and a
+ * success is written once, so a job that ran twice still has one result.
+ *
+ * Redis must never evict keys under memory pressure (maxmemory-policy noeviction): an evicted
+ * queue key loses jobs silently. checkNoEviction refuses to start otherwise.
+ */
+import type { Job } from 'bullmq';
+import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+
+import { InvalidInputError, UnavailableError } from '../../sdk/errors.js';
+import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from './jobs.js';
+import { checkSubmission, decodeRecord, encodeRecord, errorBody, isTransient, jobId, newRecord } from './jobs.js';
+import { deliver, webhookMessage } from './webhook.js';
+
+export interface BullJobQueueOptions extends JobOptions {
+  redisUrl: string;
+  /** Key prefix of Hearth's keys (HEARTH_REDIS_PREFIX); BullMQ's keys go under `{prefix}bull`. */
+  prefix: string;
+  /** A job whose node stops renewing its lock for this long is taken over (default 30 s). */
+  lockMs: number;
+  /** Jobs of one function a node runs at once (they batch in its pool). */
+  concurrency: number;
+  webhookSecret?: string;
+  log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void };
+}
+
+interface JobData {
+  function: string;
+  version?: number;
+  body: string;
+  contentType: string;
+}
+
+const WEBHOOK_QUEUE = 'webhooks';
+
+/** Throws unless the Redis server's maxmemory-policy is noeviction. */
+export async function checkNoEviction(redisUrl: string): Promise<void> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    const [, policy] = (await redis.config('GET', 'maxmemory-policy')) as [string, string];
+    if (policy !== 'noeviction') {
+      throw new InvalidInputError(`Redis at ${redisUrl.replace(/\/\/[^@]*@/, '//')} has maxmemory-policy ${policy}: Hearth's job queues need noeviction (an evicted queue key loses jobs). Run CONFIG SET maxmemory-policy noeviction, or set it in redis.conf`);
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export class BullJobQueue implements JobQueue {
+  readonly kind = 'bullmq' as const;
+  readonly #invoke: Invoker;
+  readonly #o: BullJobQueueOptions;
+  /** Records; fails fast while Redis is down so callers get 503 rather than wait. */
+  readonly #redis: Redis;
+  readonly #queues = new Map<string, Queue>();
+  readonly #workers = new Map<string, Worker>();
+  readonly #webhooks: Queue | undefined;
+  readonly #webhookWorker: Worker | undefined;
+  #closed = false;
+
+  constructor(invoke: Invoker, options: BullJobQueueOptions) {
+    this.#invoke = invoke;
+    this.#o = options;
+    this.#redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    this.#redis.on('error', () => undefined);
+    if (options.webhookSecret) {
+      const secret = options.webhookSecret;
+      this.#webhooks = new Queue(WEBHOOK_QUEUE, this.#queueOptions());
+      this.#webhooks.on('error', () => undefined);
+      this.#webhookWorker = new Worker<{ url: string; message: { id: string; body: string } }>(WEBHOOK_QUEUE, async (job) => deliver(job.data.url, secret, job.data.message), { ...this.#workerOptions(), concurrency: 16 });
+      this.#webhookWorker.on('error', () => undefined);
+      this.#webhookWorker.on('failed', (job, error) => {
+        if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) this.#o.log?.warn({ job: job.data.message.id, url: job.data.url, reason: error.message }, 'webhook not delivered');
+      });
+    }
+  }
+
+  #queueOptions() {
+    // BullMQ wants its own blocking-capable connections: it opens them from these options.
+    return { connection: { url: this.#o.redisUrl, maxRetriesPerRequest: null }, prefix: `${this.#o.prefix}bull` } as const;
+  }
+
+  #workerOptions() {
+    return { ...this.#queueOptions(), lockDuration: this.#o.lockMs, stalledInterval: Math.max(1000, Math.floor(this.#o.lockMs / 2)), maxStalledCount: 2 };
+  }
+
+  #key(id: string): string {
+    return `${this.#o.prefix}job:${id}`;
+  }
+
+  #queue(fn: string): Queue {
+    let queue = this.#queues.get(fn);
+    if (!queue) {
+      queue = new Queue(`fn.${fn}`, this.#queueOptions());
+      queue.on('error', () => undefined);
+      this.#queues.set(fn, queue);
+    }
+    return queue;
+  }
+
+  /** Starts this node's worker for a function's queue (idempotent). Every node serves every function it knows. */
+  serve(fn: string): void {
+    if (this.#closed || this.#workers.has(fn)) return;
+    const worker = new Worker<JobData>(`fn.${fn}`, (job) => this.#process(job), { ...this.#workerOptions(), concurrency: this.#o.concurrency });
+    worker.on('error', () => undefined);
+    this.#workers.set(fn, worker);
+  }
+
+  async submit(request: JobRequest): Promise<{ record: JobRecord; existing: boolean }> {
+    if (this.#closed) throw new UnavailableError('this node is draining and takes no new jobs');
+    checkSubmission(request, this.#o.webhookSecret);
+    const id = jobId(request);
+    const record = newRecord(id, request);
+    const created = await this.#redis.set(this.#key(id), encodeRecord(record), 'EX', this.#o.resultTtlS, 'NX').catch(redisDown);
+    if (created === null) {
+      const existing = await this.get(id);
+      if (existing) return { record: existing, existing: true };
+    }
+    const data: JobData = { function: request.function, ...(request.version === undefined ? {} : { version: request.version }), body: Buffer.from(request.body).toString('base64'), contentType: request.contentType };
+    try {
+      await this.#queue(request.function).add('invoke', data, {
+        jobId: id,
+        attempts: this.#o.attempts,
+        backoff: { type: 'exponential', delay: this.#o.backoffMs },
+        removeOnComplete: true,
+        removeOnFail: { age: this.#o.resultTtlS },
+      });
+    } catch (error) {
+      await this.#redis.del(this.#key(id)).catch(() => undefined);
+      redisDown(error);
+    }
+    this.serve(request.function);
+    return { record, existing: false };
+  }
+
+  async get(id: string): Promise<JobRecord | undefined> {
+    const raw = await this.#redis.get(this.#key(id)).catch(redisDown);
+    if (raw === null) return undefined;
+    const record = decodeRecord(raw);
+    if (record.status === 'queued' || record.status === 'running') {
+      // A job BullMQ gave up on (stalled too often) never reached our processor's catch: its
+      // record is settled from the queue's own state, so nothing says "running" forever.
+      const job = await this.#queue(record.function).getJob(id).catch(() => undefined);
+      if (job && (await job.getState().catch(() => undefined)) === 'failed') {
+        return this.#settleFailed(record, { error: job.failedReason || 'the job failed', code: 'UNAVAILABLE' });
+      }
+    }
+    return record;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    // close() waits for running jobs; a node killed instead leaves them to the stalled check.
+    await Promise.all([...this.#workers.values()].map((w) => w.close()));
+    await this.#webhookWorker?.close();
+    await Promise.all([...this.#queues.values(), ...(this.#webhooks ? [this.#webhooks] : [])].map((q) => q.close()));
+    this.#redis.disconnect();
+  }
+
+  async #save(record: JobRecord): Promise<void> {
+    await this.#redis.set(this.#key(record.id), encodeRecord(record), 'EX', this.#o.resultTtlS);
+  }
+
+  async #settleFailed(record: JobRecord, error: { error: string; code: string }): Promise<JobRecord> {
+    const failed: JobRecord = { ...record, status: 'failed', error, finishedAt: record.finishedAt ?? Date.now() };
+    await this.#save(failed).catch(() => undefined);
+    return failed;
+  }
+
+  /** Queues the webhook of a finished job: 5 tries, exponential backoff, on any node. */
+  async #notify(record: JobRecord): Promise<void> {
+    if (!record.webhook || !this.#webhooks) return;
+    await this.#webhooks.add('deliver', { url: record.webhook, message: webhookMessage(record) }, { attempts: 5, backoff: { type: 'exponential', delay: this.#o.backoffMs }, removeOnComplete: true, removeOnFail: { age: 3600 } });
+  }
+
+  async #process(job: Job<JobData>): Promise<void> {
+    const id = job.id!;
+    const raw = await this.#redis.get(this.#key(id));
+    const record: JobRecord = raw ? decodeRecord(raw) : newRecord(id, { function: job.data.function, version: job.data.version, body: new Uint8Array(), contentType: job.data.contentType });
+    // A job that ran twice (its first node died after finishing) keeps its first result.
+    if (record.status === 'succeeded') return;
+    record.status = 'running';
+    record.startedAt ??= Date.now();
+    record.attempts = job.attemptsMade + 1;
+    await this.#save(record);
+    try {
+      const result = await this.#invoke(job.data.function, job.data.version, { body: new Uint8Array(Buffer.from(job.data.body, 'base64')), contentType: job.data.contentType });
+      const done: JobRecord = { ...record, status: 'succeeded', result, finishedAt: Date.now() };
+      delete done.error;
+      await this.#save(done);
+      await this.#notify(done);
+    } catch (error) {
+      const last = !isTransient(error) || record.attempts >= this.#o.attempts;
+      const next: JobRecord = last ? { ...record, status: 'failed', error: errorBody(error), finishedAt: Date.now() } : { ...record, status: 'queued', error: errorBody(error) };
+      await this.#save(next);
+      if (last) await this.#notify(next);
+      if (!isTransient(error)) throw new UnrecoverableError(errorBody(error).error);
+      throw error;
+    }
+  }
+}
+
+function redisDown(error: unknown): never {
+  throw new UnavailableError(`the job store (Redis) is unavailable: ${(error as Error).message}`, { cause: error });
+}

@@ -1,0 +1,16 @@
+/** The job queue chosen by configuration: in process, or BullMQ on Redis. */
+import type { Config } from '../config.js';
+import { BullJobQueue } from './bull.js';
+import type { Invoker, JobQueue } from './jobs.js';
+import { MemoryJobQueue } from './memory.js';
+
+export * from './jobs.js';
+export { BullJobQueue, checkNoEviction } from './bull.js';
+export { MemoryJobQueue } from './memory.js';
+
+/** In cluster mode, call checkNoEviction first (startNode does, before it opens anything). */
+export function createJobQueue(config: Config, invoke: Invoker, log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void }): JobQueue {
+  const options = { ...config.jobs, webhookSecret: config.webhookSecret, log };
+  if (!config.redisUrl) return new MemoryJobQueue(invoke, options);
+  return new BullJobQueue(invoke, { ...options, redisUrl: config.redisUrl, prefix: config.redisPrefix });
+}

@@ -1,0 +1,163 @@
+/**
+ * Asynchronous invocations: `POST /fn/{name}` with `Prefer: respond-async` is accepted as a job,
+ * answered 202 at once, run through the same function path as a synchronous call, and kept with its
+ * result for `resultTtlS`; an optional webhook hears the outcome. The port has an in-process adapter
+ * (embedded default, ./memory.ts) and a BullMQ one (REDIS_URL, ./bull.ts) that survives a node's
+ * death: another node's worker takes the stalled job over.
+ *
+ * A job's record (status, result, error) is Hearth's own, kept apart from the queue's: the queue
+ * only delivers work, and its retention never decides what a caller can still read. An
+ * idempotency key names the job (the same key gives the same job id), so a repeated submission
+ * returns the first job, running or finished, for as long as its record is kept.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+
+import { HearthError, InvalidInputError } from '../../sdk/errors.js';
+
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';
+
+export interface JobRequest {
+  function: string;
+  version?: number;
+  body: Uint8Array;
+  contentType: string;
+  /** Called with the outcome (Standard Webhooks signature). */
+  webhook?: string;
+  idempotencyKey?: string;
+}
+
+export interface JobRecord {
+  id: string;
+  function: string;
+  version?: number;
+  status: JobStatus;
+  /** Date.now() milliseconds. */
+  createdAt: number;
+  startedAt?: number;
+  finishedAt?: number;
+  attempts: number;
+  webhook?: string;
+  result?: { contentType: string; body: Uint8Array; version: number };
+  error?: { error: string; code: string };
+}
+
+export interface JobQueue {
+  readonly kind: 'memory' | 'bullmq';
+  /** Accepts a job, or returns the one its idempotency key already names. */
+  submit(request: JobRequest): Promise<{ record: JobRecord; existing: boolean }>;
+  get(id: string): Promise<JobRecord | undefined>;
+  /** Starts consuming a function's jobs on this node (cluster mode; in process, every job runs here). */
+  serve(fn: string): void;
+  /** Stops taking jobs; running ones finish (or, on BullMQ, go back to the queue). */
+  close(): Promise<void>;
+}
+
+/** What runs a job: the function service's synchronous path. */
+export type Invoker = (name: string, version: number | undefined, request: { body: Uint8Array; contentType: string }) => Promise<{ body: Uint8Array; contentType: string; version: number }>;
+
+export interface JobOptions {
+  /** Tries per job for transient failures (default 3). */
+  attempts: number;
+  /** First retry delay; doubles each time (default 1000 ms). */
+  backoffMs: number;
+  /** How long a finished job's record (and an idempotency key) is kept (default one day). */
+  resultTtlS: number;
+}
+
+export const DEFAULT_JOB_OPTIONS: JobOptions = { attempts: 3, backoffMs: 1000, resultTtlS: 86_400 };
+
+/**
+ * Failures worth another try: the node or pool was busy, loading, draining or gone. Bad input, an
+ * unknown function and a hook that throws fail at once: trying again gives the same answer.
+ */
+const TRANSIENT = new Set(['UNAVAILABLE', 'DEADLINE_EXCEEDED', 'QUEUE_FULL', 'MODEL_LOAD_FAILED', 'DEVICE_UNAVAILABLE', 'DISPOSED', 'INFERENCE_FAILED', 'INTERNAL', 'CANCELLED']);
+
+export function isTransient(error: unknown): boolean {
+  return !(error instanceof HearthError) || TRANSIENT.has(error.code);
+}
+
+export function errorBody(error: unknown): { error: string; code: string } {
+  return error instanceof HearthError ? { error: error.message, code: error.code } : { error: (error as Error)?.message ?? String(error), code: 'INTERNAL' };
+}
+
+/** Exponential backoff: backoffMs, 2×, 4×… before the 2nd, 3rd, 4th try. */
+export function retryDelayMs(options: JobOptions, attemptsMade: number): number {
+  return options.backoffMs * 2 ** Math.max(0, attemptsMade - 1);
+}
+
+/** The job id: random, or derived from the function and idempotency key. */
+export function jobId(request: JobRequest): string {
+  if (request.idempotencyKey === undefined) return randomUUID();
+  if (request.idempotencyKey.length === 0 || request.idempotencyKey.length > 256) throw new InvalidInputError('Idempotency-Key must be 1 to 256 characters');
+  return `idem-${createHash('sha256').update(`${request.function}\0${request.version ?? ''}\0${request.idempotencyKey}`).digest('hex').slice(0, 32)}`;
+}
+
+export function newRecord(id: string, request: JobRequest): JobRecord {
+  return {
+    id,
+    function: request.function,
+    ...(request.version === undefined ? {} : { version: request.version }),
+    status: 'queued',
+    createdAt: Date.now(),
+    attempts: 0,
+    ...(request.webhook ? { webhook: request.webhook } : {}),
+  };
+}
+
+/** Records as JSON (bodies as base64), for Redis and for job payloads. */
+export function encodeRecord(r: JobRecord): string {
+  return JSON.stringify({ ...r, ...(r.result ? { result: { ...r.result, body: Buffer.from(r.result.body).toString('base64') } } : {}) });
+}
+
+export function decodeRecord(s: string): JobRecord {
+  const r = JSON.parse(s) as JobRecord & { result?: { body: string } };
+  return r.result ? { ...r, result: { ...r.result, body: new Uint8Array(Buffer.from(r.result.body, 'base64')) } } : (r as JobRecord);
+}
+
+/** What every adapter refuses before it accepts a job. */
+export function checkSubmission(request: JobRequest, webhookSecret: string | undefined): void {
+  checkWebhook(request.webhook);
+  if (request.webhook && !webhookSecret) throw new InvalidInputError('webhooks need HEARTH_WEBHOOK_SECRET set on the node, to sign them');
+}
+
+/** A webhook URL must be http(s); anything else is refused before the job is accepted. */
+function checkWebhook(url: string | undefined): void {
+  if (url === undefined) return;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new InvalidInputError(`the webhook "${url}" is not a URL`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidInputError(`the webhook must be an http or https URL, not ${parsed.protocol}`);
+}
+
+/** A job as the API and webhooks show it: a JSON result inline, other bytes as base64. */
+export function jobView(r: JobRecord): Record<string, unknown> {
+  const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+  let result: Record<string, unknown> | undefined;
+  if (r.result) {
+    const json = /^application\/([\w.+-]*\+)?json\b/.test(r.result.contentType);
+    let parsed: unknown;
+    if (json) {
+      try {
+        parsed = JSON.parse(Buffer.from(r.result.body).toString('utf8'));
+      } catch {
+        parsed = undefined;
+      }
+    }
+    result = { contentType: r.result.contentType, version: r.result.version, ...(parsed !== undefined ? { json: parsed } : { base64: Buffer.from(r.result.body).toString('base64') }) };
+  }
+  return {
+    id: r.id,
+    function: r.function,
+    ...(r.version === undefined ? {} : { version: r.version }),
+    status: r.status,
+    createdAt: iso(r.createdAt),
+    startedAt: iso(r.startedAt),
+    finishedAt: iso(r.finishedAt),
+    attempts: r.attempts,
+    ...(result ? { result } : {}),
+    ...(r.error ? { error: r.error } : {}),
+  };
+}
