@@ -6,8 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { once } from 'node:events';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 
 import { InvalidInputError } from '../../sdk/errors.js';
 
@@ -40,21 +41,29 @@ export function checkSha(sha256: string): void {
   if (!SHA256.test(sha256)) throw new InvalidInputError(`"${sha256}" is not a sha256 (64 lowercase hex digits)`, { reason: 'sha256' });
 }
 
-/** Streams `body` into the file `path`, hashing it on the way; never whole in memory. */
+/**
+ * Streams `body` into the file `path`, hashing it on the way; never whole in memory. A plain loop
+ * with back-pressure: through pipeline() and an async generator, the same 100 MB fetch took about
+ * a third longer (bench:coldstart).
+ */
 export async function writeHashed(path: string, body: Readable | AsyncIterable<Uint8Array>): Promise<{ sha256: string; size: number }> {
   const hash = createHash('sha256');
   let size = 0;
-  await pipeline(
-    body,
-    async function* (source: AsyncIterable<Uint8Array>) {
-      for await (const chunk of source) {
-        hash.update(chunk);
-        size += chunk.byteLength;
-        yield chunk;
-      }
-    },
-    createWriteStream(path),
-  );
+  const file = createWriteStream(path, { highWaterMark: 1 << 20 });
+  const failed = new Promise<never>((_, reject) => file.once('error', reject));
+  failed.catch(() => undefined);
+  try {
+    for await (const chunk of body) {
+      hash.update(chunk);
+      size += chunk.byteLength;
+      if (!file.write(chunk)) await Promise.race([once(file, 'drain'), failed]);
+    }
+    file.end();
+    await Promise.race([once(file, 'finish'), failed]);
+  } catch (error) {
+    file.destroy();
+    throw error;
+  }
   return { sha256: hash.digest('hex'), size };
 }
 
@@ -67,6 +76,40 @@ export async function hashFile(path: string): Promise<{ sha256: string; size: nu
     size += (chunk as Buffer).length;
   }
   return { sha256: hash.digest('hex'), size };
+}
+
+/**
+ * Files whose bytes this process has hashed, remembered by what any write would change: inode,
+ * size and ctime (which moves on every write or metadata change and cannot be set back from user
+ * space). A cold start from the cache then re-hashes 100 MB only if the file changed since it was
+ * verified — measured, the re-hash was a fifth of a ResNet-50 cold start (bench:coldstart).
+ */
+export class VerifiedFiles {
+  readonly #seen = new Map<string, { id: string; result: { sha256: string; size: number } }>();
+
+  async #identity(path: string): Promise<string | undefined> {
+    const s = await stat(path, { bigint: true }).catch(() => undefined);
+    return s && `${s.ino}:${s.size}:${s.ctimeNs}`;
+  }
+
+  /** The file's sha256 and size (undefined if it is missing), hashed only if it changed. */
+  async hash(path: string): Promise<{ sha256: string; size: number } | undefined> {
+    const id = await this.#identity(path);
+    if (!id) return undefined;
+    const known = this.#seen.get(path);
+    if (known?.id === id) return known.result;
+    const result = await hashFile(path).catch(() => undefined);
+    // Remembered only if nothing touched the file while it was read.
+    if (result && (await this.#identity(path)) === id) this.#seen.set(path, { id, result });
+    return result;
+  }
+
+  /** Remembers a file this process has just written (or touched) and knows the hash of. */
+  async remember(path: string, result: { sha256: string; size: number }): Promise<void> {
+    const id = await this.#identity(path);
+    if (id) this.#seen.set(path, { id, result });
+    else this.#seen.delete(path);
+  }
 }
 
 /**

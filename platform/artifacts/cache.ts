@@ -1,6 +1,7 @@
 /**
  * The node's local disk cache of artifacts pulled from a remote store: files named by sha256, each
- * verified against its hash when fetched and again before it is handed out, evicted least recently
+ * verified against its hash when fetched and again before it is handed out (re-hashed only if the
+ * file changed since: VerifiedFiles), evicted least recently
  * used first when the cache grows past its size budget.
  */
 import { randomUUID } from 'node:crypto';
@@ -9,12 +10,13 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 
 import { writeVerified } from './fs/fs-artifact-store.js';
-import { hashFile, writeHashed } from './artifact-store.js';
+import { VerifiedFiles, writeHashed } from './artifact-store.js';
 
 export class ArtifactCache {
   readonly #dir: string;
   readonly #maxBytes: number;
   readonly #onRefused: (sha256: string, actual: string) => void;
+  readonly #verified = new VerifiedFiles();
 
   constructor(dir: string, maxBytes: number, onRefused: (sha256: string, actual: string) => void = () => {}) {
     this.#dir = dir;
@@ -29,7 +31,7 @@ export class ArtifactCache {
   /** The cached file if present and intact (a corrupt one is removed and reported). */
   async get(sha256: string): Promise<{ path: string; size: number } | undefined> {
     const path = this.path(sha256);
-    const actual = await hashFile(path).catch(() => undefined);
+    const actual = await this.#verified.hash(path);
     if (!actual) return undefined;
     if (actual.sha256 !== sha256) {
       this.#onRefused(sha256, actual.sha256);
@@ -38,12 +40,14 @@ export class ArtifactCache {
     }
     const now = new Date();
     await utimes(path, now, now).catch(() => undefined); // recently used
+    await this.#verified.remember(path, actual);
     return { path, size: actual.size };
   }
 
   async put(sha256: string, body: Readable | AsyncIterable<Uint8Array>): Promise<{ path: string; size: number }> {
     const path = this.path(sha256);
     const size = await writeVerified(path, sha256, body);
+    await this.#verified.remember(path, { sha256, size });
     await this.evict(sha256);
     return { path, size };
   }
@@ -55,6 +59,7 @@ export class ArtifactCache {
     try {
       const { sha256, size } = await writeHashed(tmp, body);
       await rename(tmp, this.path(sha256));
+      await this.#verified.remember(this.path(sha256), { sha256, size });
       await this.evict(sha256);
       return { sha256, path: this.path(sha256), size };
     } finally {

@@ -149,7 +149,12 @@ export class BullJobQueue implements JobQueue {
       // record is settled from the queue's own state, so nothing says "running" forever.
       const job = await this.#queue(record.function).getJob(id).catch(() => undefined);
       if (job && (await job.getState().catch(() => undefined)) === 'failed') {
-        return this.#settleFailed(record, { error: job.failedReason || 'the job failed', code: 'UNAVAILABLE' });
+        // The processor writes its outcome before BullMQ marks the job failed: read the record
+        // again, and settle it here only if it still says nothing final.
+        const now = await this.#redis.get(this.#key(id)).catch(redisDown);
+        const latest = now === null ? record : decodeRecord(now);
+        if (latest.status === 'failed' || latest.status === 'succeeded') return latest;
+        return this.#settleFailed(latest, { error: job.failedReason || 'the job failed', code: 'UNAVAILABLE' });
       }
     }
     return record;

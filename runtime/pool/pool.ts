@@ -184,19 +184,26 @@ export class Pool extends EventEmitter {
       const fetchStarted = performance.now();
       const artifacts = await this.resolveArtifacts();
       const fetch = (performance.now() - fetchStarted) / 1000;
-      this.#hooks = await HookPool.create({ spec, version: this.version, bundlePath: artifacts.hookBundle, ...this.#options.hooks });
       const inputs = warmupInputs(spec);
       const freeBefore = freeBytes(this.#device);
+      // The hook threads start while the model loads (on the engine's thread).
       this.#loading++;
-      let first: Model;
-      try {
-        first = await loadModel(artifacts.model, {
+      const [hooks, loaded] = await Promise.allSettled([
+        HookPool.create({ spec, version: this.version, bundlePath: artifacts.hookBundle, ...this.#options.hooks }),
+        loadModel(artifacts.model, {
           device: this.#device,
-          warmup: inputs ? { inputs, runs: this.#options.warmupRuns ?? 2 } : undefined,
-        });
-      } finally {
-        this.#loading--;
+          // Requests already waiting are the warm-up: their first batch profiles the graph as a
+          // dummy pass would, and nobody waits for a pass whose output is thrown away. A pool
+          // started with nobody waiting (a deploy, a scale-up) runs its dummy passes.
+          warmup: inputs && this.#pending === 0 ? { inputs, runs: this.#options.warmupRuns ?? 2 } : undefined,
+        }),
+      ]).finally(() => this.#loading--);
+      if (hooks.status === 'fulfilled') this.#hooks = hooks.value;
+      if (loaded.status === 'rejected' || hooks.status === 'rejected') {
+        if (loaded.status === 'fulfilled') loaded.value.dispose();
+        throw loaded.status === 'rejected' ? loaded.reason : (hooks as PromiseRejectedResult).reason;
       }
+      const first = loaded.value;
       const info = first.info;
       // What the first instance took beyond its weights (activations, workspace): what each shared
       // instance adds. At least a sixteenth of the weights, as a floor for a noisy reading.

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 
 import { InvalidInputError } from '../../../sdk/errors.js';
 import type { ArtifactInfo, ArtifactStore, LocalArtifact } from '../artifact-store.js';
-import { checkSha, hashFile, writeHashed } from '../artifact-store.js';
+import { checkSha, VerifiedFiles, writeHashed } from '../artifact-store.js';
 
 /** Streams `body` to `path` through a sha256; on a mismatch nothing is left behind. */
 export async function writeVerified(path: string, sha256: string, body: Readable | AsyncIterable<Uint8Array>): Promise<number> {
@@ -25,6 +25,7 @@ export async function writeVerified(path: string, sha256: string, body: Readable
 export class FsArtifactStore implements ArtifactStore {
   readonly kind = 'fs';
   readonly #root: string;
+  readonly #verified = new VerifiedFiles();
 
   constructor(dataDir: string) {
     this.#root = join(dataDir, 'artifacts');
@@ -47,7 +48,7 @@ export class FsArtifactStore implements ArtifactStore {
 
   async local(sha256: string): Promise<LocalArtifact> {
     const path = this.#path(sha256);
-    const actual = await hashFile(path).catch(() => undefined);
+    const actual = await this.#verified.hash(path);
     if (!actual) throw new InvalidInputError(`artifact ${sha256} is not in the store: upload it first`, { reason: 'sha256' });
     if (actual.sha256 !== sha256) throw new InvalidInputError(`artifact ${sha256} on disk hashes to ${actual.sha256}: refused`, { reason: 'integrity' });
     return { sha256, size: actual.size, path, source: 'store' };

@@ -1,0 +1,129 @@
+/**
+ * bench:coldstart — ResNet-50 (about 100 MB) from zero instances, against its raw cost measured in
+ * the same run:
+ *   raw_s3:    S3 GET of the artifact (s3rver on loopback) streamed to a file + engine load + one
+ *              warm-up forward, timed directly;
+ *   raw_cache: engine load from the local file + one warm-up forward;
+ *   hearth_s3: a new node (empty cache; registry in Redis, artifacts in the same S3) gets a KServe
+ *              binary infer request for the function, at zero instances: time to its response;
+ *   hearth_cache: the same node after `unload` (zero instances, artifact in its cache).
+ * Rounds alternate raw and Hearth; the medians are reported. Writes
+ * test/bench/results/coldstart.json {raw_s3_ms, raw_cache_ms, hearth_s3_ms, hearth_cache_ms,
+ * ratio_s3, ratio_cache} plus the per-phase cold starts Hearth recorded.
+ */
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { Redis } from 'ioredis';
+
+import { loadConfig } from '../../platform/config.js';
+import { startNode } from '../../platform/node.js';
+import type { HearthNode } from '../../platform/node.js';
+import { loadModel } from '../../runtime/index.js';
+import { ensureModels, modelPath, REPO_ROOT } from '../helpers/fixtures.js';
+import { uniquePrefix, upload } from '../helpers/node.js';
+import { startS3 } from '../helpers/s3.js';
+import { randomRows } from './engine-reference.js';
+
+const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, out: { type: 'string', default: join(REPO_ROOT, 'test', 'bench', 'results', 'coldstart.json') } } });
+const rounds = Number(flags.rounds);
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const round = (v: number, d = 1): number => Math.round(v * 10 ** d) / 10 ** d;
+
+const SPEC = { name: 'resnet50', model: 'model.pt', maxBatchSize: 8, instances: { device: 'cpu' }, inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }] };
+const image = randomRows(3 * 224 * 224, 3);
+const header = new TextEncoder().encode(JSON.stringify({ inputs: [{ name: 'x', shape: [1, 3, 224, 224], datatype: 'FP32', parameters: { binary_data_size: image.byteLength } }] }));
+const body = new Uint8Array(header.length + image.byteLength);
+body.set(header);
+body.set(new Uint8Array(image.buffer), header.length);
+const warm = [{ dtype: 'FP32' as const, shape: [1, 3, 224, 224], data: image }];
+
+async function main(): Promise<void> {
+  ensureModels();
+  const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-coldstart-'));
+  const s3 = await startS3();
+  const prefix = uniquePrefix();
+  const env = (name: string) => ({ HEARTH_HTTP_PORT: '0', HEARTH_GRPC_PORT: '0', HEARTH_METRICS_PORT: '0', HEARTH_LOG_LEVEL: 'warn', HEARTH_DATA_DIR: join(dir, name), REDIS_URL: 'redis://127.0.0.1:6379', HEARTH_REDIS_PREFIX: prefix, HEARTH_S3_BUCKET: s3.bucket, HEARTH_S3_ENDPOINT: s3.endpoint, HEARTH_S3_PREFIX: 'hearth/' });
+  const nodes: HearthNode[] = [];
+  const results = { raw_s3: [] as number[], raw_cache: [] as number[], hearth_s3: [] as number[], hearth_cache: [] as number[] };
+  const phases: object[] = [];
+  try {
+    // Deploy once through a first node; the artifact lands in S3 under its hash.
+    const first = await startNode(loadConfig(env('deployer')));
+    nodes.push(first);
+    const sha = await upload(first.httpUrl, new Uint8Array(await readFile(modelPath('resnet50'))));
+    const deployed = await fetch(`${first.httpUrl}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec: SPEC, artifacts: { model: sha } }), headers: { 'content-type': 'application/json' } });
+    if (deployed.status !== 201) throw new Error(`deploy failed: ${await deployed.text()}`);
+    await first.close();
+    const key = `hearth/artifacts/sha256/${sha}`;
+    console.log(`bench:coldstart — ResNet-50 ${(image.byteLength / 1e6).toFixed(1)} MB input, ${rounds} rounds; artifact s3://${s3.bucket}/${key}`);
+
+    const infer = async (node: HearthNode): Promise<number> => {
+      const t0 = performance.now();
+      const r = await fetch(`${node.httpUrl}/v2/models/resnet50/infer`, { method: 'POST', body, headers: { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.length) } });
+      await r.arrayBuffer();
+      if (r.status !== 200) throw new Error(`infer answered ${r.status}`);
+      return performance.now() - t0;
+    };
+
+    for (let i = 0; i < rounds; i++) {
+      // Raw: GET to a file, load, one warm-up forward.
+      const file = join(dir, `raw-${i}.pt`);
+      let t0 = performance.now();
+      const object = await s3.client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key }));
+      await pipeline(object.Body as Readable, createWriteStream(file));
+      const model = await loadModel(file, { warmup: { inputs: warm, runs: 1 } });
+      results.raw_s3.push(performance.now() - t0);
+      model.dispose();
+      t0 = performance.now();
+      const cached = await loadModel(file, { warmup: { inputs: warm, runs: 1 } });
+      results.raw_cache.push(performance.now() - t0);
+      cached.dispose();
+
+      // Hearth: a new node at zero instances with an empty cache, then the same node after unload.
+      const node = await startNode(loadConfig(env(`node-${i}`)));
+      nodes.push(node);
+      results.hearth_s3.push(await infer(node));
+      phases.push({ from: 's3', ...node.service.pools()[0]!.coldStart });
+      const unload = await fetch(`${node.httpUrl}/v2/repository/models/resnet50/unload`, { method: 'POST' });
+      if (unload.status !== 200) throw new Error(`unload answered ${unload.status}`);
+      results.hearth_cache.push(await infer(node));
+      phases.push({ from: 'cache', ...node.service.pools()[0]!.coldStart });
+      await node.close();
+      console.log(`  round ${i + 1}: raw s3 ${round(results.raw_s3[i]!)} ms, raw cache ${round(results.raw_cache[i]!)} ms, hearth s3 ${round(results.hearth_s3[i]!)} ms, hearth cache ${round(results.hearth_cache[i]!)} ms`);
+    }
+  } finally {
+    for (const n of nodes) await n.close().catch(() => undefined);
+    await s3.close();
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+    await rm(dir, { recursive: true, force: true });
+  }
+  const out = {
+    raw_s3_ms: round(median(results.raw_s3)),
+    raw_cache_ms: round(median(results.raw_cache)),
+    hearth_s3_ms: round(median(results.hearth_s3)),
+    hearth_cache_ms: round(median(results.hearth_cache)),
+    ratio_s3: 0,
+    ratio_cache: 0,
+    rounds: results,
+    phases,
+  };
+  out.ratio_s3 = round(out.hearth_s3_ms / out.raw_s3_ms, 3);
+  out.ratio_cache = round(out.hearth_cache_ms / out.raw_cache_ms, 3);
+  console.log(`\nmedians: raw s3 ${out.raw_s3_ms} ms, hearth s3 ${out.hearth_s3_ms} ms → ratio_s3 ${out.ratio_s3} (target ≤ 1.2)`);
+  console.log(`         raw cache ${out.raw_cache_ms} ms, hearth cache ${out.hearth_cache_ms} ms → ratio_cache ${out.ratio_cache} (target ≤ 1.1)`);
+  mkdirSync(join(flags.out, '..'), { recursive: true });
+  writeFileSync(flags.out, `${JSON.stringify(out, null, 2)}\n`);
+  console.log(`wrote ${flags.out}`);
+}
+
+await main();
