@@ -96,7 +96,8 @@ function toElement(dtype: DType, v: unknown, where: string): number | bigint {
 export function tensorFromJson<D extends DType>(dtype: D, value: unknown, shape?: number[], where = 'value'): Tensor<D> {
   if (dtype === 'BYTES') throw new TypeError('BYTES tensors cannot be made from JSON numbers');
   const dims = shape ?? nestedShape(value, where);
-  const flat = shape ? (value as unknown[]) : (value as unknown[]).flat(Infinity);
+  // A scalar (shape []) is a bare number, as tensorToJson prints it.
+  const flat = !Array.isArray(value) && dims.length === 0 ? [value] : shape ? (value as unknown[]) : (value as unknown[]).flat(Infinity);
   if (!Array.isArray(flat) || flat.length !== numel(dims)) throw new RangeError(`${where} has ${Array.isArray(flat) ? flat.length : 0} elements but shape [${dims.join(', ')}] needs ${numel(dims)}`);
   const data = allocate(dtype, flat.length);
   for (let i = 0; i < flat.length; i++) (data as unknown as (number | bigint)[])[i] = toElement(dtype, flat[i], where);

@@ -25,6 +25,8 @@ export interface BullJobQueueOptions extends JobOptions {
   lockMs: number;
   /** Jobs of one function a node runs at once (they batch in its pool). */
   concurrency: number;
+  /** Names this node in the job records it writes. */
+  nodeId: string;
   webhookSecret?: string;
   log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void };
 }
@@ -182,7 +184,10 @@ export class BullJobQueue implements JobQueue {
   /** Queues the webhook of a finished job: 5 tries, exponential backoff, on any node. */
   async #notify(record: JobRecord): Promise<void> {
     if (!record.webhook || !this.#webhooks) return;
-    await this.#webhooks.add('deliver', { url: record.webhook, message: webhookMessage(record) }, { attempts: 5, backoff: { type: 'exponential', delay: this.#o.backoffMs }, removeOnComplete: true, removeOnFail: { age: 3600 } });
+    // One delivery job per job id, kept an hour after it is done: a job that ran again after its
+    // node died between its result and its webhook queues the webhook again, and BullMQ drops the
+    // repeat if the first got through.
+    await this.#webhooks.add('deliver', { url: record.webhook, message: webhookMessage(record) }, { jobId: `webhook-${record.id}`, attempts: 5, backoff: { type: 'exponential', delay: this.#o.backoffMs }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 3600 } });
   }
 
   async #process(job: Job<JobData>): Promise<void> {
@@ -190,10 +195,11 @@ export class BullJobQueue implements JobQueue {
     const raw = await this.#redis.get(this.#key(id));
     const record: JobRecord = raw ? decodeRecord(raw) : newRecord(id, { function: job.data.function, version: job.data.version, body: new Uint8Array(), contentType: job.data.contentType });
     // A job that ran twice (its first node died after finishing) keeps its first result.
-    if (record.status === 'succeeded') return;
+    if (record.status === 'succeeded') return this.#notify(record);
     record.status = 'running';
     record.startedAt ??= Date.now();
-    record.attempts = job.attemptsMade + 1;
+    record.attempts += 1;
+    record.node = this.#o.nodeId;
     await this.#save(record);
     try {
       const result = await this.#invoke(job.data.function, job.data.version, { body: new Uint8Array(Buffer.from(job.data.body, 'base64')), contentType: job.data.contentType });

@@ -1,4 +1,6 @@
 /** The job queue chosen by configuration: in process, or BullMQ on Redis. */
+import { hostname } from 'node:os';
+
 import type { Config } from '../config.js';
 import { BullJobQueue } from './bull.js';
 import type { Invoker, JobQueue } from './jobs.js';
@@ -12,5 +14,5 @@ export { MemoryJobQueue } from './memory.js';
 export function createJobQueue(config: Config, invoke: Invoker, log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void }): JobQueue {
   const options = { ...config.jobs, webhookSecret: config.webhookSecret, log };
   if (!config.redisUrl) return new MemoryJobQueue(invoke, options);
-  return new BullJobQueue(invoke, { ...options, redisUrl: config.redisUrl, prefix: config.redisPrefix });
+  return new BullJobQueue(invoke, { ...options, redisUrl: config.redisUrl, prefix: config.redisPrefix, nodeId: `${hostname()}:${process.pid}` });
 }

@@ -35,7 +35,10 @@ export interface JobRecord {
   createdAt: number;
   startedAt?: number;
   finishedAt?: number;
+  /** Times the job was started: retries after transient failures, and takeovers after a node died. */
   attempts: number;
+  /** The node that ran (or runs) it last. */
+  node?: string;
   webhook?: string;
   result?: { contentType: string; body: Uint8Array; version: number };
   error?: { error: string; code: string };
@@ -157,6 +160,7 @@ export function jobView(r: JobRecord): Record<string, unknown> {
     startedAt: iso(r.startedAt),
     finishedAt: iso(r.finishedAt),
     attempts: r.attempts,
+    ...(r.node ? { node: r.node } : {}),
     ...(result ? { result } : {}),
     ...(r.error ? { error: r.error } : {}),
   };

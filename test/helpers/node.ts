@@ -1,7 +1,10 @@
 /** Hearth nodes for end-to-end tests: real HTTP on loopback, their own data dir and Redis prefix. */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 
 import { loadConfig } from '../../platform/config.js';
 import type { HearthNode } from '../../platform/node.js';
@@ -11,6 +14,33 @@ import { REPO_ROOT } from './fixtures.js';
 
 export async function testNode(dataDir: string, env: Record<string, string> = {}): Promise<HearthNode> {
   return startNode(loadConfig({ HEARTH_HTTP_PORT: '0', HEARTH_GRPC_PORT: '0', HEARTH_METRICS_PORT: '0', HEARTH_DATA_DIR: dataDir, HEARTH_LOG_LEVEL: 'silent', ...env }));
+}
+
+export interface NodeProcess {
+  child: ChildProcess;
+  url: string;
+  grpc: string;
+  /** The exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+}
+
+/** A node in its own process (`platform/main.ts`), as `npm start` runs it; resolves once it listens. */
+export async function spawnNode(dataDir: string, env: Record<string, string> = {}): Promise<NodeProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, HEARTH_HTTP_PORT: '0', HEARTH_GRPC_PORT: '0', HEARTH_METRICS_PORT: '0', HEARTH_DATA_DIR: dataDir, HEARTH_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const lines = createInterface({ input: child.stdout! });
+  const ports = await new Promise<{ http: number; grpc: number }>((resolve, reject) => {
+    lines.on('line', (line) => {
+      const entry = JSON.parse(line) as { msg?: string; http?: number; grpc?: number };
+      if (entry.msg === 'hearth listening') resolve({ http: entry.http!, grpc: entry.grpc! });
+    });
+    void exited.then((code) => reject(new Error(`the node exited with ${code} before it listened`)));
+  });
+  return { child, url: `http://127.0.0.1:${ports.http}`, grpc: `127.0.0.1:${ports.grpc}`, exited };
 }
 
 export const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');

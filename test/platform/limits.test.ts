@@ -1,13 +1,11 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
-import { modelPath, REPO_ROOT } from '../helpers/fixtures.js';
-import { testNode, upload } from '../helpers/node.js';
+import { modelPath } from '../helpers/fixtures.js';
+import { spawnNode, testNode, upload } from '../helpers/node.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-limits-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -79,19 +77,7 @@ describe('queue limits, deadlines and availability over HTTP', () => {
 
 describe('SIGTERM', () => {
   it('drains a node process: readiness goes 503, the request in flight finishes, then it exits 0', async () => {
-    const data = join(dir, 'sigterm');
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, HEARTH_HTTP_PORT: '0', HEARTH_GRPC_PORT: '0', HEARTH_METRICS_PORT: '0', HEARTH_DATA_DIR: data, HEARTH_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const lines = createInterface({ input: child.stdout! });
-    const port = await new Promise<number>((resolve) => lines.on('line', (line) => {
-      const entry = JSON.parse(line) as { msg?: string; http?: number };
-      if (entry.msg === 'hearth listening') resolve(entry.http!);
-    }));
-    const url = `http://127.0.0.1:${port}`;
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const { child, url, exited } = await spawnNode(join(dir, 'sigterm'));
     const model = await upload(url, new Uint8Array(await readFile(modelPath('slow'))));
     expect((await deploy(url, SLOW, model)).status).toBe(201);
 

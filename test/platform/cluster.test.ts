@@ -1,0 +1,127 @@
+/**
+ * Cluster mode with real processes: three nodes sharing Redis and S3 serve one function's async
+ * jobs; one is killed with SIGKILL while it holds running jobs, and every accepted job still
+ * completes, with python3-torch's output, and its webhook arrives exactly once.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { modelPath } from '../helpers/fixtures.js';
+import type { NodeProcess } from '../helpers/node.js';
+import { spawnNode, uniquePrefix, upload } from '../helpers/node.js';
+import { maxAbsDiff } from '../helpers/random.js';
+import { pythonForward } from '../helpers/reference.js';
+import type { TestS3 } from '../helpers/s3.js';
+import { startS3 } from '../helpers/s3.js';
+
+const dir = await mkdtemp(join(tmpdir(), 'hearth-cluster-'));
+const prefix = uniquePrefix();
+const ITERS = 1000;
+const JOBS = 48;
+const x = Float32Array.from({ length: 4 * 512 }, (_, i) => Math.cos(i) / 4);
+const SPEC = {
+  name: 'slow', model: 'model.pt', maxBatchSize: 0, instances: { device: 'cpu' },
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [4, 512] }, { name: 'n', dtype: 'INT64', dims: [] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [4, 512] }],
+};
+
+describe('three nodes on one Redis and one S3', () => {
+  let s3: TestS3;
+  const nodes: NodeProcess[] = [];
+  const deliveries = new Map<string, number>();
+  let hookUrl: string;
+  const hookServer = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const id = String(req.headers['webhook-id']);
+      deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
+      res.writeHead(204).end();
+    });
+  });
+
+  beforeAll(async () => {
+    s3 = await startS3();
+    await new Promise<void>((r) => hookServer.listen(0, '127.0.0.1', r));
+    hookUrl = `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/`;
+    const env = {
+      REDIS_URL: 'redis://127.0.0.1:6379', HEARTH_REDIS_PREFIX: prefix, HEARTH_S3_BUCKET: s3.bucket, HEARTH_S3_ENDPOINT: s3.endpoint,
+      AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', HEARTH_JOB_LOCK_MS: '2000', HEARTH_JOB_BACKOFF_MS: '100', HEARTH_JOB_CONCURRENCY: '8',
+      HEARTH_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}`,
+    };
+    nodes.push(...(await Promise.all([0, 1, 2].map((i) => spawnNode(join(dir, `node-${i}`), env)))));
+  });
+  afterAll(async () => {
+    for (const n of nodes) n.child.kill('SIGKILL');
+    await Promise.all(nodes.map((n) => n.exited));
+    await new Promise((r) => hookServer.close(r));
+    await s3?.close();
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('completes every async job, exactly once, after one node is killed mid-load', async () => {
+    const [a, b, c] = nodes as [NodeProcess, NodeProcess, NodeProcess];
+    const model = await upload(a.url, new Uint8Array(await readFile(modelPath('slow'))));
+    const deployed = await fetch(`${a.url}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec: SPEC, artifacts: { model } }), headers: { 'content-type': 'application/json' } });
+    expect(deployed.status).toBe(201);
+    const reference = pythonForward(modelPath('slow'), [{ dtype: 'FP32', shape: [4, 512], data: x }, { dtype: 'INT64', shape: [], data: BigInt64Array.from([BigInt(ITERS)]) }]).outputs[0]!.data as Float32Array;
+
+    // Jobs go in through all three nodes; every node takes jobs off the function's queue.
+    const body = JSON.stringify({ inputs: { x: Array.from({ length: 4 }, (_, r) => Array.from(x.subarray(r * 512, (r + 1) * 512))), n: ITERS } });
+    const ids = await Promise.all(Array.from({ length: JOBS }, async (_, i) => {
+      const node = nodes[i % 3]!;
+      const r = await fetch(`${node.url}/fn/slow`, { method: 'POST', body, headers: { 'content-type': 'application/json', prefer: 'respond-async', 'hearth-webhook-url': hookUrl } });
+      expect(r.status).toBe(202);
+      return ((await r.json()) as { id: string }).id;
+    }));
+
+    // Kill b while it runs jobs (its pool has taken some).
+    const onB = async (): Promise<string[]> => {
+      const jobs = await Promise.all(ids.map(async (id) => (await (await fetch(`${a.url}/api/v1/jobs/${id}`)).json()) as { id: string; status: string; node?: string }));
+      return jobs.filter((j) => j.status === 'running' && j.node?.endsWith(`:${b.child.pid}`)).map((j) => j.id);
+    };
+    let taken: string[] = [];
+    for (let i = 0; i < 400 && taken.length === 0; i++) {
+      taken = await onB();
+      if (taken.length === 0) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(taken.length).toBeGreaterThan(0);
+    b.child.kill('SIGKILL');
+    expect(await b.exited).toBeNull();
+
+    // Every job finishes on a or c, with the right output.
+    const deadline = Date.now() + 90_000;
+    const final = new Map<string, { status: string; attempts: number; node?: string; result?: { json?: { outputs: { y: number[][] } } } }>();
+    while (final.size < ids.length && Date.now() < deadline) {
+      for (const id of ids) {
+        if (final.has(id)) continue;
+        const job = (await (await fetch(`${c.url}/api/v1/jobs/${id}`)).json()) as { status: string; attempts: number };
+        if (job.status === 'succeeded' || job.status === 'failed') final.set(id, job);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(final.size).toBe(ids.length);
+    for (const job of final.values()) {
+      expect(job.status, JSON.stringify((job as { error?: unknown }).error)).toBe('succeeded');
+      expect(maxAbsDiff(Float32Array.from(job.result!.json!.outputs.y.flat()), reference)).toBeLessThan(1e-4);
+    }
+    // b's running jobs were taken over by a or c, and still have one result and one webhook.
+    for (const id of taken) {
+      const job = final.get(id) as { attempts: number; node?: string };
+      expect(job.attempts).toBeGreaterThan(1);
+      expect(job.node).not.toMatch(new RegExp(`:${b.child.pid}$`));
+    }
+    for (let i = 0; i < 200 && deliveries.size < ids.length; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(new Set(deliveries.keys())).toEqual(new Set(ids.map((id) => `job_${id}`)));
+    expect([...deliveries.values()].every((n) => n === 1)).toBe(true);
+  });
+});
