@@ -5,7 +5,6 @@
  * retried — in process (embedded) and on BullMQ with a real Redis. And a Redis that may evict keys
  * is refused at start.
  */
-import { spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -19,6 +18,7 @@ import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
 import { testNode, uniquePrefix, upload } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
+import { startRedis } from '../helpers/redis.js';
 import { pythonForwardMany } from '../helpers/reference.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-jobs-'));
@@ -169,20 +169,11 @@ suite('async invocations on BullMQ', () => ({ REDIS_URL: 'redis://127.0.0.1:6379
 
 describe('cluster mode start-up', () => {
   it('refuses a Redis whose maxmemory-policy is not noeviction', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'allkeys-lru'], { stdio: 'ignore' });
+    const redis = await startRedis(['--appendonly', 'no', '--maxmemory-policy', 'allkeys-lru']);
     try {
-      for (let i = 0; i < 100; i++) {
-        const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
-        probe.on('error', () => undefined);
-        const up = await probe.connect().then(() => true, () => false);
-        probe.disconnect();
-        if (up) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      await expect(testNode(join(dir, 'evicting'), { REDIS_URL: `redis://127.0.0.1:${port}` })).rejects.toThrow(/noeviction/);
+      await expect(testNode(join(dir, 'evicting'), { REDIS_URL: redis.url })).rejects.toThrow(/noeviction/);
     } finally {
-      server.kill('SIGKILL');
+      await redis.stop();
     }
   });
 });
