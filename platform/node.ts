@@ -2,15 +2,18 @@
  * The composition root of a Hearth node: configuration → registry, artifact store, function
  * service, HTTP server. The ports it listens on (0 picks a free one) are logged as one JSON line.
  */
-import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 
 import { getRequestListener } from '@hono/node-server';
 import { pino } from 'pino';
 
 import { setIntraOpThreads } from '../runtime/index.js';
 import { createArtifactStore } from './artifacts/index.js';
+import { Cluster } from './cluster/cluster.js';
 import type { Config } from './config.js';
 import { FunctionService } from './functions/function-service.js';
 import { bindGrpc, createGrpcServer } from './grpc/server.js';
@@ -51,9 +54,11 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const registry = createRegistry(config);
   const artifacts = createArtifactStore(config, (sha256, actual) => log.error({ sha256, actual }, 'artifact refused: its bytes do not match its hash'));
   let metrics: Metrics | undefined;
-  const service = new FunctionService({ registry, artifacts, dataDir: config.dataDir, log, autoscaleTickMs: config.autoscaleTickMs, onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases) });
+  const nodeId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const cluster = config.redisUrl ? new Cluster({ redisUrl: config.redisUrl, prefix: config.redisPrefix, nodeId }) : undefined;
+  const service = new FunctionService({ registry, artifacts, dataDir: config.dataDir, log, autoscaleTickMs: config.autoscaleTickMs, cluster, queuedElsewhere: (n, v) => cluster?.queued(n, v) ?? 0, onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases) });
   metrics = new Metrics(() => service.pools());
-  const jobs = createJobQueue(config, (name, version, request) => service.invoke(name, version, request), log);
+  const jobs = createJobQueue(config, nodeId, (name, version, request) => service.invoke(name, version, request), log);
   // Cluster mode: this node takes any function's jobs, not only those it accepted, and learns of
   // functions deployed through other nodes within a few seconds.
   const serveAll = (): void => void registry.list().then((fs) => fs.forEach((f) => jobs.serve(f.name)), () => undefined);
@@ -74,8 +79,9 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const httpUrl = `http://${host}:${httpPort}`;
+  cluster?.start(() => service.pools(), httpUrl);
   ready = true;
-  log.info({ http: httpPort, grpc: grpcPort, metrics: metricsServer.port, intraOpThreads: config.intraOpThreads, host: config.host, registry: registry.kind, artifacts: artifacts.kind, dataDir: config.dataDir }, 'hearth listening');
+  log.info({ node: nodeId, http: httpPort, grpc: grpcPort, metrics: metricsServer.port, intraOpThreads: config.intraOpThreads, host: config.host, registry: registry.kind, artifacts: artifacts.kind, dataDir: config.dataDir }, 'hearth listening');
 
   let closed = false;
   const close = async (): Promise<void> => {
@@ -84,6 +90,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     ready = false;
     clearInterval(serving);
     await jobs.close();
+    await cluster?.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
     await new Promise<void>((resolve) => metricsServer.server.close(() => resolve()));
@@ -99,8 +106,10 @@ export async function startNode(config: Config): Promise<HearthNode> {
     async drain() {
       ready = false;
       log.info({ inflight: inflight.count }, 'draining');
-      // Running jobs finish while their pools still serve (or, killed, go back to the queue).
+      // Running jobs and calls forwarded here finish while their pools still serve (or, killed, go
+      // back to the queue).
       await jobs.close();
+      await cluster?.close();
       await service.drain();
       // Responses of requests the pools have finished may still be on their way out.
       await inflight.idle();

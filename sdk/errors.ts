@@ -116,3 +116,28 @@ export class PayloadTooLargeError extends HearthError {
   override readonly name = 'PayloadTooLargeError';
   override readonly code = 'PAYLOAD_TOO_LARGE';
 }
+
+const BY_CODE: Record<string, new (message: string, options?: HearthErrorOptions) => HearthError> = {
+  INVALID_INPUT: InvalidInputError,
+  MODEL_LOAD_FAILED: ModelLoadError,
+  DEVICE_UNAVAILABLE: DeviceUnavailableError,
+  INFERENCE_FAILED: InferenceError,
+  DISPOSED: DisposedError,
+  QUEUE_FULL: QueueFullError,
+  DEADLINE_EXCEEDED: DeadlineExceededError,
+  CANCELLED: CancelledError,
+  UNAVAILABLE: UnavailableError,
+  HOOK_FAILED: HookError,
+  FUNCTION_NOT_FOUND: FunctionNotFoundError,
+  VERSION_NOT_FOUND: VersionNotFoundError,
+  JOB_NOT_FOUND: JobNotFoundError,
+  UNAUTHENTICATED: UnauthenticatedError,
+  PERMISSION_DENIED: PermissionDeniedError,
+  PAYLOAD_TOO_LARGE: PayloadTooLargeError,
+};
+
+/** An error body (`{"error", "code"}`, as every transport sends it) back as its class. */
+export function errorFromBody(body: { error: string; code: string }): HearthError {
+  const Class = BY_CODE[body.code] ?? HearthError;
+  return new Class(body.error);
+}

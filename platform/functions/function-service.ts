@@ -16,6 +16,7 @@ import type { ColdStart, InvokeOptions, InvokeResponse, PoolEvent, PoolStats } f
 import { UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { ArtifactStore } from '../artifacts/index.js';
+import type { Cluster, Forwarded, ForwardResult, PoolBrief } from '../cluster/cluster.js';
 import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
 import { notFound, pickVersion } from '../registry/index.js';
 
@@ -28,6 +29,10 @@ export interface FunctionServiceOptions {
   onColdStart?: (name: string, version: number, phases: ColdStart) => void;
   /** How often the autoscaler looks at every pool (default 1000 ms). */
   autoscaleTickMs?: number;
+  /** Cluster mode: route calls to nodes that hold a version warm, and lease cold starts. */
+  cluster?: Cluster;
+  /** Work for a version waiting outside its pool (cluster-wide queues), for the autoscaler. */
+  queuedElsewhere?: (name: string, version: number) => number;
 }
 
 export interface PoolSummary extends PoolStats {
@@ -70,21 +75,20 @@ export class FunctionService {
       if (!scaler) this.#scalers.set(pool, (scaler = new ScaleDecider(pool.spec.scaling)));
       const stats = pool.stats();
       const instances = stats.instances.total;
-      const wantsMore = scaler.wanted(stats.pending) > instances;
-      const decision = scaler.decide({ now: performance.now(), load: stats.pending, instances, lastRequestAt: pool.lastRequestAt, room: wantsMore ? pool.room() : 0 });
+      const load = stats.pending + (this.#o.queuedElsewhere?.(pool.spec.name, pool.version) ?? 0);
+      const wantsMore = scaler.wanted(load) > instances;
+      const decision = scaler.decide({ now: performance.now(), load, instances, lastRequestAt: pool.lastRequestAt, room: wantsMore ? pool.room() : 0 });
       const where = { function: pool.spec.name, version: pool.version };
       if (decision.action === 'up') {
         for (let n = instances; n < decision.to; n++) pool.addInstance();
-        this.#o.log?.info({ ...where, from: instances, to: decision.to, load: stats.pending }, 'scaled up');
+        this.#o.log?.info({ ...where, from: instances, to: decision.to, load }, 'scaled up');
       } else if (decision.action === 'down') {
         let n = instances;
         while (n > decision.to && pool.removeInstance()) n--;
-        if (n < instances) this.#o.log?.info({ ...where, from: instances, to: n, load: stats.pending }, 'scaled down');
+        if (n < instances) this.#o.log?.info({ ...where, from: instances, to: n, load }, 'scaled down');
       } else if (decision.action === 'zero') {
-        this.#pools.delete(key);
-        this.#scalers.delete(pool);
         this.#o.log?.info({ ...where, idleS: pool.spec.scaling.scaleDownAfterS }, 'scaled to zero');
-        void pool.drain().catch(() => undefined);
+        void this.#stopPool(pool.spec.name, pool.version, true);
       } else if (decision.action === 'hold' && decision.reason === 'no-room') {
         this.#o.log?.warn({ ...where, instances, wanted: decision.wanted }, 'scale-up waits: no room on the device');
       }
@@ -170,14 +174,39 @@ export class FunctionService {
   /** A request through the hooks, to the version named or picked by traffic. */
   async invoke(name: string, version: number | undefined, request: { body: Uint8Array; contentType: string }, options: InvokeOptions = {}): Promise<InvokeResponse & { version: number }> {
     const v = await this.resolve(name, version);
-    const response = await this.#warmPool(name, v).invoke(request, options);
-    return { ...response, version: v.version };
+    const result = await this.#call(name, v, { kind: 'invoke', ...request }, options);
+    if (result.kind !== 'invoke') throw new UnavailableError('a node answered an invoke with tensors');
+    return { body: result.body, contentType: result.contentType, version: v.version };
   }
 
   /** Raw tensors (KServe v2): no hooks. */
   async infer(name: string, version: number | undefined, tensors: HookTensors, options: InvokeOptions = {}): Promise<{ outputs: HookTensors; version: FunctionVersion }> {
     const v = await this.resolve(name, version);
-    return { outputs: await this.#warmPool(name, v).infer(tensors, options), version: v };
+    const result = await this.#call(name, v, { kind: 'infer', tensors }, options);
+    if (result.kind !== 'infer') throw new UnavailableError('a node answered an infer with a body');
+    return { outputs: result.tensors, version: v };
+  }
+
+  /** Here, or (cluster mode) on the node that holds the version warm or is loading it. */
+  async #call(name: string, v: FunctionVersion, call: Forwarded, options: InvokeOptions): Promise<ForwardResult> {
+    const cluster = this.#o.cluster;
+    if (cluster && (await this.#elsewhere(cluster, name, v))) return cluster.forward(name, v.version, call, options.deadline);
+    return this.#local(name, v, call, options);
+  }
+
+  async #local(name: string, v: FunctionVersion, call: Forwarded, options: InvokeOptions): Promise<ForwardResult> {
+    const pool = this.#warmPool(name, v);
+    if (call.kind === 'infer') return { kind: 'infer', tensors: await pool.infer(call.tensors, options) };
+    const response = await pool.invoke({ body: call.body, contentType: call.contentType }, options);
+    return { kind: 'invoke', ...response, version: v.version };
+  }
+
+  /** Cluster mode: another node holds the version warm, or won the lease to load it. */
+  async #elsewhere(cluster: Cluster, name: string, v: FunctionVersion): Promise<boolean> {
+    const local = this.#pools.get(`${name}@${v.version}`);
+    if (local && (local.state === 'warm' || local.state === 'loading')) return false;
+    if (cluster.warmElsewhere(name, v.version)) return true;
+    return !(await cluster.claimColdStart(name, v.version));
   }
 
   /** Whether a version is loaded and warm on this node. */
@@ -225,6 +254,16 @@ export class FunctionService {
     return [...this.#pools.values()].map((p) => ({ function: p.spec.name, version: p.version, device: p.device, ...p.stats(), events: p.events.slice(-20) }));
   }
 
+  /**
+   * Pools as the API shows them: this node's, and in cluster mode every other live node's (as of
+   * their last heartbeat), each with the node it is on.
+   */
+  clusterPools(): (PoolSummary | PoolBrief)[] {
+    const cluster = this.#o.cluster;
+    const local = this.pools().map((p) => ({ ...p, node: cluster?.nodeId ?? 'local' }));
+    return cluster ? [...local, ...cluster.pools().filter((p) => p.node !== cluster.nodeId)] : local;
+  }
+
   poolOf(name: string, version: number): Pool | undefined {
     return this.#pools.get(`${name}@${version}`);
   }
@@ -266,6 +305,14 @@ export class FunctionService {
         this.#o.log?.info({ function: name, version: version.version, ...phases }, 'cold start');
       });
       this.#pools.set(key, pool);
+      const cluster = this.#o.cluster;
+      if (cluster) {
+        // Calls other nodes send for this version come here while the pool lives.
+        cluster.serve(name, version.version, (n, ver, call, deadline) => this.#local(n, version, call, { deadline }));
+        created.on('event', (e: PoolEvent) => {
+          if (e.type === 'state' && (e.state === 'warm' || e.state === 'failed')) void cluster.releaseColdStart(name, version.version);
+        });
+      }
     }
     return pool;
   }
@@ -276,6 +323,10 @@ export class FunctionService {
     if (!pool) return;
     this.#pools.delete(key);
     this.#scalers.delete(pool);
+    if (this.#o.cluster) {
+      await this.#o.cluster.stopServing(name, version);
+      await this.#o.cluster.releaseColdStart(name, version);
+    }
     await (drain ? pool.drain() : pool.stop()).catch(() => undefined);
   }
 }

@@ -171,7 +171,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
     const record = await service.setTraffic(c.req.param('name'), traffic);
     return c.json({ name: record.name, traffic: record.traffic });
   });
-  app.get('/api/v1/pools', admin, (c) => c.json({ pools: service.pools() }));
+  app.get('/api/v1/pools', admin, (c) => c.json({ pools: service.clusterPools() }));
 
   // Function URLs and KServe infer are served by ./hot-routes.ts, ahead of this app.
   const invoke = auth(o.apiKeys, 'invoke');

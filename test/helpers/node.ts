@@ -18,6 +18,8 @@ export async function testNode(dataDir: string, env: Record<string, string> = {}
 
 export interface NodeProcess {
   child: ChildProcess;
+  /** The node's id in the cluster (as its records and pool listings name it). */
+  node: string;
   url: string;
   grpc: string;
   /** The exit code (null when killed by a signal). */
@@ -33,14 +35,14 @@ export async function spawnNode(dataDir: string, env: Record<string, string> = {
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const lines = createInterface({ input: child.stdout! });
-  const ports = await new Promise<{ http: number; grpc: number }>((resolve, reject) => {
+  const ports = await new Promise<{ http: number; grpc: number; node: string }>((resolve, reject) => {
     lines.on('line', (line) => {
-      const entry = JSON.parse(line) as { msg?: string; http?: number; grpc?: number };
-      if (entry.msg === 'hearth listening') resolve({ http: entry.http!, grpc: entry.grpc! });
+      const entry = JSON.parse(line) as { msg?: string; http?: number; grpc?: number; node?: string };
+      if (entry.msg === 'hearth listening') resolve({ http: entry.http!, grpc: entry.grpc!, node: entry.node! });
     });
     void exited.then((code) => reject(new Error(`the node exited with ${code} before it listened`)));
   });
-  return { child, url: `http://127.0.0.1:${ports.http}`, grpc: `127.0.0.1:${ports.grpc}`, exited };
+  return { child, node: ports.node, url: `http://127.0.0.1:${ports.http}`, grpc: `127.0.0.1:${ports.grpc}`, exited };
 }
 
 export const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');

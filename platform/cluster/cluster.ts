@@ -1,0 +1,304 @@
+/**
+ * Cluster mode (REDIS_URL and S3 on every node): nodes find each other, see each other's pools,
+ * and send a synchronous call to a node that holds the function warm instead of cold-starting it
+ * everywhere.
+ *
+ * - Presence: every node publishes itself and a summary of its pools every `heartbeatMs`; a node
+ *   missing three beats is gone. `GET /api/v1/pools` on any node shows every node's pools.
+ * - Routing (FunctionService asks): a node with the version warm or loading serves locally. Else,
+ *   if another node holds it warm, the call goes through the version's BullMQ queue
+ *   (`warm.{fn}.{v}`), which only nodes holding it consume, and the answer comes back on the
+ *   caller's reply channel (Redis pub/sub). Else one node wins the version's cold-start lease (a
+ *   Redis key with a TTL) and loads it; the others send their calls through the queue, where they
+ *   wait for the winner's pool instead of each loading their own.
+ */
+import { randomUUID } from 'node:crypto';
+
+import type { Job } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+
+import type { HearthError } from '../../sdk/errors.js';
+import { DeadlineExceededError, errorFromBody, UnavailableError } from '../../sdk/errors.js';
+import type { HookTensors } from '../../sdk/hook.js';
+import type { DType, Tensor } from '../../sdk/tensor.js';
+import { viewAs } from '../../sdk/tensor.js';
+import type { PoolSummary } from '../functions/function-service.js';
+import { errorBody } from '../jobs/jobs.js';
+
+/** What a node says of one of its pools. */
+export interface PoolBrief {
+  node: string;
+  function: string;
+  version: number;
+  state: string;
+  device: string;
+  instances: PoolSummary['instances'];
+  queueDepth: number;
+  pending: number;
+  success: number;
+  failure: number;
+}
+
+export interface ClusterNode {
+  id: string;
+  http: string;
+  startedAt: number;
+  seenAt: number;
+  pools: PoolBrief[];
+}
+
+/** A call sent to another node: a hook request (invoke) or raw tensors (infer). */
+export type Forwarded =
+  | { kind: 'invoke'; body: Uint8Array; contentType: string }
+  | { kind: 'infer'; tensors: HookTensors };
+
+export type ForwardResult =
+  | { kind: 'invoke'; body: Uint8Array; contentType: string; version: number }
+  | { kind: 'infer'; tensors: HookTensors };
+
+/** Runs a forwarded call on this node, without forwarding it again. */
+export type LocalHandler = (name: string, version: number, call: Forwarded, deadline: number | undefined) => Promise<ForwardResult>;
+
+interface WireTensor {
+  dtype: DType;
+  shape: number[];
+  b64: string;
+}
+
+function encodeTensors(t: HookTensors): Record<string, WireTensor> {
+  return Object.fromEntries(Object.entries(t).map(([name, x]) => [name, { dtype: x.dtype, shape: x.shape, b64: Buffer.from((x.data as ArrayBufferView).buffer, (x.data as ArrayBufferView).byteOffset, (x.data as ArrayBufferView).byteLength).toString('base64') }]));
+}
+
+function decodeTensors(t: Record<string, WireTensor>): HookTensors {
+  // A fresh copy: a typed array needs its offset aligned to its element size.
+  return Object.fromEntries(Object.entries(t).map(([name, x]) => [name, { dtype: x.dtype, shape: x.shape, data: viewAs(x.dtype, new Uint8Array(Buffer.from(x.b64, 'base64'))) } as Tensor]));
+}
+
+type WireCall = { kind: 'invoke'; body: string; contentType: string } | { kind: 'infer'; tensors: Record<string, WireTensor> };
+type WireResult = { kind: 'invoke'; body: string; contentType: string; version: number } | { kind: 'infer'; tensors: Record<string, WireTensor> };
+
+function encodeCall(c: Forwarded): WireCall {
+  return c.kind === 'invoke' ? { kind: 'invoke', body: Buffer.from(c.body).toString('base64'), contentType: c.contentType } : { kind: 'infer', tensors: encodeTensors(c.tensors) };
+}
+
+function decodeCall(c: WireCall): Forwarded {
+  return c.kind === 'invoke' ? { kind: 'invoke', body: new Uint8Array(Buffer.from(c.body, 'base64')), contentType: c.contentType } : { kind: 'infer', tensors: decodeTensors(c.tensors) };
+}
+
+function encodeResult(r: ForwardResult): WireResult {
+  return r.kind === 'invoke' ? { kind: 'invoke', body: Buffer.from(r.body).toString('base64'), contentType: r.contentType, version: r.version } : { kind: 'infer', tensors: encodeTensors(r.tensors) };
+}
+
+function decodeResult(r: WireResult): ForwardResult {
+  return r.kind === 'invoke' ? { kind: 'invoke', body: new Uint8Array(Buffer.from(r.body, 'base64')), contentType: r.contentType, version: r.version } : { kind: 'infer', tensors: decodeTensors(r.tensors) };
+}
+
+interface CallData {
+  call: WireCall;
+  replyTo: string;
+  /** Date.now() milliseconds after which nobody waits for the answer. */
+  deadline?: number;
+}
+
+type Reply = { id: string; ok: true; result: WireResult } | { id: string; ok: false; error: { error: string; code: string } };
+
+export interface ClusterOptions {
+  redisUrl: string;
+  prefix: string;
+  nodeId: string;
+  heartbeatMs?: number;
+  /** How long a cold-start lease holds if its node dies before it is warm. */
+  leaseMs?: number;
+  /** How long a forwarded call without a deadline waits for its answer. */
+  forwardTimeoutMs?: number;
+  /** Forwarded calls of one version a node runs at once (they batch in its pool). */
+  concurrency?: number;
+}
+
+export class Cluster {
+  readonly nodeId: string;
+  readonly #o: Required<ClusterOptions>;
+  #httpUrl = '';
+  readonly #redis: Redis;
+  readonly #sub: Redis;
+  readonly #queues = new Map<string, Queue>();
+  readonly #workers = new Map<string, Worker>();
+  readonly #waiting = new Map<string, { resolve(r: ForwardResult): void; reject(e: HearthError): void; timer: NodeJS.Timeout }>();
+  #nodes: ClusterNode[] = [];
+  readonly #startedAt = Date.now();
+  #beat: NodeJS.Timeout | undefined;
+  #pools: () => PoolSummary[] = () => [];
+  /** Forwarded calls waiting in the queues of the versions this node serves, as of the last beat. */
+  readonly #queued = new Map<string, number>();
+
+  constructor(options: ClusterOptions) {
+    this.#o = { heartbeatMs: 2000, leaseMs: 120_000, forwardTimeoutMs: 60_000, concurrency: 64, ...options };
+    this.nodeId = options.nodeId;
+    this.#redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    this.#redis.on('error', () => undefined);
+    this.#sub = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+    this.#sub.on('error', () => undefined);
+    this.#sub.on('message', (_channel: string, message: string) => this.#onReply(message));
+    void this.#sub.subscribe(this.#replyChannel(this.nodeId)).catch(() => undefined);
+  }
+
+  /** Starts publishing this node (reachable at `httpUrl`) and its pools, and reading the others'. */
+  start(pools: () => PoolSummary[], httpUrl: string): void {
+    this.#pools = pools;
+    this.#httpUrl = httpUrl;
+    const beat = (): void => void this.#heartbeat().catch(() => undefined);
+    beat();
+    this.#beat = setInterval(beat, this.#o.heartbeatMs).unref();
+  }
+
+  /** The nodes seen alive at the last heartbeat (this one included). */
+  get nodes(): readonly ClusterNode[] {
+    return this.#nodes;
+  }
+
+  /** Whether another live node holds this version warm. */
+  warmElsewhere(name: string, version: number): boolean {
+    return this.#nodes.some((n) => n.id !== this.nodeId && n.pools.some((p) => p.function === name && p.version === version && p.state === 'warm'));
+  }
+
+  /** Takes the version's cold-start lease: true for the one node that should load it now. */
+  async claimColdStart(name: string, version: number): Promise<boolean> {
+    const key = `${this.#o.prefix}lease:${name}@${version}`;
+    const taken = await this.#redis.set(key, this.nodeId, 'PX', this.#o.leaseMs, 'NX').catch(unavailable);
+    if (taken === 'OK') return true;
+    return (await this.#redis.get(key).catch(unavailable)) === this.nodeId;
+  }
+
+  /** Gives the lease back (the pool is warm, failed or gone). */
+  async releaseColdStart(name: string, version: number): Promise<void> {
+    const key = `${this.#o.prefix}lease:${name}@${version}`;
+    // Only our own lease: compare and delete in one step.
+    await this.#redis.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, key, this.nodeId).catch(() => undefined);
+  }
+
+  /** Sends a call to the nodes that hold the version, and waits for the answer. */
+  async forward(name: string, version: number, call: Forwarded, deadline: number | undefined): Promise<ForwardResult> {
+    // BullMQ job ids may not hold ":" (node ids do).
+    const id = `call-${randomUUID()}`;
+    const wallDeadline = deadline === undefined ? Date.now() + this.#o.forwardTimeoutMs : Date.now() + Math.max(0, deadline - performance.now());
+    const answer = new Promise<ForwardResult>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiting.delete(id);
+        reject(new DeadlineExceededError(`no node answered for ${name} v${version} in time`));
+      }, Math.max(0, wallDeadline - Date.now()));
+      this.#waiting.set(id, { resolve, reject, timer });
+    });
+    const data: CallData = { call: encodeCall(call), replyTo: this.nodeId, deadline: wallDeadline };
+    try {
+      await this.#queue(name, version).add('call', data, { jobId: id, attempts: 1, removeOnComplete: true, removeOnFail: true });
+    } catch (error) {
+      const waiting = this.#waiting.get(id);
+      clearTimeout(waiting?.timer);
+      this.#waiting.delete(id);
+      unavailable(error);
+    }
+    return answer;
+  }
+
+  /** Starts taking this version's forwarded calls on this node (it holds, or is loading, the pool). */
+  serve(name: string, version: number, handler: LocalHandler): void {
+    const key = `${name}@${version}`;
+    if (this.#workers.has(key)) return;
+    const worker = new Worker<CallData>(this.#queueName(name, version), async (job: Job<CallData>) => {
+      const { call, replyTo, deadline } = job.data;
+      let reply: Reply;
+      if (deadline !== undefined && Date.now() > deadline) return; // nobody waits any more
+      try {
+        const local = deadline === undefined ? undefined : performance.now() + (deadline - Date.now());
+        reply = { id: job.id!, ok: true, result: encodeResult(await handler(name, version, decodeCall(call), local)) };
+      } catch (error) {
+        reply = { id: job.id!, ok: false, error: errorBody(error) };
+      }
+      await this.#redis.publish(this.#replyChannel(replyTo), JSON.stringify(reply));
+    }, { connection: { url: this.#o.redisUrl, maxRetriesPerRequest: null }, prefix: `${this.#o.prefix}bull`, concurrency: this.#o.concurrency });
+    worker.on('error', () => undefined);
+    this.#workers.set(key, worker);
+  }
+
+  /** Stops taking the version's calls (its pool is gone from this node), and says so at once. */
+  async stopServing(name: string, version: number): Promise<void> {
+    const key = `${name}@${version}`;
+    const worker = this.#workers.get(key);
+    this.#workers.delete(key);
+    await worker?.close();
+    if (this.#beat) await this.#heartbeat().catch(() => undefined);
+  }
+
+  /** Calls for a version waiting in its cluster queue (for the autoscaler). */
+  queued(name: string, version: number): number {
+    return this.#queued.get(`${name}@${version}`) ?? 0;
+  }
+
+  /** Every live node's pools, this node's included. */
+  pools(): PoolBrief[] {
+    return this.#nodes.flatMap((n) => n.pools);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#beat);
+    await Promise.all([...this.#workers.values()].map((w) => w.close()));
+    await Promise.all([...this.#queues.values()].map((q) => q.close()));
+    for (const [, w] of this.#waiting) {
+      clearTimeout(w.timer);
+      w.reject(new UnavailableError('this node is shutting down'));
+    }
+    await this.#redis.zrem(`${this.#o.prefix}nodes`, this.nodeId).catch(() => undefined);
+    this.#redis.disconnect();
+    this.#sub.disconnect();
+  }
+
+  #replyChannel(node: string): string {
+    return `${this.#o.prefix}reply:${node}`;
+  }
+
+  #queueName(name: string, version: number): string {
+    return `warm.${name}.${version}`;
+  }
+
+  #queue(name: string, version: number): Queue {
+    const key = `${name}@${version}`;
+    let queue = this.#queues.get(key);
+    if (!queue) {
+      queue = new Queue(this.#queueName(name, version), { connection: { url: this.#o.redisUrl, maxRetriesPerRequest: null }, prefix: `${this.#o.prefix}bull` });
+      queue.on('error', () => undefined);
+      this.#queues.set(key, queue);
+    }
+    return queue;
+  }
+
+  #onReply(message: string): void {
+    const reply = JSON.parse(message) as Reply;
+    const waiting = this.#waiting.get(reply.id);
+    if (!waiting) return;
+    this.#waiting.delete(reply.id);
+    clearTimeout(waiting.timer);
+    if (reply.ok) waiting.resolve(decodeResult(reply.result));
+    else waiting.reject(errorFromBody(reply.error));
+  }
+
+  async #heartbeat(): Promise<void> {
+    const now = Date.now();
+    const pools: PoolBrief[] = this.#pools().map((p) => ({ node: this.nodeId, function: p.function, version: p.version, state: p.state, device: p.device, instances: p.instances, queueDepth: p.queueDepth, pending: p.pending, success: p.success, failure: p.failure }));
+    const self: ClusterNode = { id: this.nodeId, http: this.#httpUrl, startedAt: this.#startedAt, seenAt: now, pools };
+    const ttl = this.#o.heartbeatMs * 3;
+    const nodesKey = `${this.#o.prefix}nodes`;
+    await this.#redis.multi().set(`${this.#o.prefix}node:${this.nodeId}`, JSON.stringify(self), 'PX', ttl).zadd(nodesKey, now, this.nodeId).zremrangebyscore(nodesKey, 0, now - ttl).exec();
+    const ids = await this.#redis.zrangebyscore(nodesKey, now - ttl, '+inf');
+    const raw = ids.length ? await this.#redis.mget(...ids.map((id) => `${this.#o.prefix}node:${id}`)) : [];
+    this.#nodes = raw.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as ClusterNode);
+    for (const key of this.#workers.keys()) {
+      const at = key.lastIndexOf('@');
+      this.#queued.set(key, await this.#queue(key.slice(0, at), Number(key.slice(at + 1))).getWaitingCount().catch(() => 0));
+    }
+  }
+}
+
+function unavailable(error: unknown): never {
+  throw new UnavailableError(`the cluster (Redis) is unavailable: ${(error as Error).message}`, { cause: error });
+}
