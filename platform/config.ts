@@ -26,7 +26,7 @@ function parseApiKeys(value: string | undefined): ApiKey[] {
   });
 }
 
-const ConfigSchema = z.object({
+export const ConfigSchema = z.object({
   HEARTH_HTTP_PORT: port('HEARTH_HTTP_PORT', 8000),
   HEARTH_GRPC_PORT: port('HEARTH_GRPC_PORT', 8001),
   HEARTH_METRICS_PORT: port('HEARTH_METRICS_PORT', 8002),
