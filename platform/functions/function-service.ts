@@ -26,7 +26,7 @@ export interface FunctionServiceOptions {
   dataDir: string;
   log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
   /** Called when a pool of this node finishes a cold start. */
-  onColdStart?: (name: string, version: number, phases: ColdStart) => void;
+  onColdStart?: (name: string, version: number, phases: Partial<ColdStart>) => void;
   /** How often the autoscaler looks at every pool (default 1000 ms). */
   autoscaleTickMs?: number;
   /** Cluster mode: route calls to nodes that hold a version warm, and lease cold starts. */
@@ -304,6 +304,7 @@ export class FunctionService {
         this.#o.onColdStart?.(name, version.version, phases);
         this.#o.log?.info({ function: name, version: version.version, ...phases }, 'cold start');
       });
+      created.on('cold-start-queue', (queue: number) => this.#o.onColdStart?.(name, version.version, { queue }));
       this.#pools.set(key, pool);
       const cluster = this.#o.cluster;
       if (cluster) {

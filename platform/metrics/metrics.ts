@@ -79,13 +79,17 @@ export class Metrics {
       },
     });
     this.#coldStart = new Histogram({
-      name: 'hearth_cold_start_seconds', help: 'Cold start time by phase: fetch, load, warmup', labelNames: [...LABELS, 'phase'], registers: [this.registry],
+      name: 'hearth_cold_start_seconds', help: 'Cold start time by phase: queue (the first request\'s whole wait), fetch, load, warmup', labelNames: [...LABELS, 'phase'], registers: [this.registry],
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     });
   }
 
-  observeColdStart(name: string, version: number, phases: ColdStart): void {
-    for (const phase of ['fetch', 'load', 'warmup'] as const) this.#coldStart.observe({ model: name, version: String(version), phase }, phases[phase]);
+  /** Observes each phase given (queue arrives later than the others, on its own). */
+  observeColdStart(name: string, version: number, phases: Partial<ColdStart>): void {
+    for (const phase of ['queue', 'fetch', 'load', 'warmup'] as const) {
+      const seconds = phases[phase];
+      if (seconds !== undefined) this.#coldStart.observe({ model: name, version: String(version), phase }, seconds);
+    }
   }
 
   /** Serves /metrics; resolves with the port. */

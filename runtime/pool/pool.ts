@@ -36,7 +36,7 @@ export type PoolState = 'cold' | 'loading' | 'warm' | 'draining' | 'stopped' | '
 export interface PoolEvent {
   /** Date.now() milliseconds. */
   at: number;
-  type: 'state' | 'instance-added' | 'instance-removed' | 'load-failed';
+  type: 'state' | 'instance-added' | 'instance-removed' | 'load-failed' | 'cold-start';
   state: PoolState;
   detail?: string;
 }
@@ -68,6 +68,12 @@ export interface InvokeResponse {
 
 /** How long each phase of a cold start took, in seconds. */
 export interface ColdStart {
+  /**
+   * How long the first request that found the pool cold waited for its forward: the queue wait
+   * that covers fetch, load and warm-up. Absent until that request runs (and for a pool started
+   * with nobody waiting).
+   */
+  queue?: number;
   fetch: number;
   load: number;
   warmup: number;
@@ -140,6 +146,8 @@ export class Pool extends EventEmitter {
   #coldStart: ColdStart | undefined;
   /** performance.now() of the last request that arrived. */
   #lastRequestAt = performance.now();
+  /** When the first request that found the pool cold arrived, until it runs. */
+  #coldWaitFrom: number | undefined;
   /** Device memory one more instance is estimated to take (measured at the first load). */
   #instanceBytes = 0;
 
@@ -212,6 +220,8 @@ export class Pool extends EventEmitter {
       this.#addLoaded(first);
       for (let i = 1; i < count; i++) this.#addLoaded(first.share());
       this.#setState('warm');
+      const c = this.#coldStart;
+      this.#event('cold-start', 'warm', `fetch ${c.fetch.toFixed(3)} s (${c.source ?? 'local'}), load ${c.load.toFixed(3)} s, warm-up ${c.warmup.toFixed(3)} s`);
       this.emit('cold-start', this.#coldStart);
     } catch (error) {
       const reason = toHearthError(error);
@@ -328,6 +338,7 @@ export class Pool extends EventEmitter {
   async #track<T>(body: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
     this.#lastRequestAt = t0;
+    if ((this.#state === 'cold' || this.#state === 'loading') && this.#coldWaitFrom === undefined && !this.#coldStart) this.#coldWaitFrom = t0;
     this.#pending++;
     try {
       const result = await body();
@@ -392,6 +403,13 @@ export class Pool extends EventEmitter {
   async #run(batch: BatchEntry<Pending>[]): Promise<void> {
     const instance = this.#idle.pop()!;
     const now = this.#clock.now();
+    if (this.#coldWaitFrom !== undefined && this.#coldStart) {
+      const queue = (performance.now() - this.#coldWaitFrom) / 1000;
+      this.#coldWaitFrom = undefined;
+      this.#coldStart.queue = queue;
+      this.#event('cold-start', this.#state, `the first request waited ${queue.toFixed(3)} s for its forward`);
+      this.emit('cold-start-queue', queue);
+    }
     for (const entry of batch) observe(this.#counters.durations.queue, now - entry.enqueuedAt);
     const rows = batch.reduce((n, e) => n + e.rows, 0);
     let result: ForwardResult | undefined;

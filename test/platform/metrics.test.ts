@@ -39,6 +39,18 @@ describe('metrics on the metrics port', () => {
       expect(value(text, 'hearth_pool_instances', `${l},state="idle"`)).toBe(1);
       expect(value(text, 'hearth_hook_duration_us', `${l},phase="pre"`)).toBeGreaterThan(0);
       for (const phase of ['fetch', 'load', 'warmup']) expect(value(text, 'hearth_cold_start_seconds_count', `${l},phase="${phase}"`)).toBe(1);
+      // The deploy's cold start had nobody waiting: no queue phase. Unloaded, the next request
+      // cold-starts the pool and waits through it: a second cold start, now with its queue wait.
+      expect(value(text, 'hearth_cold_start_seconds_count', `${l},phase="queue"`)).toBeUndefined();
+      expect((await fetch(`${node.httpUrl}/v2/repository/models/small/unload`, { method: 'POST' })).status).toBe(200);
+      expect((await send([[1, 2, 3, 4]])).status).toBe(200);
+      const after = await (await fetch(node.metricsUrl)).text();
+      expect(value(after, 'hearth_cold_start_seconds_count', `${l},phase="queue"`)).toBe(1);
+      expect(value(after, 'hearth_cold_start_seconds_count', `${l},phase="load"`)).toBe(2);
+      // The queue wait covers the load it waited through.
+      expect(value(after, 'hearth_cold_start_seconds_sum', `${l},phase="queue"`)).toBeGreaterThan(value(after, 'hearth_cold_start_seconds_sum', `${l},phase="load"`)! / 2);
+      const { pools } = (await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: { events: { type: string; detail?: string }[] }[] };
+      expect(pools[0]!.events.filter((e) => e.type === 'cold-start').map((e) => e.detail)).toEqual([expect.stringMatching(/^fetch .* load .* warm-up/), expect.stringMatching(/^the first request waited/)]);
       expect((await fetch(node.metricsUrl.replace('/metrics', '/other'))).status).toBe(404);
     } finally {
       await node.close();
