@@ -56,7 +56,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   let metrics: Metrics | undefined;
   const nodeId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const cluster = config.redisUrl ? new Cluster({ redisUrl: config.redisUrl, prefix: config.redisPrefix, nodeId }) : undefined;
-  const service = new FunctionService({ registry, artifacts, dataDir: config.dataDir, log, autoscaleTickMs: config.autoscaleTickMs, cluster, queuedElsewhere: (n, v) => cluster?.queued(n, v) ?? 0, onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases) });
+  const service = new FunctionService({ registry, artifacts, dataDir: config.dataDir, log, autoscaleTickMs: config.autoscaleTickMs, cluster, queuedElsewhere: (n, v) => (cluster?.queued(n, v) ?? 0) + jobs.waiting(n), onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases) });
   metrics = new Metrics(() => service.pools());
   const jobs = createJobQueue(config, nodeId, (name, version, request) => service.invoke(name, version, request), log);
   // Cluster mode: this node takes any function's jobs, not only those it accepted, and learns of

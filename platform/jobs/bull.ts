@@ -66,12 +66,16 @@ export class BullJobQueue implements JobQueue {
   readonly #webhooks: Queue | undefined;
   readonly #webhookWorker: Worker | undefined;
   #closed = false;
+  /** Waiting jobs per function queue, recounted every few seconds. */
+  readonly #waiting = new Map<string, number>();
+  readonly #counter: NodeJS.Timeout;
 
   constructor(invoke: Invoker, options: BullJobQueueOptions) {
     this.#invoke = invoke;
     this.#o = options;
     this.#redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
     this.#redis.on('error', () => undefined);
+    this.#counter = setInterval(() => void this.#count(), 2000).unref();
     if (options.webhookSecret) {
       const secret = options.webhookSecret;
       this.#webhooks = new Queue(WEBHOOK_QUEUE, this.#queueOptions());
@@ -110,9 +114,18 @@ export class BullJobQueue implements JobQueue {
   /** Starts this node's worker for a function's queue (idempotent). Every node serves every function it knows. */
   serve(fn: string): void {
     if (this.#closed || this.#workers.has(fn)) return;
+    this.#queue(fn); // counted for the autoscaler from now on
     const worker = new Worker<JobData>(`fn.${fn}`, (job) => this.#process(job), { ...this.#workerOptions(), concurrency: this.#o.concurrency });
     worker.on('error', () => undefined);
     this.#workers.set(fn, worker);
+  }
+
+  waiting(fn: string): number {
+    return this.#waiting.get(fn) ?? 0;
+  }
+
+  async #count(): Promise<void> {
+    for (const [fn, queue] of this.#queues) this.#waiting.set(fn, await queue.getWaitingCount().catch(() => 0));
   }
 
   async submit(request: JobRequest): Promise<{ record: JobRecord; existing: boolean }> {
@@ -164,6 +177,7 @@ export class BullJobQueue implements JobQueue {
 
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#counter);
     // close() waits for running jobs; a node killed instead leaves them to the stalled check.
     await Promise.all([...this.#workers.values()].map((w) => w.close()));
     await this.#webhookWorker?.close();

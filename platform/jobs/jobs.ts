@@ -51,6 +51,8 @@ export interface JobQueue {
   get(id: string): Promise<JobRecord | undefined>;
   /** Starts consuming a function's jobs on this node (cluster mode; in process, every job runs here). */
   serve(fn: string): void;
+  /** A function's jobs waiting to be taken, cluster-wide, as last counted (for the autoscaler). */
+  waiting(fn: string): number;
   /** Stops taking jobs; running ones finish (or, on BullMQ, go back to the queue). */
   close(): Promise<void>;
 }

@@ -50,6 +50,11 @@ export class MemoryJobQueue implements JobQueue {
 
   serve(): void {}
 
+  /** Jobs here run as soon as they are accepted: their pools count them. */
+  waiting(): number {
+    return 0;
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.all(this.#running);

@@ -1,11 +1,12 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
-import { spawnNode, testNode, upload } from '../helpers/node.js';
+import { spawnNode, testNode, uniquePrefix, upload } from '../helpers/node.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-limits-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -91,5 +92,30 @@ describe('SIGTERM', () => {
     expect(response.status).toBe(200);
     expect(response.body.outputs[0]!.shape).toEqual([4, 512]);
     expect(await exited).toBe(0);
+  });
+
+  it('lets a running async job (BullMQ) finish before the node exits', async () => {
+    const prefix = uniquePrefix();
+    const env = { REDIS_URL: 'redis://127.0.0.1:6379', HEARTH_REDIS_PREFIX: prefix };
+    const { child, url, exited, node } = await spawnNode(join(dir, 'sigterm-jobs'), env);
+    // The job's record, read straight from Redis: another node would also take the job.
+    const redis = new Redis('redis://127.0.0.1:6379');
+    try {
+      const model = await upload(url, new Uint8Array(await readFile(modelPath('slow'))));
+      expect((await deploy(url, SLOW, model)).status).toBe(201);
+      const body = JSON.stringify({ inputs: { x: Array.from({ length: 4 }, () => new Array(512).fill(0.01)), n: 1500 } });
+      const accepted = await fetch(`${url}/fn/slow`, { method: 'POST', body, headers: { 'content-type': 'application/json', prefer: 'respond-async' } });
+      expect(accepted.status).toBe(202);
+      const { id } = (await accepted.json()) as { id: string };
+      const record = async () => JSON.parse((await redis.get(`${prefix}job:${id}`)) ?? '{}') as { status?: string; node?: string; attempts?: number };
+      for (let i = 0; i < 200 && (await record()).status !== 'running'; i++) await new Promise((r) => setTimeout(r, 20));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(await record()).toMatchObject({ status: 'succeeded', node, attempts: 1 });
+    } finally {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    }
   });
 });
