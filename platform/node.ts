@@ -67,7 +67,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const metricsServer = await metrics.listen(config.host, config.metricsPort);
   let ready = false;
   const inflight = new InFlight();
-  const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION, inflight, jobs });
+  const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION, inflight, jobs, onUpload: (bytes) => metrics?.observeUpload(bytes) });
   const hot = createHotRoutes({ service, jobs, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, inflight });
   const rest = getRequestListener(app.fetch);
   const server = createServer((req, res) => {

@@ -7,3 +7,4 @@ export * from './errors.js';
 export * from './spec/index.js';
 export * from './hook.js';
 export * from './tensor-json.js';
+export * from './client.js';

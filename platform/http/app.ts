@@ -31,6 +31,8 @@ export interface AppOptions {
   maxBodyBytes: number;
   /** Largest artifact upload (default 16 GiB). */
   maxArtifactBytes?: number;
+  /** Told the size of every artifact upload the node stores (a metric). */
+  onUpload?: (bytes: number) => void;
   /** False while the node starts or drains: /v2/health/ready answers 503. */
   ready: () => boolean;
   version: string;
@@ -125,6 +127,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
     const body = c.req.raw.body;
     if (!body) throw new InvalidInputError('send the artifact bytes as the request body');
     const info = await o.artifacts.put(sha, Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>));
+    o.onUpload?.(info.size);
     return c.json({ ...info, created: true }, 201);
   });
   app.post('/api/v1/artifacts/import', admin, async (c) => {

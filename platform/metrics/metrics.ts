@@ -17,6 +17,7 @@ const LABELS = ['model', 'version'] as const;
 export class Metrics {
   readonly registry = new PromRegistry();
   readonly #coldStart: Histogram<'model' | 'version' | 'phase'>;
+  readonly #uploaded: Counter;
 
   constructor(pools: () => PoolSummary[]) {
     collectDefaultMetrics({ register: this.registry, prefix: 'hearth_process_' });
@@ -78,10 +79,16 @@ export class Metrics {
         }
       },
     });
+    this.#uploaded = new Counter({ name: 'hearth_artifact_upload_bytes_total', help: 'Bytes of artifact uploads this node stored', registers: [this.registry] });
     this.#coldStart = new Histogram({
       name: 'hearth_cold_start_seconds', help: 'Cold start time by phase: queue (the first request\'s whole wait), fetch, load, warmup', labelNames: [...LABELS, 'phase'], registers: [this.registry],
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     });
+  }
+
+  /** Counts the bytes of an artifact upload this node stored. */
+  observeUpload(bytes: number): void {
+    this.#uploaded.inc(bytes);
   }
 
   /** Observes each phase given (queue arrives later than the others, on its own). */

@@ -1,0 +1,88 @@
+/**
+ * `hearth deploy <dir>`: read the spec (hearth.yaml, or a Triton model folder's config.pbtxt),
+ * bundle the hook, hash and upload what the node does not have yet (HEAD first; a progress bar with
+ * bytes and rate), create the version.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+
+import { SingleBar } from 'cli-progress';
+
+import type { DeployResult, Hearth } from '../client.js';
+import { InvalidInputError } from '../errors.js';
+import { bundleHook } from '../hooks/bundle.js';
+import type { FunctionSpec } from '../spec/index.js';
+import { loadTritonModelFolder, parseSpecYaml } from '../spec/index.js';
+
+export interface DeployOptions {
+  keepTraffic?: boolean;
+  /** Draw progress bars (on a terminal). */
+  progress?: boolean;
+}
+
+export interface Deployed extends DeployResult {
+  uploaded: { model: boolean; hook: boolean };
+}
+
+/** The spec of a function folder: hearth.yaml, or config.pbtxt for a Triton model folder. */
+export async function readSpec(dir: string): Promise<FunctionSpec> {
+  const yaml = await readFile(join(dir, 'hearth.yaml'), 'utf8').catch(() => undefined);
+  if (yaml !== undefined) return parseSpecYaml(yaml, join(dir, 'hearth.yaml'));
+  const triton = await stat(join(dir, 'config.pbtxt')).then(() => true, () => false);
+  if (triton) return (await loadTritonModelFolder(dir)).spec;
+  throw new InvalidInputError(`${dir} has neither hearth.yaml nor config.pbtxt: run \`hearth init ${dir}\` to start one`);
+}
+
+async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** Uploads a file unless the node has it; true when bytes were sent. */
+async function ensureArtifact(client: Hearth, path: string, label: string, progress: boolean): Promise<{ sha256: string; uploaded: boolean }> {
+  const sha256 = await sha256File(path);
+  if (await client.artifact(sha256)) return { sha256, uploaded: false };
+  const { size } = await stat(path);
+  const bar = progress ? new SingleBar({ format: `${label.padEnd(6)} [{bar}] {percentage}% | {value}/{total} MB | {rate} MB/s`, hideCursor: true }) : undefined;
+  const started = performance.now();
+  let sent = 0;
+  bar?.start(Math.ceil(size / 1e6), 0, { rate: '0.0' });
+  const source = createReadStream(path, { highWaterMark: 1 << 20 });
+  source.on('data', (chunk) => {
+    sent += chunk.length;
+    bar?.update(Math.floor(sent / 1e6), { rate: (sent / 1e6 / ((performance.now() - started) / 1000)).toFixed(1) });
+  });
+  try {
+    await client.uploadArtifact(sha256, Readable.toWeb(source) as ReadableStream<Uint8Array>, size);
+  } finally {
+    bar?.update(Math.ceil(size / 1e6));
+    bar?.stop();
+  }
+  return { sha256, uploaded: true };
+}
+
+export async function deployFolder(client: Hearth, folder: string, options: DeployOptions = {}): Promise<Deployed> {
+  const dir = resolve(folder);
+  const spec = await readSpec(dir);
+  const modelPath = join(dir, spec.model);
+  if (!(await stat(modelPath).then((s) => s.isFile(), () => false))) {
+    const exporter = await stat(join(dir, 'export.py')).then(() => true, () => false);
+    throw new InvalidInputError(`${modelPath} does not exist${exporter ? `: run \`python3 export.py\` in ${folder} to make it` : ''}`);
+  }
+  let hookBundle: string | undefined;
+  const work = await mkdtemp(join(tmpdir(), 'hearth-deploy-'));
+  try {
+    if (spec.hook) hookBundle = (await bundleHook(join(dir, spec.hook), work)).path;
+    const model = await ensureArtifact(client, modelPath, 'model', options.progress ?? false);
+    const hook = hookBundle ? await ensureArtifact(client, hookBundle, 'hook', false) : undefined;
+    const result = await client.deploy(spec, { model: model.sha256, ...(hook ? { hook: hook.sha256 } : {}) }, { keepTraffic: options.keepTraffic });
+    return { ...result, uploaded: { model: model.uploaded, hook: hook?.uploaded ?? false } };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * `hearth init <dir>`: a function folder that deploys as it is — hearth.yaml, hook.ts, export.py
+ * (a small deterministic model made with python3-torch) and a README — and, where python3 with
+ * torch is found, model.pt made by running export.py.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+
+import { InvalidInputError } from '../errors.js';
+
+const yaml = (name: string) => `# ${name}: a Hearth function. Reference: the README's spec section, or sdk/spec/hearth.schema.json.
+name: ${name}
+model: model.pt          # TorchScript, made by export.py
+hook: hook.ts            # JSON in, tensors to the model, tensors out, JSON back
+maxBatchSize: 16         # concurrent requests are batched along the first dimension
+batching:
+  maxQueueDelayUs: 2000
+instances:
+  device: auto           # CUDA when the node has it, else CPU
+scaling:
+  minInstances: 0        # scale to zero when idle
+  maxInstances: 4
+  targetQueueDepth: 8
+  scaleDownAfterS: 300
+inputs:
+  - { name: x, dtype: FP32, dims: [4] }
+outputs:
+  - { name: y, dtype: FP32, dims: [3] }
+`;
+
+const HOOK = `// {"inputs": [[4 numbers], ...]} in, {"outputs": [[3 numbers], ...]} out.
+import { defineHook, tensorFromJson, tensorToJson } from '@hearth/sdk';
+
+export default defineHook({
+  pre(request) {
+    if (request.kind !== 'json') throw new Error('send JSON: {"inputs": [[4 numbers], ...]}');
+    return { x: tensorFromJson('FP32', (request.json as { inputs: unknown }).inputs) };
+  },
+  post(outputs) {
+    return { outputs: tensorToJson(outputs.y!) };
+  },
+});
+`;
+
+const EXPORT = `"""Makes model.pt: a small MLP (4 -> 16 -> 3) with fixed weights, as TorchScript."""
+import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+if __name__ == "__main__":
+    torch.jit.script(Model().eval()).save("model.pt")
+    print("wrote model.pt")
+`;
+
+const README = (name: string) => `# ${name}
+
+\`\`\`sh
+python3 export.py                 # makes model.pt
+hearth deploy .                   # bundles hook.ts, uploads model.pt, prints the URL
+hearth invoke ${name} --data '{"inputs": [[1, 2, 3, 4]]}'
+curl -s localhost:8000/fn/${name} -H 'content-type: application/json' -d '{"inputs": [[1, 2, 3, 4]]}'
+\`\`\`
+
+Replace export.py with your own model (any TorchScript file), then edit the inputs and outputs in
+hearth.yaml and the JSON handling in hook.ts.
+`;
+
+/** A DNS label from a folder name. */
+export function functionName(dir: string): string {
+  const name = basename(resolve(dir)).toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63);
+  if (!name) throw new InvalidInputError(`cannot make a function name from "${dir}": pass --name`);
+  return name;
+}
+
+export async function initFunction(dir: string, options: { name?: string; python?: string } = {}): Promise<{ name: string; files: string[]; model: boolean; hint?: string }> {
+  const existing = await readdir(dir).catch(() => [] as string[]);
+  if (existing.length > 0) throw new InvalidInputError(`${dir} is not empty: init writes into a new or empty folder`);
+  const name = options.name ?? functionName(dir);
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name)) throw new InvalidInputError(`--name ${name}: a function name is a DNS label (lowercase letters, digits, "-")`);
+  await mkdir(dir, { recursive: true });
+  const files: [string, string][] = [['hearth.yaml', yaml(name)], ['hook.ts', HOOK], ['export.py', EXPORT], ['README.md', README(name)]];
+  for (const [file, text] of files) await writeFile(join(dir, file), text);
+  const python = options.python ?? process.env.HEARTH_PYTHON ?? 'python3';
+  const run = spawnSync(python, ['export.py'], { cwd: dir, encoding: 'utf8' });
+  const model = run.status === 0;
+  return { name, files: [...files.map(([f]) => f), ...(model ? ['model.pt'] : [])], model, ...(model ? {} : { hint: `run \`python3 export.py\` in ${dir} (it needs PyTorch) to make model.pt` }) };
+}

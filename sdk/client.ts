@@ -1,0 +1,307 @@
+/**
+ * The typed client of a Hearth node: the management API (/api/v1), function URLs (sync and async,
+ * with deadline and idempotency key), jobs, and KServe v2 infer with typed tensors over Triton's
+ * binary tensor extension. Error bodies become the typed errors of ./errors.ts in one place
+ * (`check`). Defaults: HEARTH_URL (http://127.0.0.1:8000) and HEARTH_API_KEY.
+ */
+import { errorFromBody, HearthError, UnavailableError } from './errors.js';
+import type { FunctionSpecInput } from './spec/function-spec.js';
+import type { DType, Tensor } from './tensor.js';
+import { elementSize, viewAs } from './tensor.js';
+
+export interface HearthOptions {
+  url?: string;
+  apiKey?: string;
+  /** Replaces the global fetch (tests, proxies). */
+  fetch?: typeof fetch;
+}
+
+export interface ArtifactInfo {
+  sha256: string;
+  size: number;
+}
+
+export interface DeployResult {
+  name: string;
+  version: number;
+  status: 'ready' | 'failed' | 'pending';
+  reason?: string;
+  url: string;
+}
+
+export interface FunctionVersionInfo {
+  version: number;
+  status: string;
+  reason?: string;
+  createdAt: string;
+  spec: Record<string, unknown>;
+  artifacts: { model: string; hook?: string };
+}
+
+export interface FunctionInfo {
+  name: string;
+  createdAt: string;
+  versions: FunctionVersionInfo[];
+  traffic: Record<string, number>;
+  pools: PoolInfo[];
+}
+
+export interface FunctionListEntry {
+  name: string;
+  createdAt: string;
+  versions: number;
+  latest?: number;
+  traffic: Record<string, number>;
+}
+
+export interface PoolInfo {
+  node?: string;
+  function: string;
+  version: number;
+  state: string;
+  device: string;
+  instances: { total: number; idle: number; busy: number; loading: number };
+  queueDepth: number;
+  pending: number;
+  success: number;
+  failure: number;
+  durations?: Record<string, { count: number; totalUs: number; maxUs: number }>;
+  batchSizes?: Record<string, number>;
+}
+
+export interface InvokeOptions {
+  version?: number;
+  /** Milliseconds the node may take (Hearth-Timeout-Ms). */
+  timeoutMs?: number;
+  idempotencyKey?: string;
+  /** Defaults to application/json for objects and strings, application/octet-stream for bytes. */
+  contentType?: string;
+}
+
+export interface InvokeResult {
+  status: number;
+  contentType: string;
+  version: number;
+  body: Uint8Array;
+  /** The body as JSON (throws if it is not). */
+  json<T = unknown>(): T;
+  text(): string;
+}
+
+export interface JobInfo {
+  id: string;
+  function: string;
+  version?: number;
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  createdAt?: string;
+  startedAt?: string;
+  finishedAt?: string;
+  attempts: number;
+  node?: string;
+  result?: { contentType: string; version: number; json?: unknown; base64?: string };
+  error?: { error: string; code: string };
+}
+
+export interface InferOutput extends Tensor {
+  name: string;
+}
+
+/** Turns an error body into the typed error, or a plain HearthError for anything else. */
+async function check(response: Response): Promise<Response> {
+  if (response.ok) return response;
+  const text = await response.text();
+  let body: { error?: string; code?: string } | undefined;
+  try {
+    body = JSON.parse(text) as { error?: string; code?: string };
+  } catch {
+    body = undefined;
+  }
+  if (body && typeof body.error === 'string' && typeof body.code === 'string') throw errorFromBody({ error: body.error, code: body.code });
+  throw new HearthError(`HTTP ${response.status}: ${text.slice(0, 200) || response.statusText}`);
+}
+
+function toBody(data: unknown, contentType?: string): { body: Uint8Array | string; type: string } {
+  if (data instanceof Uint8Array) return { body: data, type: contentType ?? 'application/octet-stream' };
+  if (typeof data === 'string') return { body: data, type: contentType ?? 'application/json' };
+  return { body: JSON.stringify(data), type: contentType ?? 'application/json' };
+}
+
+export class Hearth {
+  readonly url: string;
+  readonly #apiKey: string | undefined;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: HearthOptions = {}) {
+    this.url = (options.url ?? process.env.HEARTH_URL ?? 'http://127.0.0.1:8000').replace(/\/+$/, '');
+    this.#apiKey = options.apiKey ?? process.env.HEARTH_API_KEY;
+    this.#fetch = options.fetch ?? fetch;
+  }
+
+  async #request(path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
+    const headers: Record<string, string> = { ...(init.headers ?? {}) };
+    if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
+    let response: Response;
+    try {
+      response = await this.#fetch(`${this.url}${path}`, { ...init, headers });
+    } catch (cause) {
+      throw new UnavailableError(`cannot reach Hearth at ${this.url}: ${(cause as Error).cause instanceof Error ? ((cause as Error).cause as Error).message : (cause as Error).message}`, { cause });
+    }
+    return check(response);
+  }
+
+  async #json<T>(path: string, init?: RequestInit & { headers?: Record<string, string> }): Promise<T> {
+    return (await (await this.#request(path, init)).json()) as T;
+  }
+
+  #post<T>(path: string, body: unknown, method = 'POST'): Promise<T> {
+    return this.#json<T>(path, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  }
+
+  // --- health ------------------------------------------------------------------------------------
+
+  async ready(): Promise<boolean> {
+    const r = await this.#fetch(`${this.url}/v2/health/ready`).catch(() => undefined);
+    return r?.status === 200;
+  }
+
+  // --- artifacts ---------------------------------------------------------------------------------
+
+  /** The artifact's size if the node has it (HEAD), else undefined. */
+  async artifact(sha256: string): Promise<ArtifactInfo | undefined> {
+    const headers: Record<string, string> = this.#apiKey ? { authorization: `Bearer ${this.#apiKey}` } : {};
+    const r = await this.#fetch(`${this.url}/api/v1/artifacts/${sha256}`, { method: 'HEAD', headers });
+    if (r.status === 404) return undefined;
+    await check(r);
+    return { sha256, size: Number(r.headers.get('x-artifact-size')) };
+  }
+
+  /** Uploads bytes under their sha256 (streamed when given a stream). */
+  async uploadArtifact(sha256: string, body: Uint8Array | ReadableStream<Uint8Array>, size?: number): Promise<ArtifactInfo & { created: boolean }> {
+    const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
+    if (size !== undefined) headers['content-length'] = String(size);
+    return this.#json(`/api/v1/artifacts/${sha256}`, { method: 'PUT', body, headers, duplex: 'half' } as RequestInit & { headers: Record<string, string> });
+  }
+
+  // --- functions ---------------------------------------------------------------------------------
+
+  deploy(spec: FunctionSpecInput | Record<string, unknown>, artifacts: { model: string; hook?: string }, options: { keepTraffic?: boolean } = {}): Promise<DeployResult> {
+    return this.#deploy({ spec, artifacts, ...(options.keepTraffic ? { keepTraffic: true } : {}) });
+  }
+
+  async #deploy(body: unknown): Promise<DeployResult> {
+    // 422 (the version failed to load) still carries the version and its reason.
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
+    const r = await this.#fetch(`${this.url}/api/v1/functions`, { method: 'POST', body: JSON.stringify(body), headers }).catch((cause: unknown) => {
+      throw new UnavailableError(`cannot reach Hearth at ${this.url}`, { cause });
+    });
+    if (r.status === 422) return (await r.json()) as DeployResult;
+    return (await (await check(r)).json()) as DeployResult;
+  }
+
+  async list(): Promise<FunctionListEntry[]> {
+    return (await this.#json<{ functions: FunctionListEntry[] }>('/api/v1/functions')).functions;
+  }
+
+  describe(name: string): Promise<FunctionInfo> {
+    return this.#json(`/api/v1/functions/${encodeURIComponent(name)}`);
+  }
+
+  async delete(name: string): Promise<void> {
+    await this.#request(`/api/v1/functions/${encodeURIComponent(name)}`, { method: 'DELETE' });
+  }
+
+  /** Replaces the traffic split: `{ "2": 90, "3": 10 }`. */
+  setTraffic(name: string, traffic: Record<string, number>): Promise<{ name: string; traffic: Record<string, number> }> {
+    return this.#post(`/api/v1/functions/${encodeURIComponent(name)}/traffic`, { traffic }, 'PUT');
+  }
+
+  async pools(): Promise<PoolInfo[]> {
+    return (await this.#json<{ pools: PoolInfo[] }>('/api/v1/pools')).pools;
+  }
+
+  // --- function URLs -----------------------------------------------------------------------------
+
+  #invokeHeaders(contentType: string, options: InvokeOptions): Record<string, string> {
+    const headers: Record<string, string> = { 'content-type': contentType };
+    if (options.timeoutMs !== undefined) headers['hearth-timeout-ms'] = String(options.timeoutMs);
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    return headers;
+  }
+
+  #path(name: string, version?: number): string {
+    return `/fn/${encodeURIComponent(name)}${version === undefined ? '' : `/versions/${version}`}`;
+  }
+
+  /** Calls a function and waits for its response. */
+  async invoke(name: string, data: unknown, options: InvokeOptions = {}): Promise<InvokeResult> {
+    const { body, type } = toBody(data, options.contentType);
+    const r = await this.#request(this.#path(name, options.version), { method: 'POST', body, headers: this.#invokeHeaders(type, options) });
+    const bytes = new Uint8Array(await r.arrayBuffer());
+    const text = () => new TextDecoder().decode(bytes);
+    return { status: r.status, contentType: r.headers.get('content-type') ?? '', version: Number(r.headers.get('hearth-version')), body: bytes, text, json: <T>() => JSON.parse(text()) as T };
+  }
+
+  /** Submits an async invocation: `{ id, status, statusUrl }` at once; `webhook` hears the outcome. */
+  invokeAsync(name: string, data: unknown, options: InvokeOptions & { webhook?: string } = {}): Promise<{ id: string; status: string; statusUrl: string }> {
+    const { body, type } = toBody(data, options.contentType);
+    const headers = { ...this.#invokeHeaders(type, options), prefer: 'respond-async', ...(options.webhook ? { 'hearth-webhook-url': options.webhook } : {}) };
+    return this.#json(this.#path(name, options.version), { method: 'POST', body, headers });
+  }
+
+  job(id: string): Promise<JobInfo> {
+    return this.#json(`/api/v1/jobs/${encodeURIComponent(id)}`);
+  }
+
+  /** Polls a job until it succeeds or fails (or `timeoutMs` passes). */
+  async waitForJob(id: string, options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<JobInfo> {
+    const end = Date.now() + (options.timeoutMs ?? 300_000);
+    let interval = options.intervalMs ?? 100;
+    for (;;) {
+      const job = await this.job(id);
+      if (job.status === 'succeeded' || job.status === 'failed') return job;
+      if (Date.now() > end) return job;
+      await new Promise((r) => setTimeout(r, interval));
+      interval = Math.min(interval * 1.5, 2000);
+    }
+  }
+
+  // --- KServe v2 -------------------------------------------------------------------------------------
+
+  /** Raw tensors in, raw tensors out (no hooks), over Triton's binary tensor extension. */
+  async infer(name: string, inputs: Record<string, Tensor>, options: { version?: number; timeoutMs?: number } = {}): Promise<Record<string, InferOutput>> {
+    const entries = Object.entries(inputs);
+    const header = new TextEncoder().encode(JSON.stringify({
+      inputs: entries.map(([n, t]) => ({ name: n, shape: t.shape, datatype: t.dtype, parameters: { binary_data_size: (t.data as ArrayBufferView).byteLength } })),
+      parameters: { binary_data_output: true },
+    }));
+    const size = entries.reduce((n, [, t]) => n + (t.data as ArrayBufferView).byteLength, header.byteLength);
+    const body = new Uint8Array(size);
+    body.set(header);
+    let offset = header.byteLength;
+    for (const [, t] of entries) {
+      const view = t.data as ArrayBufferView;
+      body.set(new Uint8Array(view.buffer, view.byteOffset, view.byteLength), offset);
+      offset += view.byteLength;
+    }
+    const path = `/v2/models/${encodeURIComponent(name)}${options.version === undefined ? '' : `/versions/${options.version}`}/infer`;
+    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.byteLength) };
+    if (options.timeoutMs !== undefined) headers['hearth-timeout-ms'] = String(options.timeoutMs);
+    const r = await this.#request(path, { method: 'POST', body, headers });
+    const bytes = new Uint8Array(await r.arrayBuffer());
+    const headerLength = Number(r.headers.get('inference-header-content-length') ?? bytes.byteLength);
+    const response = JSON.parse(new TextDecoder().decode(bytes.subarray(0, headerLength))) as { outputs: { name: string; shape: number[]; datatype: DType; data?: number[]; parameters?: { binary_data_size?: number } }[] };
+    let at = headerLength;
+    const out: Record<string, InferOutput> = {};
+    for (const o of response.outputs) {
+      const n = o.parameters?.binary_data_size;
+      if (n === undefined) throw new HearthError(`output ${o.name} came back as JSON; expected binary data`);
+      // A copy, so the typed array starts at an aligned offset.
+      const data = viewAs(o.datatype, bytes.slice(at, at + n));
+      at += n;
+      if (data.length * elementSize(o.datatype) !== n) throw new HearthError(`output ${o.name}: ${n} bytes do not fit ${o.datatype}`);
+      out[o.name] = { name: o.name, dtype: o.datatype, shape: o.shape, data } as InferOutput;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * esbuild bundling of a function's hook.ts into one ES module: what `hearth deploy` uploads and
+ * what a node runs in its hook threads.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { build } from 'esbuild';
+
+import { HookError } from '../errors.js';
+
+const SDK_ENTRY = fileURLToPath(new URL('../hook-sdk.ts', import.meta.url));
+
+export interface BundleOptions {
+  /** Packages left as imports (native modules such as sharp cannot be bundled). */
+  external?: string[];
+}
+
+/** Writes `code` to `dir/<sha256>.mjs` unless the same bytes are there already. */
+export async function writeOnce(dir: string, code: string): Promise<{ path: string; sha256: string }> {
+  const sha256 = createHash('sha256').update(code).digest('hex');
+  const path = join(dir, `${sha256}.mjs`);
+  const existing = await readFile(path, 'utf8').catch(() => undefined);
+  if (existing !== code) {
+    await mkdir(dir, { recursive: true });
+    const tmp = `${path}.${process.pid}.tmp`;
+    await writeFile(tmp, code);
+    await rename(tmp, path);
+  }
+  return { path, sha256 };
+}
+
+/**
+ * Bundles a hook (and everything it imports but `external`) into one ES module, written to
+ * `outDir/<sha256>.mjs`. `@hearth/sdk` resolves to this repository's sdk/hook-sdk.ts.
+ */
+export async function bundleHook(entry: string, outDir: string, options: BundleOptions = {}): Promise<{ path: string; sha256: string }> {
+  let code: string;
+  try {
+    const result = await build({
+      entryPoints: [entry],
+      bundle: true,
+      write: false,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      alias: { '@hearth/sdk': SDK_ENTRY },
+      external: options.external ?? [],
+      // CommonJS dependencies that require() Node's modules need a real require inside an ES module.
+      banner: { js: "import { createRequire as __hearthRequire } from 'node:module'; const require = __hearthRequire(import.meta.url);" },
+      logLevel: 'silent',
+    });
+    code = result.outputFiles[0]!.text;
+  } catch (cause) {
+    const errors = (cause as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors;
+    const detail = errors?.map((e) => (e.location ? `${e.location.file}:${e.location.line}: ${e.text}` : e.text)).join('; ');
+    throw new HookError(`the hook ${entry} does not bundle: ${detail ?? (cause as Error).message}`, { cause, reason: 'bundle' });
+  }
+  return writeOnce(outDir, code);
+}
+
