@@ -99,18 +99,26 @@ export function createHookWorker(data: HookWorkerData): (task: HookTask) => Prom
         const buffers: ArrayBufferLike[] = [];
         for (const request of task.requests) {
           buffers.push(request.body.buffer);
+          let tensors: HookTensors;
           try {
-            const tensors = await hook.pre(hookRequest(request), context);
+            // A hook that throws InvalidInputError says the request was bad (400).
+            tensors = await hook.pre(hookRequest(request), context);
+          } catch (error) {
+            items.push(failure('pre', error));
+            continue;
+          }
+          try {
             if (typeof tensors !== 'object' || tensors === null) throw new Error('pre must return an object of tensors by input name');
             checkTensors(tensors, data.inputs, data.maxBatchSize);
-            items.push({ ok: true, tensors, body: request.body });
-            buffers.push(...tensorBuffers(tensors));
           } catch (error) {
             const f = failure('pre', error);
-            // Tensors the hook built that do not fit the spec are the hook's fault, not the caller's.
-            if (hook !== defaultHook && (error as { code?: string })?.code === 'INVALID_INPUT') f.kind = 'hook';
+            // Tensors a function's own hook built that do not fit the spec are its fault, not the caller's.
+            if (hook !== defaultHook) f.kind = 'hook';
             items.push(f);
+            continue;
           }
+          items.push({ ok: true, tensors, body: request.body });
+          buffers.push(...tensorBuffers(tensors));
         }
         return move({ ok: true, items } satisfies PreResult, buffers);
       }

@@ -30,11 +30,11 @@ outputs:
 `;
 
 const HOOK = `// {"inputs": [[4 numbers], ...]} in, {"outputs": [[3 numbers], ...]} out.
-import { defineHook, tensorFromJson, tensorToJson } from '@hearth/sdk';
+import { defineHook, InvalidInputError, tensorFromJson, tensorToJson } from '@hearth/sdk';
 
 export default defineHook({
   pre(request) {
-    if (request.kind !== 'json') throw new Error('send JSON: {"inputs": [[4 numbers], ...]}');
+    if (request.kind !== 'json') throw new InvalidInputError('send JSON: {"inputs": [[4 numbers], ...]}');
     return { x: tensorFromJson('FP32', (request.json as { inputs: unknown }).inputs) };
   },
   post(outputs) {

@@ -1,0 +1,114 @@
+/**
+ * Every example function under functions/ is made as its README says (python3 export.py), deployed
+ * with the CLI (`hearth deploy <folder>`, the Triton folder unchanged) and answers as the same model
+ * run by python3-torch does: tabular-mlp (JSON rows), triton-resnet (KServe v2 tensors),
+ * text-sentiment (the hook's tokenizer) and image-classifier (a JPEG made here).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import jpeg from 'jpeg-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { HearthNode } from '../../platform/node.js';
+import { Hearth } from '../../sdk/index.js';
+import { PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
+import { testNode } from '../helpers/node.js';
+import { maxAbsDiff } from '../helpers/random.js';
+import { pythonForward } from '../helpers/reference.js';
+
+const run = promisify(execFile);
+const FUNCTIONS = join(REPO_ROOT, 'functions');
+const dir = await mkdtemp(join(tmpdir(), 'hearth-examples-'));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+async function make(name: string): Promise<void> {
+  await run(PYTHON, ['export.py'], { cwd: join(FUNCTIONS, name) });
+}
+
+describe('example functions', () => {
+  let node: HearthNode;
+  let client: Hearth;
+  beforeAll(async () => {
+    node = await testNode(join(dir, 'node'));
+    client = new Hearth({ url: node.httpUrl });
+  });
+  afterAll(() => node?.close());
+
+  const deploy = async (name: string): Promise<void> => {
+    await make(name);
+    const { stdout } = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), ['--url', node.httpUrl, '--json', 'deploy', join(FUNCTIONS, name)]);
+    expect(JSON.parse(stdout)).toMatchObject({ name, status: 'ready' });
+  };
+
+  it('tabular-mlp: JSON rows in, the MLP\'s scores out', async () => {
+    await deploy('tabular-mlp');
+    const rows = [Array.from({ length: 1024 }, (_, i) => Math.sin(i) / 10), Array.from({ length: 1024 }, (_, i) => Math.cos(i) / 10)];
+    const answer = (await client.invoke('tabular-mlp', { rows })).json<{ scores: number[][] }>();
+    const reference = pythonForward(join(FUNCTIONS, 'tabular-mlp', 'model.pt'), [{ dtype: 'FP32', shape: [2, 1024], data: Float32Array.from(rows.flat()) }]).outputs[0]!.data as Float32Array;
+    expect(maxAbsDiff(Float32Array.from(answer.scores.flat()), reference)).toBeLessThan(1e-4);
+  });
+
+  it('triton-resnet: the Triton folder deploys unchanged and answers KServe v2 tensors', async () => {
+    await deploy('triton-resnet');
+    const x = { dtype: 'FP32' as const, shape: [1, 3, 224, 224], data: Float32Array.from({ length: 3 * 224 * 224 }, (_, i) => Math.sin(i / 100)) };
+    const out = await client.infer('triton-resnet', { INPUT__0: x });
+    expect(out.OUTPUT__0!.shape).toEqual([1, 1000]);
+    const reference = pythonForward(join(FUNCTIONS, 'triton-resnet', '1', 'model.pt'), [x]).outputs[0]!.data as Float32Array;
+    expect(maxAbsDiff(out.OUTPUT__0!.data as Float32Array, reference)).toBeLessThan(1e-3);
+  });
+
+  it('text-sentiment: the hook tokenizes, the model scores, any length', async () => {
+    await deploy('text-sentiment');
+    const vocab = JSON.parse(await readFile(join(FUNCTIONS, 'text-sentiment', 'vocab.json'), 'utf8')) as { words: string[] };
+    for (const [text, label] of [['A wonderful film, I loved it', 'positive'], ['terrible and boring, the worst service', 'negative']] as const) {
+      const answer = (await client.invoke('text-sentiment', { text })).json<{ label: string; probs: { negative: number; positive: number }; tokens: number }>();
+      expect(answer.label).toBe(label);
+      const ids = BigInt64Array.from(text.toLowerCase().match(/[a-z']+/g)!.map((w) => BigInt(Math.max(0, vocab.words.indexOf(w)))));
+      const reference = pythonForward(join(FUNCTIONS, 'text-sentiment', 'model.pt'), [{ dtype: 'INT64', shape: [ids.length], data: ids }]).outputs[0]!.data as Float32Array;
+      expect(Math.abs(answer.probs.negative - reference[0]!)).toBeLessThan(1e-6);
+      expect(Math.abs(answer.probs.positive - reference[1]!)).toBeLessThan(1e-6);
+      expect(answer.tokens).toBe(ids.length);
+    }
+    const empty = await fetch(`${node.httpUrl}/fn/text-sentiment`, { method: 'POST', body: '{"text": ""}', headers: { 'content-type': 'application/json' } });
+    expect(empty.status).toBe(400);
+  });
+
+  it('image-classifier: a JPEG in, the top-5 labels with the scores python3-torch gives', async () => {
+    await deploy('image-classifier');
+    // A flat colour: whatever the resize, every pixel of the 224×224 input is that colour.
+    const [r, g, b] = [200, 120, 40];
+    const width = 80;
+    const height = 60;
+    const rgba = Buffer.alloc(width * height * 4);
+    for (let i = 0; i < width * height; i++) rgba.set([r, g, b, 255], i * 4);
+    const image = jpeg.encode({ data: rgba, width, height }, 95).data;
+    const decoded = jpeg.decode(image, { useTArray: true });
+    const [dr, dg, db] = [decoded.data[0]!, decoded.data[1]!, decoded.data[2]!];
+    expect(decoded.data.every((v, i) => v === [dr, dg, db, 255][i % 4])).toBe(true);
+
+    const response = await client.invoke('image-classifier', new Uint8Array(image), { contentType: 'image/jpeg' });
+    const { top5 } = response.json<{ top5: { index: number; label: string; score: number }[] }>();
+    expect(top5).toHaveLength(5);
+
+    const mean = [0.485, 0.456, 0.406];
+    const std = [0.229, 0.224, 0.225];
+    const x = new Float32Array(3 * 224 * 224);
+    [dr, dg, db].forEach((v, c) => x.fill((v / 255 - mean[c]!) / std[c]!, c * 224 * 224, (c + 1) * 224 * 224));
+    const logits = pythonForward(join(FUNCTIONS, 'image-classifier', 'model.pt'), [{ dtype: 'FP32', shape: [1, 3, 224, 224], data: x }]).outputs[0]!.data as Float32Array;
+    const max = Math.max(...logits);
+    const exp = Array.from(logits, (l) => Math.exp(l - max));
+    const sum = exp.reduce((a, c) => a + c, 0);
+    const expected = exp.map((e, i) => ({ index: i, score: e / sum })).sort((a, c) => c.score - a.score).slice(0, 5);
+    const labels = JSON.parse(await readFile(join(FUNCTIONS, 'image-classifier', 'labels.json'), 'utf8')) as string[];
+    expect(top5.map((t) => t.index)).toEqual(expected.map((e) => e.index));
+    top5.forEach((t, i) => {
+      expect(Math.abs(t.score - expected[i]!.score)).toBeLessThan(1e-4);
+      expect(t.label).toBe(labels[t.index]);
+    });
+    const notAnImage = await fetch(`${node.httpUrl}/fn/image-classifier`, { method: 'POST', body: 'hello', headers: { 'content-type': 'text/plain' } });
+    expect(notAnImage.status).toBe(400);
+  });
+});
