@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../errors.js';
 import { functionSpecJsonSchema } from './json-schema.js';
 import { parseSpec, parseSpecYaml } from './parse.js';
-import { SCHEMA_FILE } from './write-schema.js';
+import { specReference, withReference } from './reference.js';
+import { README_FILE, SCHEMA_FILE } from './write-schema.js';
 
 const minimal = {
   name: 'tabular-mlp',
@@ -85,5 +86,11 @@ instances: { count: 2, device: cpu }
     expect(onDisk).toEqual(functionSpecJsonSchema());
     expect(onDisk.required).toEqual(expect.arrayContaining(['name', 'model', 'inputs', 'outputs']));
     expect(onDisk.properties.batching.properties.maxQueueDelayUs.minimum).toBe(0);
+  });
+
+  it('keeps the README\'s spec reference in sync with the schema (npm run schema)', () => {
+    const readme = readFileSync(README_FILE, 'utf8');
+    expect(readme).toBe(withReference(readme));
+    expect(specReference()).toContain('| `scaling.targetQueueDepth` | integer 1… | `8` |');
   });
 });

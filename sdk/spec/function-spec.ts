@@ -26,26 +26,26 @@ const relativePath = z
   });
 
 export const TensorSpecSchema = z.object({
-  name: z.string().min(1).max(128).regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/, 'must start with a letter or "_" and hold only letters, digits, "_", ".", ":" and "-"'),
-  dtype: z.enum(DTYPES),
+  name: z.string().min(1).max(128).regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/, 'must start with a letter or "_" and hold only letters, digits, "_", ".", ":" and "-"').describe('The tensor\'s name: a key of the hook\'s tensors, and the name KServe clients use.'),
+  dtype: z.enum(DTYPES).describe('Triton\'s datatype names (FP32, INT64, …).'),
   /** Dimensions without the batch dimension; -1 is variable. */
-  dims: z.array(z.number().int().min(-1)),
+  dims: z.array(z.number().int().min(-1)).describe('Dimensions without the batch dimension; -1 is variable.'),
 });
 
 export const BatchingSchema = z
   .object({
     /** Batch sizes the batcher forms when it can (Triton's preferred_batch_size). */
-    preferredBatchSizes: z.array(z.number().int().min(1)).default([]),
+    preferredBatchSizes: z.array(z.number().int().min(1)).default([]).describe('Batch sizes the batcher forms when it can (Triton\'s preferred_batch_size).'),
     /** How long a request may wait for a preferred batch to fill, while an instance is free. */
-    maxQueueDelayUs: z.number().int().min(0).default(0),
+    maxQueueDelayUs: z.number().int().min(0).default(0).describe('How long a request may wait for a preferred batch to fill, while an instance is free.'),
     /** Requests queued at most (0 = unbounded); beyond it requests fail with QueueFullError. */
-    maxQueueSize: z.number().int().min(0).default(0),
+    maxQueueSize: z.number().int().min(0).default(0).describe('Requests queued at most (0 = unbounded); beyond it requests fail with QueueFullError.'),
     /** A request still queued after this long fails without running (0 = no timeout). */
-    defaultTimeoutUs: z.number().int().min(0).default(0),
+    defaultTimeoutUs: z.number().int().min(0).default(0).describe('A request still queued after this long fails without running (0 = no timeout).'),
     /** Priority levels (1 = highest); requests of a higher level are batched first. */
-    priorityLevels: z.number().int().min(1).max(32).default(1),
+    priorityLevels: z.number().int().min(1).max(32).default(1).describe('Priority levels (1 = highest); requests of a higher level are batched first.'),
     /** The level of a request that names none. */
-    defaultPriorityLevel: z.number().int().min(1).default(1),
+    defaultPriorityLevel: z.number().int().min(1).default(1).describe('The level of a request that names none.'),
   })
   .refine((b) => b.defaultPriorityLevel <= b.priorityLevels, {
     message: 'must be ≤ priorityLevels',
@@ -54,41 +54,41 @@ export const BatchingSchema = z
 
 export const InstancesSchema = z.object({
   /** Instances started with the pool; they share one copy of the weights per device. */
-  count: z.number().int().min(1).max(64).default(1),
+  count: z.number().int().min(1).max(64).default(1).describe('Instances started with the pool; they share one copy of the weights per device.'),
   /** `auto` (CUDA when there is one, else CPU), `cpu`, `cuda` or `cuda:N`. */
-  device: z.string().regex(/^(auto|cpu|cuda(:\d+)?)$/, 'must be auto, cpu, cuda or cuda:N').default('auto'),
+  device: z.string().regex(/^(auto|cpu|cuda(:\d+)?)$/, 'must be auto, cpu, cuda or cuda:N').default('auto').describe('`auto` (CUDA when there is one, else CPU), `cpu`, `cuda` or `cuda:N`.'),
   /** LibTorch intra-op threads per forward (0 = the node's default). */
-  threads: z.number().int().min(0).max(256).default(0),
+  threads: z.number().int().min(0).max(256).default(0).describe('LibTorch intra-op threads per forward (0 = the node\'s default).'),
 });
 
 export const ScalingSchema = z
   .object({
-    minInstances: z.number().int().min(0).default(0),
-    maxInstances: z.number().int().min(1).max(64).default(4),
+    minInstances: z.number().int().min(0).default(0).describe('Instances kept while idle; 0 lets the pool scale to zero.'),
+    maxInstances: z.number().int().min(1).max(64).default(4).describe('The autoscaler\'s ceiling (also bounded by the device: memory, and on CPU its engine lanes).'),
     /** Queued plus running requests per instance the autoscaler aims for. */
-    targetQueueDepth: z.number().int().min(1).default(8),
+    targetQueueDepth: z.number().int().min(1).default(8).describe('Queued plus running requests per instance the autoscaler aims for.'),
     /** With no requests for this long, the pool scales to minInstances (to zero by default). */
-    scaleDownAfterS: z.number().int().min(1).default(300),
+    scaleDownAfterS: z.number().int().min(1).default(300).describe('With no requests for this long, the pool scales to minInstances (to zero by default).'),
     /** Instances go down only to the most that load asked for over this window (no flapping). */
-    stableWindowS: z.number().int().min(1).default(30),
+    stableWindowS: z.number().int().min(1).default(30).describe('Instances go down only to the most that load asked for over this window (no flapping).'),
   })
   .refine((s) => s.minInstances <= s.maxInstances, { message: 'must be ≤ maxInstances', path: ['minInstances'] });
 
 export const FunctionSpecSchema = z
   .object({
-    name: z.string().regex(FUNCTION_NAME, 'must be a DNS label: lowercase letters, digits and "-", at most 63 characters, starting and ending with a letter or digit'),
+    name: z.string().regex(FUNCTION_NAME, 'must be a DNS label: lowercase letters, digits and "-", at most 63 characters, starting and ending with a letter or digit').describe('The function\'s name: /fn/{name}, and the model name KServe clients use.'),
     /** The TorchScript file, relative to the spec. */
-    model: relativePath,
+    model: relativePath.describe('The TorchScript file, relative to the spec.'),
     /** The TypeScript hook, relative to the spec; without one, JSON tensors go in and out. */
-    hook: relativePath.optional(),
-    description: z.string().max(1000).optional(),
-    inputs: z.array(TensorSpecSchema).min(1),
-    outputs: z.array(TensorSpecSchema).min(1),
+    hook: relativePath.optional().describe('The TypeScript hook, relative to the spec; without one, JSON tensors go in and out.'),
+    description: z.string().max(1000).optional().describe('Free text for people.'),
+    inputs: z.array(TensorSpecSchema).min(1).describe('The model\'s inputs, in forward()\'s order.'),
+    outputs: z.array(TensorSpecSchema).min(1).describe('The model\'s outputs: by position for tuples, by name for dicts.'),
     /** Largest batch the model takes along its first dimension; 0 = the model has no batch dimension. */
-    maxBatchSize: z.number().int().min(0).default(0),
-    batching: BatchingSchema.default(BatchingSchema.parse({})),
-    instances: InstancesSchema.default(InstancesSchema.parse({})),
-    scaling: ScalingSchema.default(ScalingSchema.parse({})),
+    maxBatchSize: z.number().int().min(0).default(0).describe('Largest batch the model takes along its first dimension; 0 = the model has no batch dimension.'),
+    batching: BatchingSchema.default(BatchingSchema.parse({})).describe('The dynamic batcher and queue policy (Triton\'s dynamic_batching).'),
+    instances: InstancesSchema.default(InstancesSchema.parse({})).describe('Where and how the model runs.'),
+    scaling: ScalingSchema.default(ScalingSchema.parse({})).describe('The autoscaler: instances from queue depth, scale to zero.'),
   })
   .superRefine((spec, ctx) => {
     const unique = (list: { name: string }[], where: 'inputs' | 'outputs'): void => {
