@@ -66,6 +66,7 @@ export interface PoolInfo {
   success: number;
   failure: number;
   durations?: Record<string, { count: number; totalUs: number; maxUs: number }>;
+  latency?: { p50Ms: number; p99Ms: number; of: number };
   batchSizes?: Record<string, number>;
 }
 
@@ -182,6 +183,11 @@ export class Hearth {
     return this.#json(`/api/v1/artifacts/${sha256}`, { method: 'PUT', body, headers, duplex: 'half' } as RequestInit & { headers: Record<string, string> });
   }
 
+  /** Brings an object of the node's S3 bucket and prefix in as an artifact (`s3://bucket/prefix/key`). */
+  importArtifact(uri: string): Promise<ArtifactInfo> {
+    return this.#post('/api/v1/artifacts/import', { uri });
+  }
+
   // --- functions ---------------------------------------------------------------------------------
 
   deploy(spec: FunctionSpecInput | Record<string, unknown>, artifacts: { model: string; hook?: string }, options: { keepTraffic?: boolean } = {}): Promise<DeployResult> {
@@ -251,6 +257,12 @@ export class Hearth {
 
   job(id: string): Promise<JobInfo> {
     return this.#json(`/api/v1/jobs/${encodeURIComponent(id)}`);
+  }
+
+  /** A finished job's result: its own bytes and content type, as the synchronous call answers. */
+  async jobResult(id: string): Promise<{ contentType: string; body: Uint8Array }> {
+    const r = await this.#request(`/api/v1/jobs/${encodeURIComponent(id)}/result`);
+    return { contentType: r.headers.get('content-type') ?? '', body: new Uint8Array(await r.arrayBuffer()) };
   }
 
   /** Polls a job until it succeeds or fails (or `timeoutMs` passes). */

@@ -29,7 +29,7 @@ import type { RawRequest } from '../hooks/index.js';
 import { HookPool } from '../hooks/index.js';
 import { batchSignature, checkTensors } from '../tensors/validate.js';
 import type { PoolCounters } from './stats.js';
-import { newCounters, observe } from './stats.js';
+import { newCounters, observe, RecentLatencies } from './stats.js';
 
 export type PoolState = 'cold' | 'loading' | 'warm' | 'draining' | 'stopped' | 'failed';
 
@@ -89,6 +89,8 @@ export interface PoolStats extends PoolCounters {
   pending: number;
   hookThreads: number;
   coldStart?: ColdStart;
+  /** Latency percentiles over the latest (up to 1024) requests. */
+  latency?: { p50Ms: number; p99Ms: number; of: number };
 }
 
 interface Pending {
@@ -131,6 +133,7 @@ export class Pool extends EventEmitter {
   readonly #clock: Clock;
   readonly #batcher: DynamicBatcher<Pending>;
   readonly #counters = newCounters();
+  readonly #recent = new RecentLatencies();
   readonly #events: PoolEvent[] = [];
   readonly #instances: Model[] = [];
   readonly #idle: Model[] = [];
@@ -351,7 +354,9 @@ export class Pool extends EventEmitter {
       throw e;
     } finally {
       this.#pending--;
-      observe(this.#counters.durations.request, (performance.now() - t0) * US);
+      const us = (performance.now() - t0) * US;
+      observe(this.#counters.durations.request, us);
+      this.#recent.add(us);
       if (this.#pending === 0) this.emit('idle');
     }
   }
@@ -529,6 +534,7 @@ export class Pool extends EventEmitter {
 
   stats(): PoolStats {
     const c = this.#counters;
+    const latency = this.#recent.percentiles();
     return {
       ...structuredClone(c),
       state: this.#state,
@@ -537,6 +543,7 @@ export class Pool extends EventEmitter {
       pending: this.#pending,
       hookThreads: this.#hooks?.threads ?? 0,
       ...(this.#coldStart ? { coldStart: this.#coldStart } : {}),
+      ...(latency ? { latency } : {}),
     };
   }
 

@@ -49,3 +49,28 @@ export function observe(s: DurationSummary, us: number): void {
   s.totalUs += us;
   if (us > s.maxUs) s.maxUs = us;
 }
+
+/** The latest request durations (a ring of `size`), for percentiles over recent traffic. */
+export class RecentLatencies {
+  readonly #ring: Float64Array;
+  #next = 0;
+  #filled = 0;
+
+  constructor(size = 1024) {
+    this.#ring = new Float64Array(size);
+  }
+
+  add(us: number): void {
+    this.#ring[this.#next] = us;
+    this.#next = (this.#next + 1) % this.#ring.length;
+    if (this.#filled < this.#ring.length) this.#filled++;
+  }
+
+  /** p50 and p99 in milliseconds over the recent requests (undefined before any). */
+  percentiles(): { p50Ms: number; p99Ms: number; of: number } | undefined {
+    if (this.#filled === 0) return undefined;
+    const sorted = this.#ring.slice(0, this.#filled).sort();
+    const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]! / 10) / 100;
+    return { p50Ms: at(0.5), p99Ms: at(0.99), of: this.#filled };
+  }
+}
