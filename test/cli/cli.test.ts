@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -98,6 +98,12 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
       const empty = await hearth(url, 'deploy', dir);
       expect(empty.code).toBe(1);
       expect(empty.err).toContain('hearth init');
+      const broken = join(dir, `broken-${label.split(' ')[0]}`);
+      await mkdir(broken);
+      await writeFile(join(broken, 'hearth.yaml'), 'name: broken\nmodel: model.pt\ninputs: [{ name: x, dtype: FP33, dims: [4] }]\noutputs: [{ name: y, dtype: FP32, dims: [3] }]\n');
+      const invalid = await hearth(url, 'deploy', broken);
+      expect(invalid.code).toBe(1);
+      expect(invalid.err).toMatch(/inputs\[0\]\.dtype/);
 
       await parsed(url, 'delete', init.name);
       expect(await parsed<unknown[]>(url, 'ls')).toEqual([]);
