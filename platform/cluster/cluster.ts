@@ -19,7 +19,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 
 import type { HearthError } from '../../sdk/errors.js';
-import { DeadlineExceededError, errorFromBody, UnavailableError } from '../../sdk/errors.js';
+import { DeadlineExceededError, errorFromBody, HearthError as HearthErrorClass, UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
 import { viewAs } from '../../sdk/tensor.js';
@@ -103,6 +103,17 @@ interface CallData {
 
 type Reply = { id: string; ok: true; result: WireResult } | { id: string; ok: false; error: { error: string; code: string } };
 
+interface Waiting {
+  resolve(r: ForwardResult): void;
+  reject(e: HearthError): void;
+  timer: NodeJS.Timeout;
+  name: string;
+  version: number;
+  since: number;
+  /** Runs the call here instead, if no live node holds the version any more. */
+  fallback?: () => Promise<ForwardResult>;
+}
+
 export interface ClusterOptions {
   redisUrl: string;
   prefix: string;
@@ -124,7 +135,7 @@ export class Cluster {
   readonly #sub: Redis;
   readonly #queues = new Map<string, Queue>();
   readonly #workers = new Map<string, Worker>();
-  readonly #waiting = new Map<string, { resolve(r: ForwardResult): void; reject(e: HearthError): void; timer: NodeJS.Timeout }>();
+  readonly #waiting = new Map<string, Waiting>();
   #nodes: ClusterNode[] = [];
   readonly #startedAt = Date.now();
   #beat: NodeJS.Timeout | undefined;
@@ -177,8 +188,12 @@ export class Cluster {
     await this.#redis.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, key, this.nodeId).catch(() => undefined);
   }
 
-  /** Sends a call to the nodes that hold the version, and waits for the answer. */
-  async forward(name: string, version: number, call: Forwarded, deadline: number | undefined): Promise<ForwardResult> {
+  /**
+   * Sends a call to the nodes that hold the version, and waits for the answer. If the holder dies
+   * or drops the version while the call still waits in the queue, `fallback` runs it here instead
+   * (checked every heartbeat, once the holder is gone from the cluster's view).
+   */
+  async forward(name: string, version: number, call: Forwarded, deadline: number | undefined, fallback?: () => Promise<ForwardResult>): Promise<ForwardResult> {
     // BullMQ job ids may not hold ":" (node ids do).
     const id = `call-${randomUUID()}`;
     const wallDeadline = deadline === undefined ? Date.now() + this.#o.forwardTimeoutMs : Date.now() + Math.max(0, deadline - performance.now());
@@ -187,7 +202,7 @@ export class Cluster {
         this.#waiting.delete(id);
         reject(new DeadlineExceededError(`no node answered for ${name} v${version} in time`));
       }, Math.max(0, wallDeadline - Date.now()));
-      this.#waiting.set(id, { resolve, reject, timer });
+      this.#waiting.set(id, { resolve, reject, timer, name, version, since: Date.now(), ...(fallback ? { fallback } : {}) });
     });
     const data: CallData = { call: encodeCall(call), replyTo: this.nodeId, deadline: wallDeadline };
     try {
@@ -272,6 +287,22 @@ export class Cluster {
     return queue;
   }
 
+  /** Calls waiting for a version no live node holds: taken back from the queue and run here. */
+  async #reroute(): Promise<void> {
+    const now = Date.now();
+    for (const [id, w] of this.#waiting) {
+      if (!w.fallback || now - w.since < this.#o.heartbeatMs * 2) continue;
+      const held = this.#nodes.some((n) => n.pools.some((p) => p.function === w.name && p.version === w.version && (p.state === 'warm' || p.state === 'loading')));
+      if (held) continue;
+      const job = await this.#queue(w.name, w.version).getJob(id).catch(() => undefined);
+      // A job a worker holds (locked) cannot be removed: its answer may still come.
+      if (!job || !(await job.remove().then(() => true, () => false))) continue;
+      this.#waiting.delete(id);
+      clearTimeout(w.timer);
+      w.fallback().then(w.resolve, (error: unknown) => w.reject(error instanceof HearthErrorClass ? error : new UnavailableError((error as Error).message)));
+    }
+  }
+
   #onReply(message: string): void {
     const reply = JSON.parse(message) as Reply;
     const waiting = this.#waiting.get(reply.id);
@@ -292,6 +323,7 @@ export class Cluster {
     const ids = await this.#redis.zrangebyscore(nodesKey, now - ttl, '+inf');
     const raw = ids.length ? await this.#redis.mget(...ids.map((id) => `${this.#o.prefix}node:${id}`)) : [];
     this.#nodes = raw.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as ClusterNode);
+    await this.#reroute();
     for (const key of this.#workers.keys()) {
       const at = key.lastIndexOf('@');
       this.#queued.set(key, await this.#queue(key.slice(0, at), Number(key.slice(at + 1))).getWaitingCount().catch(() => 0));

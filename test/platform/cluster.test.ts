@@ -163,4 +163,16 @@ describe('three nodes on one Redis and one S3', () => {
     expect(new Set(deliveries.keys())).toEqual(new Set(ids.map((id) => `job_${id}`)));
     expect([...deliveries.values()].every((n) => n === 1)).toBe(true);
   });
+
+  it('runs a forwarded call itself when the node holding the version dies before taking it', async () => {
+    const [a, , c] = nodes as [NodeProcess, NodeProcess, NodeProcess];
+    await deploy(a, 'reroute');
+    await until('c to see a hold the version', async () => (await pools(c, 'reroute')).some((p) => p.node === a.node && p.state === 'warm'));
+    a.child.kill('SIGKILL');
+    expect(await a.exited).toBeNull();
+    // c still believes a holds it: the call waits in the version's queue with nobody to take it,
+    // until a drops out of c's view (three missed heartbeats) and c runs it itself.
+    await call(c, 'reroute');
+    expect((await pools(c, 'reroute')).map((p) => p.node)).toContain(c.node);
+  });
 });
