@@ -19,7 +19,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 
 import type { HearthError } from '../../sdk/errors.js';
-import { DeadlineExceededError, errorFromBody, HearthError as HearthErrorClass, UnavailableError } from '../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError, errorFromBody, HearthError as HearthErrorClass, UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
 import { viewAs } from '../../sdk/tensor.js';
@@ -193,7 +193,7 @@ export class Cluster {
    * or drops the version while the call still waits in the queue, `fallback` runs it here instead
    * (checked every heartbeat, once the holder is gone from the cluster's view).
    */
-  async forward(name: string, version: number, call: Forwarded, deadline: number | undefined, fallback?: () => Promise<ForwardResult>): Promise<ForwardResult> {
+  async forward(name: string, version: number, call: Forwarded, deadline: number | undefined, fallback?: () => Promise<ForwardResult>, signal?: AbortSignal): Promise<ForwardResult> {
     // BullMQ job ids may not hold ":" (node ids do).
     const id = `call-${randomUUID()}`;
     const wallDeadline = deadline === undefined ? Date.now() + this.#o.forwardTimeoutMs : Date.now() + Math.max(0, deadline - performance.now());
@@ -203,6 +203,15 @@ export class Cluster {
         reject(new DeadlineExceededError(`no node answered for ${name} v${version} in time`));
       }, Math.max(0, wallDeadline - Date.now()));
       this.#waiting.set(id, { resolve, reject, timer, name, version, since: Date.now(), ...(fallback ? { fallback } : {}) });
+      // The caller went away: stop waiting, and take the call back if nobody has started it.
+      signal?.addEventListener('abort', () => {
+        const waiting = this.#waiting.get(id);
+        if (!waiting) return;
+        this.#waiting.delete(id);
+        clearTimeout(waiting.timer);
+        void this.#queue(name, version).getJob(id).then((job) => job?.remove(), () => undefined).catch(() => undefined);
+        reject(new CancelledError('the request was cancelled'));
+      }, { once: true });
     });
     const data: CallData = { call: encodeCall(call), replyTo: this.nodeId, deadline: wallDeadline };
     try {

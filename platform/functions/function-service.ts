@@ -190,7 +190,7 @@ export class FunctionService {
   /** Here, or (cluster mode) on the node that holds the version warm or is loading it. */
   async #call(name: string, v: FunctionVersion, call: Forwarded, options: InvokeOptions): Promise<ForwardResult> {
     const cluster = this.#o.cluster;
-    if (cluster && (await this.#elsewhere(cluster, name, v))) return cluster.forward(name, v.version, call, options.deadline, () => this.#local(name, v, call, options));
+    if (cluster && (await this.#elsewhere(cluster, name, v))) return cluster.forward(name, v.version, call, options.deadline, () => this.#local(name, v, call, options), options.signal);
     return this.#local(name, v, call, options);
   }
 
