@@ -11,11 +11,12 @@ import { copyFile, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import type { HookTensors } from '../../sdk/hook.js';
-import { Pool, ScaleDecider } from '../../runtime/index.js';
+import { Pool } from '../../runtime/index.js';
 import type { ColdStart, InvokeOptions, InvokeResponse, PoolEvent, PoolStats } from '../../runtime/index.js';
 import { UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { ArtifactStore } from '../artifacts/index.js';
+import { ScaleDecider } from '../autoscaler/autoscaler.js';
 import type { Cluster, Forwarded, ForwardResult, PoolBrief } from '../cluster/cluster.js';
 import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
 import { notFound, pickVersion } from '../registry/index.js';
@@ -64,7 +65,7 @@ export class FunctionService {
   }
 
   /**
-   * One autoscaler tick over every warm pool (./autoscaler in runtime/pool decides): instances are
+   * One autoscaler tick over every warm pool (platform/autoscaler decides): instances are
    * added over the shared weights or idle ones removed, and an idle pool past scaleDownAfterS is
    * drained and dropped, to cold-start on its next request.
    */

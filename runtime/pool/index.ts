@@ -1,5 +1,3 @@
 export { Pool } from './pool.js';
 export type { PoolOptions, PoolState, PoolEvent, PoolStats, InvokeOptions, InvokeResponse, ColdStart } from './pool.js';
 export type { PoolCounters, DurationSummary } from './stats.js';
-export { ScaleDecider } from './autoscaler.js';
-export type { ScaleDecision, ScaleSample, ScalingPolicy } from './autoscaler.js';
