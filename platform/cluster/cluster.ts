@@ -24,6 +24,7 @@ import type { HookTensors } from '../../sdk/hook.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
 import { viewAs } from '../../sdk/tensor.js';
 import type { PoolSummary } from '../functions/function-service.js';
+import { closeBounded } from '../jobs/close.js';
 import { errorBody } from '../jobs/jobs.js';
 
 /** What a node says of one of its pools. */
@@ -250,7 +251,7 @@ export class Cluster {
     const key = `${name}@${version}`;
     const worker = this.#workers.get(key);
     this.#workers.delete(key);
-    await worker?.close();
+    if (worker) await closeBounded([worker], this.#redis.status === 'ready');
     if (this.#beat) await this.#heartbeat().catch(() => undefined);
   }
 
@@ -266,8 +267,9 @@ export class Cluster {
 
   async close(): Promise<void> {
     clearInterval(this.#beat);
-    await Promise.all([...this.#workers.values()].map((w) => w.close()));
-    await Promise.all([...this.#queues.values()].map((q) => q.close()));
+    const up = this.#redis.status === 'ready';
+    await closeBounded(this.#workers.values(), up);
+    await closeBounded(this.#queues.values(), up, 5000);
     for (const [, w] of this.#waiting) {
       clearTimeout(w.timer);
       w.reject(new UnavailableError('this node is shutting down'));

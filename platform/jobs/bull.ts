@@ -15,6 +15,7 @@ import { Redis } from 'ioredis';
 import { InvalidInputError, UnavailableError } from '../../sdk/errors.js';
 import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from './jobs.js';
 import { checkSubmission, decodeRecord, encodeRecord, errorBody, isTransient, jobId, newRecord } from './jobs.js';
+import { closeBounded } from './close.js';
 import { deliver, webhookMessage } from './webhook.js';
 
 export interface BullJobQueueOptions extends JobOptions {
@@ -179,9 +180,9 @@ export class BullJobQueue implements JobQueue {
     this.#closed = true;
     clearInterval(this.#counter);
     // close() waits for running jobs; a node killed instead leaves them to the stalled check.
-    await Promise.all([...this.#workers.values()].map((w) => w.close()));
-    await this.#webhookWorker?.close();
-    await Promise.all([...this.#queues.values(), ...(this.#webhooks ? [this.#webhooks] : [])].map((q) => q.close()));
+    const up = this.#redis.status === 'ready';
+    await closeBounded([...this.#workers.values(), ...(this.#webhookWorker ? [this.#webhookWorker] : [])], up);
+    await closeBounded([...this.#queues.values(), ...(this.#webhooks ? [this.#webhooks] : [])], up, 5000);
     this.#redis.disconnect();
   }
 

@@ -86,4 +86,16 @@ describe('Redis restarted under load', () => {
     }
     expect(status).toBe('succeeded');
   });
+
+  it('drains and closes while Redis is down instead of waiting for it forever', async () => {
+    const other = await startRedis(['--appendonly', 'no']);
+    const drained = await testNode(join(dir, 'drain'), { REDIS_URL: other.url });
+    const model = await upload(drained.httpUrl, new Uint8Array(await readFile(modelPath('small'))));
+    await fetch(`${drained.httpUrl}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec: SPEC, artifacts: { model } }), headers: { 'content-type': 'application/json' } });
+    expect((await fetch(`${drained.httpUrl}/fn/small`, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json', prefer: 'respond-async' } })).status).toBe(202);
+    await other.stop();
+    // Its job queue's workers and the cluster's would wait for Redis; the drain bounds them.
+    const outcome = await Promise.race([drained.drain().then(() => 'drained'), new Promise((r) => setTimeout(() => r('still waiting after 30 s'), 30_000))]);
+    expect(outcome).toBe('drained');
+  });
 });
