@@ -119,9 +119,7 @@ export class FunctionService {
     }
     await this.#o.registry.setStatus(spec.name, created.version, 'ready');
     const record = (await this.#o.registry.get(spec.name))!;
-    if (!options.keepTraffic || Object.keys(record.traffic).length === 0) {
-      await this.#o.registry.setTraffic(spec.name, { [created.version]: 100 });
-    }
+    if (!options.keepTraffic || Object.keys(record.traffic).length === 0) await this.setTraffic(spec.name, { [created.version]: 100 });
     this.#records.delete(spec.name);
     this.#o.log?.info({ function: spec.name, version: created.version }, 'version ready');
     return { ...created, status: 'ready' };

@@ -113,9 +113,14 @@ describe('a node on the embedded default (files under the data dir)', () => {
   it('moves traffic to a new version once it is warm, and rolls back by a traffic change', async () => {
     const v3 = await deploy(url, SPEC, model, hook);
     expect(v3.body).toMatchObject({ version: 3, status: 'ready' });
+    const held = async () => ((await (await fetch(`${url}/api/v1/pools`)).json()) as { pools: { function: string; version: number; state: string }[] }).pools
+      .filter((p) => p.function === 'small').map((p) => `${p.version}:${p.state}`).sort();
+    // v1 lost all its traffic to v3: its pool drained and went.
+    expect(await held()).toEqual(['3:warm']);
     expect((await fetch(`${url}/fn/small`, json({ x: X }))).headers.get('hearth-version')).toBe('3');
     const back = await fetch(`${url}/api/v1/functions/small/traffic`, { method: 'PUT', body: JSON.stringify({ traffic: { 1: 100 } }), headers: { 'content-type': 'application/json' } });
     expect(await back.json()).toEqual({ name: 'small', traffic: { 1: 100 } });
+    expect(await held()).toEqual([]);
     expect((await fetch(`${url}/fn/small`, json({ x: X }))).headers.get('hearth-version')).toBe('1');
     expect((await fetch(`${url}/fn/small/versions/3`, json({ x: X }))).headers.get('hearth-version')).toBe('3');
     const pools = (await (await fetch(`${url}/api/v1/pools`)).json()) as { pools: { function: string; version: number; state: string }[] };
