@@ -90,8 +90,8 @@ export async function initFunction(dir: string, options: { name?: string; python
   await mkdir(dir, { recursive: true });
   const files: [string, string][] = [['hearth.yaml', yaml(name)], ['hook.ts', HOOK], ['export.py', EXPORT], ['README.md', README(name)]];
   for (const [file, text] of files) await writeFile(join(dir, file), text);
-  const python = options.python ?? process.env.HEARTH_PYTHON ?? 'python3';
-  const run = spawnSync(python, ['export.py'], { cwd: dir, encoding: 'utf8' });
-  const model = run.status === 0;
+  // The first Python that has PyTorch: the one named, then python3 on PATH, then the system's.
+  const candidates = [...new Set([options.python ?? process.env.HEARTH_PYTHON, 'python3', '/usr/bin/python3'].filter((p): p is string => Boolean(p)))];
+  const model = candidates.some((python) => spawnSync(python, ['export.py'], { cwd: dir, encoding: 'utf8' }).status === 0);
   return { name, files: [...files.map(([f]) => f), ...(model ? ['model.pt'] : [])], model, ...(model ? {} : { hint: `run \`python3 export.py\` in ${dir} (it needs PyTorch) to make model.pt` }) };
 }
