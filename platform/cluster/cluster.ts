@@ -251,7 +251,7 @@ export class Cluster {
     const key = `${name}@${version}`;
     const worker = this.#workers.get(key);
     this.#workers.delete(key);
-    if (worker) await closeBounded([worker], this.#redis.status === 'ready');
+    if (worker) await closeBounded([worker], () => this.#redis.status === 'ready');
     if (this.#beat) await this.#heartbeat().catch(() => undefined);
   }
 
@@ -267,7 +267,7 @@ export class Cluster {
 
   async close(): Promise<void> {
     clearInterval(this.#beat);
-    const up = this.#redis.status === 'ready';
+    const up = () => this.#redis.status === 'ready';
     await closeBounded(this.#workers.values(), up);
     await closeBounded(this.#queues.values(), up, 5000);
     for (const [, w] of this.#waiting) {

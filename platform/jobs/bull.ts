@@ -180,7 +180,7 @@ export class BullJobQueue implements JobQueue {
     this.#closed = true;
     clearInterval(this.#counter);
     // close() waits for running jobs; a node killed instead leaves them to the stalled check.
-    const up = this.#redis.status === 'ready';
+    const up = () => this.#redis.status === 'ready';
     await closeBounded([...this.#workers.values(), ...(this.#webhookWorker ? [this.#webhookWorker] : [])], up);
     await closeBounded([...this.#queues.values(), ...(this.#webhooks ? [this.#webhooks] : [])], up, 5000);
     this.#redis.disconnect();
