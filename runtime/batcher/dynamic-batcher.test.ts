@@ -19,7 +19,13 @@ function setup(options: Partial<BatcherOptions> = {}, instances = 1) {
   for (let i = 0; i < instances; i++) batcher.addInstance();
   const enqueue = (id: string, rows = 1, extra: { signature?: string; priority?: number; timeoutUs?: number; signal?: AbortSignal } = {}): void =>
     batcher.enqueue(id, { rows, signature: extra.signature ?? 's', priority: extra.priority, timeoutUs: extra.timeoutUs, signal: extra.signal }, (e) => rejected.push([id, e]));
-  return { clock, batcher, batches, rejected, enqueue, incoming };
+  /** Enqueues the ids one `gapUs` apart. */
+  const arrive = (ids: string[], gapUs = 10): void =>
+    ids.forEach((id, i) => {
+      if (i > 0) clock.advance(gapUs);
+      enqueue(id);
+    });
+  return { clock, batcher, batches, rejected, enqueue, arrive, incoming };
 }
 
 describe('dynamic batcher', () => {
@@ -94,12 +100,8 @@ describe('dynamic batcher', () => {
   });
 
   it('with an instance idle, waits for a preferred size that the arrival rate says is about to fill', () => {
-    const { clock, batcher, batches, enqueue } = setup({ preferredBatchSizes: [4], maxQueueDelayUs: 1000 });
-    enqueue('busy');
-    clock.advance(10);
-    enqueue('1');
-    clock.advance(10);
-    enqueue('2');
+    const { clock, batcher, batches, enqueue, arrive } = setup({ preferredBatchSizes: [4], maxQueueDelayUs: 1000 });
+    arrive(['busy', '1', '2']);
     clock.advance(10);
     batcher.release(); // 2 queued, one every 10 µs: 4 would be there by t=50, well inside the delay
     expect(batches).toEqual([['busy']]);
@@ -112,12 +114,8 @@ describe('dynamic batcher', () => {
   });
 
   it('dispatches what it has when the delay runs out', () => {
-    const { clock, batcher, batches, enqueue } = setup({ preferredBatchSizes: [4], maxQueueDelayUs: 1000 });
-    enqueue('busy');
-    clock.advance(10);
-    enqueue('1');
-    clock.advance(10);
-    enqueue('2');
+    const { clock, batcher, batches, arrive } = setup({ preferredBatchSizes: [4], maxQueueDelayUs: 1000 });
+    arrive(['busy', '1', '2']);
     batcher.release();
     expect(batches).toEqual([['busy']]);
     clock.advance(989);
