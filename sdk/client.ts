@@ -138,16 +138,20 @@ export class Hearth {
     this.#fetch = options.fetch ?? fetch;
   }
 
-  async #request(path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
+  /** One call with the API key; UnavailableError when the node cannot be reached. Any status. */
+  async #send(path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
     const headers: Record<string, string> = { ...(init.headers ?? {}) };
     if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
-    let response: Response;
     try {
-      response = await this.#fetch(`${this.url}${path}`, { ...init, headers });
+      return await this.#fetch(`${this.url}${path}`, { ...init, headers });
     } catch (cause) {
       throw new UnavailableError(`cannot reach Hearth at ${this.url}: ${(cause as Error).cause instanceof Error ? ((cause as Error).cause as Error).message : (cause as Error).message}`, { cause });
     }
-    return check(response);
+  }
+
+  /** One call whose error statuses become typed errors. */
+  async #request(path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
+    return check(await this.#send(path, init));
   }
 
   async #json<T>(path: string, init?: RequestInit & { headers?: Record<string, string> }): Promise<T> {
@@ -169,8 +173,7 @@ export class Hearth {
 
   /** The artifact's size if the node has it (HEAD), else undefined. */
   async artifact(sha256: string): Promise<ArtifactInfo | undefined> {
-    const headers: Record<string, string> = this.#apiKey ? { authorization: `Bearer ${this.#apiKey}` } : {};
-    const r = await this.#fetch(`${this.url}/api/v1/artifacts/${sha256}`, { method: 'HEAD', headers });
+    const r = await this.#send(`/api/v1/artifacts/${sha256}`, { method: 'HEAD' });
     if (r.status === 404) return undefined;
     await check(r);
     return { sha256, size: Number(r.headers.get('x-artifact-size')) };
@@ -190,17 +193,10 @@ export class Hearth {
 
   // --- functions ---------------------------------------------------------------------------------
 
-  deploy(spec: FunctionSpecInput | Record<string, unknown>, artifacts: { model: string; hook?: string }, options: { keepTraffic?: boolean } = {}): Promise<DeployResult> {
-    return this.#deploy({ spec, artifacts, ...(options.keepTraffic ? { keepTraffic: true } : {}) });
-  }
-
-  async #deploy(body: unknown): Promise<DeployResult> {
+  async deploy(spec: FunctionSpecInput | Record<string, unknown>, artifacts: { model: string; hook?: string }, options: { keepTraffic?: boolean } = {}): Promise<DeployResult> {
+    const body = { spec, artifacts, ...(options.keepTraffic ? { keepTraffic: true } : {}) };
+    const r = await this.#send('/api/v1/functions', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
     // 422 (the version failed to load) still carries the version and its reason.
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
-    const r = await this.#fetch(`${this.url}/api/v1/functions`, { method: 'POST', body: JSON.stringify(body), headers }).catch((cause: unknown) => {
-      throw new UnavailableError(`cannot reach Hearth at ${this.url}`, { cause });
-    });
     if (r.status === 422) return (await r.json()) as DeployResult;
     return (await (await check(r)).json()) as DeployResult;
   }

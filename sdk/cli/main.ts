@@ -219,9 +219,10 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {
-    // --help and --version exit 0; anything else commander refused is a usage error.
+    // --help and --version exit 0; anything else commander refused is a usage error (commander has
+    // printed its own message; ours are printed here).
     if (error.exitCode === 0) process.exit(0);
-    if (error.code !== 'commander.help' && error.code !== 'commander.helpDisplayed' && !error.message.startsWith('error:') && error.code === 'hearth.usage') console.error(`error: ${error.message}`);
+    if (error.code === 'hearth.usage') console.error(`error: ${error.message}`);
     process.exit(2);
   }
   if (error instanceof HearthError) {
