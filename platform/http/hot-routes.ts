@@ -42,6 +42,8 @@ interface Reply {
 }
 
 const FN = /^\/fn\/([^/]+)(?:\/versions\/([^/]+))?$/;
+/** Most calls carry no query string: they share this (only ever read) one. */
+const NO_QUERY = new URLSearchParams();
 const INFER = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?\/infer$/;
 
 /** `Hearth-Timeout-Ms: 250` → an absolute deadline. */
@@ -174,7 +176,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       const version = parseVersion(match[2] === undefined ? undefined : decode(match[2]));
       const body = await readBody(req, o.maxBodyBytes);
       bodyRead = true;
-      return handler({ name, version, query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)), header, body, signal: controller.signal });
+      return handler({ name, version, query: q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1)), header, body, signal: controller.signal });
     })().then(
       (reply) => send(res, reply),
       // A request refused before its body was read closes its connection: the unread body is not
