@@ -27,7 +27,7 @@ import { startNode } from '../../platform/node.js';
 import type { HearthNode } from '../../platform/node.js';
 import { loadModel } from '../../runtime/index.js';
 import { ensureModels, modelPath, REPO_ROOT } from '../helpers/fixtures.js';
-import { uniquePrefix, upload } from '../helpers/node.js';
+import { dropKeys, uniquePrefix, upload } from '../helpers/node.js';
 import { startS3 } from '../helpers/s3.js';
 import { randomRows } from './engine-reference.js';
 
@@ -101,10 +101,7 @@ async function main(): Promise<void> {
   } finally {
     for (const n of nodes) await n.close().catch(() => undefined);
     await s3.close();
-    const redis = new Redis('redis://127.0.0.1:6379');
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
+    await dropKeys(prefix);
     await rm(dir, { recursive: true, force: true });
   }
   const out = {

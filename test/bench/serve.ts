@@ -15,7 +15,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 import * as grpc from '@grpc/grpc-js';
@@ -25,7 +24,7 @@ import autocannon from 'autocannon';
 import { PROTO_OPTIONS, PROTO_PATH } from '../../platform/grpc/server.js';
 import { loadModel, setIntraOpThreads } from '../../runtime/index.js';
 import { ensureModels, modelPath, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
-import { hookBundle, upload } from '../helpers/node.js';
+import { hookBundle, spawnNode, upload } from '../helpers/node.js';
 import { engineBestBatch, randomRows as floats } from './engine-reference.js';
 
 const { values: flags } = parseArgs({
@@ -62,20 +61,6 @@ function waitForPort(url: string, child: ChildProcess, what: string): Promise<vo
     };
     tick();
   });
-}
-
-async function startHearth(dataDir: string): Promise<{ child: ChildProcess; http: string; grpc: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, HEARTH_HTTP_PORT: '0', HEARTH_GRPC_PORT: '0', HEARTH_METRICS_PORT: '0', HEARTH_DATA_DIR: dataDir, HEARTH_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout! });
-  const ports = await new Promise<{ http: number; grpc: number }>((resolve) => lines.on('line', (line) => {
-    const e = JSON.parse(line) as { msg?: string; http?: number; grpc?: number };
-    if (e.msg === 'hearth listening') resolve({ http: e.http!, grpc: e.grpc! });
-  }));
-  return { child, http: `http://127.0.0.1:${ports.http}`, grpc: `127.0.0.1:${ports.grpc}` };
 }
 
 function startPeer(kind: 'flask' | 'fastapi', model: 'mlp' | 'resnet50', port: number): ChildProcess {
@@ -133,13 +118,13 @@ async function main(): Promise<void> {
   console.log(`engine best: MLP ${round(engine.mlp)} rows/s, ResNet-50 ${round(engine.resnet50)} rows/s`);
 
   const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-serve-'));
-  const hearth = await startHearth(join(dir, 'data'));
+  const hearth = await spawnNode(join(dir, 'data'));
   const rows: Row[] = [];
   try {
     const deploy = async (spec: object, model: string, hook: string): Promise<void> => {
-      const m = await upload(hearth.http, new Uint8Array(await readFile(modelPath(model as 'mlp'))));
-      const h = await upload(hearth.http, await hookBundle(hook, join(dir, 'bundles'), join(REPO_ROOT, 'test', 'bench', 'hooks')));
-      const r = await fetch(`${hearth.http}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model: m, hook: h } }), headers: { 'content-type': 'application/json' } });
+      const m = await upload(hearth.url, new Uint8Array(await readFile(modelPath(model as 'mlp'))));
+      const h = await upload(hearth.url, await hookBundle(hook, join(dir, 'bundles'), join(REPO_ROOT, 'test', 'bench', 'hooks')));
+      const r = await fetch(`${hearth.url}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model: m, hook: h } }), headers: { 'content-type': 'application/json' } });
       if (r.status !== 201) throw new Error(`deploy failed: ${await r.text()}`);
     };
     // The MLP reads all its weights per forward, so batch size is its throughput: one instance
@@ -166,7 +151,7 @@ async function main(): Promise<void> {
       const servers: ['hearth' | 'flask-gunicorn' | 'fastapi-uvicorn', number][] = [['hearth', 0], ['flask-gunicorn', 18000 + Math.floor(Math.random() * 500)], ['fastapi-uvicorn', 18600 + Math.floor(Math.random() * 500)]];
       for (const [server, port] of servers) {
         const child = server === 'hearth' ? undefined : startPeer(server === 'flask-gunicorn' ? 'flask' : 'fastapi', model, port);
-        const url = child ? `http://127.0.0.1:${port}/predict` : `${hearth.http}/fn/${model}`;
+        const url = child ? `http://127.0.0.1:${port}/predict` : `${hearth.url}/fn/${model}`;
         try {
           if (child) await waitForPort(url, child, server);
           await cannon(url, body, type, 4, model === 'mlp' ? 1 : 3); // warm-up
@@ -183,8 +168,8 @@ async function main(): Promise<void> {
     binary.set(header);
     binary.set(new Uint8Array(mlpX.buffer), header.length);
     const kserve = { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.length) };
-    await cannon(`${hearth.http}/v2/models/mlp/infer`, binary, kserve, 4, 1);
-    for (const c of CONCURRENCY) record('mlp', 'hearth-kserve-binary', c, await cannon(`${hearth.http}/v2/models/mlp/infer`, binary, kserve, c, seconds));
+    await cannon(`${hearth.url}/v2/models/mlp/infer`, binary, kserve, 4, 1);
+    for (const c of CONCURRENCY) record('mlp', 'hearth-kserve-binary', c, await cannon(`${hearth.url}/v2/models/mlp/infer`, binary, kserve, c, seconds));
     await grpcLoad(hearth.grpc, 4, 1, mlpX);
     for (const c of CONCURRENCY) record('mlp', 'hearth-grpc-raw', c, await grpcLoad(hearth.grpc, c, seconds, mlpX));
   } finally {

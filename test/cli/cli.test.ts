@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
-import { testNode, uniquePrefix } from '../helpers/node.js';
+import { dropKeys, testNode, uniquePrefix } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import { pythonForward } from '../helpers/reference.js';
 import { startS3 } from '../helpers/s3.js';
@@ -128,10 +128,7 @@ describe('the hearth CLI', () => {
       async close() {
         await node.close();
         await s3.close();
-        const redis = new Redis('redis://127.0.0.1:6379');
-        const keys = await redis.keys(`${prefix}*`);
-        if (keys.length) await redis.del(...keys);
-        redis.disconnect();
+        await dropKeys(prefix);
       },
     };
   });

@@ -6,6 +6,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
+import { Redis } from 'ioredis';
+
 import { loadConfig } from '../../platform/config.js';
 import type { HearthNode } from '../../platform/node.js';
 import { startNode } from '../../platform/node.js';
@@ -64,4 +66,15 @@ export async function hookBundle(name: string, outDir: string, hooksDir = join(R
 
 export function uniquePrefix(): string {
   return `test:${randomUUID()}:`;
+}
+
+/** Deletes every Redis key under a test's prefix. */
+export async function dropKeys(prefix: string, url = 'redis://127.0.0.1:6379'): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+  } finally {
+    redis.disconnect();
+  }
 }

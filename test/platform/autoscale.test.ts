@@ -13,7 +13,9 @@ import type { HearthNode } from '../../platform/node.js';
 import { threads } from '../../runtime/index.js';
 import { modelPath } from '../helpers/fixtures.js';
 import { testNode, upload } from '../helpers/node.js';
+import { maxAbsDiff } from '../helpers/random.js';
 import { pythonForward } from '../helpers/reference.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-autoscale-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -53,20 +55,7 @@ describe('autoscaling on one node', () => {
     const { pools } = (await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: PoolSummary[] };
     return pools.find((p) => p.function === 'slow' && p.state !== 'stopped');
   };
-  const until = async (what: string, check: (p: PoolSummary | undefined) => boolean, ms = 15_000): Promise<PoolSummary | undefined> => {
-    const end = Date.now() + ms;
-    for (;;) {
-      const p = await pool();
-      if (check(p)) return p;
-      if (Date.now() > end) throw new Error(`timed out waiting for: ${what} (last: ${JSON.stringify(p?.instances)} ${p?.state})`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
-  const close = (a: Float32Array) => {
-    let max = 0;
-    for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i]! - reference[i]!));
-    return max;
-  };
+  const until = (what: string, check: (p: PoolSummary | undefined) => boolean): Promise<PoolSummary | undefined> => waitFor(what, pool, check);
 
   it('scales up while the queue is over its target, then down after the window, then to zero', async () => {
     // 12 callers in a closed loop: ~12 requests in the pool, 2 per instance wanted → 3 (the max),
@@ -85,7 +74,7 @@ describe('autoscaling on one node', () => {
       await Promise.all(callers);
     }
     expect(results.length).toBeGreaterThan(12);
-    for (const r of results) expect(close(r)).toBeLessThan(1e-4);
+    for (const r of results) expect(maxAbsDiff(r, reference)).toBeLessThan(1e-4);
 
     // No load: down to one after the 1 s window, then gone after 2 s without a request.
     await until('one instance', (p) => p?.instances.total === 1);
@@ -95,7 +84,7 @@ describe('autoscaling on one node', () => {
   it('cold-starts from zero under a burst and answers every request correctly', async () => {
     await until('at zero', (p) => p === undefined);
     const burst = await Promise.all(Array.from({ length: 10 }, () => call()));
-    for (const r of burst) expect(close(r)).toBeLessThan(1e-4);
+    for (const r of burst) expect(maxAbsDiff(r, reference)).toBeLessThan(1e-4);
     const p = await pool();
     expect(p?.state).toBe('warm');
     expect(p?.coldStart?.source).toBeDefined();

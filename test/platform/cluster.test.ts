@@ -14,11 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { modelPath } from '../helpers/fixtures.js';
 import type { NodeProcess } from '../helpers/node.js';
-import { spawnNode, uniquePrefix, upload } from '../helpers/node.js';
+import { dropKeys, spawnNode, uniquePrefix, upload } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import { pythonForward } from '../helpers/reference.js';
 import type { TestS3 } from '../helpers/s3.js';
 import { startS3 } from '../helpers/s3.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-cluster-'));
 const prefix = uniquePrefix();
@@ -61,10 +62,7 @@ describe('three nodes on one Redis and one S3', () => {
     await Promise.all(nodes.map((n) => n.exited));
     await new Promise((r) => hookServer.close(r));
     await s3?.close();
-    const redis = new Redis('redis://127.0.0.1:6379');
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
+    await dropKeys(prefix);
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -79,11 +77,7 @@ describe('three nodes on one Redis and one S3', () => {
   const pools = async (node: NodeProcess, fn: string): Promise<Brief[]> =>
     ((await (await fetch(`${node.url}/api/v1/pools`)).json()) as { pools: Brief[] }).pools.filter((p) => p.function === fn && p.state !== 'stopped');
   const until = async (what: string, check: () => Promise<boolean>): Promise<void> => {
-    for (let i = 0; i < 300; i++) {
-      if (await check()) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`timed out waiting for ${what}`);
+    await waitFor(what, check, (ok) => ok);
   };
   const deploy = async (node: NodeProcess, name: string): Promise<void> => {
     const model = await upload(node.url, new Uint8Array(await readFile(modelPath('slow'))));
@@ -129,11 +123,7 @@ describe('three nodes on one Redis and one S3', () => {
       const jobs = await Promise.all(ids.map(async (id) => (await (await fetch(`${a.url}/api/v1/jobs/${id}`)).json()) as { id: string; status: string; node?: string }));
       return jobs.filter((j) => j.status === 'running' && j.node === b.node).map((j) => j.id);
     };
-    let taken: string[] = [];
-    for (let i = 0; i < 400 && taken.length === 0; i++) {
-      taken = await onB();
-      if (taken.length === 0) await new Promise((r) => setTimeout(r, 25));
-    }
+    const taken = await waitFor('b to run some jobs', onB, (t) => t.length > 0, { timeoutMs: 10_000, intervalMs: 25 });
     expect(taken.length).toBeGreaterThan(0);
     b.child.kill('SIGKILL');
     expect(await b.exited).toBeNull();
@@ -159,7 +149,7 @@ describe('three nodes on one Redis and one S3', () => {
     const retaken = taken.map((id) => final.get(id)!).filter((j) => j.attempts > 1);
     expect(retaken.length).toBeGreaterThan(0);
     for (const job of retaken) expect(job.node).not.toBe(b.node);
-    for (let i = 0; i < 200 && deliveries.size < ids.length; i++) await new Promise((r) => setTimeout(r, 50));
+    await waitFor('every webhook', () => deliveries.size, (n) => n >= ids.length, { timeoutMs: 10_000 }).catch(() => undefined);
     expect(new Set(deliveries.keys())).toEqual(new Set(ids.map((id) => `job_${id}`)));
     expect([...deliveries.values()].every((n) => n === 1)).toBe(true);
   });

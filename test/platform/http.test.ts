@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
-import { hookBundle, testNode, uniquePrefix, upload } from '../helpers/node.js';
+import { dropKeys, hookBundle, testNode, uniquePrefix, upload } from '../helpers/node.js';
 import { pythonForwardMany } from '../helpers/reference.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import type { TestS3 } from '../helpers/s3.js';
@@ -226,10 +226,7 @@ describe('a node on Redis and S3', () => {
   afterAll(async () => {
     await node?.close();
     await s3?.close();
-    const redis = new Redis('redis://127.0.0.1:6379');
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
+    await dropKeys(prefix);
   });
 
   it('deploys with artifacts in S3 and the registry in Redis, and serves the same answers', async () => {

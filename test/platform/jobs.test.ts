@@ -16,10 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
-import { testNode, uniquePrefix, upload } from '../helpers/node.js';
+import { dropKeys, testNode, uniquePrefix, upload } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import { startRedis } from '../helpers/redis.js';
 import { pythonForwardMany } from '../helpers/reference.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-jobs-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -77,14 +78,8 @@ function suite(label: string, env: () => Record<string, string>, cleanup: () => 
 
     const submit = (body: unknown, headers: Record<string, string> = {}, query = '') =>
       fetch(`${url}/fn/small${query}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', prefer: 'respond-async', ...headers } });
-    const settled = async (id: string): Promise<JobView> => {
-      for (let i = 0; i < 400; i++) {
-        const job = (await (await fetch(`${url}/api/v1/jobs/${id}`)).json()) as JobView;
-        if (job.status === 'succeeded' || job.status === 'failed') return job;
-        await new Promise((r) => setTimeout(r, 25));
-      }
-      throw new Error(`job ${id} never finished`);
-    };
+    const settled = (id: string): Promise<JobView> =>
+      waitFor(`job ${id} to finish`, async () => (await (await fetch(`${url}/api/v1/jobs/${id}`)).json()) as JobView, (job) => job.status === 'succeeded' || job.status === 'failed', { timeoutMs: 10_000, intervalMs: 25 });
 
     it('answers 202 with a job id, then the job succeeds with python3-torch\'s result', async () => {
       const r = await submit({ inputs: { x: X } });
@@ -140,7 +135,7 @@ function suite(label: string, env: () => Record<string, string>, cleanup: () => 
       try {
         const { id } = (await (await submit({ inputs: { x: X } }, { 'hearth-webhook-url': hook.url })).json()) as { id: string };
         await settled(id);
-        for (let i = 0; i < 400 && hook.received.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+        await waitFor('the webhook', () => hook.received.length, (n) => n > 0, { timeoutMs: 10_000, intervalMs: 25 });
         expect(hook.tries).toBe(2);
         const [{ headers, body }] = hook.received as [{ headers: Record<string, string>; body: string }];
         const expected = createHmac('sha256', SECRET_BYTES).update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`).digest('base64');
@@ -161,10 +156,7 @@ suite('async invocations in process (embedded default)', () => ({}));
 
 const prefix = uniquePrefix();
 suite('async invocations on BullMQ', () => ({ REDIS_URL: 'redis://127.0.0.1:6379', HEARTH_REDIS_PREFIX: prefix }), async () => {
-  const redis = new Redis('redis://127.0.0.1:6379');
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
+  await dropKeys(prefix);
 });
 
 describe('cluster mode start-up', () => {

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
-import { spawnNode, testNode, uniquePrefix, upload } from '../helpers/node.js';
+import { dropKeys, spawnNode, testNode, uniquePrefix, upload } from '../helpers/node.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-limits-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -38,13 +39,9 @@ describe('queue limits, deadlines and availability over HTTP', () => {
 
   /** Waits until the pool reports what the test needs (no sleeping on guesses). */
   async function until(check: (p: { instances: { busy: number }; queueDepth: number }) => boolean): Promise<void> {
-    for (let i = 0; i < 500; i++) {
-      const { pools } = (await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: { function: string; instances: { busy: number }; queueDepth: number }[] };
-      const pool = pools.find((p) => p.function === 'slow');
-      if (pool && check(pool)) return;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error('the pool never reached the expected state');
+    type Pool = { function: string; instances: { busy: number }; queueDepth: number };
+    const pool = async () => ((await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: Pool[] }).pools.find((p) => p.function === 'slow');
+    await waitFor('the pool to reach the expected state', pool, (p) => p !== undefined && check(p), { intervalMs: 10 });
   }
 
   it('answers 429 with Retry-After when the queue is full, and serves what it took', async () => {
@@ -108,13 +105,12 @@ describe('SIGTERM', () => {
       expect(accepted.status).toBe(202);
       const { id } = (await accepted.json()) as { id: string };
       const record = async () => JSON.parse((await redis.get(`${prefix}job:${id}`)) ?? '{}') as { status?: string; node?: string; attempts?: number };
-      for (let i = 0; i < 200 && (await record()).status !== 'running'; i++) await new Promise((r) => setTimeout(r, 20));
+      await waitFor('the job to run', record, (r) => r.status === 'running', { timeoutMs: 10_000, intervalMs: 20 });
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
       expect(await record()).toMatchObject({ status: 'succeeded', node, attempts: 1 });
     } finally {
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length) await redis.del(...keys);
+      await dropKeys(prefix);
       redis.disconnect();
     }
   });

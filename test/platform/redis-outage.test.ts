@@ -13,6 +13,7 @@ import { modelPath } from '../helpers/fixtures.js';
 import { testNode, upload } from '../helpers/node.js';
 import type { TestRedis } from '../helpers/redis.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-redis-outage-'));
 const SPEC = { name: 'small', model: 'model.pt', maxBatchSize: 8, instances: { device: 'cpu' }, inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }] };
@@ -61,12 +62,8 @@ describe('Redis restarted under load', () => {
       for (const r of down) expect(r.status).toBe(503);
 
       await redis.start();
-      let back = false;
-      for (let i = 0; i < 200 && !back; i++) {
-        back = (await call()).status === 200;
-        if (!back) await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(back).toBe(true);
+      const back = await waitFor('calls to succeed again', async () => (await call()).status, (s) => s === 200, { timeoutMs: 10_000 });
+      expect(back).toBe(200);
     } finally {
       load = false;
       await Promise.all(callers);
@@ -79,11 +76,7 @@ describe('Redis restarted under load', () => {
     const accepted = await fetch(`${node.httpUrl}/fn/small`, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json', prefer: 'respond-async' } });
     expect(accepted.status).toBe(202);
     const { id } = (await accepted.json()) as { id: string };
-    let status = '';
-    for (let i = 0; i < 400 && status !== 'succeeded'; i++) {
-      status = ((await (await fetch(`${node.httpUrl}/api/v1/jobs/${id}`)).json()) as { status: string }).status;
-      if (status !== 'succeeded') await new Promise((r) => setTimeout(r, 50));
-    }
+    const status = await waitFor('the job to succeed', async () => ((await (await fetch(`${node.httpUrl}/api/v1/jobs/${id}`)).json()) as { status: string }).status, (s) => s === 'succeeded', { timeoutMs: 20_000 });
     expect(status).toBe('succeeded');
   });
 

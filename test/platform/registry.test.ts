@@ -9,14 +9,14 @@ import type { Registry } from '../../platform/registry/index.js';
 import { FsRegistry, pickVersion, RedisRegistry } from '../../platform/registry/index.js';
 import { FunctionNotFoundError, InvalidInputError, VersionNotFoundError } from '../../sdk/errors.js';
 import { parseSpec } from '../../sdk/spec/index.js';
+import { dropKeys, uniquePrefix } from '../helpers/node.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const dir = await mkdtemp(join(tmpdir(), 'hearth-registry-'));
-const prefix = `test:${randomUUID()}:`;
+const prefix = uniquePrefix();
 const redis = new Redis(REDIS_URL);
 afterAll(async () => {
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length) await redis.del(...keys);
+  await dropKeys(prefix, REDIS_URL);
   redis.disconnect();
   await rm(dir, { recursive: true, force: true });
 });
