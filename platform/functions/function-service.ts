@@ -70,7 +70,7 @@ export class FunctionService {
    * drained and dropped, to cold-start on its next request.
    */
   autoscale(): void {
-    for (const [key, pool] of this.#pools) {
+    for (const pool of this.#pools.values()) {
       if (pool.state !== 'warm') continue;
       let scaler = this.#scalers.get(pool);
       if (!scaler) this.#scalers.set(pool, (scaler = new ScaleDecider(pool.spec.scaling)));

@@ -9,7 +9,7 @@ import { Hono } from 'hono';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 
-import { InvalidInputError, JobNotFoundError, PayloadTooLargeError } from '../../sdk/errors.js';
+import { InvalidInputError, JobNotFoundError } from '../../sdk/errors.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { checkSha } from '../artifacts/index.js';
@@ -20,7 +20,7 @@ import { jobView } from '../jobs/index.js';
 import type { Scope } from './auth.js';
 import { authorize } from './auth.js';
 import { httpStatus, toHttpResponse } from './errors.js';
-import { parseVersion } from './hot-routes.js';
+import { parseVersion, tooLarge } from './hot-routes.js';
 import { modelMetadata } from './kserve.js';
 
 export interface AppOptions {
@@ -54,7 +54,7 @@ function auth(keys: ApiKey[], scope: Scope): MiddlewareHandler {
 function limit(maxSize: number): MiddlewareHandler {
   return bodyLimit({
     maxSize,
-    onError: (c) => errorResponse(c, new PayloadTooLargeError(`the body is over the limit of ${maxSize} bytes (HEARTH_MAX_BODY_BYTES)`)),
+    onError: (c) => errorResponse(c, tooLarge(maxSize)),
   });
 }
 

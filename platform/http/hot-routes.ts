@@ -47,7 +47,7 @@ const NO_QUERY = new URLSearchParams();
 const INFER = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?\/infer$/;
 
 /** `Hearth-Timeout-Ms: 250` → an absolute deadline. */
-export function deadlineOf(header: (name: string) => string | undefined): number | undefined {
+function deadlineOf(header: (name: string) => string | undefined): number | undefined {
   const raw = header('hearth-timeout-ms');
   if (raw === undefined) return undefined;
   const ms = Number(raw);
@@ -92,7 +92,8 @@ function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
   });
 }
 
-function tooLarge(max: number): PayloadTooLargeError {
+/** The 413 of a body over the limit, on either router. */
+export function tooLarge(max: number): PayloadTooLargeError {
   return new PayloadTooLargeError(`the body is over the limit of ${max} bytes (HEARTH_MAX_BODY_BYTES)`);
 }
 

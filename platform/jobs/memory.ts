@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { InvalidInputError, UnavailableError } from '../../sdk/errors.js';
+import { UnavailableError } from '../../sdk/errors.js';
 import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from './jobs.js';
 import { checkSubmission, errorBody, isTransient, jobId, newRecord, retryDelayMs } from './jobs.js';
 import { deliver, webhookMessage } from './webhook.js';

@@ -20,7 +20,6 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { Redis } from 'ioredis';
 
 import { loadConfig } from '../../platform/config.js';
 import { startNode } from '../../platform/node.js';

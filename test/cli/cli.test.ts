@@ -10,7 +10,6 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
