@@ -76,33 +76,25 @@ function decodeTensors(t: Record<string, WireTensor>): HookTensors {
   return Object.fromEntries(Object.entries(t).map(([name, x]) => [name, { dtype: x.dtype, shape: x.shape, data: viewAs(x.dtype, new Uint8Array(Buffer.from(x.b64, 'base64'))) } as Tensor]));
 }
 
-type WireCall = { kind: 'invoke'; body: string; contentType: string } | { kind: 'infer'; tensors: Record<string, WireTensor> };
-type WireResult = { kind: 'invoke'; body: string; contentType: string; version: number } | { kind: 'infer'; tensors: Record<string, WireTensor> };
+/** A call or a result as JSON for Redis: bytes as base64. */
+type Wire = { kind: 'invoke'; body: string; contentType: string; version?: number } | { kind: 'infer'; tensors: Record<string, WireTensor> };
 
-function encodeCall(c: Forwarded): WireCall {
-  return c.kind === 'invoke' ? { kind: 'invoke', body: Buffer.from(c.body).toString('base64'), contentType: c.contentType } : { kind: 'infer', tensors: encodeTensors(c.tensors) };
+function encode(p: Forwarded | ForwardResult): Wire {
+  return p.kind === 'invoke' ? { ...p, body: Buffer.from(p.body).toString('base64') } : { kind: 'infer', tensors: encodeTensors(p.tensors) };
 }
 
-function decodeCall(c: WireCall): Forwarded {
-  return c.kind === 'invoke' ? { kind: 'invoke', body: new Uint8Array(Buffer.from(c.body, 'base64')), contentType: c.contentType } : { kind: 'infer', tensors: decodeTensors(c.tensors) };
-}
-
-function encodeResult(r: ForwardResult): WireResult {
-  return r.kind === 'invoke' ? { kind: 'invoke', body: Buffer.from(r.body).toString('base64'), contentType: r.contentType, version: r.version } : { kind: 'infer', tensors: encodeTensors(r.tensors) };
-}
-
-function decodeResult(r: WireResult): ForwardResult {
-  return r.kind === 'invoke' ? { kind: 'invoke', body: new Uint8Array(Buffer.from(r.body, 'base64')), contentType: r.contentType, version: r.version } : { kind: 'infer', tensors: decodeTensors(r.tensors) };
+function decode<T extends Forwarded | ForwardResult>(w: Wire): T {
+  return (w.kind === 'invoke' ? { ...w, body: new Uint8Array(Buffer.from(w.body, 'base64')) } : { kind: 'infer', tensors: decodeTensors(w.tensors) }) as T;
 }
 
 interface CallData {
-  call: WireCall;
+  call: Wire;
   replyTo: string;
   /** Date.now() milliseconds after which nobody waits for the answer. */
   deadline?: number;
 }
 
-type Reply = { id: string; ok: true; result: WireResult } | { id: string; ok: false; error: { error: string; code: string } };
+type Reply = { id: string; ok: true; result: Wire } | { id: string; ok: false; error: { error: string; code: string } };
 
 interface Waiting {
   resolve(r: ForwardResult): void;
@@ -214,7 +206,7 @@ export class Cluster {
         reject(new CancelledError('the request was cancelled'));
       }, { once: true });
     });
-    const data: CallData = { call: encodeCall(call), replyTo: this.nodeId, deadline: wallDeadline };
+    const data: CallData = { call: encode(call), replyTo: this.nodeId, deadline: wallDeadline };
     try {
       await this.#queue(name, version).add('call', data, { jobId: id, attempts: 1, removeOnComplete: true, removeOnFail: true });
     } catch (error) {
@@ -236,7 +228,7 @@ export class Cluster {
       if (deadline !== undefined && Date.now() > deadline) return; // nobody waits any more
       try {
         const local = deadline === undefined ? undefined : performance.now() + (deadline - Date.now());
-        reply = { id: job.id!, ok: true, result: encodeResult(await handler(name, version, decodeCall(call), local)) };
+        reply = { id: job.id!, ok: true, result: encode(await handler(name, version, decode<Forwarded>(call), local)) };
       } catch (error) {
         reply = { id: job.id!, ok: false, error: errorBody(error) };
       }
@@ -320,7 +312,7 @@ export class Cluster {
     if (!waiting) return;
     this.#waiting.delete(reply.id);
     clearTimeout(waiting.timer);
-    if (reply.ok) waiting.resolve(decodeResult(reply.result));
+    if (reply.ok) waiting.resolve(decode<ForwardResult>(reply.result));
     else waiting.reject(errorFromBody(reply.error));
   }
 
