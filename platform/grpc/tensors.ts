@@ -4,9 +4,8 @@
  */
 import { InvalidInputError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
-import type { DType, Tensor } from '../../sdk/tensor.js';
-import { allocate, elementSize, isDType, numel } from '../../sdk/tensor.js';
-import { tensorFromJson } from '../../sdk/tensor-json.js';
+import type { DType } from '../../sdk/tensor.js';
+import { inputHead, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
 
 export interface GrpcInput {
   name: string;
@@ -27,30 +26,15 @@ export function grpcInputsToTensors(inputs: GrpcInput[], raw: Uint8Array[]): Hoo
   }
   const tensors: HookTensors = {};
   inputs.forEach((input, i) => {
-    if (!isDType(input.datatype)) throw new InvalidInputError(`input "${input.name}": datatype "${input.datatype}" is not a KServe v2 datatype`, { reason: 'ERR_DTYPE' });
-    const dtype = input.datatype as DType;
-    const shape = input.shape.map(Number);
-    if (shape.some((d) => !Number.isInteger(d) || d < 0)) throw new InvalidInputError(`input "${input.name}": shape must hold non-negative integers`, { reason: 'ERR_SHAPE' });
-    if (tensors[input.name]) throw new InvalidInputError(`input "${input.name}" is given twice`);
+    const { dtype, shape } = inputHead(tensors, input, `input "${input.name}"`);
     if (raw.length > 0) {
-      const bytes = raw[i]!;
-      const expected = numel(shape) * elementSize(dtype);
-      if (bytes.byteLength !== expected) {
-        throw new InvalidInputError(`input "${input.name}": raw_input_contents has ${bytes.byteLength} bytes but shape [${shape.join(', ')}] × ${dtype} needs ${expected}`, { reason: 'ERR_SHAPE' });
-      }
-      const data = allocate(dtype, numel(shape));
-      new Uint8Array(data.buffer).set(bytes);
-      tensors[input.name] = { dtype, shape, data } as Tensor;
+      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, raw[i]!, 'raw_input_contents');
       return;
     }
     const field = CONTENTS_FIELD[dtype];
     const values = field ? input.contents?.[field] : undefined;
     if (!field || !values) throw new InvalidInputError(`input "${input.name}": send ${dtype} data in raw_input_contents${field ? ` or contents.${field}` : ''}`);
-    try {
-      tensors[input.name] = tensorFromJson(dtype, values.map((v) => (typeof v === 'string' && dtype !== 'INT64' && dtype !== 'UINT64' ? Number(v) : v)), shape, `inputs.${input.name}`);
-    } catch (error) {
-      throw new InvalidInputError((error as Error).message, { reason: 'ERR_SHAPE' });
-    }
+    tensors[input.name] = tensorFromValues(dtype, values.map((v) => (typeof v === 'string' && dtype !== 'INT64' && dtype !== 'UINT64' ? Number(v) : v)), shape, `inputs.${input.name}`);
   });
   return tensors;
 }

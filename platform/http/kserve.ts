@@ -5,9 +5,9 @@
 import { InvalidInputError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import type { DType, Tensor } from '../../sdk/tensor.js';
-import { allocate, elementSize, isDType, numel } from '../../sdk/tensor.js';
-import { tensorFromJson, tensorToJson } from '../../sdk/tensor-json.js';
+import { numel } from '../../sdk/tensor.js';
+import { tensorToJson } from '../../sdk/tensor-json.js';
+import { inputHead, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
 
 interface RequestInput {
   name: string;
@@ -42,29 +42,18 @@ export function parseInferRequest(body: Uint8Array, headerLength: number | undef
   for (const [i, input] of request.inputs.entries()) {
     const where = `inputs[${i}]`;
     if (typeof input?.name !== 'string') throw new InvalidInputError(`${where}.name must be a string`);
-    if (!isDType(input.datatype)) throw new InvalidInputError(`${where}.datatype "${input.datatype}" is not a KServe v2 datatype`, { reason: 'ERR_DTYPE' });
-    if (!Array.isArray(input.shape) || input.shape.some((d) => !Number.isInteger(d) || d < 0)) throw new InvalidInputError(`${where}.shape must be a list of non-negative integers`, { reason: 'ERR_SHAPE' });
-    if (tensors[input.name]) throw new InvalidInputError(`input "${input.name}" is given twice`);
-    const dtype = input.datatype as DType;
+    if (!Array.isArray(input.shape)) throw new InvalidInputError(`${where}.shape must be a list of non-negative integers`, { reason: 'ERR_SHAPE' });
+    const { dtype, shape } = inputHead(tensors, input, where);
     const size = input.parameters?.binary_data_size;
     if (size !== undefined) {
       if (headerLength === undefined) throw new InvalidInputError(`${where} has binary_data_size but the request has no Inference-Header-Content-Length`);
-      const expected = numel(input.shape) * elementSize(dtype);
-      if (size !== expected) throw new InvalidInputError(`input "${input.name}": binary_data_size ${size} is not shape [${input.shape.join(', ')}] × ${dtype} (${expected} bytes)`, { reason: 'ERR_SHAPE' });
-      if (offset + size > body.byteLength) throw new InvalidInputError(`input "${input.name}": the body ends before its ${size} bytes`, { reason: 'ERR_SHAPE' });
-      // One copy into an aligned buffer of its own (the tail may sit at any offset).
-      const data = allocate(dtype, numel(input.shape));
-      new Uint8Array(data.buffer).set(body.subarray(offset, offset + size));
+      if (!Number.isInteger(size) || size < 0 || offset + size > body.byteLength) throw new InvalidInputError(`input "${input.name}": the body ends before its ${size} bytes`, { reason: 'ERR_SHAPE' });
+      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, body.subarray(offset, offset + size), 'binary_data_size');
       offset += size;
-      tensors[input.name] = { dtype, shape: input.shape, data } as Tensor;
     } else {
       if (input.data === undefined) throw new InvalidInputError(`${where} has neither data nor binary_data_size`);
       const flat = Array.isArray(input.data) ? (input.data as unknown[]).flat(Infinity) : [input.data];
-      try {
-        tensors[input.name] = tensorFromJson(dtype, flat, input.shape, `inputs.${input.name}.data`);
-      } catch (error) {
-        throw new InvalidInputError((error as Error).message, { reason: 'ERR_SHAPE' });
-      }
+      tensors[input.name] = tensorFromValues(dtype, flat, shape, `inputs.${input.name}.data`);
     }
   }
   if (offset !== body.byteLength && headerLength !== undefined) {

@@ -1,0 +1,39 @@
+/**
+ * KServe v2 input tensors, as both transports carry them (HTTP: ./http/kserve.ts, gRPC:
+ * ./grpc/tensors.ts): the checks on an input's name, datatype and shape, raw bytes into a tensor of
+ * its own aligned buffer, and JSON values into a tensor — each failure the caller's bad input.
+ */
+import { InvalidInputError } from '../sdk/errors.js';
+import type { HookTensors } from '../sdk/hook.js';
+import type { DType, Tensor } from '../sdk/tensor.js';
+import { allocate, elementSize, isDType, numel } from '../sdk/tensor.js';
+import { tensorFromJson } from '../sdk/tensor-json.js';
+
+/** The input's datatype and shape, checked; `where` names it in messages. */
+export function inputHead(tensors: HookTensors, input: { name: string; datatype: string; shape: unknown[] }, where: string): { dtype: DType; shape: number[] } {
+  if (!isDType(input.datatype)) throw new InvalidInputError(`${where}.datatype "${input.datatype}" is not a KServe v2 datatype`, { reason: 'ERR_DTYPE' });
+  const shape = input.shape.map(Number);
+  if (shape.some((d) => !Number.isInteger(d) || d < 0)) throw new InvalidInputError(`${where}.shape must be a list of non-negative integers`, { reason: 'ERR_SHAPE' });
+  if (tensors[input.name]) throw new InvalidInputError(`input "${input.name}" is given twice`);
+  return { dtype: input.datatype as DType, shape };
+}
+
+/** Bytes that must be exactly shape × dtype, copied once into an aligned buffer (they may sit at any offset). */
+export function tensorFromRaw(name: string, dtype: DType, shape: number[], bytes: Uint8Array, field: string): Tensor {
+  const expected = numel(shape) * elementSize(dtype);
+  if (bytes.byteLength !== expected) {
+    throw new InvalidInputError(`input "${name}": ${field} has ${bytes.byteLength} bytes but shape [${shape.join(', ')}] × ${dtype} needs ${expected}`, { reason: 'ERR_SHAPE' });
+  }
+  const data = allocate(dtype, numel(shape));
+  new Uint8Array(data.buffer).set(bytes);
+  return { dtype, shape, data } as Tensor;
+}
+
+/** Flat JSON values in the given shape. */
+export function tensorFromValues(dtype: DType, values: unknown[], shape: number[], where: string): Tensor {
+  try {
+    return tensorFromJson(dtype, values, shape, where);
+  } catch (error) {
+    throw new InvalidInputError((error as Error).message, { reason: 'ERR_SHAPE' });
+  }
+}
