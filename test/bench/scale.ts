@@ -74,7 +74,6 @@ async function main(): Promise<void> {
     let concurrency = 0;
     let done: { at: number; ms: number }[] = [];
     let errors = 0;
-    let running = 0;
     let stop = false;
     const worker = async (index: number): Promise<void> => {
       while (!stop) {
@@ -83,9 +82,7 @@ async function main(): Promise<void> {
           continue;
         }
         const start = performance.now();
-        running++;
         const r = await fetch(`${node.url}/v2/models/slow/infer`, { method: 'POST', body, headers: { 'content-type': 'application/json' } }).catch(() => undefined);
-        running--;
         if (!r || r.status !== 200) errors++;
         await r?.arrayBuffer();
         done.push({ at: performance.now(), ms: performance.now() - start });
@@ -115,7 +112,6 @@ async function main(): Promise<void> {
     stop = true;
     clearInterval(sampler);
     await Promise.all(workers);
-    void running;
 
     const changes = samples.filter((s, k) => k > 0 && s.instances !== samples[k - 1]!.instances).map((s) => ({ t: s.t, instances: s.instances }));
     console.log(`instance changes: ${changes.map((c) => `${c.t}s→${c.instances}`).join(', ')}; errors ${errors}`);
