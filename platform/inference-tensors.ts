@@ -8,6 +8,8 @@ import type { HookTensors } from '../sdk/hook.js';
 import type { DType, Tensor } from '../sdk/tensor.js';
 import { allocate, elementSize, isDType, numel } from '../sdk/tensor.js';
 import { tensorFromJson } from '../sdk/tensor-json.js';
+import type { FunctionSpec } from '../sdk/spec/function-spec.js';
+import { classify } from './classification.js';
 
 /** The input's datatype and shape, checked; `where` names it in messages. */
 export function inputHead(tensors: HookTensors, input: { name: string; datatype: string; shape: unknown[] }, where: string): { dtype: DType; shape: number[] } {
@@ -36,4 +38,25 @@ export function tensorFromValues(dtype: DType, values: unknown[], shape: number[
   } catch (error) {
     throw new InvalidInputError((error as Error).message, { reason: 'ERR_SHAPE' });
   }
+}
+
+/** An output a request asks for: by name, optionally as a classification (Triton's extension). */
+export interface RequestedOutput {
+  name: string;
+  classification?: number;
+}
+
+/**
+ * The outputs a response carries, in order: those asked for (all the spec's when none are), each
+ * turned into its classification when the request asks for one.
+ */
+export function selectOutputs(outputs: HookTensors, spec: FunctionSpec, requested: readonly RequestedOutput[]): { name: string; tensor: Tensor }[] {
+  const wanted: readonly RequestedOutput[] = requested.length > 0 ? requested : spec.outputs.map((o) => ({ name: o.name }));
+  return wanted.map((w) => {
+    const t = outputs[w.name];
+    const declared = spec.outputs.find((o) => o.name === w.name);
+    if (!t || !declared) throw new InvalidInputError(`unexpected inference output '${w.name}' for model '${spec.name}'`);
+    if (w.classification === undefined) return { name: w.name, tensor: t };
+    return { name: w.name, tensor: classify(t, declared, Number(w.classification), spec.maxBatchSize > 0) };
+  });
 }

@@ -13,6 +13,10 @@
 #include "executor.h"
 #include "tensor.h"
 
+#include <torch/csrc/jit/runtime/graph_executor.h>
+
+#include <optional>
+
 #ifdef HEARTH_WITH_CUDA
 #include <c10/cuda/CUDAGuard.h>
 #endif
@@ -88,10 +92,11 @@ std::vector<at::Tensor> WrapInputs(const std::vector<HostInput>& inputs) {
 
 class LoadJob : public Job {
  public:
-  LoadJob(Napi::Env env, std::string path, HostInput bytes, c10::Device device,
-          std::vector<HostInput> warmup, int runs)
+  LoadJob(Napi::Env env, std::string path, HostInput bytes, c10::Device device, bool keepDevice,
+          std::vector<HostInput> warmup, int runs, ExecutionOptions execution)
       : deferred_(Napi::Promise::Deferred::New(env)), path_(std::move(path)), bytes_(bytes),
-        device_(device), warmup_(std::move(warmup)), runs_(runs), lane_(Executor::Get().AcquireLane(device.is_cpu())) {}
+        device_(device), keepDevice_(keepDevice), warmup_(std::move(warmup)), runs_(runs), execution_(execution),
+        lane_(Executor::Get().AcquireLane(device.is_cpu())) {}
 
   ~LoadJob() override {
     if (lane_ >= 0) Executor::Get().ReleaseLane(lane_);
@@ -106,13 +111,15 @@ class LoadJob : public Job {
     try {
       auto state = std::make_shared<ModelState>();
       state->device = device_;
+      state->execution = execution_;
       c10::InferenceMode guard;
       auto start = std::chrono::steady_clock::now();
+      const c10::optional<c10::Device> mapTo = keepDevice_ ? c10::nullopt : c10::optional<c10::Device>(device_);
       try {
         if (bytes_.ref != nullptr) {
-          state->module = torch::jit::load(std::make_shared<MemoryReader>(bytes_.data, bytes_.bytes), device_);
+          state->module = torch::jit::load(std::make_shared<MemoryReader>(bytes_.data, bytes_.bytes), mapTo);
         } else {
-          state->module = torch::jit::load(path_, device_);
+          state->module = torch::jit::load(path_, mapTo);
         }
       } catch (const c10::Error& e) {
         throw EngineError(code::kModelLoad, std::string("not a loadable TorchScript file: ") + e.what_without_backtrace());
@@ -125,6 +132,8 @@ class LoadJob : public Job {
       state->maxInputs = schema.is_vararg() ? -1 : static_cast<int>(args.size()) - 1;
       for (size_t i = 1; i < args.size(); ++i) {
         if (!args[i].default_value()) state->minInputs = static_cast<int>(i);
+        state->argNames.push_back(args[i].name());
+        state->argTypes.push_back(args[i].type()->str());
       }
       auto account = [&](const at::Tensor& t) {
         if (!t.defined() || !t.has_storage()) return;
@@ -172,8 +181,10 @@ class LoadJob : public Job {
   std::string path_;
   HostInput bytes_;
   c10::Device device_;
+  bool keepDevice_;
   std::vector<HostInput> warmup_;
   int runs_;
+  ExecutionOptions execution_;
   int lane_;
   std::shared_ptr<InstanceState> instance_;
   Failure failure_;
@@ -194,7 +205,10 @@ class ForwardJob : public Job {
 
   void Run() override {
     try {
-      c10::InferenceMode guard;
+      const ExecutionOptions& execution = instance_->model->execution;
+      std::optional<c10::InferenceMode> inference;
+      std::optional<torch::NoGradGuard> noGrad;
+      if (execution.inferenceMode) inference.emplace(); else noGrad.emplace();
       std::vector<at::Tensor> pieces;  // views of JS memory
       std::vector<at::Tensor> host;
       for (const auto& parts : inputs_) {
@@ -277,6 +291,9 @@ c10::IValue RunForward(InstanceState& instance, const std::vector<at::Tensor>& h
   c10::optional<c10::cuda::CUDAStreamGuard> streamGuard;
   if (instance.stream) streamGuard.emplace(*instance.stream);
 #endif
+  torch::jit::GraphOptimizerEnabledGuard optimize(model.execution.optimizedExecution);
+  if (model.execution.jitExecutor >= 0) torch::jit::getExecutorMode() = model.execution.jitExecutor == 1;
+  if (model.execution.jitProfiling >= 0) torch::jit::getProfilingMode() = model.execution.jitProfiling == 1;
   std::vector<c10::IValue> args;
   args.reserve(hostInputs.size());
   for (const auto& t : hostInputs) args.emplace_back(model.device.is_cpu() ? t : t.to(model.device));
@@ -381,8 +398,18 @@ Napi::Value NativeModel::Info(const Napi::CallbackInfo& info) {
   if (!instance_) return out;
   const ModelState& m = *instance_->model;
   out.Set("device", Napi::String::New(env, m.device.str()));
+  out.Set("inferenceMode", Napi::Boolean::New(env, m.execution.inferenceMode));
+  out.Set("optimizedExecution", Napi::Boolean::New(env, m.execution.optimizedExecution));
   out.Set("minInputs", Napi::Number::New(env, m.minInputs));
   out.Set("maxInputs", Napi::Number::New(env, m.maxInputs));
+  Napi::Array argNames = Napi::Array::New(env, m.argNames.size());
+  Napi::Array argTypes = Napi::Array::New(env, m.argTypes.size());
+  for (size_t i = 0; i < m.argNames.size(); ++i) {
+    argNames.Set(static_cast<uint32_t>(i), Napi::String::New(env, m.argNames[i]));
+    argTypes.Set(static_cast<uint32_t>(i), Napi::String::New(env, m.argTypes[i]));
+  }
+  out.Set("argNames", argNames);
+  out.Set("argTypes", argTypes);
   out.Set("weightBytes", Napi::Number::New(env, static_cast<double>(m.weightBytes)));
   out.Set("loadMs", Napi::Number::New(env, m.loadMs));
   out.Set("warmupMs", Napi::Number::New(env, m.warmupMs));
@@ -395,7 +422,21 @@ Napi::Value NativeModel::Info(const Napi::CallbackInfo& info) {
 Napi::Value Load(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guard(env, [&]() -> Napi::Value {
-    c10::Device device = ParseDevice(info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "cpu");
+    const std::string deviceName = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "cpu";
+    const bool keepDevice = deviceName == "model";
+    c10::Device device = keepDevice ? c10::Device(c10::kCPU) : ParseDevice(deviceName);
+    ExecutionOptions execution;
+    if (info.Length() > 4 && info[4].IsObject()) {
+      Napi::Object o = info[4].As<Napi::Object>();
+      const auto flag = [&](const char* key, int fallback) {
+        Napi::Value v = o.Get(key);
+        return v.IsBoolean() ? (v.As<Napi::Boolean>().Value() ? 1 : 0) : fallback;
+      };
+      execution.inferenceMode = flag("inferenceMode", 1) == 1;
+      execution.optimizedExecution = flag("optimizedExecution", 1) == 1;
+      execution.jitExecutor = flag("jitExecutor", -1);
+      execution.jitProfiling = flag("jitProfiling", -1);
+    }
     std::string path;
     HostInput bytes;
     if (info[0].IsString()) {
@@ -415,7 +456,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
     }
     std::vector<HostInput> warmup = info[2].IsArray() ? ReadInputs(env, info[2]) : std::vector<HostInput>{};
     const int runs = info[3].IsNumber() ? info[3].As<Napi::Number>().Int32Value() : 0;
-    auto* job = new LoadJob(env, std::move(path), bytes, device, std::move(warmup), runs);
+    auto* job = new LoadJob(env, std::move(path), bytes, device, keepDevice, std::move(warmup), runs, execution);
     Napi::Promise promise = job->Promise();
     GetEnvData(env).completion->Submit(env, job->lane(), job);
     return promise;

@@ -15,7 +15,9 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <unordered_set>
+#include <vector>
 
 #ifdef HEARTH_WITH_CUDA
 #include <c10/cuda/CUDAStream.h>
@@ -23,11 +25,25 @@
 
 namespace hearth {
 
+// How forward runs (the parameters Triton's PyTorch backend reads). The JIT executor and profiling
+// switches are process-wide in LibTorch; like Triton, they are set before each forward that names them.
+struct ExecutionOptions {
+  bool inferenceMode = true;      // c10::InferenceMode; false: NoGradGuard
+  bool optimizedExecution = true; // TorchScript graph optimisations
+  int jitExecutor = -1;           // -1: leave as is, else 0/1
+  int jitProfiling = -1;
+};
+
 struct ModelState {
   torch::jit::Module module;
+  ExecutionOptions execution;
   c10::Device device = c10::Device(c10::kCPU);
   int minInputs = 0;
   int maxInputs = -1;  // -1: variadic
+  // forward()'s arguments after self: names and TorchScript types ("Tensor", "List[str]", …), which
+  // the runtime binds a config's inputs to as Triton's PyTorch backend does.
+  std::vector<std::string> argNames;
+  std::vector<std::string> argTypes;
   int64_t weightBytes = 0;
   std::unordered_set<const void*> weightStorages;
   double loadMs = 0;
@@ -72,7 +88,9 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
   std::shared_ptr<InstanceState> instance_;
 };
 
-// load(source: string | ArrayBufferView, device: string, warmupInputs: Tensor[], warmupRuns: number)
+// load(source: string | ArrayBufferView, device: string, warmupInputs: Tensor[], warmupRuns: number,
+//      execution?: {inferenceMode?, optimizedExecution?, jitExecutor?, jitProfiling?})
+// device "model" keeps the devices the module was saved with (Triton's KIND_MODEL); inputs stay on the CPU.
 Napi::Value Load(const Napi::CallbackInfo& info);
 
 }  // namespace hearth

@@ -12,8 +12,9 @@ import type { ApiKey } from '../config.js';
 import type { FunctionService } from '../functions/function-service.js';
 import { modelMetadata } from '../http/kserve.js';
 import { toGrpcStatus } from './status.js';
-import type { GrpcInput } from './tensors.js';
-import { grpcInputsToTensors, tensorsToGrpcOutputs } from './tensors.js';
+import { selectOutputs } from '../inference-tensors.js';
+import type { GrpcInput, GrpcRequestedOutput } from './tensors.js';
+import { grpcInputsToTensors, requestedOutputs, tensorsToGrpcOutputs } from './tensors.js';
 
 export const PROTO_PATH = fileURLToPath(new URL('./grpc_service.proto', import.meta.url));
 
@@ -75,15 +76,14 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
     }),
     ModelInfer: unary('invoke', async (call) => {
       if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
-      const r = call.request as { model_name: string; model_version: string; id: string; inputs: GrpcInput[]; outputs: { name: string }[]; raw_input_contents: Uint8Array[] };
+      const r = call.request as { model_name: string; model_version: string; id: string; inputs: GrpcInput[]; outputs: GrpcRequestedOutput[]; raw_input_contents: Uint8Array[] };
       const tensors = grpcInputsToTensors(r.inputs ?? [], r.raw_input_contents ?? []);
       const deadline = call.getDeadline();
       const ms = deadline instanceof Date ? deadline.getTime() - Date.now() : Number.isFinite(deadline) ? Number(deadline) - Date.now() : undefined;
       const { outputs, version } = await service.infer(r.model_name, versionOf(r.model_version), tensors, {
         deadline: ms === undefined ? undefined : performance.now() + ms,
       });
-      const requested = (r.outputs ?? []).map((x) => x.name).filter(Boolean);
-      const formatted = tensorsToGrpcOutputs(outputs, requested.length > 0 ? requested : version.spec.outputs.map((x) => x.name));
+      const formatted = tensorsToGrpcOutputs(selectOutputs(outputs, version.spec, requestedOutputs(r.outputs ?? [])));
       return { model_name: r.model_name, model_version: String(version.version), id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
     }),
     RepositoryIndex: unary('admin', async () => ({ models: await service.repositoryIndex() })),

@@ -4,7 +4,8 @@
  */
 import { InvalidInputError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
-import type { DType } from '../../sdk/tensor.js';
+import type { DType, Tensor } from '../../sdk/tensor.js';
+import type { RequestedOutput } from '../inference-tensors.js';
 import { inputHead, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
 
 export interface GrpcInput {
@@ -39,15 +40,23 @@ export function grpcInputsToTensors(inputs: GrpcInput[], raw: Uint8Array[]): Hoo
   return tensors;
 }
 
-export function tensorsToGrpcOutputs(outputs: HookTensors, wanted: string[]): { outputs: { name: string; datatype: string; shape: number[] }[]; raw: Buffer[] } {
-  const names = wanted.length > 0 ? wanted : Object.keys(outputs);
-  const out: { name: string; datatype: string; shape: number[] }[] = [];
-  const raw: Buffer[] = [];
-  for (const name of names) {
-    const t = outputs[name];
-    if (!t) throw new InvalidInputError(`the model has no output "${name}"`);
-    out.push({ name, datatype: t.dtype, shape: t.shape });
-    raw.push(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
-  }
-  return { outputs: out, raw };
+export function tensorsToGrpcOutputs(selected: readonly { name: string; tensor: Tensor }[]): { outputs: { name: string; datatype: string; shape: number[] }[]; raw: Buffer[] } {
+  return {
+    outputs: selected.map(({ name, tensor: t }) => ({ name, datatype: t.dtype, shape: t.shape })),
+    raw: selected.map(({ tensor: t }) => Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength)),
+  };
+}
+
+/** A ModelInferRequest output: its parameters are InferParameter oneofs (int64_param travels as a string). */
+export interface GrpcRequestedOutput {
+  name: string;
+  parameters?: Record<string, { int64_param?: string | number; bool_param?: boolean; parameter_choice?: string }>;
+}
+
+export function requestedOutputs(outputs: readonly GrpcRequestedOutput[]): RequestedOutput[] {
+  return outputs.filter((o) => o.name).map((o) => {
+    const c = o.parameters?.classification;
+    const count = c === undefined ? undefined : Number(c.int64_param ?? Number.NaN);
+    return { name: o.name, ...(count === undefined ? {} : { classification: count }) };
+  });
 }

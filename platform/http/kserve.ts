@@ -7,7 +7,10 @@ import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { numel } from '../../sdk/tensor.js';
 import { tensorToJson } from '../../sdk/tensor-json.js';
-import { inputHead, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
+import { inputHead, selectOutputs, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
+import { decodeBytes } from '../../sdk/tensor-bytes.js';
+
+const utf8 = new TextDecoder();
 
 interface RequestInput {
   name: string;
@@ -20,7 +23,7 @@ interface RequestInput {
 export interface InferRequest {
   id?: string;
   inputs: RequestInput[];
-  outputs?: { name: string; parameters?: { binary_data?: boolean } }[];
+  outputs?: { name: string; parameters?: { binary_data?: boolean; classification?: number } }[];
   parameters?: { binary_data_output?: boolean };
 }
 
@@ -69,23 +72,23 @@ export function formatInferResponse(
   outputs: HookTensors,
   spec: FunctionSpec,
 ): { body: Uint8Array; contentType: string; headerLength?: number } {
-  const wanted = request.outputs?.length ? request.outputs : spec.outputs.map((o) => ({ name: o.name, parameters: undefined }));
+  const asked = request.outputs ?? [];
+  const selected = selectOutputs(outputs, spec, asked.map((o) => ({ name: o.name, classification: o.parameters?.classification })));
   const binaryAll = request.parameters?.binary_data_output === true;
   const parts: Uint8Array[] = [];
   const json = {
     model_name: model.name,
     model_version: String(model.version),
     ...(request.id === undefined ? {} : { id: request.id }),
-    outputs: wanted.map((w) => {
-      const t = outputs[w.name];
-      if (!t) throw new InvalidInputError(`the model has no output "${w.name}"`);
-      const binary = w.parameters?.binary_data ?? binaryAll;
+    outputs: selected.map(({ name, tensor: t }, i) => {
+      const binary = asked[i]?.parameters?.binary_data ?? binaryAll;
       if (binary) {
         const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
         parts.push(bytes);
-        return { name: w.name, datatype: t.dtype, shape: t.shape, parameters: { binary_data_size: bytes.byteLength } };
+        return { name, datatype: t.dtype, shape: t.shape, parameters: { binary_data_size: bytes.byteLength } };
       }
-      return { name: w.name, datatype: t.dtype, shape: t.shape, data: (tensorToJson({ ...t, shape: [numel(t.shape)] }) as unknown[]) };
+      const data = t.dtype === 'BYTES' ? decodeBytes(t.data as Uint8Array).map((b) => utf8.decode(b)) : (tensorToJson({ ...t, shape: [numel(t.shape)] }) as unknown[]);
+      return { name, datatype: t.dtype, shape: t.shape, data };
     }),
   };
   const header = new TextEncoder().encode(JSON.stringify(json));

@@ -3,6 +3,7 @@
  */
 import { FunctionNotFoundError, InvalidInputError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import { FUNCTION_NAME } from '../../sdk/spec/function-spec.js';
 
 export type VersionStatus = 'pending' | 'ready' | 'failed';
 
@@ -65,8 +66,19 @@ export function applyStatus(record: FunctionRecord, version: number, status: Ver
   };
 }
 
-export function notFound(name: string): FunctionNotFoundError {
-  return new FunctionNotFoundError(`no function named "${name}"`);
+/** Triton's own words for an unknown model, which its clients and tests look for. */
+export function notFound(name: string, version?: number): FunctionNotFoundError {
+  const shown = FUNCTION_NAME.test(name) ? name : JSON.stringify(name).slice(1, -1).slice(0, 200);
+  return new FunctionNotFoundError(`Request for unknown model: '${shown}'${version === undefined ? '' : ` version ${version}`} is not found`);
+}
+
+/**
+ * The one gate between a name a caller sent and a file path or Redis key: a name that breaks the
+ * spec's rule cannot name a function, so it is not found (and never joined into anything).
+ */
+export function checkedName(name: string): string {
+  if (!FUNCTION_NAME.test(name)) throw notFound(name);
+  return name;
 }
 
 /** Picks a version by traffic weight; `random` in [0, 1). */

@@ -31,8 +31,12 @@ export interface RawForwardResult {
 export interface RawModelInfo {
   disposed: boolean;
   device?: string;
+  inferenceMode?: boolean;
+  optimizedExecution?: boolean;
   minInputs?: number;
   maxInputs?: number;
+  argNames?: string[];
+  argTypes?: string[];
   weightBytes?: number;
   loadMs?: number;
   warmupMs?: number;
@@ -67,7 +71,13 @@ export interface RawDevices {
 }
 
 export interface RawAddon {
-  load(source: string | ArrayBufferView, device: string, warmup: readonly RawTensor[], warmupRuns: number): Promise<RawModel>;
+  load(
+    source: string | ArrayBufferView,
+    device: string,
+    warmup: readonly RawTensor[],
+    warmupRuns: number,
+    execution: { inferenceMode?: boolean; optimizedExecution?: boolean; jitExecutor?: boolean; jitProfiling?: boolean },
+  ): Promise<RawModel>;
   devices(): RawDevices;
   setIntraOpThreads(count: number): void;
   setExecutorThreads(count: number): void;

@@ -12,8 +12,10 @@ import { Model } from './model.js';
 import { fromNativeCode } from './native-errors.js';
 
 export interface LoadOptions {
-  /** `cpu`, `cuda` or `cuda:N`. Default `cpu`. */
+  /** `cpu`, `cuda`, `cuda:N`, or `model` (the devices it was saved on; inputs on the CPU). Default `cpu`. */
   device?: string;
+  /** How forward runs: InferenceMode (default) or NoGradGuard, graph optimisations, JIT executor switches. */
+  execution?: { inferenceMode?: boolean; optimizedExecution?: boolean; jitExecutor?: boolean; jitProfiling?: boolean };
   /**
    * Example inputs run through the model after loading: TorchScript's profiling executor makes the
    * first calls many times slower, so a model is warm only after a few passes. Default 3 runs.
@@ -31,6 +33,7 @@ export async function loadModel(source: string | Uint8Array, options: LoadOption
       options.device ?? 'cpu',
       (options.warmup?.inputs ?? []),
       options.warmup === undefined ? 0 : options.warmup.runs ?? DEFAULT_WARMUP_RUNS,
+      options.execution ?? {},
     );
     return new Model(raw);
   } catch (error) {

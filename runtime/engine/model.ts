@@ -18,9 +18,15 @@ export interface ForwardResult {
 
 export interface ModelInfo {
   device: string;
+  /** Forward runs under c10::InferenceMode (else NoGradGuard), with TorchScript's graph optimisations or not. */
+  inferenceMode: boolean;
+  optimizedExecution: boolean;
   /** Inputs forward() takes (fewer when trailing ones have defaults; maxInputs -1 = variadic). */
   minInputs: number;
   maxInputs: number;
+  /** forward()'s argument names after self, in order, and their TorchScript types ("Tensor", "List[str]"). */
+  argNames: string[];
+  argTypes: string[];
   /** Bytes of the model's parameters and buffers on its device, shared by all its instances. */
   weightBytes: number;
   loadMs: number;

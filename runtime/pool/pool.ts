@@ -16,7 +16,7 @@ import { EventEmitter } from 'node:events';
 import { availableParallelism } from 'node:os';
 
 import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, DeadlineExceededError, HearthError as HearthErrorClass, InferenceError, UnavailableError } from '../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError, HearthError as HearthErrorClass, InferenceError, ModelLoadError, UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { Tensor } from '../../sdk/tensor.js';
@@ -30,6 +30,9 @@ import { HookPool } from '../hooks/index.js';
 import { batchSignature, checkTensors } from '../tensors/validate.js';
 import type { PoolCounters } from './stats.js';
 import { newCounters, observe, RecentLatencies } from './stats.js';
+import type { IoBinding } from './io-binding.js';
+import { bindIo } from './io-binding.js';
+import { fromModelShape, toModelShape } from './reshape.js';
 
 export type PoolState = 'cold' | 'loading' | 'warm' | 'draining' | 'stopped' | 'failed';
 
@@ -110,16 +113,18 @@ function toHearthError(error: unknown): HearthError {
 }
 
 /** Dims with -1 as 1, the batch dimension first when there is one: inputs for warm-up passes. */
-function warmupInputs(spec: FunctionSpec): Tensor[] | undefined {
+function warmupInputs(spec: FunctionSpec): HookTensors | undefined {
   if (!spec.inputs.every((i) => (ENGINE_DTYPES as readonly string[]).includes(i.dtype))) return undefined;
-  return spec.inputs.map((i) => {
+  return Object.fromEntries(spec.inputs.map((i) => {
     const shape = [...(spec.maxBatchSize > 0 ? [1] : []), ...i.dims.map((d) => (d < 0 ? 1 : d))];
-    return { dtype: i.dtype, shape, data: allocate(i.dtype, numel(shape)) } as Tensor;
-  });
+    return [i.name, { dtype: i.dtype, shape, data: allocate(i.dtype, numel(shape)) } as Tensor];
+  }));
 }
 
 function deviceReport(device: string): { memoryFreeBytes: number; memoryTotalBytes: number } | undefined {
-  return devices().devices.find((d) => d.id === device || (device === 'cuda' && d.id === 'cuda:0'));
+  // A model kept on the devices it was saved with (KIND_MODEL) takes its inputs on the CPU: count it there.
+  const id = device === 'model' ? 'cpu' : device === 'cuda' ? 'cuda:0' : device;
+  return devices().devices.find((d) => d.id === id);
 }
 
 function freeBytes(device: string): number {
@@ -153,6 +158,8 @@ export class Pool extends EventEmitter {
   #coldWaitFrom: number | undefined;
   /** Device memory one more instance is estimated to take (measured at the first load). */
   #instanceBytes = 0;
+  /** How the spec's tensors bind to forward()'s arguments and outputs (known once the model loads). */
+  #binding: IoBinding | undefined;
 
   constructor(options: PoolOptions) {
     super();
@@ -195,19 +202,12 @@ export class Pool extends EventEmitter {
       const fetchStarted = performance.now();
       const artifacts = await this.resolveArtifacts();
       const fetch = (performance.now() - fetchStarted) / 1000;
-      const inputs = warmupInputs(spec);
       const freeBefore = freeBytes(this.#device);
       // The hook threads start while the model loads (on the engine's thread).
       this.#loading++;
       const [hooks, loaded] = await Promise.allSettled([
         HookPool.create({ spec, version: this.version, bundlePath: artifacts.hookBundle, ...this.#options.hooks }),
-        loadModel(artifacts.model, {
-          device: this.#device,
-          // Requests already waiting are the warm-up: their first batch profiles the graph as a
-          // dummy pass would, and nobody waits for a pass whose output is thrown away. A pool
-          // started with nobody waiting (a deploy, a scale-up) runs its dummy passes.
-          warmup: inputs && this.#pending === 0 ? { inputs, runs: this.#options.warmupRuns ?? 2 } : undefined,
-        }),
+        loadModel(artifacts.model, { device: this.#device, execution: spec.execution }),
       ]).finally(() => this.#loading--);
       if (hooks.status === 'fulfilled') this.#hooks = hooks.value;
       if (loaded.status === 'rejected' || hooks.status === 'rejected') {
@@ -216,10 +216,23 @@ export class Pool extends EventEmitter {
       }
       const first = loaded.value;
       const info = first.info;
+      let warmup = 0;
+      try {
+        this.#binding = bindIo(spec, info);
+        // Requests already waiting are the warm-up: their first batch profiles the graph as a
+        // dummy pass would, and nobody waits for a pass whose output is thrown away. A pool
+        // started with nobody waiting (a deploy, a scale-up) runs its dummy passes, bound to
+        // forward() as requests are.
+        const inputs = warmupInputs(spec);
+        if (inputs && this.#pending === 0) warmup = await this.#warmUp(first, inputs, this.#options.warmupRuns ?? 2);
+      } catch (error) {
+        first.dispose();
+        throw error;
+      }
       // What the first instance took beyond its weights (activations, workspace): what each shared
       // instance adds. At least a sixteenth of the weights, as a floor for a noisy reading.
       this.#instanceBytes = Math.max(freeBefore - freeBytes(this.#device) - info.weightBytes, info.weightBytes / 16, 1);
-      this.#coldStart = { fetch, load: info.loadMs / 1000, warmup: info.warmupMs / 1000, ...(artifacts.source ? { source: artifacts.source } : {}) };
+      this.#coldStart = { fetch, load: info.loadMs / 1000, warmup, ...(artifacts.source ? { source: artifacts.source } : {}) };
       this.#addLoaded(first);
       for (let i = 1; i < count; i++) this.#addLoaded(first.share());
       this.#setState('warm');
@@ -234,6 +247,27 @@ export class Pool extends EventEmitter {
       await this.#hooks?.close();
       throw reason;
     }
+  }
+
+  /** Runs `runs` forwards of the warm-up inputs (by spec name) on a fresh instance; returns seconds. */
+  async #warmUp(instance: Model, inputs: HookTensors, runs: number): Promise<number> {
+    const t0 = performance.now();
+    const args = this.#forwardArgs([inputs]).map((parts) => parts[0]!);
+    try {
+      for (let i = 0; i < runs; i++) await instance.forward(args);
+    } catch (error) {
+      throw new ModelLoadError(`warm-up forward failed: ${(error as Error).message}`, { cause: error, reason: 'ERR_WARMUP' });
+    }
+    return (performance.now() - t0) / 1000;
+  }
+
+  /** forward()'s arguments, in its order, each the parts (one per request) shaped as the model takes them. */
+  #forwardArgs(requests: readonly HookTensors[]): Tensor[][] {
+    const { spec } = this;
+    return this.#binding!.forwardOrder.map((i) => {
+      const input = spec.inputs[i]!;
+      return requests.map((tensors) => toModelShape(input, tensors[input.name]!, spec.maxBatchSize > 0));
+    });
   }
 
   /**
@@ -260,7 +294,7 @@ export class Pool extends EventEmitter {
     const device = deviceReport(this.#device);
     if (!device || this.#instanceBytes === 0) return 0;
     const memory = Math.max(0, Math.floor((device.memoryFreeBytes - device.memoryTotalBytes / 10) / this.#instanceBytes));
-    if (this.#device !== 'cpu') return memory;
+    if (this.#device !== 'cpu' && this.#device !== 'model') return memory;
     const lanes = Math.max(1, Math.floor(availableParallelism() / threads().intraOp));
     return Math.min(memory, Math.max(0, lanes - this.#instances.length));
   }
@@ -425,7 +459,7 @@ export class Pool extends EventEmitter {
     const toPost = batch.filter((e) => e.payload.request).length;
     const t0 = performance.now();
     try {
-      const parts = this.spec.inputs.map((spec) => batch.map((e) => e.payload.tensors[spec.name]!));
+      const parts = this.#forwardArgs(batch.map((e) => e.payload.tensors));
       result = batch.length === 1 ? await instance.forward(parts.map((p) => p[0]!)) : await instance.forwardBatch(parts);
     } catch (error) {
       failure = toHearthError(error);
@@ -483,24 +517,23 @@ export class Pool extends EventEmitter {
   #split(result: ForwardResult, batch: BatchEntry<Pending>[]): HookTensors[] {
     const { spec } = this;
     const byName = result.kind === 'dict';
-    if (!byName && result.outputs.length < spec.outputs.length) {
-      throw new InferenceError(`the model returned ${result.outputs.length} output(s); the spec declares ${spec.outputs.length}`);
-    }
+    const { outputIndex, outputRule } = this.#binding!;
     const named = spec.outputs.map((o, i) => {
-      const t = byName ? result.outputs.find((r) => r.name === o.name) : result.outputs[i];
-      if (!t) throw new InferenceError(`the model returned no output "${o.name}" (it returned ${result.outputs.map((r) => `"${r.name}"`).join(', ')})`);
-      return { name: o.name, t };
+      const t = byName ? result.outputs.find((r) => r.name === o.name) : result.outputs[outputIndex[i]!];
+      if (!t && byName) throw new InferenceError(`the model returned no output "${o.name}" (it returned ${result.outputs.map((r) => `"${r.name}"`).join(', ')})`);
+      if (!t) throw new InferenceError(`the model returned ${result.outputs.length} output(s); output "${o.name}" is its output ${outputIndex[i]} (${outputRule === 'named-index' ? 'by its __<index> suffix' : 'by its place in the spec'})`);
+      return { o, name: o.name, t };
     });
     const total = batch.reduce((n, e) => n + e.rows, 0);
-    if (spec.maxBatchSize === 0) return [Object.fromEntries(named.map(({ name, t }) => [name, t]))];
+    if (spec.maxBatchSize === 0) return [Object.fromEntries(named.map(({ o, name, t }) => [name, fromModelShape(o, t, false)]))];
     const out: HookTensors[] = batch.map(() => ({}));
-    for (const { name, t } of named) {
+    for (const { o, name, t } of named) {
       if (t.shape[0] !== total) throw new InferenceError(`output "${name}" has ${t.shape[0]} rows for a batch of ${total}`);
       const rowElems = total === 0 ? 0 : t.data.length / total;
       let offset = 0;
       batch.forEach((e, i) => {
         const data = (t.data as unknown as { subarray(a: number, b: number): Tensor['data'] }).subarray(offset * rowElems, (offset + e.rows) * rowElems);
-        out[i]![name] = { dtype: t.dtype, shape: [e.rows, ...t.shape.slice(1)], data } as Tensor;
+        out[i]![name] = fromModelShape(o, { dtype: t.dtype, shape: [e.rows, ...t.shape.slice(1)], data } as Tensor, true);
         offset += e.rows;
       });
     }

@@ -15,8 +15,13 @@ import { z } from 'zod';
 
 import { DTYPES } from '../tensor.js';
 
-/** DNS-label style: lowercase letters, digits and '-', 1-63 characters, not starting or ending with '-'. */
-export const FUNCTION_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/**
+ * Triton's model names: letters (either case), digits, '_', '-' and '.', 1-128 characters, not
+ * starting with '.' or '-' (so never "." or "..", and never a hidden or option-like file name).
+ * Names reach file paths and Redis keys only after this check (see assertFunctionName).
+ */
+export const FUNCTION_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+export const FUNCTION_NAME_RULE = 'letters, digits, "_", "-" and ".", at most 128 characters, starting with a letter, digit or "_"';
 
 const relativePath = z
   .string()
@@ -26,10 +31,16 @@ const relativePath = z
   });
 
 export const TensorSpecSchema = z.object({
-  name: z.string().min(1).max(128).regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/, 'must start with a letter or "_" and hold only letters, digits, "_", ".", ":" and "-"').describe('The tensor\'s name: a key of the hook\'s tensors, and the name KServe clients use.'),
+  name: z.string().min(1).max(128).regex(/^[A-Za-z0-9_][A-Za-z0-9_.:-]*$/, 'must start with a letter, digit or "_" and hold only letters, digits, "_", ".", ":" and "-"').describe('The tensor\'s name: a key of the hook\'s tensors, and the name KServe clients use.'),
   dtype: z.enum(DTYPES).describe('Triton\'s datatype names (FP32, INT64, …).'),
   /** Dimensions without the batch dimension; -1 is variable. */
   dims: z.array(z.number().int().min(-1)).describe('Dimensions without the batch dimension; -1 is variable.'),
+  /** The shape the model takes or returns instead of dims (Triton's reshape); the bytes are the same. */
+  reshape: z.array(z.number().int().min(-1)).optional().describe('The shape (without the batch dimension) the model takes or returns instead of dims, as Triton\'s reshape; the bytes are the same.'),
+  /** The file the labels came from (Triton's label_filename), as the model config reports it. */
+  labelFile: z.string().max(1024).optional().describe('The file the labels came from (Triton\'s label_filename), as the model config reports it.'),
+  /** Class labels, one per index of this output (Triton's label_filename), for classification. */
+  labels: z.array(z.string().max(1024)).max(1_000_000).optional().describe('Class labels, one per index of this output (Triton\'s label_filename): the label part of a classification\'s "score:index:label".'),
 });
 
 export const BatchingSchema = z
@@ -55,10 +66,18 @@ export const BatchingSchema = z
 export const InstancesSchema = z.object({
   /** Instances started with the pool; they share one copy of the weights per device. */
   count: z.number().int().min(1).max(64).default(1).describe('Instances started with the pool; they share one copy of the weights per device.'),
-  /** `auto` (CUDA when there is one, else CPU), `cpu`, `cuda` or `cuda:N`. */
-  device: z.string().regex(/^(auto|cpu|cuda(:\d+)?)$/, 'must be auto, cpu, cuda or cuda:N').default('auto').describe('`auto` (CUDA when there is one, else CPU), `cpu`, `cuda` or `cuda:N`.'),
+  /** `auto` (CUDA when there is one, else CPU), `cpu`, `cuda`, `cuda:N`, or `model` (the devices the model was saved on; inputs on the CPU — Triton's KIND_MODEL). */
+  device: z.string().regex(/^(auto|cpu|model|cuda(:\d+)?)$/, 'must be auto, cpu, cuda, cuda:N or model').default('auto').describe('`auto` (CUDA when there is one, else CPU), `cpu`, `cuda`, `cuda:N`, or `model`: the devices the model was saved on, inputs on the CPU (Triton\'s KIND_MODEL).'),
   /** LibTorch intra-op threads per forward (0 = the node's default). */
   threads: z.number().int().min(0).max(256).default(0).describe('LibTorch intra-op threads per forward (0 = the node\'s default).'),
+});
+
+/** How LibTorch runs forward (the parameters Triton's PyTorch backend reads). */
+export const ExecutionSchema = z.object({
+  inferenceMode: z.boolean().default(true).describe('Run forward under c10::InferenceMode (Triton\'s INFERENCE_MODE); false: under NoGradGuard.'),
+  optimizedExecution: z.boolean().default(true).describe('TorchScript\'s graph optimisations (false = Triton\'s DISABLE_OPTIMIZED_EXECUTION).'),
+  jitExecutor: z.boolean().optional().describe('TorchScript\'s JIT executor on or off for this model\'s forwards (Triton\'s ENABLE_JIT_EXECUTOR); unset: LibTorch\'s default.'),
+  jitProfiling: z.boolean().optional().describe('TorchScript\'s profiling executor on or off (Triton\'s ENABLE_JIT_PROFILING); unset: LibTorch\'s default.'),
 });
 
 export const ScalingSchema = z
@@ -76,7 +95,7 @@ export const ScalingSchema = z
 
 export const FunctionSpecSchema = z
   .object({
-    name: z.string().regex(FUNCTION_NAME, 'must be a DNS label: lowercase letters, digits and "-", at most 63 characters, starting and ending with a letter or digit').describe('The function\'s name: /fn/{name}, and the model name KServe clients use.'),
+    name: z.string().regex(FUNCTION_NAME, `must be a model name as Triton takes it: ${FUNCTION_NAME_RULE}`).describe('The function\'s name: /fn/{name}, and the model name KServe clients use (Triton\'s model-name rule: letters, digits, "_", "-", ".").'),
     /** The TorchScript file, relative to the spec. */
     model: relativePath.describe('The TorchScript file, relative to the spec.'),
     /** The TypeScript hook, relative to the spec; without one, JSON tensors go in and out. */
@@ -89,6 +108,9 @@ export const FunctionSpecSchema = z
     batching: BatchingSchema.default(BatchingSchema.parse({})).describe('The dynamic batcher and queue policy (Triton\'s dynamic_batching).'),
     instances: InstancesSchema.default(InstancesSchema.parse({})).describe('Where and how the model runs.'),
     scaling: ScalingSchema.default(ScalingSchema.parse({})).describe('The autoscaler: instances from queue depth, scale to zero.'),
+    execution: ExecutionSchema.default(ExecutionSchema.parse({})).describe('How LibTorch runs forward.'),
+    /** A Triton config's `parameters`, kept as given (the ones Hearth reads also set execution/instances). */
+    parameters: z.record(z.string(), z.string()).optional().describe('A Triton config\'s parameters, as given; those the PyTorch backend reads are also applied (execution, instances.threads).'),
   })
   .superRefine((spec, ctx) => {
     const unique = (list: { name: string }[], where: 'inputs' | 'outputs'): void => {
@@ -100,6 +122,17 @@ export const FunctionSpecSchema = z
     };
     unique(spec.inputs, 'inputs');
     unique(spec.outputs, 'outputs');
+    for (const where of ['inputs', 'outputs'] as const) {
+      spec[where].forEach((t, i) => {
+        if (!t.reshape) return;
+        const free = t.reshape.filter((d) => d === -1).length;
+        if (free > 1) ctx.addIssue({ code: 'custom', path: [where, i, 'reshape'], message: 'may have at most one -1' });
+        const count = (dims: number[]) => dims.reduce((n, d) => n * d, 1);
+        if (free === 0 && !t.dims.includes(-1) && count(t.dims) !== count(t.reshape)) {
+          ctx.addIssue({ code: 'custom', path: [where, i, 'reshape'], message: `[${t.reshape.join(', ')}] holds ${count(t.reshape)} element(s) but dims [${t.dims.join(', ')}] hold ${count(t.dims)}` });
+        }
+      });
+    }
     spec.batching.preferredBatchSizes.forEach((size, i) => {
       if (spec.maxBatchSize === 0) {
         ctx.addIssue({ code: 'custom', path: ['batching', 'preferredBatchSizes', i], message: 'needs maxBatchSize > 0 (the model has no batch dimension)' });

@@ -143,7 +143,7 @@ describe('a node on the embedded default (files under the data dir)', () => {
   it('maps errors to statuses with one body shape', async () => {
     const missing = await fetch(`${url}/fn/nope`, json({}));
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toEqual({ error: 'no function named "nope"', code: 'FUNCTION_NOT_FOUND' });
+    expect(await missing.json()).toEqual({ error: "Request for unknown model: 'nope' is not found", code: 'FUNCTION_NOT_FOUND' });
     expect((await fetch(`${url}/fn/small/versions/9`, json({ x: X }))).status).toBe(404);
     const bad = await fetch(`${url}/v2/models/small/infer`, json({ inputs: [{ name: 'x', shape: [1, 3], datatype: 'FP32', data: [1, 2, 3] }] }));
     expect(bad.status).toBe(400);

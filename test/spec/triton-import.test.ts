@@ -121,16 +121,14 @@ describe('Triton model folders', () => {
 
   it.each([
     ['platform: "onnxruntime_onnx"', 'platform'],
-    ['optimization { cuda { graphs: true } }', 'optimization'],
-    ['parameters { key: "INFERENCE_MODE" value: { string_value: "true" } }', 'parameters'],
+    ['parameters { key: "INFERENCE_MODE" value: { string_value: "maybe" } }', 'INFERENCE_MODE'],
     ['sequence_batching { }', 'sequence_batching'],
+    ['model_transaction_policy { decoupled: true }', 'model_transaction_policy'],
     ['model_warmup [ { name: "w" } ]', 'model_warmup'],
     ['instance_group [ { kind: KIND_GPU gpus: [0, 1] } ]', 'instance_group[0].gpus'],
-    ['instance_group [ { kind: KIND_MODEL } ]', 'instance_group[0].kind'],
     ['instance_group [ { count: 1 }, { count: 1 } ]', 'instance_group'],
     ['dynamic_batching { default_queue_policy { timeout_action: DELAY } }', 'dynamic_batching.default_queue_policy.timeout_action'],
     ['dynamic_batching { priority_queue_policy { key: 1 value { max_queue_size: 2 } } }', 'dynamic_batching.priority_queue_policy'],
-    ['version_policy { all { } }', 'version_policy'],
   ])('refuses %s, naming the field', (extra, field) => {
     const base = 'input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] } ]\noutput [ { name: "y" data_type: TYPE_FP32 dims: [ 3 ] } ]';
     const text = extra.startsWith('platform') ? `${extra}\n${base}` : `platform: "pytorch_libtorch"\n${base}\n${extra}`;
@@ -139,15 +137,80 @@ describe('Triton model folders', () => {
   });
 
   it('refuses input fields Hearth cannot honour, naming the input', () => {
-    const error = refused('platform: "pytorch_libtorch" input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] reshape: { shape: [ 2, 2 ] } } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] } ]');
-    expect(error.message).toContain('input[0].reshape');
+    expect(refused('platform: "pytorch_libtorch" input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] reshape: { shape: [ 3, 2 ] } } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] } ]').message).toMatch(/inputs\[0\]\.reshape: \[3, 2\] holds 6 element\(s\) but dims \[4\] hold 4/);
     expect(refused('platform: "pytorch_libtorch" input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] optional: true } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] } ]').message).toContain('input[0].optional');
     expect(refused('platform: "pytorch_libtorch" input [ { name: "x" data_type: TYPE_FOO dims: [ 4 ] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] } ]').message).toContain('input[0].data_type');
   });
 
-  it('refuses a name that is not a DNS label, suggesting one', () => {
-    expect(refused('name: "ResNet_50" platform: "pytorch_libtorch" input [ { name: "x" data_type: TYPE_FP32 dims: [1] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [1] } ]').message)
-      .toMatch(/rename the model, e.g. "resnet-50"/);
+  it('takes model names as Triton does (case, "_", "." and "-"), and output names that start with a digit', () => {
+    const spec = tritonConfigToSpec('name: "ResNet_50.v2-a" platform: "pytorch_libtorch" input [ { name: "x" data_type: TYPE_FP32 dims: [1] } ] output [ { name: "1634__1" data_type: TYPE_FP32 dims: [1] } ]');
+    expect(spec.name).toBe('ResNet_50.v2-a');
+    expect(spec.outputs[0]!.name).toBe('1634__1');
+  });
+
+  it.each(['..', '.hidden', 'a/b', 'a%2Fb', '-rf', 'a b', ''])('refuses the model name %j, which could never be a folder or key', (name) => {
+    expect(refused(`name: "${name}" platform: "pytorch_libtorch" input [ { name: "x" data_type: TYPE_FP32 dims: [1] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [1] } ]`).message).toMatch(/name/);
+  });
+
+  it('fills a missing platform, as Triton picks the PyTorch backend for a .pt', () => {
+    const spec = tritonConfigToSpec('input [ { name: "x" data_type: TYPE_FP32 dims: [1] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [1] } ]', { folderName: 'm' });
+    expect(spec.name).toBe('m');
+  });
+
+  it('accepts optimization and unknown parameters with notes naming what has no effect, and applies the PyTorch backend\'s parameters', () => {
+    const notes: string[] = [];
+    const spec = tritonConfigToSpec(`platform: "pytorch_libtorch"
+      input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 3 ] } ]
+      optimization { cuda { graphs: true } input_pinned_memory { enable: true } }
+      parameters { key: "INFERENCE_MODE" value: { string_value: "false" } }
+      parameters { key: "DISABLE_OPTIMIZED_EXECUTION" value: { string_value: "true" } }
+      parameters { key: "ENABLE_JIT_PROFILING" value: { string_value: "false" } }
+      parameters { key: "INTRA_OP_THREAD_COUNT" value: { string_value: "1" } }
+      parameters { key: "ENABLE_WEIGHT_SHARING" value: { string_value: "true" } }
+      parameters { key: "MY_OWN" value: { string_value: "42" } }
+      instance_group [ { count: 2 kind: KIND_MODEL } ]`, { folderName: 'm', notes });
+    expect(spec.execution).toEqual({ inferenceMode: false, optimizedExecution: false, jitProfiling: false });
+    expect(spec.instances).toMatchObject({ threads: 1, device: 'model', count: 2 });
+    expect(spec.parameters).toMatchObject({ MY_OWN: '42', INFERENCE_MODE: 'false' });
+    expect(notes.join('\n')).toMatch(/optimization\.cuda, optimization\.input_pinned_memory has no effect/);
+    expect(notes.join('\n')).toMatch(/ENABLE_WEIGHT_SHARING"\] has no effect/);
+    expect(notes.join('\n')).toMatch(/MY_OWN"\] is not read by Hearth; kept/);
+  });
+
+  it('reads reshape, label_filename and a version folder holding one .pt (seed layout), saying so', async () => {
+    const dir = await folder('resnet50_pt', `
+      name: "resnet50_pt"
+      platform: "pytorch_libtorch"
+      max_batch_size: 8
+      input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 12 ] reshape: { shape: [ 3, 2, 2 ] } } ]
+      output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 3 ] label_filename: "labels.txt" } ]
+    `, { '1': 'resnet50.pt' });
+    await writeFile(join(dir, 'labels.txt'), 'cat\ndog\nbird\n');
+    const { spec, notes } = await loadTritonModelFolder(dir);
+    expect(spec.model).toBe('1/resnet50.pt');
+    expect(spec.inputs[0]!.reshape).toEqual([3, 2, 2]);
+    expect(spec.outputs[0]!).toMatchObject({ labelFile: 'labels.txt', labels: ['cat', 'dog', 'bird'] });
+    expect(notes.join('\n')).toMatch(/serving 1\/resnet50.pt: the only .pt file in 1\//);
+  });
+
+  it('refuses a label_filename outside the folder', async () => {
+    const dir = await folder('labels-out', `platform: "pytorch_libtorch"
+      input [ { name: "x" data_type: TYPE_FP32 dims: [ 1 ] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] label_filename: "../../etc/passwd" } ]`);
+    await expect(loadTritonModelFolder(dir)).rejects.toThrow(/must name a file inside the model folder/);
+  });
+
+  it.each([
+    ['version_policy { latest { num_versions: 1 } }', 3],
+    ['version_policy { specific { versions: [ 2 ] } }', 2],
+    ['version_policy { all { } }', 'versions 3, 2, 1'],
+    ['version_policy { latest { num_versions: 2 } }', 'versions 3, 2'],
+    ['version_policy { specific { versions: [ 7 ] } }', 'serves none'],
+  ])('honours %s over versions 1, 2, 3 (one version per deploy)', async (policy, expected) => {
+    const dir = await folder(`vp-${Math.random().toString(36).slice(2)}`, `platform: "pytorch_libtorch"
+      input [ { name: "x" data_type: TYPE_FP32 dims: [ 1 ] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] } ]
+      ${policy}`, { '1': 'model.pt', '2': 'model.pt', '3': 'model.pt' });
+    if (typeof expected === 'number') expect((await loadTritonModelFolder(dir)).version).toBe(expected);
+    else await expect(loadTritonModelFolder(dir)).rejects.toThrow(expected);
   });
 
   it('refuses preferred sizes above max_batch_size through the spec rules', () => {

@@ -4,8 +4,9 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
+import { FUNCTION_NAME } from '../../../sdk/spec/function-spec.js';
 import type { FunctionRecord, FunctionVersion, Registry, VersionStatus } from '../registry.js';
-import { applyStatus, applyTraffic, notFound } from '../registry.js';
+import { applyStatus, applyTraffic, checkedName, notFound } from '../registry.js';
 
 export class FsRegistry implements Registry {
   readonly kind = 'fs';
@@ -18,7 +19,7 @@ export class FsRegistry implements Registry {
   }
 
   #file(name: string): string {
-    return join(this.#dir, `${name}.json`);
+    return join(this.#dir, `${checkedName(name)}.json`);
   }
 
   #serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -35,6 +36,7 @@ export class FsRegistry implements Registry {
   }
 
   async get(name: string): Promise<FunctionRecord | undefined> {
+    if (!FUNCTION_NAME.test(name)) return undefined;
     try {
       return JSON.parse(await readFile(this.#file(name), 'utf8')) as FunctionRecord;
     } catch (error) {

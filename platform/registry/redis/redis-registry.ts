@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import { UnavailableError } from '../../../sdk/errors.js';
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
 import type { FunctionRecord, FunctionVersion, Registry, VersionStatus } from '../registry.js';
-import { applyStatus, applyTraffic, notFound } from '../registry.js';
+import { applyStatus, applyTraffic, checkedName, notFound } from '../registry.js';
 
 export class RedisRegistry implements Registry {
   readonly kind = 'redis';
@@ -22,7 +22,7 @@ export class RedisRegistry implements Registry {
   }
 
   #key(name: string): string {
-    return `${this.#prefix}fn:${name}`;
+    return `${this.#prefix}fn:${checkedName(name)}`;
   }
 
   #queue: Promise<unknown> = Promise.resolve();

@@ -1,15 +1,16 @@
 /**
  * Triton model folders: config.pbtxt (platform pytorch_libtorch) plus `<version>/model.pt`,
- * converted to a Hearth function spec. Every field either maps onto the spec or is refused with an
- * error that names it: a config is never half-honoured in silence.
+ * converted to a Hearth function spec. Every field either maps onto the spec, is accepted with a
+ * note saying it has no effect here, or is refused with an error that names it: a config is never
+ * half-honoured in silence.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, join, normalize } from 'node:path';
 
 import { InvalidInputError } from '../../errors.js';
 import type { DType } from '../../tensor.js';
 import type { FunctionSpec, FunctionSpecInput } from '../function-spec.js';
-import { FUNCTION_NAME } from '../function-spec.js';
+import { FUNCTION_NAME, FUNCTION_NAME_RULE } from '../function-spec.js';
 import { parseSpec } from '../parse.js';
 import type { TextMessage, TextValue } from './text-format.js';
 import { parseTextFormat, TextFormatError } from './text-format.js';
@@ -110,19 +111,92 @@ function tensors(fields: Fields[], kind: 'input' | 'output'): FunctionSpecInput[
     const dtype = dataType === undefined ? undefined : DATA_TYPES[dataType];
     if (!dtype) throw new InvalidInputError(`config.pbtxt: ${f.path('data_type')} must be one of ${Object.keys(DATA_TYPES).join(', ')}`);
     const dims = f.numbers('dims');
+    let labelFile: string | undefined;
     if (kind === 'input') {
       f.refuseUnless('format', (v) => ['FORMAT_NONE', 'FORMAT_NCHW', 'FORMAT_NHWC'].includes(enumOf(v) ?? ''), 'must be FORMAT_NONE, FORMAT_NCHW or FORMAT_NHWC');
       f.refuseUnless('optional', (v) => v === false, 'optional inputs are not supported by Hearth');
       f.refuseUnless('allow_ragged_batch', (v) => v === false, 'ragged batching is not supported by Hearth');
+    } else {
+      labelFile = f.string('label_filename');
     }
     f.refuseUnless('is_shape_tensor', (v) => v === false, 'shape tensors are not supported by Hearth');
+    const reshape = f.message('reshape');
+    const shape = reshape?.numbers('shape');
+    reshape?.done();
     f.done();
-    return { name, dtype, dims };
+    return { name, dtype, dims, ...(shape ? { reshape: shape } : {}), ...(labelFile ? { labelFile } : {}) };
   });
 }
 
-/** Converts config.pbtxt text to a spec. `folderName` names the model when the config does not. */
-export function tritonConfigToSpec(text: string, options: { folderName?: string; modelFile?: string } = {}): FunctionSpec {
+/** The parameters Triton's PyTorch backend reads, applied to the spec; others are kept and noted. */
+function applyParameters(top: Fields, spec: FunctionSpecInput, notes: string[]): void {
+  const parameters: Record<string, string> = {};
+  for (const p of top.messages('parameters')) {
+    const key = p.string('key');
+    const value = p.message('value');
+    const text = value?.string('string_value') ?? '';
+    value?.done();
+    p.done();
+    if (!key) throw new InvalidInputError(`config.pbtxt: ${p.path('key')} is required`);
+    parameters[key] = text;
+  }
+  const keys = Object.keys(parameters);
+  if (keys.length === 0) return;
+  spec.parameters = parameters;
+  const bool = (key: string): boolean | undefined => {
+    const v = parameters[key];
+    if (v === undefined) return undefined;
+    if (/^(true|1|on|yes)$/i.test(v)) return true;
+    if (/^(false|0|off|no)$/i.test(v)) return false;
+    throw new InvalidInputError(`config.pbtxt: parameters["${key}"] must be "true" or "false", got "${v}"`, { reason: 'parameters' });
+  };
+  const execution: NonNullable<FunctionSpecInput['execution']> = {};
+  const inference = bool('INFERENCE_MODE');
+  if (inference !== undefined) execution.inferenceMode = inference;
+  const disableOptimized = bool('DISABLE_OPTIMIZED_EXECUTION');
+  if (disableOptimized !== undefined) execution.optimizedExecution = !disableOptimized;
+  const executor = bool('ENABLE_JIT_EXECUTOR');
+  if (executor !== undefined) execution.jitExecutor = executor;
+  const profiling = bool('ENABLE_JIT_PROFILING');
+  if (profiling !== undefined) execution.jitProfiling = profiling;
+  spec.execution = execution;
+  const intra = parameters.INTRA_OP_THREAD_COUNT;
+  if (intra !== undefined) {
+    const n = Number(intra);
+    if (!Number.isInteger(n) || n < 0) throw new InvalidInputError(`config.pbtxt: parameters["INTRA_OP_THREAD_COUNT"] must be a whole number, got "${intra}"`, { reason: 'parameters' });
+    spec.instances = { ...spec.instances, threads: n };
+  }
+  const APPLIED = ['INFERENCE_MODE', 'DISABLE_OPTIMIZED_EXECUTION', 'ENABLE_JIT_EXECUTOR', 'ENABLE_JIT_PROFILING', 'INTRA_OP_THREAD_COUNT'];
+  const NO_EFFECT: Record<string, string> = {
+    ENABLE_WEIGHT_SHARING: 'instances always share one copy of the weights in Hearth',
+    INTER_OP_THREAD_COUNT: 'Hearth runs each forward on its own engine lane; inter-op threads are not used',
+    ENABLE_CACHE_CLEANING: 'CUDA cache cleaning between forwards is not done by Hearth',
+    DISABLE_CUDNN: 'cuDNN stays as LibTorch sets it',
+    ENABLE_TENSOR_FUSER: 'the tensor fuser stays as LibTorch sets it',
+    ENABLE_NVFUSER: 'the NVFuser stays as LibTorch sets it',
+  };
+  for (const key of keys) {
+    if (APPLIED.includes(key)) continue;
+    notes.push(NO_EFFECT[key] ? `parameters["${key}"] has no effect: ${NO_EFFECT[key]}` : `parameters["${key}"] is not read by Hearth; kept with the spec`);
+  }
+}
+
+export interface TritonConvertOptions {
+  /** Names the model when the config does not. */
+  folderName?: string;
+  /** The model file when default_model_filename does not name one. */
+  modelFile?: string;
+  /** Fields accepted with no effect, and parameters kept unread, are said here. */
+  notes?: string[];
+}
+
+/** Converts config.pbtxt text to a spec. */
+export function tritonConfigToSpec(text: string, options: TritonConvertOptions = {}): FunctionSpec {
+  return parseSpec(tritonConfigToInput(text, options), 'config.pbtxt');
+}
+
+function tritonConfigToInput(text: string, options: TritonConvertOptions): FunctionSpecInput & { versionPolicy?: VersionPolicy } {
+  const notes = options.notes ?? [];
   let message: TextMessage;
   try {
     message = parseTextFormat(text);
@@ -134,8 +208,7 @@ export function tritonConfigToSpec(text: string, options: { folderName?: string;
   const name = top.string('name') ?? options.folderName;
   if (!name) throw new InvalidInputError('config.pbtxt: name is required (or deploy the folder named after the model)');
   if (!FUNCTION_NAME.test(name)) {
-    const suggestion = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63);
-    throw new InvalidInputError(`config.pbtxt: name "${name}" is not a DNS label (lowercase letters, digits, "-"); rename the model, e.g. "${suggestion}"`, { reason: 'name' });
+    throw new InvalidInputError(`config.pbtxt: name "${name}" is not a model name Hearth can serve (${FUNCTION_NAME_RULE})`, { reason: 'name' });
   }
   const platform = top.string('platform');
   const backend = top.string('backend');
@@ -145,27 +218,18 @@ export function tritonConfigToSpec(text: string, options: { folderName?: string;
   if (backend !== undefined && backend !== 'pytorch') {
     throw new InvalidInputError(`config.pbtxt: backend "${backend}" is not supported; Hearth serves the pytorch backend's TorchScript models`, { reason: 'backend' });
   }
-  if (platform === undefined && backend === undefined) {
-    throw new InvalidInputError('config.pbtxt: platform is required (pytorch_libtorch)', { reason: 'platform' });
-  }
+  // Neither given: Triton picks the backend from the model file; a .pt is the PyTorch backend's.
   const maxBatchSize = top.number('max_batch_size') ?? 0;
   const modelFile = top.string('default_model_filename') ?? options.modelFile ?? 'model.pt';
-  const versionPolicy = top.message('version_policy');
-  if (versionPolicy) {
-    const latest = versionPolicy.message('latest');
-    if (!latest || (latest.number('num_versions') ?? 1) !== 1) {
-      throw new InvalidInputError('config.pbtxt: version_policy must be latest { num_versions: 1 }; Hearth versions functions itself', { reason: 'version_policy' });
-    }
-    latest.done();
-    versionPolicy.done();
-  }
+  const versionPolicy = readVersionPolicy(top.message('version_policy'));
 
-  const spec: FunctionSpecInput = {
+  const spec: FunctionSpecInput & { versionPolicy?: VersionPolicy } = {
     name,
     model: modelFile,
     maxBatchSize,
     inputs: tensors(top.messages('input'), 'input'),
     outputs: tensors(top.messages('output'), 'output'),
+    ...(versionPolicy ? { versionPolicy } : {}),
   };
 
   const groups = top.messages('instance_group');
@@ -185,11 +249,13 @@ export function tritonConfigToSpec(text: string, options: { folderName?: string;
     if (kind === 'KIND_CPU') device = 'cpu';
     else if (kind === 'KIND_GPU') device = gpus.length ? `cuda:${gpus[0]}` : 'cuda';
     else if (kind === 'KIND_AUTO') device = gpus.length ? `cuda:${gpus[0]}` : 'auto';
-    else throw new InvalidInputError(`config.pbtxt: ${group.path('kind')} ${kind} is not supported; use KIND_CPU, KIND_GPU or KIND_AUTO`, { reason: group.path('kind') });
+    else if (kind === 'KIND_MODEL') device = 'model';
+    else throw new InvalidInputError(`config.pbtxt: ${group.path('kind')} ${kind} is not supported; use KIND_CPU, KIND_GPU, KIND_AUTO or KIND_MODEL`, { reason: group.path('kind') });
     group.done();
     spec.instances = { count, device };
     spec.scaling = { maxInstances: Math.max(4, count) };
   }
+  applyParameters(top, spec, notes);
 
   const dynamic = top.message('dynamic_batching');
   if (dynamic) {
@@ -215,8 +281,44 @@ export function tritonConfigToSpec(text: string, options: { folderName?: string;
     }
     dynamic.done();
   }
+
+  // Accepted, with a note naming what has no effect.
+  const optimization = top.one('optimization');
+  if (optimization !== undefined) {
+    const fields = typeof optimization === 'object' ? Object.keys(optimization).map((k) => `optimization.${k}`) : ['optimization'];
+    notes.push(`${fields.join(', ') || 'optimization'} has no effect: Hearth runs the TorchScript model as saved (no TensorRT/OpenVINO accelerators, CUDA graphs or pinned-memory settings)`);
+  }
+  for (const field of ['response_cache', 'cc_model_filenames', 'metric_tags', 'model_operations']) {
+    if (top.all(field).length > 0) notes.push(`${field} has no effect in Hearth`);
+  }
+  top.refuseUnless('model_transaction_policy', (v) => typeof v === 'object' && !('enum' in v) && (v as TextMessage).decoupled?.[0] !== true, 'decoupled models are not supported by Hearth');
   top.done();
-  return parseSpec(spec, 'config.pbtxt');
+  return spec;
+}
+
+/** Triton's version_policy: which numbered version folders are served. */
+export type VersionPolicy = { latest: number } | { all: true } | { specific: number[] };
+
+function readVersionPolicy(f: Fields | undefined): VersionPolicy | undefined {
+  if (!f) return undefined;
+  const latest = f.message('latest');
+  const all = f.message('all');
+  const specific = f.message('specific');
+  let policy: VersionPolicy;
+  if (latest) {
+    policy = { latest: latest.number('num_versions') ?? 1 };
+    latest.done();
+  } else if (all) {
+    policy = { all: true };
+    all.done();
+  } else if (specific) {
+    policy = { specific: specific.numbers('versions') };
+    specific.done();
+  } else {
+    policy = { latest: 1 };
+  }
+  f.done();
+  return policy;
 }
 
 export interface TritonModelFolder {
@@ -225,9 +327,22 @@ export interface TritonModelFolder {
   dir: string;
   /** The version whose model file the spec names ("1/model.pt"). */
   version: number;
+  /** What the import decided or could not honour, for the deploy's output. */
+  notes: string[];
 }
 
-/** Reads a Triton model folder: config.pbtxt and the highest numbered version that has the model file. */
+/** A file name from a config, checked to stay inside the model folder. */
+function inside(dir: string, file: string, field: string): string {
+  const clean = normalize(file);
+  if (clean.startsWith('..') || clean.startsWith('/')) throw new InvalidInputError(`config.pbtxt: ${field} "${file}" must name a file inside the model folder`, { reason: field });
+  return join(dir, clean);
+}
+
+/**
+ * Reads a Triton model folder: config.pbtxt, the version folder its version_policy serves (the
+ * highest by default), the model file in it (default_model_filename, else model.pt, else the one
+ * .pt file there), and label files.
+ */
 export async function loadTritonModelFolder(dir: string): Promise<TritonModelFolder> {
   let text: string;
   try {
@@ -235,13 +350,50 @@ export async function loadTritonModelFolder(dir: string): Promise<TritonModelFol
   } catch (cause) {
     throw new InvalidInputError(`${dir} has no readable config.pbtxt`, { cause });
   }
-  const first = tritonConfigToSpec(text, { folderName: basename(dir) });
-  const entries = await readdir(dir);
-  const versions = entries.filter((e) => /^\d+$/.test(e)).map(Number).sort((a, b) => b - a);
-  for (const version of versions) {
-    const file = join(dir, String(version), first.model);
-    const found = await stat(file).then((s) => s.isFile(), () => false);
-    if (found) return { spec: parseSpec({ ...first, model: `${version}/${first.model}` }, 'config.pbtxt'), dir, version };
+  const notes: string[] = [];
+  const input = tritonConfigToInput(text, { folderName: basename(dir), notes });
+  const { versionPolicy, ...specInput } = input;
+  const named = /default_model_filename/.test(text);
+  const numbered = (await readdir(dir)).filter((e) => /^\d+$/.test(e)).map(Number).sort((a, b) => b - a);
+  // A version folder is available when it holds the model file: default_model_filename, else
+  // model.pt, else (seed layouts such as 1/resnet50.pt) its only .pt file, said in the notes.
+  const files = new Map<number, string>();
+  for (const v of numbered) {
+    const versionDir = join(dir, String(v));
+    if (await stat(inside(versionDir, specInput.model, 'default_model_filename')).then((s) => s.isFile(), () => false)) {
+      files.set(v, specInput.model);
+    } else if (!named) {
+      const pts = (await readdir(versionDir).catch(() => [] as string[])).filter((f) => /\.pt$/.test(f));
+      if (pts.length === 1) files.set(v, pts[0]!);
+    }
   }
-  throw new InvalidInputError(`${dir} has no <version>/${first.model} (versions found: ${versions.join(', ') || 'none'})`);
+  const available = [...files.keys()];
+  if (available.length === 0) throw new InvalidInputError(`${dir} has no <version>/${specInput.model} (versions found: ${numbered.join(', ') || 'none'})`);
+  const served = servedVersions(versionPolicy ?? { latest: 1 }, available);
+  if (served.length === 0) throw new InvalidInputError(`config.pbtxt: version_policy serves none of the versions with a model file (${available.join(', ')})`, { reason: 'version_policy' });
+  if (served.length > 1) {
+    throw new InvalidInputError(`config.pbtxt: version_policy serves versions ${served.join(', ')}; a Hearth deploy serves one version folder — deploy them one at a time (each becomes a Hearth version) or use latest { num_versions: 1 }`, { reason: 'version_policy' });
+  }
+  const version = served[0]!;
+  const model = files.get(version)!;
+  if (model !== specInput.model) notes.push(`serving ${version}/${model}: the only .pt file in ${version}/ (Triton looks for model.pt; set default_model_filename: "${model}" to say so)`);
+  for (const output of specInput.outputs) {
+    if (!output.labelFile) continue;
+    const path = inside(dir, output.labelFile, `output "${output.name}" label_filename`);
+    const labels = await readFile(path, 'utf8').catch((cause: unknown) => {
+      throw new InvalidInputError(`config.pbtxt: output "${output.name}" label_filename "${output.labelFile}" cannot be read`, { cause });
+    });
+    output.labels = labels.split(/\r?\n/);
+    if (output.labels.at(-1) === '') output.labels.pop();
+  }
+  if (numbered.length > 1) notes.unshift(`serving version folder ${version} of ${numbered.join(', ')}${versionPolicy ? ' (version_policy)' : ' (the latest)'}`);
+  return { spec: parseSpec({ ...specInput, model: `${version}/${model}` }, 'config.pbtxt'), dir, version, notes };
+}
+
+/** The version folders a policy serves, highest first. */
+export function servedVersions(policy: VersionPolicy, available: readonly number[]): number[] {
+  const sorted = [...available].sort((a, b) => b - a);
+  if ('all' in policy) return sorted;
+  if ('specific' in policy) return sorted.filter((v) => policy.specific.includes(v));
+  return sorted.slice(0, Math.max(1, policy.latest));
 }

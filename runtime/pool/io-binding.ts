@@ -1,0 +1,104 @@
+/**
+ * Which spec input goes to which forward() argument, and which model output is which spec output —
+ * the rules of Triton's PyTorch backend (pytorch_backend's naming conventions), so a Triton config
+ * whose inputs are listed in another order than forward() takes them still answers correctly:
+ *
+ * - inputs: by forward() argument name when every input is named after one; else by the
+ *   `<name>__<index>` suffix when every input has one; else in the config's order;
+ * - outputs: by the `<name>__<index>` suffix when every output has one; else in the config's order
+ *   (a model that returns a dict is read by key, whatever the names).
+ *
+ * Where Triton would index past the arguments or bind two inputs to one argument, the binding is
+ * refused at load with a message naming the inputs, rather than run with a wrong answer.
+ */
+import { ModelLoadError } from '../../sdk/errors.js';
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+
+export type InputRule = 'forward-argument' | 'named-index' | 'config-order';
+export type OutputRule = 'named-index' | 'config-order';
+
+export interface IoBinding {
+  inputRule: InputRule;
+  /** forwardOrder[p]: the index in spec.inputs of the tensor passed as forward()'s argument p. */
+  forwardOrder: number[];
+  outputRule: OutputRule;
+  /** outputIndex[i]: the position in the model's returned tuple of spec.outputs[i]. */
+  outputIndex: number[];
+}
+
+export interface ForwardSignature {
+  argNames: readonly string[];
+  argTypes: readonly string[];
+  minInputs: number;
+  /** -1: variadic. */
+  maxInputs: number;
+}
+
+/** `INPUT__2` → 2, as Triton reads it: the digits after the first "__"; undefined when there are none. */
+export function namedIndex(name: string): number | undefined {
+  const at = name.indexOf('__');
+  if (at < 0) return undefined;
+  const digits = name.slice(at + 2);
+  return /^\d+$/.test(digits) ? Number(digits) : undefined;
+}
+
+function fail(spec: FunctionSpec, why: string): never {
+  throw new ModelLoadError(`${spec.name}: ${why}`, { reason: 'ERR_BINDING' });
+}
+
+/** A permutation check: positions must be 0..n-1, each once. */
+function checkPositions(spec: FunctionSpec, names: readonly string[], positions: readonly number[], what: string, count: string): void {
+  const seen = new Map<number, string>();
+  positions.forEach((p, i) => {
+    const other = seen.get(p);
+    if (other !== undefined) fail(spec, `${what} "${other}" and "${names[i]}" both bind to position ${p}; each position must be named once`);
+    if (p >= names.length) fail(spec, `${what} "${names[i]}" binds to position ${p} but ${count}`);
+    seen.set(p, names[i]!);
+  });
+}
+
+export function bindIo(spec: FunctionSpec, model: ForwardSignature): IoBinding {
+  const inputs = spec.inputs.map((i) => i.name);
+  const outputs = spec.outputs.map((o) => o.name);
+  const n = inputs.length;
+  if (n < model.minInputs || (model.maxInputs >= 0 && n > model.maxInputs)) {
+    const expected = model.minInputs === model.maxInputs ? String(model.maxInputs) : `${model.minInputs} to ${model.maxInputs < 0 ? 'any number of' : model.maxInputs}`;
+    fail(spec, `the configuration has ${n} input(s) but the model's forward(${model.argNames.join(', ')}) takes ${expected}`);
+  }
+  model.argTypes.forEach((type, p) => {
+    if (p < n && type.startsWith('Dict')) fail(spec, `forward() argument "${model.argNames[p]}" is a ${type}; Hearth binds each input to a Tensor (or List[str]) argument`);
+  });
+
+  let inputRule: InputRule;
+  let positions: number[];
+  if (inputs.every((name) => model.argNames.includes(name))) {
+    inputRule = 'forward-argument';
+    positions = inputs.map((name) => model.argNames.indexOf(name));
+    positions.forEach((p, i) => {
+      if (p >= n) fail(spec, `input "${inputs[i]}" is forward()'s argument ${p} (0-based), but only ${n} input(s) are configured: configure the arguments before it too`);
+    });
+  } else if (inputs.every((name) => namedIndex(name) !== undefined)) {
+    inputRule = 'named-index';
+    positions = inputs.map((name) => namedIndex(name)!);
+    checkPositions(spec, inputs, positions, 'inputs', `the configuration has ${n} input(s)`);
+  } else {
+    inputRule = 'config-order';
+    positions = inputs.map((_, i) => i);
+  }
+  const forwardOrder = new Array<number>(n);
+  positions.forEach((p, i) => (forwardOrder[p] = i));
+
+  let outputRule: OutputRule = 'config-order';
+  let outputIndex = outputs.map((_, i) => i);
+  if (outputs.every((name) => namedIndex(name) !== undefined)) {
+    outputRule = 'named-index';
+    outputIndex = outputs.map((name) => namedIndex(name)!);
+    const seen = new Map<number, string>();
+    outputIndex.forEach((p, i) => {
+      const other = seen.get(p);
+      if (other !== undefined) fail(spec, `outputs "${other}" and "${outputs[i]}" both name the model's output ${p}`);
+      seen.set(p, outputs[i]!);
+    });
+  }
+  return { inputRule, forwardOrder, outputRule, outputIndex };
+}
