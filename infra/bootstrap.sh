@@ -65,4 +65,5 @@ fi
 
 # --- fixture models (cached; a no-op when up to date) -----------------------------------------
 /usr/bin/python3 test/fixtures/make_models.py
+/usr/bin/python3 test/fixtures/make_triton_repo.py
 log "ready"

@@ -16,9 +16,13 @@ export type FixtureModel =
   | 'mlp' | 'small' | 'add_mul' | 'list_out' | 'dict_out' | 'nested' | 'dtypes'
   | 'aliasing' | 'not_tensor' | 'slow' | 'fails' | 'resnet50';
 
-/** Makes the fixture models if they are missing or stale (a no-op when cached). */
+/** A Triton model repository of TorchScript models (test/fixtures/make_triton_repo.py). */
+export const TRITON_REPO = process.env.HEARTH_TRITON_REPO ?? join(REPO_ROOT, '.fixtures', 'triton_repo');
+
+/** Makes the fixture models and the Triton repository if they are missing or stale (a no-op when cached). */
 export function ensureModels(): void {
   execFileSync(PYTHON, [join(REPO_ROOT, 'test', 'fixtures', 'make_models.py'), MODELS_DIR], { stdio: 'inherit' });
+  execFileSync(PYTHON, [join(REPO_ROOT, 'test', 'fixtures', 'make_triton_repo.py'), TRITON_REPO], { stdio: 'inherit' });
 }
 
 export function modelPath(name: FixtureModel): string {

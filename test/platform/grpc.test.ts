@@ -2,29 +2,19 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { PROTO_OPTIONS, PROTO_PATH } from '../../platform/grpc/server.js';
 import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
+import type { InferenceClient } from '../helpers/grpc.js';
+import { grpcCall, inferenceClient } from '../helpers/grpc.js';
 import { testNode, upload } from '../helpers/node.js';
 import { pythonForwardMany } from '../helpers/reference.js';
 import { maxAbsDiff } from '../helpers/random.js';
 
-type Client = grpc.Client & Record<string, (req: object, meta: grpc.Metadata, cb: (e: grpc.ServiceError | null, r: Record<string, unknown>) => void) => void>;
-
-/** A client made from Hearth's .proto, the way Triton's generated clients are made. */
-function client(address: string): Client {
-  const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_PATH, PROTO_OPTIONS)) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } };
-  return new pkg.inference.GRPCInferenceService(address, grpc.credentials.createInsecure()) as unknown as Client;
-}
-
-function call(c: Client, method: string, request: object, key?: string): Promise<Record<string, unknown>> {
-  const meta = new grpc.Metadata();
-  if (key) meta.set('authorization', `Bearer ${key}`);
-  return new Promise((resolve, reject) => c[method]!(request, meta, (error, response) => (error ? reject(error) : resolve(response))));
-}
+type Client = InferenceClient;
+const client = inferenceClient;
+const call = grpcCall;
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-grpc-'));
 let node: HearthNode;
