@@ -11,9 +11,9 @@ import { copyFile, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import type { HookTensors } from '../../sdk/hook.js';
-import { Pool } from '../../runtime/index.js';
-import type { ColdStart, InvokeOptions, InvokeResponse, PoolEvent, PoolStats } from '../../runtime/index.js';
-import { UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
+import { addCounters, devices, newCounters, Pool } from '../../runtime/index.js';
+import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, PoolEvent, PoolStats } from '../../runtime/index.js';
+import { InvalidInputError, UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { ScaleDecider } from '../autoscaler/autoscaler.js';
@@ -56,6 +56,10 @@ export class FunctionService {
   readonly #pools = new Map<string, Pool>();
   readonly #records = new Map<string, { at: number; record: Promise<FunctionRecord | undefined> }>();
   readonly #scalers = new Map<Pool, ScaleDecider>();
+  /** Counters of pools that stopped (scale to zero, unload), per `name@version`: statistics outlive pools. */
+  readonly #retired = new Map<string, PoolCounters>();
+  /** Functions unloaded on this node (Triton's repository unload): not ready, refused, until loaded. */
+  readonly #unloaded = new Set<string>();
   readonly #ticker: NodeJS.Timeout;
 
   constructor(options: FunctionServiceOptions) {
@@ -102,10 +106,15 @@ export class FunctionService {
 
   /** Creates and loads a new version; traffic moves to it once it is warm (unless `keepTraffic`). */
   async deploy(spec: FunctionSpec, artifacts: FunctionVersion['artifacts'], options: { keepTraffic?: boolean } = {}): Promise<FunctionVersion> {
+    const device = spec.instances.device;
+    if (device.startsWith('cuda') && !devices().cudaAvailable) {
+      throw new InvalidInputError(`${spec.name}: instances.device is "${device}" (a KIND_GPU instance group) but this node has no CUDA device; run it on the CPU with \`hearth deploy --device cpu\` (or instances.device: cpu), or deploy to a node with a GPU`, { reason: 'instances.device' });
+    }
     for (const [role, sha] of Object.entries(artifacts)) {
       if (sha && !(await this.#o.artifacts.stat(sha))) throw new VersionNotFoundError(`the ${role} artifact ${sha} has not been uploaded`);
     }
     const created = await this.#o.registry.createVersion(spec, artifacts);
+    this.#unloaded.delete(spec.name);
     this.#records.delete(spec.name);
     try {
       await this.#pool(spec.name, created).start();
@@ -162,10 +171,11 @@ export class FunctionService {
   /** The version a request goes to: the one named, else one picked by the traffic weights. */
   async resolve(name: string, version?: number): Promise<FunctionVersion> {
     const record = await this.get(name);
+    if (this.#unloaded.has(name)) throw new UnavailableError(`Request for unknown model: '${name}' has no available versions (it was unloaded; load it with POST /v2/repository/models/${name}/load)`);
     const v = version ?? pickVersion(record);
     if (v === undefined) throw new UnavailableError(`function ${name} has no version ready to serve`);
     const found = record.versions.find((x) => x.version === v);
-    if (!found) throw new VersionNotFoundError(`function ${name} has no version ${v}`);
+    if (!found) throw new VersionNotFoundError(`Request for unknown model: '${name}' version ${v} is not found`);
     if (found.status === 'failed') throw new UnavailableError(`${name} v${v} failed to load: ${found.reason ?? 'unknown reason'}`);
     return found;
   }
@@ -213,16 +223,25 @@ export class FunctionService {
     return this.#pools.get(`${name}@${version}`)?.state === 'warm';
   }
 
-  /** Loads a version's pool now (Triton's repository load). */
+  /** Loads a version's pool now (Triton's repository load); an unloaded function serves again. */
   async load(name: string, version?: number): Promise<void> {
+    this.#unloaded.delete(name);
     const v = await this.resolve(name, version);
     await this.#pool(name, v).start();
   }
 
-  /** Stops a version's pool on this node (Triton's repository unload); it cold-starts on the next call. */
+  /**
+   * Triton's repository unload, on this node: the pools stop, the model answers not ready and
+   * requests for it are refused until it is loaded again (or redeployed).
+   */
   async unload(name: string, version?: number): Promise<void> {
     const record = await this.get(name);
+    this.#unloaded.add(name);
     for (const v of record.versions) if (version === undefined || v.version === version) await this.#stopPool(name, v.version);
+  }
+
+  isUnloaded(name: string): boolean {
+    return this.#unloaded.has(name);
   }
 
   /** Triton's repository index: every version with its state on this node. */
@@ -232,6 +251,7 @@ export class FunctionService {
       name: r.name,
       version: String(v.version),
       state: this.isWarm(r.name, v.version) ? ('READY' as const) : v.status === 'failed' ? ('UNAVAILABLE' as const) : ('UNLOADED' as const),
+      ...(this.#unloaded.has(r.name) ? { reason: 'unloaded' } : {}),
       ...(v.reason ? { reason: v.reason } : {}),
     })));
   }
@@ -246,6 +266,8 @@ export class FunctionService {
     const record = await this.#o.registry.get(name);
     if (record) for (const v of record.versions) await this.#stopPool(name, v.version, true);
     this.#records.delete(name);
+    this.#unloaded.delete(name);
+    for (const key of this.#retired.keys()) if (key.startsWith(`${name}@`)) this.#retired.delete(key);
     return this.#o.registry.delete(name);
   }
 
@@ -279,6 +301,33 @@ export class FunctionService {
     await this.#o.registry.close();
   }
 
+  /** Folds a pool's counters into its version's total once, when it leaves the pool map. */
+  #retire(key: string, pool: Pool): void {
+    this.#retired.set(key, addCounters(this.#retired.get(key) ?? newCounters(), pool.stats()));
+  }
+
+  /** A version's counters on this node since it was first loaded here: retired pools plus the live one. */
+  versionCounters(name: string, version: number): PoolCounters {
+    const key = `${name}@${version}`;
+    const live = this.#pools.get(key);
+    const retired = this.#retired.get(key) ?? newCounters();
+    return live ? addCounters(retired, live.stats()) : retired;
+  }
+
+  /**
+   * Each version's counters (Triton's statistics): of one version, of every ready version of one
+   * function, or of every ready version of every function.
+   */
+  async statistics(name?: string, version?: number): Promise<{ name: string; version: number; counters: PoolCounters }[]> {
+    const records = name === undefined ? await this.#o.registry.list() : [await this.get(name)];
+    if (name !== undefined && version !== undefined && !records[0]!.versions.some((v) => v.version === version)) {
+      throw new VersionNotFoundError(`Request for unknown model: '${name}' version ${version} is not found`);
+    }
+    return records.flatMap((r) => r.versions
+      .filter((v) => (version === undefined ? v.status === 'ready' : v.version === version))
+      .map((v) => ({ name: r.name, version: v.version, counters: this.versionCounters(r.name, v.version) })));
+  }
+
   #warmPool(name: string, version: FunctionVersion): Pool {
     const pool = this.#pool(name, version);
     if (pool.state === 'cold') {
@@ -294,6 +343,7 @@ export class FunctionService {
     if (pool && (pool.state === 'stopped' || pool.state === 'failed')) {
       this.#pools.delete(key);
       this.#scalers.delete(pool);
+      this.#retire(key, pool);
       pool = undefined;
     }
     if (!pool) {
@@ -323,6 +373,7 @@ export class FunctionService {
     if (!pool) return;
     this.#pools.delete(key);
     this.#scalers.delete(pool);
+    this.#retire(key, pool);
     if (this.#o.cluster) {
       await this.#o.cluster.stopServing(name, version);
       await this.#o.cluster.releaseColdStart(name, version);

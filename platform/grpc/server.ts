@@ -1,6 +1,7 @@
 /**
- * `inference.GRPCInferenceService` over @grpc/grpc-js: health, metadata, ModelInfer (raw and typed
- * contents) and the repository extension, from ./grpc_service.proto.
+ * `inference.GRPCInferenceService` over @grpc/grpc-js, from Triton's own .proto files (./proto):
+ * health, metadata, ModelInfer (raw and typed contents, classification), model configuration,
+ * statistics and the repository extension. Calls Hearth does not implement answer UNIMPLEMENTED.
  */
 import { fileURLToPath } from 'node:url';
 
@@ -11,14 +12,19 @@ import { InvalidInputError, PermissionDeniedError, UnauthenticatedError, Unavail
 import type { ApiKey } from '../config.js';
 import type { FunctionService } from '../functions/function-service.js';
 import { modelMetadata } from '../http/kserve.js';
+import { devices } from '../../runtime/index.js';
+import { modelConfig } from '../model-config.js';
+import { modelStatistics } from '../model-statistics.js';
+import { checkLoadParameters, SERVER_EXTENSIONS } from '../server-metadata.js';
 import { toGrpcStatus } from './status.js';
 import { selectOutputs } from '../inference-tensors.js';
 import type { GrpcInput, GrpcRequestedOutput } from './tensors.js';
 import { grpcInputsToTensors, requestedOutputs, tensorsToGrpcOutputs } from './tensors.js';
 
-export const PROTO_PATH = fileURLToPath(new URL('./grpc_service.proto', import.meta.url));
+/** Triton's own grpc_service.proto and model_config.proto, unchanged (./proto, with their licence). */
+export const PROTO_PATH = fileURLToPath(new URL('./proto/grpc_service.proto', import.meta.url));
 
-export const PROTO_OPTIONS: protoLoader.Options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
+export const PROTO_OPTIONS: protoLoader.Options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [fileURLToPath(new URL('./proto', import.meta.url))] };
 
 export function loadInferenceService(): grpc.ServiceDefinition {
   const definition = protoLoader.loadSync(PROTO_PATH, PROTO_OPTIONS);
@@ -67,7 +73,7 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
     ServerLive: unary('none', async () => ({ live: true })),
     ServerReady: unary('none', async () => ({ ready: o.ready() })),
     ModelReady: unary('invoke', async (call) => ({ ready: await service.modelReady(String(call.request.name), versionOf(call.request.version)) })),
-    ServerMetadata: unary('invoke', async () => ({ name: 'hearth', version: o.version, extensions: ['model_repository'] })),
+    ServerMetadata: unary('invoke', async () => ({ name: 'hearth', version: o.version, extensions: SERVER_EXTENSIONS })),
     ModelMetadata: unary('invoke', async (call) => {
       const name = String(call.request.name);
       const record = await service.get(name);
@@ -86,8 +92,18 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
       const formatted = tensorsToGrpcOutputs(selectOutputs(outputs, version.spec, requestedOutputs(r.outputs ?? [])));
       return { model_name: r.model_name, model_version: String(version.version), id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
     }),
+    ModelConfig: unary('invoke', async (call) => {
+      const v = await service.resolve(String(call.request.name), versionOf(call.request.version));
+      return { config: modelConfig(v.spec, { cudaAvailable: devices().cudaAvailable }) };
+    }),
+    ModelStatistics: unary('invoke', async (call) => {
+      const name = String(call.request.name ?? '');
+      const found = await service.statistics(name === '' ? undefined : name, versionOf(call.request.version));
+      return { model_stats: found.map((s) => modelStatistics(s.name, s.version, s.counters)) };
+    }),
     RepositoryIndex: unary('admin', async () => ({ models: await service.repositoryIndex() })),
     RepositoryModelLoad: unary('admin', async (call) => {
+      checkLoadParameters({ parameters: call.request.parameters ?? {} });
       await service.load(String(call.request.model_name));
       return {};
     }),

@@ -22,6 +22,10 @@ import { authorize } from './auth.js';
 import { httpStatus, toHttpResponse } from './errors.js';
 import { parseVersion, tooLarge } from './hot-routes.js';
 import { modelMetadata } from './kserve.js';
+import { devices } from '../../runtime/index.js';
+import { modelConfig } from '../model-config.js';
+import { modelStatistics } from '../model-statistics.js';
+import { checkLoadParameters, parseJson, SERVER_EXTENSIONS } from '../server-metadata.js';
 
 export interface AppOptions {
   service: FunctionService;
@@ -106,7 +110,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
   // --- health and server metadata (health needs no key) ------------------------------------------
   app.get('/v2/health/live', (c) => c.json({ live: true }));
   app.get('/v2/health/ready', (c) => (o.ready() ? c.json({ ready: true }) : c.json({ ready: false }, 503)));
-  app.get('/v2', auth(o.apiKeys, 'invoke'), (c) => c.json({ name: 'hearth', version: o.version, extensions: ['binary_tensor_data', 'model_repository'] }));
+  app.get('/v2', auth(o.apiKeys, 'invoke'), (c) => c.json({ name: 'hearth', version: o.version, extensions: SERVER_EXTENSIONS }));
 
   // --- artifacts -----------------------------------------------------------------------------------
   const admin = auth(o.apiKeys, 'admin');
@@ -205,6 +209,20 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
     const name = c.req.param('name')!;
     return (await service.modelReady(name, versionParam(c))) ? c.json({ name, ready: true }) : c.json({ name, ready: false }, 503);
   };
+  const config = async (c: Context): Promise<Response> => {
+    const v = await service.resolve(c.req.param('name')!, versionParam(c));
+    return c.json(modelConfig(v.spec, { cudaAvailable: devices().cudaAvailable }));
+  };
+  const stats = async (c: Context): Promise<Response> => {
+    const found = await service.statistics(c.req.param('name'), versionParam(c));
+    return c.json({ model_stats: found.map((s) => modelStatistics(s.name, s.version, s.counters)) });
+  };
+  // Before /v2/models/:name, which would take "stats" for a model's name.
+  app.get('/v2/models/stats', invoke, stats);
+  app.get('/v2/models/:name/stats', invoke, stats);
+  app.get('/v2/models/:name/versions/:version/stats', invoke, stats);
+  app.get('/v2/models/:name/config', invoke, config);
+  app.get('/v2/models/:name/versions/:version/config', invoke, config);
   app.get('/v2/models/:name', invoke, metadata);
   app.get('/v2/models/:name/versions/:version', invoke, metadata);
   app.get('/v2/models/:name/ready', invoke, modelReady);
@@ -213,6 +231,8 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
   // --- Triton's repository extension ------------------------------------------------------------------
   app.post('/v2/repository/index', admin, async (c) => c.json(await service.repositoryIndex()));
   app.post('/v2/repository/models/:name/load', admin, async (c) => {
+    const text = await c.req.text();
+    checkLoadParameters(text ? parseJson(text, 'the load request') : {});
     await service.load(c.req.param('name'));
     return c.json({});
   });

@@ -6,6 +6,8 @@
  * benchmark notes). Everything else stays on hono (./app.ts). Same keys, limits and error mapping.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { promisify } from 'node:util';
+import { deflate, gunzip, gzip, inflate } from 'node:zlib';
 
 import { InvalidInputError, PayloadTooLargeError, UnavailableError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config.js';
@@ -92,6 +94,41 @@ function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
   });
 }
 
+const codecs = {
+  gzip: { decode: promisify(gunzip), encode: promisify(gzip) },
+  deflate: { decode: promisify(inflate), encode: promisify(deflate) },
+} as const;
+type Coding = keyof typeof codecs;
+
+/**
+ * A body sent with `Content-Encoding: gzip` or `deflate` (Triton's HTTP endpoint takes both),
+ * inflated on libuv's threads and never past the body limit; Inference-Header-Content-Length then
+ * counts the inflated bytes, as Triton counts them.
+ */
+async function decodeBody(body: Uint8Array, encoding: string | undefined, max: number): Promise<Uint8Array> {
+  const coding = encoding?.trim().toLowerCase();
+  if (!coding || coding === 'identity') return body;
+  if (!(coding in codecs)) throw new InvalidInputError(`Content-Encoding "${encoding}" is not supported: send gzip, deflate or identity`);
+  try {
+    return await codecs[coding as Coding].decode(body, { maxOutputLength: max });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(max);
+    throw new InvalidInputError(`the ${coding} body could not be decompressed: ${(error as Error).message}`);
+  }
+}
+
+/** The coding a client's Accept-Encoding asks for among gzip and deflate (q > 0), gzip first. */
+function acceptedCoding(accept: string | undefined): Coding | undefined {
+  if (!accept) return undefined;
+  const weights = new Map<string, number>();
+  for (const part of accept.toLowerCase().split(',')) {
+    const [name, ...params] = part.trim().split(';');
+    const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+    weights.set(name!.trim(), q === undefined ? 1 : Number(q));
+  }
+  return (['gzip', 'deflate'] as const).find((c) => (weights.get(c) ?? weights.get('*') ?? 0) > 0);
+}
+
 /** The 413 of a body over the limit, on either router. */
 export function tooLarge(max: number): PayloadTooLargeError {
   return new PayloadTooLargeError(`the body is over the limit of ${max} bytes (HEARTH_MAX_BODY_BYTES)`);
@@ -139,6 +176,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
   const send = (res: ServerResponse, reply: Reply): void => {
     if (res.destroyed) return;
     const headers: Record<string, string> = { ...reply.headers, 'content-length': String(reply.body.byteLength) };
+    if (reply.status === 200 && reply.body.byteLength > 0) headers.vary = 'accept-encoding';
     // While draining, no connection is kept alive past its response.
     if (!o.ready()) headers.connection = 'close';
     res.writeHead(reply.status, headers);
@@ -175,9 +213,15 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
       const name = decode(match[1]!);
       const version = parseVersion(match[2] === undefined ? undefined : decode(match[2]));
-      const body = await readBody(req, o.maxBodyBytes);
+      const body = await decodeBody(await readBody(req, o.maxBodyBytes), header('content-encoding'), o.maxBodyBytes);
       bodyRead = true;
-      return handler({ name, version, query: q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1)), header, body, signal: controller.signal });
+      const reply = await handler({ name, version, query: q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1)), header, body, signal: controller.signal });
+      const coding = acceptedCoding(header('accept-encoding'));
+      if (coding && reply.body.byteLength > 0) {
+        reply.body = await codecs[coding].encode(reply.body);
+        reply.headers['content-encoding'] = coding;
+      }
+      return reply;
     })().then(
       (reply) => send(res, reply),
       // A request refused before its body was read closes its connection: the unread body is not

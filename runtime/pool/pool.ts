@@ -380,10 +380,13 @@ export class Pool extends EventEmitter {
     try {
       const result = await body();
       this.#counters.success++;
+      this.#counters.lastInferenceMs = Date.now();
+      observe(this.#counters.durations.success, (performance.now() - t0) * US);
       return result;
     } catch (error) {
       const e = toHearthError(error);
       this.#counters.failure++;
+      observe(this.#counters.durations.failure, (performance.now() - t0) * US);
       this.#counters.failures[e.code] = (this.#counters.failures[e.code] ?? 0) + 1;
       throw e;
     } finally {
@@ -482,7 +485,13 @@ export class Pool extends EventEmitter {
     this.#counters.execCount++;
     this.#counters.inferenceCount += rows;
     this.#counters.batchSizes[rows] = (this.#counters.batchSizes[rows] ?? 0) + 1;
-    observe(this.#counters.durations.compute, (performance.now() - t0) * US);
+    const computeUs = (performance.now() - t0) * US;
+    observe(this.#counters.durations.compute, computeUs);
+    const shared = this.#counters.durations.requestCompute;
+    shared.count += batch.length;
+    shared.totalUs += computeUs * batch.length;
+    shared.maxUs = Math.max(shared.maxUs, computeUs);
+    observe((this.#counters.batchCompute[rows] ??= { count: 0, totalUs: 0, maxUs: 0 }), computeUs);
     if (failure || !result) {
       for (const e of batch) e.payload.reject(failure ?? new InferenceError('the forward returned nothing'));
       return;

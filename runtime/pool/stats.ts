@@ -18,13 +18,22 @@ export interface PoolCounters {
   inferenceCount: number;
   /** Batch size (rows) → forwards run at that size. */
   batchSizes: Record<number, number>;
+  /** Batch size (rows) → the forward time of batches of that size (Triton's batch statistics). */
+  batchCompute: Record<number, DurationSummary>;
+  /** Date.now() of the latest request that finished successfully (0 = none yet). */
+  lastInferenceMs: number;
   durations: {
     /** Whole request, from invoke() to the response. */
     request: DurationSummary;
+    /** The same, for requests that succeeded / that failed. */
+    success: DurationSummary;
+    failure: DurationSummary;
     /** Waiting in the batcher's queue. */
     queue: DurationSummary;
-    /** The forward pass of the request's batch, input concatenation included. */
+    /** The forward pass of the request's batch, input concatenation included: one per batch. */
     compute: DurationSummary;
+    /** The same, charged to each request of the batch (Triton's compute_infer per request). */
+    requestCompute: DurationSummary;
     pre: DurationSummary;
     post: DurationSummary;
   };
@@ -40,7 +49,31 @@ export function newCounters(): PoolCounters {
     execCount: 0,
     inferenceCount: 0,
     batchSizes: {},
-    durations: { request: summary(), queue: summary(), compute: summary(), pre: summary(), post: summary() },
+    batchCompute: {},
+    lastInferenceMs: 0,
+    durations: { request: summary(), success: summary(), failure: summary(), queue: summary(), compute: summary(), requestCompute: summary(), pre: summary(), post: summary() },
+  };
+}
+
+/** Adds `b` into `a` (a retired pool's counters into its version's running total). */
+export function addCounters(a: PoolCounters, b: PoolCounters): PoolCounters {
+  const sum = (x: DurationSummary, y: DurationSummary): DurationSummary => ({ count: x.count + y.count, totalUs: x.totalUs + y.totalUs, maxUs: Math.max(x.maxUs, y.maxUs) });
+  const merge = <T>(x: Record<string, T>, y: Record<string, T>, add: (p: T, q: T) => T): Record<string, T> => {
+    const out = { ...x };
+    for (const [k, v] of Object.entries(y)) out[k] = out[k] === undefined ? v : add(out[k]!, v);
+    return out;
+  };
+  const durations = Object.fromEntries(Object.entries(a.durations).map(([k, v]) => [k, sum(v, b.durations[k as keyof PoolCounters['durations']])])) as PoolCounters['durations'];
+  return {
+    success: a.success + b.success,
+    failure: a.failure + b.failure,
+    failures: merge(a.failures, b.failures, (p, q) => p + q),
+    execCount: a.execCount + b.execCount,
+    inferenceCount: a.inferenceCount + b.inferenceCount,
+    batchSizes: merge(a.batchSizes, b.batchSizes, (p, q) => p + q),
+    batchCompute: merge(a.batchCompute, b.batchCompute, sum),
+    lastInferenceMs: Math.max(a.lastInferenceMs, b.lastInferenceMs),
+    durations,
   };
 }
 

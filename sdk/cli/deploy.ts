@@ -16,24 +16,32 @@ import type { DeployResult, Hearth } from '../client.js';
 import { InvalidInputError } from '../errors.js';
 import { bundleHook } from '../hooks/bundle.js';
 import type { FunctionSpec } from '../spec/index.js';
-import { loadTritonModelFolder, parseSpecYaml } from '../spec/index.js';
+import { loadTritonModelFolder, parseSpec, parseSpecYaml } from '../spec/index.js';
 
 export interface DeployOptions {
   keepTraffic?: boolean;
+  /** Runs the function on this device whatever its spec says (`cpu` runs a GPU config locally). */
+  device?: string;
   /** Draw progress bars (on a terminal). */
   progress?: boolean;
 }
 
 export interface Deployed extends DeployResult {
   uploaded: { model: boolean; hook: boolean };
+  /** What the import of a Triton folder decided or could not honour (fields with no effect, the model file it chose). */
+  notes: string[];
 }
 
 /** The spec of a function folder: hearth.yaml, or config.pbtxt for a Triton model folder. */
 export async function readSpec(dir: string): Promise<FunctionSpec> {
+  return (await readFolder(dir)).spec;
+}
+
+async function readFolder(dir: string): Promise<{ spec: FunctionSpec; notes: string[] }> {
   const yaml = await readFile(join(dir, 'hearth.yaml'), 'utf8').catch(() => undefined);
-  if (yaml !== undefined) return parseSpecYaml(yaml, join(dir, 'hearth.yaml'));
+  if (yaml !== undefined) return { spec: parseSpecYaml(yaml, join(dir, 'hearth.yaml')), notes: [] };
   const triton = await stat(join(dir, 'config.pbtxt')).then(() => true, () => false);
-  if (triton) return (await loadTritonModelFolder(dir)).spec;
+  if (triton) return loadTritonModelFolder(dir);
   throw new InvalidInputError(`${dir} has neither hearth.yaml nor config.pbtxt: run \`hearth init ${dir}\` to start one`);
 }
 
@@ -68,7 +76,13 @@ async function ensureArtifact(client: Hearth, path: string, label: string, progr
 
 export async function deployFolder(client: Hearth, folder: string, options: DeployOptions = {}): Promise<Deployed> {
   const dir = resolve(folder);
-  const spec = await readSpec(dir);
+  const read = await readFolder(dir);
+  const notes = [...read.notes];
+  let spec = read.spec;
+  if (options.device !== undefined && options.device !== spec.instances.device) {
+    notes.push(`instances.device ${spec.instances.device} → ${options.device} (--device)`);
+    spec = parseSpec({ ...spec, instances: { ...spec.instances, device: options.device } }, '--device');
+  }
   const modelPath = join(dir, spec.model);
   if (!(await stat(modelPath).then((s) => s.isFile(), () => false))) {
     const exporter = await stat(join(dir, 'export.py')).then(() => true, () => false);
@@ -81,7 +95,7 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
     const model = await ensureArtifact(client, modelPath, 'model', options.progress ?? false);
     const hook = hookBundle ? await ensureArtifact(client, hookBundle, 'hook', false) : undefined;
     const result = await client.deploy(spec, { model: model.sha256, ...(hook ? { hook: hook.sha256 } : {}) }, { keepTraffic: options.keepTraffic });
-    return { ...result, uploaded: { model: model.uploaded, hook: hook?.uploaded ?? false } };
+    return { ...result, uploaded: { model: model.uploaded, hook: hook?.uploaded ?? false }, notes };
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -55,9 +55,11 @@ program.command('deploy <dir>')
   .description('validate, bundle the hook, upload what the node lacks, create a version, print its URL (a Triton model folder works too)')
   .option('--keep-traffic', 'create the version without moving traffic to it')
   .option('--wait', 'wait until the version is warm on the node')
-  .action(async (dir: string, o: { keepTraffic?: boolean; wait?: boolean }) => {
+  .option('--device <device>', 'run on this device whatever the spec says: cpu (a GPU config on a CPU node), cuda, cuda:N, auto')
+  .action(async (dir: string, o: { keepTraffic?: boolean; wait?: boolean; device?: string }) => {
     const hearth = client();
-    const r = await deployFolder(hearth, dir, { keepTraffic: o.keepTraffic, progress: !json() && process.stderr.isTTY });
+    const r = await deployFolder(hearth, dir, { keepTraffic: o.keepTraffic, device: o.device, progress: !json() && process.stderr.isTTY });
+    if (!json()) for (const note of r.notes) process.stderr.write(`note: ${note}\n`);
     if (r.status === 'failed') throw new HearthError(`${r.name} v${r.version} failed to load: ${r.reason}`);
     if (o.wait) {
       for (let i = 0; i < 600; i++) {

@@ -37,6 +37,8 @@ export const TensorSpecSchema = z.object({
   dims: z.array(z.number().int().min(-1)).describe('Dimensions without the batch dimension; -1 is variable.'),
   /** The shape the model takes or returns instead of dims (Triton's reshape); the bytes are the same. */
   reshape: z.array(z.number().int().min(-1)).optional().describe('The shape (without the batch dimension) the model takes or returns instead of dims, as Triton\'s reshape; the bytes are the same.'),
+  /** An image input's layout (Triton's format), reported in the model config for clients such as image_client. */
+  format: z.enum(['FORMAT_NONE', 'FORMAT_NCHW', 'FORMAT_NHWC']).optional().describe('An image input\'s layout (Triton\'s format: FORMAT_NCHW, FORMAT_NHWC), reported in the model config.'),
   /** The file the labels came from (Triton's label_filename), as the model config reports it. */
   labelFile: z.string().max(1024).optional().describe('The file the labels came from (Triton\'s label_filename), as the model config reports it.'),
   /** Class labels, one per index of this output (Triton's label_filename), for classification. */

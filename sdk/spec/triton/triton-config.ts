@@ -15,7 +15,8 @@ import { parseSpec } from '../parse.js';
 import type { TextMessage, TextValue } from './text-format.js';
 import { parseTextFormat, TextFormatError } from './text-format.js';
 
-const DATA_TYPES: Record<string, DType> = {
+/** Triton's TYPE_* names → KServe datatypes (TYPE_STRING is BYTES). */
+export const DATA_TYPES: Record<string, DType> = {
   TYPE_BOOL: 'BOOL', TYPE_UINT8: 'UINT8', TYPE_UINT16: 'UINT16', TYPE_UINT32: 'UINT32', TYPE_UINT64: 'UINT64',
   TYPE_INT8: 'INT8', TYPE_INT16: 'INT16', TYPE_INT32: 'INT32', TYPE_INT64: 'INT64',
   TYPE_FP16: 'FP16', TYPE_FP32: 'FP32', TYPE_FP64: 'FP64', TYPE_BF16: 'BF16', TYPE_STRING: 'BYTES',
@@ -112,8 +113,10 @@ function tensors(fields: Fields[], kind: 'input' | 'output'): FunctionSpecInput[
     if (!dtype) throw new InvalidInputError(`config.pbtxt: ${f.path('data_type')} must be one of ${Object.keys(DATA_TYPES).join(', ')}`);
     const dims = f.numbers('dims');
     let labelFile: string | undefined;
+    let format: string | undefined;
     if (kind === 'input') {
-      f.refuseUnless('format', (v) => ['FORMAT_NONE', 'FORMAT_NCHW', 'FORMAT_NHWC'].includes(enumOf(v) ?? ''), 'must be FORMAT_NONE, FORMAT_NCHW or FORMAT_NHWC');
+      format = f.enumValue('format');
+      if (format !== undefined && !['FORMAT_NONE', 'FORMAT_NCHW', 'FORMAT_NHWC'].includes(format)) throw new InvalidInputError(`config.pbtxt: ${f.path('format')} must be FORMAT_NONE, FORMAT_NCHW or FORMAT_NHWC`, { reason: f.path('format') });
       f.refuseUnless('optional', (v) => v === false, 'optional inputs are not supported by Hearth');
       f.refuseUnless('allow_ragged_batch', (v) => v === false, 'ragged batching is not supported by Hearth');
     } else {
@@ -124,7 +127,7 @@ function tensors(fields: Fields[], kind: 'input' | 'output'): FunctionSpecInput[
     const shape = reshape?.numbers('shape');
     reshape?.done();
     f.done();
-    return { name, dtype, dims, ...(shape ? { reshape: shape } : {}), ...(labelFile ? { labelFile } : {}) };
+    return { name, dtype, dims, ...(shape ? { reshape: shape } : {}), ...(labelFile ? { labelFile } : {}), ...(format ? { format: format as 'FORMAT_NONE' } : {}) };
   });
 }
 

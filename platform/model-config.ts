@@ -1,0 +1,72 @@
+/**
+ * Triton's model configuration extension: a version's spec as the ModelConfig message Triton
+ * returns (HTTP `GET /v2/models/{m}/config` as JSON, gRPC `ModelConfig`), with the fields Triton
+ * fills in itself (backend, platform, version policy, instance group names, optimization
+ * defaults). Field names are the .proto's; int64 fields are JSON numbers, as Triton prints them.
+ */
+import { basename } from 'node:path';
+
+import type { FunctionSpec, TensorSpec } from '../sdk/spec/function-spec.js';
+import { DATA_TYPES } from '../sdk/spec/triton/index.js';
+import type { DType } from '../sdk/tensor.js';
+
+const TYPE_NAMES = Object.fromEntries(Object.entries(DATA_TYPES).map(([k, v]) => [v, k])) as Record<DType, string>;
+
+/** KIND_CPU, KIND_GPU (with its index) or KIND_MODEL, for the device the spec names on this node. */
+function instanceKind(device: string, cudaAvailable: boolean): { kind: string; gpus: number[] } {
+  if (device === 'cpu') return { kind: 'KIND_CPU', gpus: [] };
+  if (device === 'model') return { kind: 'KIND_MODEL', gpus: [] };
+  if (device === 'auto' && !cudaAvailable) return { kind: 'KIND_CPU', gpus: [] };
+  const index = /^cuda:(\d+)$/.exec(device)?.[1];
+  return { kind: 'KIND_GPU', gpus: [index === undefined ? 0 : Number(index)] };
+}
+
+function tensor(t: TensorSpec, kind: 'input' | 'output'): object {
+  const common = {
+    name: t.name,
+    data_type: TYPE_NAMES[t.dtype],
+    dims: t.dims,
+    ...(t.reshape ? { reshape: { shape: t.reshape } } : {}),
+    is_shape_tensor: false,
+  };
+  if (kind === 'output') return { ...common, label_filename: t.labelFile ?? '', is_non_linear_format_io: false };
+  return { ...common, format: t.format ?? 'FORMAT_NONE', allow_ragged_batch: false, optional: false, is_non_linear_format_io: false };
+}
+
+export function modelConfig(spec: FunctionSpec, options: { cudaAvailable: boolean }): Record<string, unknown> {
+  const { kind, gpus } = instanceKind(spec.instances.device, options.cudaAvailable);
+  const b = spec.batching;
+  return {
+    name: spec.name,
+    platform: 'pytorch_libtorch',
+    backend: 'pytorch',
+    runtime: '',
+    version_policy: { latest: { num_versions: 1 } },
+    max_batch_size: spec.maxBatchSize,
+    input: spec.inputs.map((t) => tensor(t, 'input')),
+    output: spec.outputs.map((t) => tensor(t, 'output')),
+    batch_input: [],
+    batch_output: [],
+    optimization: { priority: 'PRIORITY_DEFAULT', input_pinned_memory: { enable: true }, output_pinned_memory: { enable: true }, gather_kernel_buffer_threshold: 0, eager_batching: false },
+    // Hearth batches every model with a batch dimension dynamically.
+    ...(spec.maxBatchSize > 0
+      ? {
+        dynamic_batching: {
+          preferred_batch_size: b.preferredBatchSizes,
+          max_queue_delay_microseconds: b.maxQueueDelayUs,
+          preserve_ordering: false,
+          priority_levels: b.priorityLevels > 1 ? b.priorityLevels : 0,
+          default_priority_level: b.priorityLevels > 1 ? b.defaultPriorityLevel : 0,
+          default_queue_policy: { timeout_action: 'REJECT', default_timeout_microseconds: b.defaultTimeoutUs, allow_timeout_override: false, max_queue_size: b.maxQueueSize },
+          priority_queue_policy: {},
+        },
+      }
+      : {}),
+    instance_group: [{ name: `${spec.name}_0`, kind, count: spec.instances.count, gpus, secondary_devices: [], profile: [], passive: false, host_policy: '' }],
+    default_model_filename: basename(spec.model),
+    cc_model_filenames: {},
+    metric_tags: {},
+    parameters: Object.fromEntries(Object.entries(spec.parameters ?? {}).map(([k, v]) => [k, { string_value: v }])),
+    model_warmup: [],
+  };
+}
