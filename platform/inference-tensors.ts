@@ -8,6 +8,7 @@ import type { HookTensors } from '../sdk/hook.js';
 import type { DType, Tensor } from '../sdk/tensor.js';
 import { allocate, elementSize, isDType, numel } from '../sdk/tensor.js';
 import { tensorFromJson } from '../sdk/tensor-json.js';
+import { decodeBytes, encodeBytes } from '../sdk/tensor-bytes.js';
 import type { FunctionSpec } from '../sdk/spec/function-spec.js';
 import { classify } from './classification.js';
 
@@ -22,6 +23,14 @@ export function inputHead(tensors: HookTensors, input: { name: string; datatype:
 
 /** Bytes that must be exactly shape × dtype, copied once into an aligned buffer (they may sit at any offset). */
 export function tensorFromRaw(name: string, dtype: DType, shape: number[], bytes: Uint8Array, field: string): Tensor {
+  if (dtype === 'BYTES') {
+    try {
+      decodeBytes(bytes, numel(shape));
+    } catch (error) {
+      throw new InvalidInputError(`input "${name}": ${field}: ${(error as Error).message}`, { reason: 'ERR_SHAPE' });
+    }
+    return { dtype, shape, data: new Uint8Array(bytes) };
+  }
   const expected = numel(shape) * elementSize(dtype);
   if (bytes.byteLength !== expected) {
     throw new InvalidInputError(`input "${name}": ${field} has ${bytes.byteLength} bytes but shape [${shape.join(', ')}] × ${dtype} needs ${expected}`, { reason: 'ERR_SHAPE' });
@@ -33,6 +42,14 @@ export function tensorFromRaw(name: string, dtype: DType, shape: number[], bytes
 
 /** Flat JSON values in the given shape. */
 export function tensorFromValues(dtype: DType, values: unknown[], shape: number[], where: string): Tensor {
+  if (dtype === 'BYTES') {
+    if (values.length !== numel(shape)) throw new InvalidInputError(`${where}: ${values.length} string(s) for shape [${shape.join(', ')}]`, { reason: 'ERR_SHAPE' });
+    const elements = values.map((v, i) => {
+      if (typeof v === 'string' || v instanceof Uint8Array) return v;
+      throw new InvalidInputError(`${where}[${i}] must be a string for a BYTES input`, { reason: 'ERR_DTYPE' });
+    });
+    return { dtype, shape, data: encodeBytes(elements) };
+  }
   try {
     return tensorFromJson(dtype, values, shape, where);
   } catch (error) {

@@ -86,8 +86,18 @@ std::vector<HostInput> ReadInputs(Napi::Env env, const Napi::Value& value) {
 std::vector<at::Tensor> WrapInputs(const std::vector<HostInput>& inputs) {
   std::vector<at::Tensor> tensors;
   tensors.reserve(inputs.size());
-  for (const auto& in : inputs) tensors.push_back(WrapInput(in));
+  for (const auto& in : inputs) {
+    if (in.isBytes) throw EngineError(code::kDType, "BYTES inputs go to forward() as List[str] and cannot be concatenated as tensors here");
+    tensors.push_back(WrapInput(in));
+  }
   return tensors;
+}
+
+// One forward argument per input: a List[str] for BYTES, else a tensor view of JS memory.
+std::vector<c10::IValue> ArgsOf(const std::vector<HostInput>& inputs) {
+  std::vector<c10::IValue> args;
+  for (const auto& in : inputs) args.emplace_back(in.isBytes ? c10::IValue(ReadStrings({in})) : c10::IValue(WrapInput(in)));
+  return args;
 }
 
 class LoadJob : public Job {
@@ -148,7 +158,7 @@ class LoadJob : public Job {
       lane_ = -1;  // the instance owns the lane now
       if (!warmup_.empty() && runs_ > 0) {
         start = std::chrono::steady_clock::now();
-        const auto host = WrapInputs(warmup_);
+        const auto host = ArgsOf(warmup_);
         try {
           for (int i = 0; i < runs_; ++i) RunForward(*instance_, host);
           DeviceSync(device_);
@@ -210,8 +220,15 @@ class ForwardJob : public Job {
       std::optional<torch::NoGradGuard> noGrad;
       if (execution.inferenceMode) inference.emplace(); else noGrad.emplace();
       std::vector<at::Tensor> pieces;  // views of JS memory
-      std::vector<at::Tensor> host;
+      std::vector<c10::IValue> host;
       for (const auto& parts : inputs_) {
+        if (parts[0].isBytes) {
+          for (const auto& part : parts) {
+            if (!part.isBytes) throw EngineError(code::kDType, "an input's parts mix BYTES and tensors");
+          }
+          host.emplace_back(ReadStrings(parts));
+          continue;
+        }
         std::vector<at::Tensor> wrapped = WrapInputs(parts);
         pieces.insert(pieces.end(), wrapped.begin(), wrapped.end());
         if (wrapped.size() == 1) {
@@ -285,7 +302,7 @@ InstanceState::InstanceState(std::shared_ptr<ModelState> m, int l, int avoid)
 
 InstanceState::~InstanceState() { Executor::Get().ReleaseLane(lane); }
 
-c10::IValue RunForward(InstanceState& instance, const std::vector<at::Tensor>& hostInputs) {
+c10::IValue RunForward(InstanceState& instance, const std::vector<c10::IValue>& hostInputs) {
   ModelState& model = *instance.model;
 #ifdef HEARTH_WITH_CUDA
   c10::optional<c10::cuda::CUDAStreamGuard> streamGuard;
@@ -296,7 +313,7 @@ c10::IValue RunForward(InstanceState& instance, const std::vector<at::Tensor>& h
   if (model.execution.jitProfiling >= 0) torch::jit::getProfilingMode() = model.execution.jitProfiling == 1;
   std::vector<c10::IValue> args;
   args.reserve(hostInputs.size());
-  for (const auto& t : hostInputs) args.emplace_back(model.device.is_cpu() ? t : t.to(model.device));
+  for (const auto& v : hostInputs) args.emplace_back(model.device.is_cpu() || !v.isTensor() ? v : c10::IValue(v.toTensor().to(model.device)));
   c10::IValue out = model.module.forward(std::move(args));
 #ifdef HEARTH_WITH_CUDA
   if (instance.stream) instance.stream->synchronize();

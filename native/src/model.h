@@ -67,8 +67,9 @@ struct InstanceState {
 #endif
 };
 
-// Runs forward on the instance's device (and stream); inputs are host tensors.
-c10::IValue RunForward(InstanceState& instance, const std::vector<at::Tensor>& hostInputs);
+// Runs forward on the instance's device (and stream); inputs are host tensors (moved to the device)
+// or lists of strings.
+c10::IValue RunForward(InstanceState& instance, const std::vector<c10::IValue>& hostInputs);
 
 class NativeModel : public Napi::ObjectWrap<NativeModel> {
  public:

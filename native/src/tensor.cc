@@ -1,6 +1,7 @@
 #include "tensor.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "common.h"
 
@@ -64,9 +65,12 @@ HostInput ReadInput(Napi::Env env, const Napi::Value& value, size_t index) {
   HostInput input;
 
   Napi::Value dtype = obj.Get("dtype");
-  if (!dtype.IsString() || !ParseDType(dtype.As<Napi::String>().Utf8Value(), &input.type)) {
+  if (dtype.IsString() && dtype.As<Napi::String>().Utf8Value() == "BYTES") {
+    input.isBytes = true;
+    input.type = at::kByte;
+  } else if (!dtype.IsString() || !ParseDType(dtype.As<Napi::String>().Utf8Value(), &input.type)) {
     throw EngineError(code::kDType, where + ": dtype must be one of BOOL, UINT8, INT8, INT16, INT32, "
-                                            "INT64, FP16, BF16, FP32, FP64");
+                                            "INT64, FP16, BF16, FP32, FP64, BYTES");
   }
 
   Napi::Value shape = obj.Get("shape");
@@ -98,7 +102,25 @@ HostInput ReadInput(Napi::Env env, const Napi::Value& value, size_t index) {
     bytes = dv.ByteLength();
     ptr = static_cast<char*>(dv.ArrayBuffer().Data()) + dv.ByteOffset();
   }
-  const size_t expected = static_cast<size_t>(numel) * c10::elementSize(input.type);
+  if (input.isBytes) {
+    // Walk the lengths: the elements must fill the data exactly and number shape's product.
+    const auto* p = static_cast<const uint8_t*>(ptr);
+    size_t at = 0;
+    int64_t count = 0;
+    while (at < bytes) {
+      if (bytes - at < 4) throw EngineError(code::kShape, where + ": BYTES element " + std::to_string(count) + " has no room for its 4-byte length");
+      const uint32_t length = static_cast<uint32_t>(p[at]) | (static_cast<uint32_t>(p[at + 1]) << 8) |
+                              (static_cast<uint32_t>(p[at + 2]) << 16) | (static_cast<uint32_t>(p[at + 3]) << 24);
+      if (bytes - at - 4 < length) throw EngineError(code::kShape, where + ": BYTES element " + std::to_string(count) + " runs past the data");
+      at += 4 + length;
+      ++count;
+    }
+    if (count != numel) {
+      throw EngineError(code::kShape, where + ": data holds " + std::to_string(count) + " BYTES element(s) but shape " +
+                                          ShapeString(input.shape) + " needs " + std::to_string(numel));
+    }
+  }
+  const size_t expected = input.isBytes ? bytes : static_cast<size_t>(numel) * c10::elementSize(input.type);
   if (bytes != expected) {
     throw EngineError(code::kShape, where + ": data has " + std::to_string(bytes) + " bytes but shape " +
                                         ShapeString(input.shape) + " of " + DTypeName(input.type) +
@@ -126,6 +148,20 @@ at::Tensor WrapInput(const HostInput& input) {
   return torch::from_blob(input.data, input.shape, at::TensorOptions().dtype(input.type));
 }
 
+c10::List<std::string> ReadStrings(const std::vector<HostInput>& parts) {
+  c10::List<std::string> out;
+  for (const auto& part : parts) {
+    const auto* p = static_cast<const uint8_t*>(part.data);
+    for (size_t at = 0; at + 4 <= part.bytes;) {  // validated by ReadInput
+      const uint32_t length = static_cast<uint32_t>(p[at]) | (static_cast<uint32_t>(p[at + 1]) << 8) |
+                              (static_cast<uint32_t>(p[at + 2]) << 16) | (static_cast<uint32_t>(p[at + 3]) << 24);
+      out.push_back(std::string(reinterpret_cast<const char*>(p + at + 4), length));
+      at += 4 + length;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 void AddOutput(const at::Tensor& raw, const std::string& name,
@@ -147,10 +183,28 @@ void AddOutput(const at::Tensor& raw, const std::string& name,
   out->push_back({name, std::move(t)});
 }
 
+// A List[str] output, serialized as Triton's BYTES (a 4-byte little-endian length before each).
+void AddStrings(const c10::List<c10::IValue>& list, const std::string& name, std::vector<HostOutput>* out) {
+  size_t total = 0;
+  for (size_t i = 0; i < list.size(); ++i) total += 4 + list.get(i).toStringRef().size();
+  at::Tensor t = at::empty({static_cast<int64_t>(total)}, at::TensorOptions().dtype(at::kByte));
+  auto* p = t.data_ptr<uint8_t>();
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string& s = list.get(i).toStringRef();
+    const auto length = static_cast<uint32_t>(s.size());
+    for (int b = 0; b < 4; ++b) *p++ = static_cast<uint8_t>(length >> (8 * b));
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  }
+  out->push_back({name, std::move(t), static_cast<int64_t>(list.size())});
+}
+
 void Collect(const c10::IValue& v, const std::string& name,
              const std::function<bool(const void*)>& aliased, std::vector<HostOutput>* out) {
   const auto prefix = [&](const std::string& key) { return name.empty() ? key : name + "." + key; };
-  if (v.isTensor()) {
+  if (v.isList() && v.toList().elementType()->kind() == c10::TypeKind::StringType) {
+    AddStrings(v.toList(), name.empty() ? "0" : name, out);
+  } else if (v.isTensor()) {
     AddOutput(v.toTensor(), name.empty() ? "0" : name, aliased, out);
   } else if (v.isTuple()) {
     const auto& items = v.toTupleRef().elements();
@@ -181,6 +235,7 @@ void CollectOutputs(const c10::IValue& value, const std::function<bool(const voi
 Napi::Object ToJs(Napi::Env env, HostOutput& output) {
   at::Tensor& t = output.tensor;
   const DTypeEntry* entry = FindByType(t.scalar_type());
+  const bool strings = output.strings >= 0;
   const size_t bytes = t.nbytes();
   Napi::ArrayBuffer buffer;
   if (bytes == 0) {
@@ -195,11 +250,12 @@ Napi::Object ToJs(Napi::Env env, HostOutput& output) {
   napi_status st = napi_create_typedarray(env, entry->array, length, buffer, 0, &array);
   NAPI_THROW_IF_FAILED(env, st, Napi::Object());
 
-  Napi::Array shape = Napi::Array::New(env, t.dim());
-  for (int64_t i = 0; i < t.dim(); ++i) shape.Set(static_cast<uint32_t>(i), Napi::Number::New(env, static_cast<double>(t.size(i))));
+  Napi::Array shape = Napi::Array::New(env, strings ? 1 : t.dim());
+  if (strings) shape.Set(0u, Napi::Number::New(env, static_cast<double>(output.strings)));
+  for (int64_t i = 0; !strings && i < t.dim(); ++i) shape.Set(static_cast<uint32_t>(i), Napi::Number::New(env, static_cast<double>(t.size(i))));
   Napi::Object obj = Napi::Object::New(env);
   obj.Set("name", Napi::String::New(env, output.name));
-  obj.Set("dtype", Napi::String::New(env, entry->name));
+  obj.Set("dtype", Napi::String::New(env, strings ? "BYTES" : entry->name));
   obj.Set("shape", shape);
   obj.Set("data", Napi::Value(env, array));
   t = at::Tensor();

@@ -20,26 +20,34 @@ namespace hearth {
 bool ParseDType(const std::string& name, at::ScalarType* out);
 const char* DTypeName(at::ScalarType type);
 
-// An input read on the JS thread: a view of JS memory kept alive by `ref`.
+// An input read on the JS thread: a view of JS memory kept alive by `ref`. A BYTES input (`isBytes`)
+// holds Triton's serialized strings (a 4-byte little-endian length before each element) and goes
+// to forward() as a List[str], as Triton's PyTorch backend passes TYPE_STRING inputs.
 struct HostInput {
   at::ScalarType type = at::kFloat;
   std::vector<int64_t> shape;
   void* data = nullptr;
   size_t bytes = 0;
   napi_ref ref = nullptr;
+  bool isBytes = false;
 };
 
 // Reads `{dtype, shape, data}`; checks that data's byte length is shape × dtype size.
 HostInput ReadInput(Napi::Env env, const Napi::Value& value, size_t index);
 void ReleaseInput(napi_env env, HostInput& input);
 
-// A tensor over the input's memory, on the CPU (no copy).
+// A tensor over the input's memory, on the CPU (no copy). Not for BYTES inputs.
 at::Tensor WrapInput(const HostInput& input);
 
+// The strings of serialized BYTES parts, in order (one List[str] for a batch's parts).
+c10::List<std::string> ReadStrings(const std::vector<HostInput>& parts);
+
 // One output tensor, host-resident and contiguous, ready to hand to JS.
+// A List[str] output is serialized into `tensor` (UINT8) with `strings` elements.
 struct HostOutput {
   std::string name;
   at::Tensor tensor;
+  int64_t strings = -1;
 };
 
 // Flattens what forward returned (tensor, tuple, list, dict of str → tensor, nested) into named

@@ -18,7 +18,7 @@ export interface GrpcInput {
 const CONTENTS_FIELD: Partial<Record<DType, string>> = {
   BOOL: 'bool_contents', INT8: 'int_contents', INT16: 'int_contents', INT32: 'int_contents', INT64: 'int64_contents',
   UINT8: 'uint_contents', UINT16: 'uint_contents', UINT32: 'uint_contents', UINT64: 'uint64_contents',
-  FP32: 'fp32_contents', FP64: 'fp64_contents',
+  FP32: 'fp32_contents', FP64: 'fp64_contents', BYTES: 'bytes_contents',
 };
 
 export function grpcInputsToTensors(inputs: GrpcInput[], raw: Uint8Array[]): HookTensors {

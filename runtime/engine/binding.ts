@@ -18,7 +18,8 @@ export interface RawTensor {
 
 export interface RawOutput {
   name: string;
-  dtype: EngineDType;
+  /** BYTES: a List[str] output, serialized as Triton's length-prefixed strings. */
+  dtype: EngineDType | 'BYTES';
   shape: number[];
   data: ArrayBufferView;
 }

@@ -13,7 +13,8 @@ export type OutputKind = 'tensor' | 'tuple' | 'list' | 'dict';
 export interface ForwardResult {
   /** What forward returned; outputs of nested containers are flattened with dotted names ("1.0"). */
   kind: OutputKind;
-  outputs: NamedTensor<EngineDType>[];
+  /** A List[str] output comes as BYTES (Triton's length-prefixed strings), shape [count]. */
+  outputs: NamedTensor<EngineDType | 'BYTES'>[];
 }
 
 export interface ModelInfo {

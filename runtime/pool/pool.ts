@@ -112,6 +112,23 @@ function toHearthError(error: unknown): HearthError {
   return error instanceof HearthErrorClass ? error : new InferenceError((error as Error)?.message ?? String(error), { cause: error });
 }
 
+/**
+ * A List[str] output of a batch, cut back into each request's rows: the list holds `total` rows of
+ * equal length, in order (as Triton reads TYPE_STRING outputs, one-dimensional per row).
+ */
+function splitStrings(name: string, t: Tensor<'BYTES'>, rows: number[], total: number): Tensor<'BYTES'>[] {
+  const count = t.shape[0] ?? 0;
+  if (count % total !== 0) throw new InferenceError(`output "${name}" has ${count} strings for a batch of ${total} rows`);
+  const per = count / total;
+  const view = new DataView(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+  let at = 0;
+  return rows.map((n) => {
+    const start = at;
+    for (let i = 0; i < n * per; i++) at += 4 + view.getUint32(at, true);
+    return { dtype: 'BYTES', shape: [n, per], data: t.data.subarray(start, at) };
+  });
+}
+
 /** Dims with -1 as 1, the batch dimension first when there is one: inputs for warm-up passes. */
 function warmupInputs(spec: FunctionSpec): HookTensors | undefined {
   if (!spec.inputs.every((i) => (ENGINE_DTYPES as readonly string[]).includes(i.dtype))) return undefined;
@@ -537,6 +554,10 @@ export class Pool extends EventEmitter {
     if (spec.maxBatchSize === 0) return [Object.fromEntries(named.map(({ o, name, t }) => [name, fromModelShape(o, t, false)]))];
     const out: HookTensors[] = batch.map(() => ({}));
     for (const { o, name, t } of named) {
+      if (t.dtype === 'BYTES') {
+        splitStrings(name, t as Tensor<'BYTES'>, batch.map((e) => e.rows), total).forEach((piece, i) => (out[i]![name] = piece));
+        continue;
+      }
       if (t.shape[0] !== total) throw new InferenceError(`output "${name}" has ${t.shape[0]} rows for a batch of ${total}`);
       const rowElems = total === 0 ? 0 : t.data.length / total;
       let offset = 0;

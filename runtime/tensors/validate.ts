@@ -7,6 +7,7 @@ import { InvalidInputError } from '../../sdk/errors.js';
 import type { TensorSpec } from '../../sdk/spec/function-spec.js';
 import type { Tensor } from '../../sdk/tensor.js';
 import { elementSize, numel } from '../../sdk/tensor.js';
+import { decodeBytes } from '../../sdk/tensor-bytes.js';
 
 function shapeString(shape: readonly number[]): string {
   return `[${shape.join(', ')}]`;
@@ -32,7 +33,14 @@ export function checkTensors(tensors: Record<string, Tensor>, specs: readonly Te
       const expected = batched ? `[batch, ${spec.dims.join(', ')}]` : shapeString(spec.dims);
       throw new InvalidInputError(`${what} "${spec.name}" has shape ${shapeString(t.shape)}, expected ${expected}`, { reason: 'ERR_SHAPE' });
     }
-    const bytes = numel(t.shape) * elementSize(t.dtype);
+    if (t.dtype === 'BYTES') {
+      try {
+        decodeBytes(t.data as Uint8Array, numel(t.shape));
+      } catch (error) {
+        throw new InvalidInputError(`${what} "${spec.name}": ${(error as Error).message}`, { reason: 'ERR_SHAPE' });
+      }
+    }
+    const bytes = t.dtype === 'BYTES' ? (t.data as Uint8Array).byteLength : numel(t.shape) * elementSize(t.dtype);
     if (!ArrayBuffer.isView(t.data) || t.data.byteLength !== bytes) {
       throw new InvalidInputError(`${what} "${spec.name}" has ${ArrayBuffer.isView(t.data) ? t.data.byteLength : 0} bytes of data but shape ${shapeString(t.shape)} of ${t.dtype} needs ${bytes}`, { reason: 'ERR_SHAPE' });
     }

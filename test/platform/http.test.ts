@@ -152,9 +152,9 @@ describe('a node on the embedded default (files under the data dir)', () => {
     expect(badSize.status).toBe(400);
     const hookInput = await fetch(`${url}/fn/small`, { method: 'POST', body: 'not json', headers: { 'content-type': 'application/json' } });
     expect(hookInput.status).toBe(400);
-    const badDeploy = await deploy(url, { ...SPEC, name: 'Bad_Name' }, model);
+    const badDeploy = await deploy(url, { ...SPEC, name: '../Bad_Name' }, model);
     expect(badDeploy.status).toBe(400);
-    expect(String(badDeploy.body.error)).toMatch(/name: must be a DNS label/);
+    expect(String(badDeploy.body.error)).toMatch(/name: must be a model name as Triton takes it/);
   });
 
   it('serves Triton\'s repository extension', async () => {
