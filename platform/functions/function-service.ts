@@ -171,7 +171,6 @@ export class FunctionService {
   /** The version a request goes to: the one named, else one picked by the traffic weights. */
   async resolve(name: string, version?: number): Promise<FunctionVersion> {
     const record = await this.get(name);
-    if (this.#unloaded.has(name)) throw new UnavailableError(`Request for unknown model: '${name}' has no available versions (it was unloaded; load it with POST /v2/repository/models/${name}/load)`);
     const v = version ?? pickVersion(record);
     if (v === undefined) throw new UnavailableError(`function ${name} has no version ready to serve`);
     const found = record.versions.find((x) => x.version === v);
@@ -198,6 +197,7 @@ export class FunctionService {
 
   /** Here, or (cluster mode) on the node that holds the version warm or is loading it. */
   async #call(name: string, v: FunctionVersion, call: Forwarded, options: InvokeOptions): Promise<ForwardResult> {
+    this.#unloaded.delete(name);
     const cluster = this.#o.cluster;
     if (cluster && (await this.#elsewhere(cluster, name, v))) return cluster.forward(name, v.version, call, options.deadline, () => this.#local(name, v, call, options), options.signal);
     return this.#local(name, v, call, options);
@@ -231,8 +231,9 @@ export class FunctionService {
   }
 
   /**
-   * Triton's repository unload, on this node: the pools stop, the model answers not ready and
-   * requests for it are refused until it is loaded again (or redeployed).
+   * Triton's repository unload, on this node: the pools stop and the model answers not ready until
+   * it is loaded again. A request for it still cold-starts it, as one for a function scaled to
+   * zero does (Hearth is serverless: unload is "to zero, and say so"), and makes it ready again.
    */
   async unload(name: string, version?: number): Promise<void> {
     const record = await this.get(name);
@@ -258,6 +259,7 @@ export class FunctionService {
 
   /** Whether a version can serve (it is ready in the registry; it may still have to cold-start here). */
   async modelReady(name: string, version?: number): Promise<boolean> {
+    if (this.#unloaded.has(name)) return false;
     const v = await this.resolve(name, version).catch(() => undefined);
     return v?.status === 'ready';
   }

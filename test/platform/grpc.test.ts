@@ -40,7 +40,7 @@ describe('inference.GRPCInferenceService', () => {
   it('answers health and server metadata', async () => {
     expect(await call(c, 'ServerLive', {})).toEqual({ live: true });
     expect(await call(c, 'ServerReady', {})).toEqual({ ready: true });
-    expect(await call(c, 'ServerMetadata', {})).toMatchObject({ name: 'hearth', extensions: ['model_repository'] });
+    expect(await call(c, 'ServerMetadata', {})).toMatchObject({ name: 'hearth', extensions: expect.arrayContaining(['model_repository', 'model_configuration', 'statistics']) });
   });
 
   it('answers model metadata and readiness', async () => {
