@@ -2,7 +2,7 @@
  * What server metadata says this node speaks — exactly the extensions implemented — and the
  * checks on Triton's repository-load request, shared by HTTP and gRPC.
  */
-import { InvalidInputError } from '../sdk/errors.js';
+import { InvalidInputError, UnsupportedError } from '../sdk/errors.js';
 
 export const SERVER_EXTENSIONS = ['classification', 'model_repository', 'model_configuration', 'statistics', 'binary_tensor_data'];
 
@@ -33,4 +33,9 @@ export function checkLoadParameters(request: unknown): void {
     }
     if (key.startsWith('file:')) throw new InvalidInputError(`parameters["${key}"]: loading model files through the load request is not supported by Hearth; deploy them (hearth deploy)`);
   }
+}
+
+/** CUDA shared memory needs a CUDA device and a CUDA build; until then every register says so. */
+export function cudaSharedMemoryUnsupported(): never {
+  throw new UnsupportedError('CUDA shared memory is not supported on this node: it has no CUDA device (use system shared memory, or send tensors in the request)');
 }

@@ -117,6 +117,12 @@ export class PayloadTooLargeError extends HearthError {
   override readonly code = 'PAYLOAD_TOO_LARGE';
 }
 
+/** A feature this node does not have (CUDA shared memory without a GPU); Triton's UNSUPPORTED (HTTP 400, gRPC UNIMPLEMENTED). */
+export class UnsupportedError extends HearthError {
+  override readonly name = 'UnsupportedError';
+  override readonly code = 'UNSUPPORTED';
+}
+
 const BY_CODE: Record<string, new (message: string, options?: HearthErrorOptions) => HearthError> = {
   INVALID_INPUT: InvalidInputError,
   MODEL_LOAD_FAILED: ModelLoadError,
@@ -134,6 +140,7 @@ const BY_CODE: Record<string, new (message: string, options?: HearthErrorOptions
   UNAUTHENTICATED: UnauthenticatedError,
   PERMISSION_DENIED: PermissionDeniedError,
   PAYLOAD_TOO_LARGE: PayloadTooLargeError,
+  UNSUPPORTED: UnsupportedError,
 };
 
 /** An error body (`{"error", "code"}`, as every transport sends it) back as its class. */

@@ -15,7 +15,7 @@ import { modelMetadata } from '../http/kserve.js';
 import { devices } from '../../runtime/index.js';
 import { modelConfig } from '../model-config.js';
 import { modelStatistics } from '../model-statistics.js';
-import { checkLoadParameters, SERVER_EXTENSIONS } from '../server-metadata.js';
+import { checkLoadParameters, cudaSharedMemoryUnsupported, SERVER_EXTENSIONS } from '../server-metadata.js';
 import { toGrpcStatus } from './status.js';
 import { selectOutputs } from '../inference-tensors.js';
 import type { GrpcInput, GrpcRequestedOutput } from './tensors.js';
@@ -41,6 +41,15 @@ export interface GrpcOptions {
 }
 
 type Scope = 'invoke' | 'admin';
+
+interface InferRequest {
+  model_name: string;
+  model_version: string;
+  id: string;
+  inputs: GrpcInput[];
+  outputs: GrpcRequestedOutput[];
+  raw_input_contents: Uint8Array[];
+}
 type Handler = (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>) => Promise<unknown>;
 
 function versionOf(value: unknown): number | undefined {
@@ -53,7 +62,7 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': o.maxMessageBytes, 'grpc.max_send_message_length': -1 });
   const { service } = o;
 
-  const authorize = (call: grpc.ServerUnaryCall<unknown, unknown>, scope: Scope | 'none'): void => {
+  const authorize = (call: { metadata: grpc.Metadata }, scope: Scope | 'none'): void => {
     if (scope === 'none' || o.apiKeys.length === 0) return;
     const header = String(call.metadata.get('authorization')[0] ?? '');
     const given = header.startsWith('Bearer ') ? header.slice(7) : String(call.metadata.get('x-api-key')[0] ?? '');
@@ -69,6 +78,15 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
       .then((response) => callback(null, response), (error: unknown) => callback(toGrpcStatus(error) as grpc.ServiceError));
   };
 
+  /** ModelInfer's work, for unary calls and streams alike. */
+  const infer = async (r: InferRequest, deadline: number | undefined): Promise<Record<string, unknown>> => {
+    if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
+    const tensors = grpcInputsToTensors(r.inputs ?? [], r.raw_input_contents ?? []);
+    const { outputs, version } = await service.infer(r.model_name, versionOf(r.model_version), tensors, { deadline });
+    const formatted = tensorsToGrpcOutputs(selectOutputs(outputs, version.spec, requestedOutputs(r.outputs ?? [])));
+    return { model_name: r.model_name, model_version: String(version.version), id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
+  };
+
   server.addService(loadInferenceService(), {
     ServerLive: unary('none', async () => ({ live: true })),
     ServerReady: unary('none', async () => ({ ready: o.ready() })),
@@ -81,17 +99,40 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
       return modelMetadata(v.spec, record.versions.filter((x) => x.status === 'ready').map((x) => x.version));
     }),
     ModelInfer: unary('invoke', async (call) => {
-      if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
-      const r = call.request as { model_name: string; model_version: string; id: string; inputs: GrpcInput[]; outputs: GrpcRequestedOutput[]; raw_input_contents: Uint8Array[] };
-      const tensors = grpcInputsToTensors(r.inputs ?? [], r.raw_input_contents ?? []);
       const deadline = call.getDeadline();
       const ms = deadline instanceof Date ? deadline.getTime() - Date.now() : Number.isFinite(deadline) ? Number(deadline) - Date.now() : undefined;
-      const { outputs, version } = await service.infer(r.model_name, versionOf(r.model_version), tensors, {
-        deadline: ms === undefined ? undefined : performance.now() + ms,
-      });
-      const formatted = tensorsToGrpcOutputs(selectOutputs(outputs, version.spec, requestedOutputs(r.outputs ?? [])));
-      return { model_name: r.model_name, model_version: String(version.version), id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
+      return infer(call.request as unknown as InferRequest, ms === undefined ? undefined : performance.now() + ms);
     }),
+    // One response per request, in the order they finish, each carrying its request's id; a
+    // failed request answers with error_message and the stream goes on.
+    ModelStreamInfer: (call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>) => {
+      try {
+        authorize(call, 'invoke');
+      } catch (error) {
+        call.emit('error', toGrpcStatus(error));
+        return;
+      }
+      let open = 0;
+      let ended = false;
+      const finish = () => {
+        if (ended && open === 0) call.end();
+      };
+      call.on('data', (request: Record<string, unknown>) => {
+        open++;
+        infer(request as unknown as InferRequest, undefined).then(
+          (response) => call.write({ error_message: '', infer_response: response }),
+          (error: unknown) => call.write({ error_message: toGrpcStatus(error).details ?? 'internal error', infer_response: { id: String(request.id ?? ''), model_name: String(request.model_name ?? '') } }),
+        ).finally(() => {
+          open--;
+          finish();
+        });
+      });
+      call.on('end', () => {
+        ended = true;
+        finish();
+      });
+      call.on('error', () => undefined);
+    },
     ModelConfig: unary('invoke', async (call) => {
       const v = await service.resolve(String(call.request.name), versionOf(call.request.version));
       return { config: modelConfig(v.spec, { cudaAvailable: devices().cudaAvailable }) };
@@ -102,6 +143,9 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
       return { model_stats: found.map((s) => modelStatistics(s.name, s.version, s.counters)) };
     }),
     RepositoryIndex: unary('admin', async () => ({ models: await service.repositoryIndex() })),
+    CudaSharedMemoryStatus: unary('invoke', async () => ({ regions: {} })),
+    CudaSharedMemoryRegister: unary('invoke', async () => cudaSharedMemoryUnsupported()),
+    CudaSharedMemoryUnregister: unary('invoke', async () => ({})),
     RepositoryModelLoad: unary('admin', async (call) => {
       checkLoadParameters({ parameters: call.request.parameters ?? {} });
       await service.load(String(call.request.model_name));

@@ -6,6 +6,7 @@ import { HearthError } from '../../sdk/errors.js';
 
 const CODES: Record<string, Status> = {
   INVALID_INPUT: Status.INVALID_ARGUMENT,
+  UNSUPPORTED: Status.UNIMPLEMENTED,
   UNAUTHENTICATED: Status.UNAUTHENTICATED,
   PERMISSION_DENIED: Status.PERMISSION_DENIED,
   FUNCTION_NOT_FOUND: Status.NOT_FOUND,

@@ -25,7 +25,7 @@ import { modelMetadata } from './kserve.js';
 import { devices } from '../../runtime/index.js';
 import { modelConfig } from '../model-config.js';
 import { modelStatistics } from '../model-statistics.js';
-import { checkLoadParameters, parseJson, SERVER_EXTENSIONS } from '../server-metadata.js';
+import { checkLoadParameters, cudaSharedMemoryUnsupported, parseJson, SERVER_EXTENSIONS } from '../server-metadata.js';
 
 export interface AppOptions {
   service: FunctionService;
@@ -227,6 +227,13 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
   app.get('/v2/models/:name/versions/:version', invoke, metadata);
   app.get('/v2/models/:name/ready', invoke, modelReady);
   app.get('/v2/models/:name/versions/:version/ready', invoke, modelReady);
+
+  // --- CUDA shared memory: none on this node; status lists no regions, register says why ---------------
+  app.get('/v2/cudasharedmemory/status', invoke, (c) => c.json([]));
+  app.get('/v2/cudasharedmemory/region/:region/status', invoke, (c) => c.json([]));
+  app.post('/v2/cudasharedmemory/region/:region/register', invoke, () => cudaSharedMemoryUnsupported());
+  app.post('/v2/cudasharedmemory/unregister', invoke, (c) => c.json({}));
+  app.post('/v2/cudasharedmemory/region/:region/unregister', invoke, (c) => c.json({}));
 
   // --- Triton's repository extension ------------------------------------------------------------------
   app.post('/v2/repository/index', admin, async (c) => c.json(await service.repositoryIndex()));

@@ -5,6 +5,7 @@ import { HearthError } from '../../sdk/errors.js';
 
 const STATUS: Record<string, number> = {
   INVALID_INPUT: 400,
+  UNSUPPORTED: 400,
   UNAUTHENTICATED: 401,
   PERMISSION_DENIED: 403,
   FUNCTION_NOT_FOUND: 404,

@@ -191,3 +191,43 @@ describe('a GPU config on a node without a GPU', () => {
     expect(deployed.notes.join('\n')).toMatch(/instances.device cuda → cpu \(--device\)/);
   });
 });
+
+describe('gRPC ModelStreamInfer', () => {
+  it('answers each request of a stream with its id, errors as error_message, and keeps the stream open after one', async () => {
+    const stream = (rpc as unknown as { ModelStreamInfer(meta: grpc.Metadata): grpc.ClientDuplexStream<object, Record<string, unknown>> }).ModelStreamInfer(new grpc.Metadata());
+    const responses: Record<string, unknown>[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      stream.on('data', (r) => responses.push(r));
+      stream.on('end', resolve);
+      stream.on('error', reject);
+    });
+    const x = (seed: number) => randomTensor('FP32', [1, 2, 2], seed);
+    const sent = [x(21), x(22), x(23)];
+    sent.forEach((t, i) => stream.write({ model_name: 'reshape_model', id: `r${i}`, inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 2, 2] }], raw_input_contents: [Buffer.from(t.data.buffer)] }));
+    stream.write({ model_name: 'no_such_model', id: 'bad', inputs: [] });
+    stream.end();
+    await done;
+    expect(responses).toHaveLength(4);
+    const byId = new Map(responses.map((r) => [(r.infer_response as { id: string }).id, r]));
+    expect((byId.get('bad')!.error_message as string)).toBe("Request for unknown model: 'no_such_model' is not found");
+    const { spec } = await loadTritonModelFolder(join(TRITON_REPO, 'reshape_model'));
+    const refs = sent.map((t) => pythonForward(join(TRITON_REPO, 'reshape_model', spec.model), [{ ...t, shape: [1, 4] }]).outputs[0]!.data as Float32Array);
+    sent.forEach((_, i) => {
+      const r = byId.get(`r${i}`)!;
+      expect(r.error_message).toBe('');
+      const raw = (r.infer_response as { raw_output_contents: Buffer[] }).raw_output_contents[0]!;
+      expect(maxAbsDiff(new Float32Array(new Uint8Array(raw).buffer), refs[i]!)).toBeLessThan(1e-5);
+    });
+  });
+});
+
+describe('CUDA shared memory on a node without a GPU', () => {
+  it('lists no regions and refuses a register with why, over HTTP and gRPC', async () => {
+    expect(await (await fetch(`${node.httpUrl}/v2/cudasharedmemory/status`)).json()).toEqual([]);
+    const r = await postJson('/v2/cudasharedmemory/region/r0/register', { raw_handle: { b64: 'AAAA' }, device_id: 0, byte_size: 16 });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { error: string }).error).toMatch(/CUDA shared memory is not supported on this node/);
+    const error = await grpcCall(rpc, 'CudaSharedMemoryRegister', { name: 'r0', raw_handle: Buffer.alloc(4), device_id: 0, byte_size: 16 }).catch((e: grpc.ServiceError) => e);
+    expect((error as grpc.ServiceError).code).toBe(grpc.status.UNIMPLEMENTED);
+  });
+});
