@@ -17,6 +17,7 @@ import { Cluster } from './cluster/cluster.js';
 import type { Config } from './config.js';
 import { FunctionService } from './functions/function-service.js';
 import { bindGrpc, createGrpcServer } from './grpc/server.js';
+import { SharedMemoryRegions } from './shared-memory.js';
 import { createApp, InFlight } from './http/app.js';
 import { createHotRoutes } from './http/hot-routes.js';
 import { checkNoEviction, createJobQueue } from './jobs/index.js';
@@ -67,15 +68,16 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const metricsServer = await metrics.listen(config.host, config.metricsPort);
   let ready = false;
   const inflight = new InFlight();
-  const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION, inflight, jobs, onUpload: (bytes) => metrics?.observeUpload(bytes) });
-  const hot = createHotRoutes({ service, jobs, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, inflight });
+  const sharedMemory = new SharedMemoryRegions();
+  const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION, inflight, jobs, sharedMemory, onUpload: (bytes) => metrics?.observeUpload(bytes) });
+  const hot = createHotRoutes({ service, jobs, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, inflight, sharedMemory });
   const rest = getRequestListener(app.fetch);
   const server = createServer((req, res) => {
     if (!hot(req, res)) void rest(req, res);
   });
   server.listen(config.httpPort, config.host);
   const httpPort = await listen(server);
-  const grpcServer = createGrpcServer({ service, apiKeys: config.apiKeys, ready: () => ready, version: VERSION, maxMessageBytes: config.maxBodyBytes });
+  const grpcServer = createGrpcServer({ service, apiKeys: config.apiKeys, ready: () => ready, version: VERSION, maxMessageBytes: config.maxBodyBytes, sharedMemory });
   const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const httpUrl = `http://${host}:${httpPort}`;

@@ -4,7 +4,7 @@
  */
 import { InvalidInputError, UnsupportedError } from '../sdk/errors.js';
 
-export const SERVER_EXTENSIONS = ['classification', 'model_repository', 'model_configuration', 'statistics', 'binary_tensor_data'];
+export const SERVER_EXTENSIONS = ['classification', 'model_repository', 'model_configuration', 'statistics', 'binary_tensor_data', 'system_shared_memory'];
 
 export function parseJson(text: string, what: string): unknown {
   try {

@@ -9,6 +9,7 @@
 #include "common.h"
 #include "devices.h"
 #include "model.h"
+#include "shm.h"
 
 namespace hearth {
 
@@ -73,6 +74,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setIntraOpThreads", Napi::Function::New<SetIntraOpThreads>(env, "setIntraOpThreads"));
   exports.Set("setExecutorThreads", Napi::Function::New<SetExecutorThreads>(env, "setExecutorThreads"));
   exports.Set("threads", Napi::Function::New<Threads>(env, "threads"));
+  exports.Set("mapSharedMemory", Napi::Function::New<MapSharedMemory>(env, "mapSharedMemory"));
   return exports;
 }
 

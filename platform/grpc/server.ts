@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
-import { InvalidInputError, PermissionDeniedError, UnauthenticatedError, UnavailableError } from '../../sdk/errors.js';
+import { InvalidInputError, UnavailableError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config.js';
 import type { FunctionService } from '../functions/function-service.js';
 import { modelMetadata } from '../http/kserve.js';
@@ -16,6 +16,8 @@ import { devices } from '../../runtime/index.js';
 import { modelConfig } from '../model-config.js';
 import { modelStatistics } from '../model-statistics.js';
 import { checkLoadParameters, cudaSharedMemoryUnsupported, SERVER_EXTENSIONS } from '../server-metadata.js';
+import { authorize as authorizeKey } from '../http/auth.js';
+import type { SharedMemoryRegions, ShmContext } from '../shared-memory.js';
 import { toGrpcStatus } from './status.js';
 import { selectOutputs } from '../inference-tensors.js';
 import type { GrpcInput, GrpcRequestedOutput } from './tensors.js';
@@ -38,6 +40,8 @@ export interface GrpcOptions {
   ready: () => boolean;
   version: string;
   maxMessageBytes: number;
+  /** System shared memory regions (Triton's extension), per caller. */
+  sharedMemory: SharedMemoryRegions;
 }
 
 type Scope = 'invoke' | 'admin';
@@ -62,14 +66,15 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': o.maxMessageBytes, 'grpc.max_send_message_length': -1 });
   const { service } = o;
 
-  const authorize = (call: { metadata: grpc.Metadata }, scope: Scope | 'none'): void => {
-    if (scope === 'none' || o.apiKeys.length === 0) return;
-    const header = String(call.metadata.get('authorization')[0] ?? '');
-    const given = header.startsWith('Bearer ') ? header.slice(7) : String(call.metadata.get('x-api-key')[0] ?? '');
-    const key = o.apiKeys.find((k) => k.key === given);
-    if (!key) throw new UnauthenticatedError('send an API key in the authorization metadata: Bearer <key>');
-    if (scope === 'admin' && key.scope !== 'admin') throw new PermissionDeniedError('this API key may invoke functions but not manage them (needs scope admin)');
+  /** The caller's key ('' with none configured), from the authorization (or x-api-key) metadata. */
+  const authorize = (call: { metadata: grpc.Metadata }, scope: Scope | 'none'): string => {
+    if (scope === 'none') return '';
+    return authorizeKey(o.apiKeys, scope, (name) => {
+      const value = call.metadata.get(name)[0];
+      return value === undefined ? undefined : String(value);
+    });
   };
+  const shmOf = (call: { metadata: grpc.Metadata }) => ({ regions: o.sharedMemory, owner: authorize(call, 'invoke') });
 
   const unary = (scope: Scope | 'none', handler: Handler): grpc.handleUnaryCall<Record<string, unknown>, unknown> => (call, callback) => {
     Promise.resolve()
@@ -79,11 +84,11 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
   };
 
   /** ModelInfer's work, for unary calls and streams alike. */
-  const infer = async (r: InferRequest, deadline: number | undefined): Promise<Record<string, unknown>> => {
+  const infer = async (r: InferRequest, deadline: number | undefined, shm: ShmContext): Promise<Record<string, unknown>> => {
     if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
-    const tensors = grpcInputsToTensors(r.inputs ?? [], r.raw_input_contents ?? []);
+    const tensors = grpcInputsToTensors(r.inputs ?? [], r.raw_input_contents ?? [], shm);
     const { outputs, version } = await service.infer(r.model_name, versionOf(r.model_version), tensors, { deadline });
-    const formatted = tensorsToGrpcOutputs(selectOutputs(outputs, version.spec, requestedOutputs(r.outputs ?? [])));
+    const formatted = tensorsToGrpcOutputs(selectOutputs(outputs, version.spec, requestedOutputs(r.outputs ?? [])), r.outputs ?? [], shm);
     return { model_name: r.model_name, model_version: String(version.version), id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
   };
 
@@ -101,13 +106,14 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
     ModelInfer: unary('invoke', async (call) => {
       const deadline = call.getDeadline();
       const ms = deadline instanceof Date ? deadline.getTime() - Date.now() : Number.isFinite(deadline) ? Number(deadline) - Date.now() : undefined;
-      return infer(call.request as unknown as InferRequest, ms === undefined ? undefined : performance.now() + ms);
+      return infer(call.request as unknown as InferRequest, ms === undefined ? undefined : performance.now() + ms, shmOf(call));
     }),
     // One response per request, in the order they finish, each carrying its request's id; a
     // failed request answers with error_message and the stream goes on.
     ModelStreamInfer: (call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>) => {
+      let shm: ShmContext;
       try {
-        authorize(call, 'invoke');
+        shm = shmOf(call);
       } catch (error) {
         call.emit('error', toGrpcStatus(error));
         return;
@@ -119,7 +125,7 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
       };
       call.on('data', (request: Record<string, unknown>) => {
         open++;
-        infer(request as unknown as InferRequest, undefined).then(
+        infer(request as unknown as InferRequest, undefined, shm).then(
           (response) => call.write({ error_message: '', infer_response: response }),
           (error: unknown) => call.write({ error_message: toGrpcStatus(error).details ?? 'internal error', infer_response: { id: String(request.id ?? ''), model_name: String(request.model_name ?? '') } }),
         ).finally(() => {
@@ -143,6 +149,18 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
       return { model_stats: found.map((s) => modelStatistics(s.name, s.version, s.counters)) };
     }),
     RepositoryIndex: unary('admin', async () => ({ models: await service.repositoryIndex() })),
+    SystemSharedMemoryStatus: unary('invoke', async (call) => {
+      const regions = o.sharedMemory.status(authorize(call, 'invoke'), String(call.request.name ?? ''));
+      return { regions: Object.fromEntries(regions.map((r) => [r.name, r])) };
+    }),
+    SystemSharedMemoryRegister: unary('invoke', async (call) => {
+      o.sharedMemory.register(authorize(call, 'invoke'), String(call.request.name ?? ''), call.request);
+      return {};
+    }),
+    SystemSharedMemoryUnregister: unary('invoke', async (call) => {
+      o.sharedMemory.unregister(authorize(call, 'invoke'), String(call.request.name ?? ''));
+      return {};
+    }),
     CudaSharedMemoryStatus: unary('invoke', async () => ({ regions: {} })),
     CudaSharedMemoryRegister: unary('invoke', async () => cudaSharedMemoryUnsupported()),
     CudaSharedMemoryUnregister: unary('invoke', async () => ({})),

@@ -7,12 +7,15 @@ import type { HookTensors } from '../../sdk/hook.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
 import type { RequestedOutput } from '../inference-tensors.js';
 import { inputHead, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
+import type { ShmContext } from '../shared-memory.js';
+import { sharedMemoryRef, writeToRegion } from '../shared-memory.js';
 
 export interface GrpcInput {
   name: string;
   datatype: string;
   shape: (number | string)[];
   contents?: Record<string, unknown[]> | null;
+  parameters?: Record<string, Record<string, unknown>>;
 }
 
 const CONTENTS_FIELD: Partial<Record<DType, string>> = {
@@ -21,15 +24,34 @@ const CONTENTS_FIELD: Partial<Record<DType, string>> = {
   FP32: 'fp32_contents', FP64: 'fp64_contents', BYTES: 'bytes_contents',
 };
 
-export function grpcInputsToTensors(inputs: GrpcInput[], raw: Uint8Array[]): HookTensors {
-  if (raw.length > 0 && raw.length !== inputs.length) {
-    throw new InvalidInputError(`raw_input_contents has ${raw.length} entries for ${inputs.length} inputs`);
-  }
+/** InferParameter oneofs unwrapped to their values (int64 travels as a string). */
+export function unwrapParameters(parameters: Record<string, Record<string, unknown>> | undefined): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(parameters ?? {}).map(([k, p]) => {
+    const choice = typeof p.parameter_choice === 'string' ? p.parameter_choice : Object.keys(p).find((f) => f.endsWith('_param'));
+    return [k, choice ? p[choice] : undefined];
+  }));
+}
+
+/**
+ * The request's tensors: from a shared memory region named in the input's parameters, else from
+ * raw_input_contents (indexed over the inputs not in shared memory, as Triton indexes them), else
+ * from the typed contents.
+ */
+export function grpcInputsToTensors(inputs: GrpcInput[], raw: Uint8Array[], shm?: ShmContext): HookTensors {
   const tensors: HookTensors = {};
-  inputs.forEach((input, i) => {
+  let next = 0;
+  inputs.forEach((input) => {
     const { dtype, shape } = inputHead(tensors, input, `input "${input.name}"`);
+    const shared = sharedMemoryRef(unwrapParameters(input.parameters), `input '${input.name}'`);
+    if (shared) {
+      if (!shm) throw new InvalidInputError(`input '${input.name}': shared memory is not available here`);
+      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, shm.regions.view(shm.owner, shared, `input '${input.name}'`), 'shared_memory_byte_size');
+      return;
+    }
     if (raw.length > 0) {
-      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, raw[i]!, 'raw_input_contents');
+      const bytes = raw[next++];
+      if (!bytes) throw new InvalidInputError(`raw_input_contents has ${raw.length} entries, too few for the inputs not in shared memory`);
+      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, bytes, 'raw_input_contents');
       return;
     }
     const field = CONTENTS_FIELD[dtype];
@@ -37,26 +59,48 @@ export function grpcInputsToTensors(inputs: GrpcInput[], raw: Uint8Array[]): Hoo
     if (!field || !values) throw new InvalidInputError(`input "${input.name}": send ${dtype} data in raw_input_contents${field ? ` or contents.${field}` : ''}`);
     tensors[input.name] = tensorFromValues(dtype, values.map((v) => (typeof v === 'string' && dtype !== 'INT64' && dtype !== 'UINT64' ? Number(v) : v)), shape, `inputs.${input.name}`);
   });
+  if (raw.length > next) throw new InvalidInputError(`raw_input_contents has ${raw.length} entries for ${next} inputs`);
   return tensors;
 }
 
-export function tensorsToGrpcOutputs(selected: readonly { name: string; tensor: Tensor }[]): { outputs: { name: string; datatype: string; shape: number[] }[]; raw: Buffer[] } {
-  return {
-    outputs: selected.map(({ name, tensor: t }) => ({ name, datatype: t.dtype, shape: t.shape })),
-    raw: selected.map(({ tensor: t }) => Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength)),
-  };
+/**
+ * ModelInferResponse outputs and raw contents. An output asked for into shared memory is written
+ * there, answered with its region in the parameters, and an empty raw entry keeps the others at
+ * their index (as clients read raw_output_contents by the output's position).
+ */
+export function tensorsToGrpcOutputs(
+  selected: readonly { name: string; tensor: Tensor }[],
+  requested: readonly GrpcRequestedOutput[] = [],
+  shm?: ShmContext,
+): { outputs: { name: string; datatype: string; shape: number[]; parameters?: object }[]; raw: Buffer[] } {
+  const outputs: { name: string; datatype: string; shape: number[]; parameters?: object }[] = [];
+  const raw: Buffer[] = [];
+  for (const { name, tensor: t } of selected) {
+    const asked = requested.find((r) => r.name === name);
+    const shared = sharedMemoryRef(unwrapParameters(asked?.parameters), `output '${name}'`);
+    if (shared) {
+      if (!shm) throw new InvalidInputError(`output '${name}': shared memory is not available here`);
+      writeToRegion(shm.regions, shm.owner, shared, name, t.data);
+      outputs.push({ name, datatype: t.dtype, shape: t.shape, parameters: { shared_memory_region: { string_param: shared.region }, shared_memory_byte_size: { int64_param: t.data.byteLength } } });
+      raw.push(Buffer.alloc(0));
+    } else {
+      outputs.push({ name, datatype: t.dtype, shape: t.shape });
+      raw.push(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+    }
+  }
+  return { outputs, raw };
 }
 
 /** A ModelInferRequest output: its parameters are InferParameter oneofs (int64_param travels as a string). */
 export interface GrpcRequestedOutput {
   name: string;
-  parameters?: Record<string, { int64_param?: string | number; bool_param?: boolean; parameter_choice?: string }>;
+  parameters?: Record<string, Record<string, unknown>>;
 }
 
 export function requestedOutputs(outputs: readonly GrpcRequestedOutput[]): RequestedOutput[] {
   return outputs.filter((o) => o.name).map((o) => {
-    const c = o.parameters?.classification;
-    const count = c === undefined ? undefined : Number(c.int64_param ?? Number.NaN);
+    const c = unwrapParameters(o.parameters).classification;
+    const count = c === undefined ? undefined : Number(c);
     return { name: o.name, ...(count === undefined ? {} : { classification: count }) };
   });
 }

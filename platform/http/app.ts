@@ -26,6 +26,7 @@ import { devices } from '../../runtime/index.js';
 import { modelConfig } from '../model-config.js';
 import { modelStatistics } from '../model-statistics.js';
 import { checkLoadParameters, cudaSharedMemoryUnsupported, parseJson, SERVER_EXTENSIONS } from '../server-metadata.js';
+import type { SharedMemoryRegions } from '../shared-memory.js';
 
 export interface AppOptions {
   service: FunctionService;
@@ -40,6 +41,8 @@ export interface AppOptions {
   /** False while the node starts or drains: /v2/health/ready answers 503. */
   ready: () => boolean;
   version: string;
+  /** System shared memory regions (Triton's extension), per caller. */
+  sharedMemory: SharedMemoryRegions;
 }
 
 function errorResponse(c: Context, error: unknown): Response {
@@ -48,11 +51,18 @@ function errorResponse(c: Context, error: unknown): Response {
   return c.json(body, status as 400);
 }
 
-function auth(keys: ApiKey[], scope: Scope): MiddlewareHandler {
+/** What auth() leaves on a request: the caller's key ('' with no keys configured). */
+type AppEnv = { Variables: { owner: string } };
+
+function auth(keys: ApiKey[], scope: Scope): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    authorize(keys, scope, (name) => c.req.header(name));
+    c.set('owner', authorize(keys, scope, (name) => c.req.header(name)));
     return next();
   };
+}
+
+function owner(c: Context<AppEnv>): string {
+  return c.get('owner') ?? '';
 }
 
 function limit(maxSize: number): MiddlewareHandler {
@@ -88,8 +98,8 @@ export class InFlight {
   }
 }
 
-export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
-  const app = new Hono();
+export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
   const { service } = o;
   if (o.inflight) {
     const inflight = o.inflight;
@@ -227,6 +237,24 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono {
   app.get('/v2/models/:name/versions/:version', invoke, metadata);
   app.get('/v2/models/:name/ready', invoke, modelReady);
   app.get('/v2/models/:name/versions/:version/ready', invoke, modelReady);
+
+  // --- system shared memory (Triton's extension), each caller's own regions ------------------------------
+  const shm = o.sharedMemory;
+  const shmStatus = (c: Context<AppEnv>) => c.json(shm.status(owner(c), c.req.param('region')));
+  app.get('/v2/systemsharedmemory/status', invoke, shmStatus);
+  app.get('/v2/systemsharedmemory/region/:region/status', invoke, shmStatus);
+  app.post('/v2/systemsharedmemory/region/:region/register', invoke, async (c) => {
+    const body = parseJson(await c.req.text(), 'the register request');
+    if (typeof body !== 'object' || body === null) throw new InvalidInputError('send {"key": "/name", "offset": 0, "byte_size": N}');
+    shm.register(owner(c), c.req.param('region'), body as Record<string, unknown>);
+    return c.json({});
+  });
+  const shmUnregister = (c: Context<AppEnv>) => {
+    shm.unregister(owner(c), c.req.param('region'));
+    return c.json({});
+  };
+  app.post('/v2/systemsharedmemory/unregister', invoke, shmUnregister);
+  app.post('/v2/systemsharedmemory/region/:region/unregister', invoke, shmUnregister);
 
   // --- CUDA shared memory: none on this node; status lists no regions, register says why ---------------
   app.get('/v2/cudasharedmemory/status', invoke, (c) => c.json([]));

@@ -8,12 +8,16 @@ import type { ApiKey } from '../config.js';
 
 export type Scope = 'invoke' | 'admin';
 
-/** Throws UnauthenticatedError or PermissionDeniedError; `header` reads a request header. */
-export function authorize(keys: ApiKey[], scope: Scope, header: (name: string) => string | undefined): void {
-  if (keys.length === 0) return;
+/**
+ * Throws UnauthenticatedError or PermissionDeniedError; `header` reads a request header. Returns
+ * the caller's key ('' with no keys configured): what the caller's own resources are scoped by.
+ */
+export function authorize(keys: ApiKey[], scope: Scope, header: (name: string) => string | undefined): string {
+  if (keys.length === 0) return '';
   const bearer = header('authorization');
   const given = bearer?.startsWith('Bearer ') ? bearer.slice(7) : header('x-api-key');
   const key = keys.find((k) => k.key === given);
   if (!key) throw new UnauthenticatedError('send an API key: Authorization: Bearer <key>');
   if (scope === 'admin' && key.scope !== 'admin') throw new PermissionDeniedError('this API key may invoke functions but not manage them (needs scope admin)');
+  return key.key;
 }

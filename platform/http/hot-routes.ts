@@ -17,6 +17,7 @@ import { toHttpResponse } from './errors.js';
 import type { JobQueue } from '../jobs/index.js';
 import { IdempotencyCache } from './idempotency.js';
 import { formatInferResponse, parseInferRequest } from './kserve.js';
+import type { SharedMemoryRegions } from '../shared-memory.js';
 
 export interface HotRouteOptions {
   service: FunctionService;
@@ -25,6 +26,8 @@ export interface HotRouteOptions {
   maxBodyBytes: number;
   ready: () => boolean;
   inflight?: { enter(): void; leave(): void };
+  /** System shared memory regions (Triton's extension), per caller. */
+  sharedMemory: SharedMemoryRegions;
 }
 
 interface Call {
@@ -35,6 +38,8 @@ interface Call {
   header: (name: string) => string | undefined;
   body: Uint8Array;
   signal: AbortSignal;
+  /** The caller's API key ('' with none configured): what its shared memory regions belong to. */
+  owner: string;
 }
 
 interface Reply {
@@ -165,9 +170,10 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
 
   const infer = async (call: Call): Promise<Reply> => {
     const header = call.header('inference-header-content-length');
-    const { request, tensors } = parseInferRequest(call.body, header === undefined ? undefined : Number(header));
+    const shm = { regions: o.sharedMemory, owner: call.owner };
+    const { request, tensors } = parseInferRequest(call.body, header === undefined ? undefined : Number(header), shm);
     const { outputs, version } = await service.infer(call.name, call.version, tensors, { deadline: deadlineOf(call.header), signal: call.signal });
-    const out = formatInferResponse({ name: call.name, version: version.version }, request, outputs, version.spec);
+    const out = formatInferResponse({ name: call.name, version: version.version }, request, outputs, version.spec, shm);
     const headers: Record<string, string> = { 'content-type': out.contentType };
     if (out.headerLength !== undefined) headers['inference-header-content-length'] = String(out.headerLength);
     return { status: 200, headers, body: out.body };
@@ -209,13 +215,13 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     };
     let bodyRead = false;
     (async () => {
-      authorize(o.apiKeys, 'invoke', header);
+      const owner = authorize(o.apiKeys, 'invoke', header);
       if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
       const name = decode(match[1]!);
       const version = parseVersion(match[2] === undefined ? undefined : decode(match[2]));
       const body = await decodeBody(await readBody(req, o.maxBodyBytes), header('content-encoding'), o.maxBodyBytes);
       bodyRead = true;
-      const reply = await handler({ name, version, query: q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1)), header, body, signal: controller.signal });
+      const reply = await handler({ name, version, query: q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1)), header, body, signal: controller.signal, owner });
       const coding = acceptedCoding(header('accept-encoding'));
       if (coding && reply.body.byteLength > 0) {
         reply.body = await codecs[coding].encode(reply.body);

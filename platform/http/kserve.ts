@@ -9,6 +9,8 @@ import { numel } from '../../sdk/tensor.js';
 import { tensorToJson } from '../../sdk/tensor-json.js';
 import { inputHead, selectOutputs, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
 import { decodeBytes } from '../../sdk/tensor-bytes.js';
+import type { ShmContext } from '../shared-memory.js';
+import { sharedMemoryRef, writeToRegion } from '../shared-memory.js';
 
 const utf8 = new TextDecoder();
 
@@ -17,18 +19,18 @@ interface RequestInput {
   shape: number[];
   datatype: string;
   data?: unknown;
-  parameters?: { binary_data_size?: number };
+  parameters?: { binary_data_size?: number; shared_memory_region?: string; shared_memory_byte_size?: number; shared_memory_offset?: number };
 }
 
 export interface InferRequest {
   id?: string;
   inputs: RequestInput[];
-  outputs?: { name: string; parameters?: { binary_data?: boolean; classification?: number } }[];
+  outputs?: { name: string; parameters?: { binary_data?: boolean; classification?: number; shared_memory_region?: string; shared_memory_byte_size?: number; shared_memory_offset?: number } }[];
   parameters?: { binary_data_output?: boolean };
 }
 
 /** Parses an infer request body (JSON, or JSON header + binary tail) into named tensors. */
-export function parseInferRequest(body: Uint8Array, headerLength: number | undefined): { request: InferRequest; tensors: HookTensors } {
+export function parseInferRequest(body: Uint8Array, headerLength: number | undefined, shm?: ShmContext): { request: InferRequest; tensors: HookTensors } {
   const jsonBytes = headerLength === undefined ? body : body.subarray(0, headerLength);
   if (headerLength !== undefined && (!Number.isInteger(headerLength) || headerLength < 0 || headerLength > body.byteLength)) {
     throw new InvalidInputError(`Inference-Header-Content-Length ${headerLength} does not fit a body of ${body.byteLength} bytes`);
@@ -48,7 +50,11 @@ export function parseInferRequest(body: Uint8Array, headerLength: number | undef
     if (!Array.isArray(input.shape)) throw new InvalidInputError(`${where}.shape must be a list of non-negative integers`, { reason: 'ERR_SHAPE' });
     const { dtype, shape } = inputHead(tensors, input, where);
     const size = input.parameters?.binary_data_size;
-    if (size !== undefined) {
+    const shared = sharedMemoryRef(input.parameters, `input '${input.name}'`);
+    if (shared) {
+      if (!shm) throw new InvalidInputError(`input '${input.name}': shared memory is not available on this route`);
+      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, shm.regions.view(shm.owner, shared, `input '${input.name}'`), 'shared_memory_byte_size');
+    } else if (size !== undefined) {
       if (headerLength === undefined) throw new InvalidInputError(`${where} has binary_data_size but the request has no Inference-Header-Content-Length`);
       if (!Number.isInteger(size) || size < 0 || offset + size > body.byteLength) throw new InvalidInputError(`input "${input.name}": the body ends before its ${size} bytes`, { reason: 'ERR_SHAPE' });
       tensors[input.name] = tensorFromRaw(input.name, dtype, shape, body.subarray(offset, offset + size), 'binary_data_size');
@@ -71,6 +77,7 @@ export function formatInferResponse(
   request: InferRequest,
   outputs: HookTensors,
   spec: FunctionSpec,
+  shm?: ShmContext,
 ): { body: Uint8Array; contentType: string; headerLength?: number } {
   const asked = request.outputs ?? [];
   const selected = selectOutputs(outputs, spec, asked.map((o) => ({ name: o.name, classification: o.parameters?.classification })));
@@ -81,6 +88,12 @@ export function formatInferResponse(
     model_version: String(model.version),
     ...(request.id === undefined ? {} : { id: request.id }),
     outputs: selected.map(({ name, tensor: t }, i) => {
+      const shared = sharedMemoryRef(asked[i]?.parameters, `output '${name}'`);
+      if (shared) {
+        if (!shm) throw new InvalidInputError(`output '${name}': shared memory is not available on this route`);
+        writeToRegion(shm.regions, shm.owner, shared, name, t.data);
+        return { name, datatype: t.dtype, shape: t.shape, parameters: { shared_memory_region: shared.region, shared_memory_byte_size: t.data.byteLength, ...(shared.offset ? { shared_memory_offset: shared.offset } : {}) } };
+      }
       const binary = asked[i]?.parameters?.binary_data ?? binaryAll;
       if (binary) {
         const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);

@@ -83,6 +83,8 @@ export interface RawAddon {
   setIntraOpThreads(count: number): void;
   setExecutorThreads(count: number): void;
   threads(): { intraOp: number; executor: number };
+  /** Maps an existing POSIX shared memory segment ("/name") from offset, byteSize bytes. */
+  mapSharedMemory(key: string, offset: number, byteSize: number): ArrayBuffer;
 }
 
 /** Where `npm run build:native` puts the addon. */

@@ -69,3 +69,15 @@ export function setExecutorThreads(count: number): void {
 export function threads(): { intraOp: number; executor: number } {
   return native().threads();
 }
+
+/**
+ * A client's POSIX shared memory segment ("/name"), mapped read-write from `offset` for `byteSize`
+ * bytes (Triton's system shared memory). Unmapped when the buffer is collected.
+ */
+export function mapSharedMemory(key: string, offset: number, byteSize: number): ArrayBuffer {
+  try {
+    return native().mapSharedMemory(key, offset, byteSize);
+  } catch (error) {
+    throw fromNativeCode(error);
+  }
+}

@@ -144,7 +144,7 @@ describe('compression', () => {
 
 describe('server metadata and the repository extension', () => {
   it('lists exactly the extensions implemented, over HTTP and gRPC', async () => {
-    const expected = ['binary_tensor_data', 'classification', 'model_configuration', 'model_repository', 'statistics'];
+    const expected = ['binary_tensor_data', 'classification', 'model_configuration', 'model_repository', 'statistics', 'system_shared_memory'];
     const meta = (await (await fetch(`${node.httpUrl}/v2`)).json()) as { extensions: string[] };
     expect([...meta.extensions].sort()).toEqual(expected);
     expect([...((await grpcCall(rpc, 'ServerMetadata', {})).extensions as string[])].sort()).toEqual(expected);
