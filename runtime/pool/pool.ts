@@ -19,7 +19,9 @@ import type { HearthError } from '../../sdk/errors.js';
 import { CancelledError, DeadlineExceededError, HearthError as HearthErrorClass, InferenceError, ModelLoadError, UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import type { Tensor } from '../../sdk/tensor.js';
+import type { DType, Tensor } from '../../sdk/tensor.js';
+import { bytesTensor } from '../../sdk/tensor-bytes.js';
+import { floatToBFloat16, floatToHalf } from '../../sdk/tensor-json.js';
 import { allocate, ENGINE_DTYPES, numel } from '../../sdk/tensor.js';
 import type { BatchEntry, Clock } from '../batcher/index.js';
 import { DynamicBatcher, systemClock } from '../batcher/index.js';
@@ -129,13 +131,39 @@ function splitStrings(name: string, t: Tensor<'BYTES'>, rows: number[], total: n
   });
 }
 
-/** Dims with -1 as 1, the batch dimension first when there is one: inputs for warm-up passes. */
-function warmupInputs(spec: FunctionSpec): HookTensors | undefined {
-  if (!spec.inputs.every((i) => (ENGINE_DTYPES as readonly string[]).includes(i.dtype))) return undefined;
-  return Object.fromEntries(spec.inputs.map((i) => {
-    const shape = [...(spec.maxBatchSize > 0 ? [1] : []), ...i.dims.map((d) => (d < 0 ? 1 : d))];
-    return [i.name, { dtype: i.dtype, shape, data: allocate(i.dtype, numel(shape)) } as Tensor];
-  }));
+/** A tensor of zeros, or of small random values (Triton's zero_data / random_data). */
+function filled(dtype: DType, shape: number[], fill: 'zero' | 'random'): Tensor {
+  const n = numel(shape);
+  if (dtype === 'BYTES') return bytesTensor(shape, Array.from({ length: n }, () => (fill === 'zero' ? '' : Math.random().toString(36).slice(2))));
+  const data = allocate(dtype, n);
+  if (fill === 'random') {
+    for (let i = 0; i < n; i++) {
+      const r = Math.random();
+      if (data instanceof BigInt64Array || data instanceof BigUint64Array) data[i] = BigInt(Math.floor(r * 100));
+      else if (data instanceof Float32Array || data instanceof Float64Array) data[i] = r;
+      else if (dtype === 'FP16' || dtype === 'BF16') data[i] = dtype === 'FP16' ? floatToHalf(r) : floatToBFloat16(r);
+      else data[i] = Math.floor(r * (dtype === 'BOOL' ? 2 : 100));
+    }
+  }
+  return { dtype, shape, data } as Tensor;
+}
+
+/**
+ * The warm-up passes at load: the spec's samples (Triton's model_warmup), each run its count; else,
+ * for models of engine dtypes, `runs` passes of zeros with -1 dims as 1 and a batch of one.
+ */
+function warmupSamples(spec: FunctionSpec, runs: number): { tensors: HookTensors; runs: number; always: boolean }[] {
+  const batched = spec.maxBatchSize > 0;
+  if (spec.warmup) {
+    return spec.warmup.map((w) => ({
+      tensors: Object.fromEntries(Object.entries(w.inputs).map(([name, i]) => [name, filled(i.dtype, [...(batched ? [w.batchSize] : []), ...i.dims], i.fill)])),
+      runs: w.count,
+      always: true,
+    }));
+  }
+  if (!spec.inputs.every((i) => (ENGINE_DTYPES as readonly string[]).includes(i.dtype))) return [];
+  const tensors = Object.fromEntries(spec.inputs.map((i) => [i.name, filled(i.dtype, [...(batched ? [1] : []), ...i.dims.map((d) => (d < 0 ? 1 : d))], 'zero')]));
+  return [{ tensors, runs, always: false }];
 }
 
 function deviceReport(device: string): { memoryFreeBytes: number; memoryTotalBytes: number } | undefined {
@@ -239,9 +267,12 @@ export class Pool extends EventEmitter {
         // Requests already waiting are the warm-up: their first batch profiles the graph as a
         // dummy pass would, and nobody waits for a pass whose output is thrown away. A pool
         // started with nobody waiting (a deploy, a scale-up) runs its dummy passes, bound to
-        // forward() as requests are.
-        const inputs = warmupInputs(spec);
-        if (inputs && this.#pending === 0) warmup = await this.#warmUp(first, inputs, this.#options.warmupRuns ?? 2);
+        // forward() as requests are. The spec's own samples (model_warmup) always run.
+        const t0 = performance.now();
+        for (const sample of warmupSamples(spec, this.#options.warmupRuns ?? 2)) {
+          if (sample.always || this.#pending === 0) await this.#warmUp(first, sample.tensors, sample.runs);
+        }
+        warmup = (performance.now() - t0) / 1000;
       } catch (error) {
         first.dispose();
         throw error;
@@ -266,16 +297,14 @@ export class Pool extends EventEmitter {
     }
   }
 
-  /** Runs `runs` forwards of the warm-up inputs (by spec name) on a fresh instance; returns seconds. */
-  async #warmUp(instance: Model, inputs: HookTensors, runs: number): Promise<number> {
-    const t0 = performance.now();
+  /** Runs `runs` forwards of the warm-up inputs (by spec name) on a fresh instance. */
+  async #warmUp(instance: Model, inputs: HookTensors, runs: number): Promise<void> {
     const args = this.#forwardArgs([inputs]).map((parts) => parts[0]!);
     try {
       for (let i = 0; i < runs; i++) await instance.forward(args);
     } catch (error) {
       throw new ModelLoadError(`warm-up forward failed: ${(error as Error).message}`, { cause: error, reason: 'ERR_WARMUP' });
     }
-    return (performance.now() - t0) / 1000;
   }
 
   /** forward()'s arguments, in its order, each the parts (one per request) shaped as the model takes them. */

@@ -74,6 +74,18 @@ export const InstancesSchema = z.object({
   threads: z.number().int().min(0).max(256).default(0).describe('LibTorch intra-op threads per forward (0 = the node\'s default).'),
 });
 
+/** A warm-up sample (Triton's model_warmup): inputs made of zeros or random values, run `count` times at load. */
+export const WarmupSchema = z.object({
+  name: z.string().max(128).default('warmup').describe('A name for people and logs.'),
+  batchSize: z.number().int().min(1).default(1).describe('Rows of the sample (with maxBatchSize > 0).'),
+  count: z.number().int().min(1).max(1000).default(1).describe('How many times the sample runs.'),
+  inputs: z.record(z.string(), z.object({
+    dtype: z.enum(DTYPES),
+    dims: z.array(z.number().int().min(1)),
+    fill: z.enum(['zero', 'random']).default('zero'),
+  })).describe('Every input of the model, by name: its dtype, dims (no batch dimension) and fill.'),
+});
+
 /** How LibTorch runs forward (the parameters Triton's PyTorch backend reads). */
 export const ExecutionSchema = z.object({
   inferenceMode: z.boolean().default(true).describe('Run forward under c10::InferenceMode (Triton\'s INFERENCE_MODE); false: under NoGradGuard.'),
@@ -111,6 +123,8 @@ export const FunctionSpecSchema = z
     instances: InstancesSchema.default(InstancesSchema.parse({})).describe('Where and how the model runs.'),
     scaling: ScalingSchema.default(ScalingSchema.parse({})).describe('The autoscaler: instances from queue depth, scale to zero.'),
     execution: ExecutionSchema.default(ExecutionSchema.parse({})).describe('How LibTorch runs forward.'),
+    /** Samples run at load instead of the default zero passes (Triton's model_warmup). */
+    warmup: z.array(WarmupSchema).max(64).optional().describe('Samples run at load instead of the default passes of zeros (Triton\'s model_warmup).'),
     /** A Triton config's `parameters`, kept as given (the ones Hearth reads also set execution/instances). */
     parameters: z.record(z.string(), z.string()).optional().describe('A Triton config\'s parameters, as given; those the PyTorch backend reads are also applied (execution, instances.threads).'),
   })
@@ -141,6 +155,12 @@ export const FunctionSpecSchema = z
       } else if (size > spec.maxBatchSize) {
         ctx.addIssue({ code: 'custom', path: ['batching', 'preferredBatchSizes', i], message: `${size} is larger than maxBatchSize (${spec.maxBatchSize})` });
       }
+    });
+    spec.warmup?.forEach((sample, i) => {
+      const names = Object.keys(sample.inputs).sort();
+      const wanted = spec.inputs.map((t) => t.name).sort();
+      if (names.join('\0') !== wanted.join('\0')) ctx.addIssue({ code: 'custom', path: ['warmup', i, 'inputs'], message: `must give exactly the model's inputs (${wanted.join(', ')}); got ${names.join(', ') || 'none'}` });
+      if (spec.maxBatchSize > 0 && sample.batchSize > spec.maxBatchSize) ctx.addIssue({ code: 'custom', path: ['warmup', i, 'batchSize'], message: `${sample.batchSize} is larger than maxBatchSize (${spec.maxBatchSize})` });
     });
     if (spec.instances.count > spec.scaling.maxInstances) {
       ctx.addIssue({ code: 'custom', path: ['instances', 'count'], message: `${spec.instances.count} is more than scaling.maxInstances (${spec.scaling.maxInstances})` });

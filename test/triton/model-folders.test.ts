@@ -3,7 +3,7 @@
  * deploy path, then asked over HTTP JSON, HTTP binary and gRPC — each answer compared with
  * python3-torch running the same .pt with its arguments in forward()'s own order.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -234,5 +234,29 @@ describe('BYTES / TYPE_STRING tensors, into TorchScript as List[str]', () => {
     const r = await fetch(`${node.httpUrl}/v2/models/string_upper/infer`, { method: 'POST', headers: { 'inference-header-content-length': String(header.byteLength) }, body: Buffer.concat([header, Buffer.from([9, 0, 0, 0, 65, 66])]) });
     expect(r.status).toBe(400);
     expect(((await r.json()) as { error: string }).error).toMatch(/BYTES element 0 says 9 byte\(s\) but 2 are left/);
+  });
+});
+
+describe('model_warmup', () => {
+  async function warmupFolder(name: string, dims: string): Promise<string> {
+    const folder = join(dir, name);
+    await mkdir(join(folder, '1'), { recursive: true });
+    await copyFile(join(TRITON_REPO, 'seed_layout', '1', 'resnet.pt'), join(folder, '1', 'model.pt'));
+    await writeFile(join(folder, 'config.pbtxt'), `platform: "pytorch_libtorch"
+      max_batch_size: 4
+      input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 4 ] } ]
+      output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 3 ] } ]
+      model_warmup [ { name: "sample" batch_size: 2 count: 3 inputs { key: "INPUT__0" value: { data_type: TYPE_FP32 dims: [ ${dims} ] random_data: true } } } ]`);
+    return folder;
+  }
+
+  it('runs the config\'s samples at load: a sample the model cannot take fails the deploy, naming the warm-up', async () => {
+    const bad = await deployFolder(client, await warmupFolder('warm_bad', '5'));
+    expect(bad.status).toBe('failed');
+    expect(bad.reason).toMatch(/warm-up forward failed/);
+    const good = await deployFolder(client, await warmupFolder('warm_good', '4'));
+    expect(good.status).toBe('ready');
+    const pools = (await client.describe('warm_good')).pools as { coldStart?: { warmup: number } }[];
+    expect(pools[0]!.coldStart!.warmup).toBeGreaterThan(0);
   });
 });
