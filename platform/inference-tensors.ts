@@ -11,6 +11,7 @@ import { tensorFromJson } from '../sdk/tensor-json.js';
 import { decodeBytes, encodeBytes } from '../sdk/tensor-bytes.js';
 import type { FunctionSpec } from '../sdk/spec/function-spec.js';
 import { classify } from './classification.js';
+import type { SequenceFlags } from '../runtime/index.js';
 
 /** The input's datatype and shape, checked; `where` names it in messages. */
 export function inputHead(tensors: HookTensors, input: { name: string; datatype: string; shape: unknown[] }, where: string): { dtype: DType; shape: number[] } {
@@ -76,4 +77,36 @@ export function selectOutputs(outputs: HookTensors, spec: FunctionSpec, requeste
     if (w.classification === undefined) return { name: w.name, tensor: t };
     return { name: w.name, tensor: classify(t, declared, Number(w.classification), spec.maxBatchSize > 0) };
   });
+}
+
+/**
+ * Triton's sequence parameters (sequence_id, sequence_start, sequence_end), from an infer
+ * request's parameters as either transport carries them; undefined when the request names no sequence.
+ */
+export function sequenceFlags(parameters: Record<string, unknown> | undefined): SequenceFlags | undefined {
+  const raw = parameters?.sequence_id;
+  if (raw === undefined || raw === 0 || raw === 0n || raw === '') {
+    if (parameters?.sequence_start === true || parameters?.sequence_end === true) throw new InvalidInputError('sequence_start and sequence_end need a non-zero or non-empty sequence_id');
+    return undefined;
+  }
+  let id: bigint | string;
+  if (typeof raw === 'bigint') {
+    if (raw < 0n) throw new InvalidInputError('sequence_id must be a non-negative integer or a string');
+    id = raw;
+  } else if (typeof raw === 'number') {
+    if (!Number.isSafeInteger(raw) || raw < 0) throw new InvalidInputError('sequence_id must be a non-negative integer or a string');
+    id = BigInt(raw);
+  } else if (typeof raw === 'string') {
+    if (raw.length > 256) throw new InvalidInputError('sequence_id strings are at most 256 characters');
+    id = raw;
+  } else {
+    throw new InvalidInputError('sequence_id must be a non-negative integer or a string');
+  }
+  const flag = (name: string): boolean => {
+    const v = parameters?.[name];
+    if (v === undefined) return false;
+    if (typeof v !== 'boolean') throw new InvalidInputError(`${name} must be true or false`);
+    return v;
+  };
+  return { id, start: flag('sequence_start'), end: flag('sequence_end') };
 }

@@ -199,7 +199,8 @@ export class FunctionService {
   async #call(name: string, v: FunctionVersion, call: Forwarded, options: InvokeOptions): Promise<ForwardResult> {
     this.#unloaded.delete(name);
     const cluster = this.#o.cluster;
-    if (cluster && (await this.#elsewhere(cluster, name, v))) return cluster.forward(name, v.version, call, options.deadline, () => this.#local(name, v, call, options), options.signal);
+    // A sequence's requests carry their flags only to a local pool: sequences stay on this node.
+    if (cluster && !options.sequence && (await this.#elsewhere(cluster, name, v))) return cluster.forward(name, v.version, call, options.deadline, () => this.#local(name, v, call, options), options.signal);
     return this.#local(name, v, call, options);
   }
 

@@ -19,9 +19,9 @@ import { checkLoadParameters, cudaSharedMemoryUnsupported, SERVER_EXTENSIONS } f
 import { authorize as authorizeKey } from '../http/auth.js';
 import type { SharedMemoryRegions, ShmContext } from '../shared-memory.js';
 import { toGrpcStatus } from './status.js';
-import { selectOutputs } from '../inference-tensors.js';
+import { selectOutputs, sequenceFlags } from '../inference-tensors.js';
 import type { GrpcInput, GrpcRequestedOutput } from './tensors.js';
-import { grpcInputsToTensors, requestedOutputs, tensorsToGrpcOutputs } from './tensors.js';
+import { grpcInputsToTensors, requestedOutputs, tensorsToGrpcOutputs, unwrapParameters } from './tensors.js';
 
 /** Triton's own grpc_service.proto and model_config.proto, unchanged (./proto, with their licence). */
 export const PROTO_PATH = fileURLToPath(new URL('./proto/grpc_service.proto', import.meta.url));
@@ -53,6 +53,7 @@ interface InferRequest {
   inputs: GrpcInput[];
   outputs: GrpcRequestedOutput[];
   raw_input_contents: Uint8Array[];
+  parameters?: Record<string, Record<string, unknown>>;
 }
 type Handler = (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>) => Promise<unknown>;
 
@@ -87,7 +88,8 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
   const infer = async (r: InferRequest, deadline: number | undefined, shm: ShmContext): Promise<Record<string, unknown>> => {
     if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
     const tensors = grpcInputsToTensors(r.inputs ?? [], r.raw_input_contents ?? [], shm);
-    const { outputs, version } = await service.infer(r.model_name, versionOf(r.model_version), tensors, { deadline });
+    const sequence = sequenceFlags(unwrapParameters(r.parameters, true));
+    const { outputs, version } = await service.infer(r.model_name, versionOf(r.model_version), tensors, { deadline, ...(sequence ? { sequence } : {}) });
     const formatted = tensorsToGrpcOutputs(selectOutputs(outputs, version.spec, requestedOutputs(r.outputs ?? [])), r.outputs ?? [], shm);
     return { model_name: r.model_name, model_version: String(version.version), id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
   };

@@ -24,11 +24,16 @@ const CONTENTS_FIELD: Partial<Record<DType, string>> = {
   FP32: 'fp32_contents', FP64: 'fp64_contents', BYTES: 'bytes_contents',
 };
 
-/** InferParameter oneofs unwrapped to their values (int64 travels as a string). */
-export function unwrapParameters(parameters: Record<string, Record<string, unknown>> | undefined): Record<string, unknown> {
+/**
+ * InferParameter oneofs unwrapped to their values. int64/uint64 travel as strings: with `bigints`
+ * they come back as bigint (sequence ids), else as numbers.
+ */
+export function unwrapParameters(parameters: Record<string, Record<string, unknown>> | undefined, bigints = false): Record<string, unknown> {
   return Object.fromEntries(Object.entries(parameters ?? {}).map(([k, p]) => {
     const choice = typeof p.parameter_choice === 'string' ? p.parameter_choice : Object.keys(p).find((f) => f.endsWith('_param'));
-    return [k, choice ? p[choice] : undefined];
+    const value = choice ? p[choice] : undefined;
+    if ((choice === 'int64_param' || choice === 'uint64_param') && value !== undefined) return [k, bigints ? BigInt(String(value)) : Number(value)];
+    return [k, value];
   }));
 }
 

@@ -17,6 +17,7 @@ import { toHttpResponse } from './errors.js';
 import type { JobQueue } from '../jobs/index.js';
 import { IdempotencyCache } from './idempotency.js';
 import { formatInferResponse, parseInferRequest } from './kserve.js';
+import { sequenceFlags } from '../inference-tensors.js';
 import type { SharedMemoryRegions } from '../shared-memory.js';
 
 export interface HotRouteOptions {
@@ -172,7 +173,8 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     const header = call.header('inference-header-content-length');
     const shm = { regions: o.sharedMemory, owner: call.owner };
     const { request, tensors } = parseInferRequest(call.body, header === undefined ? undefined : Number(header), shm);
-    const { outputs, version } = await service.infer(call.name, call.version, tensors, { deadline: deadlineOf(call.header), signal: call.signal });
+    const sequence = sequenceFlags(request.parameters as Record<string, unknown> | undefined);
+    const { outputs, version } = await service.infer(call.name, call.version, tensors, { deadline: deadlineOf(call.header), signal: call.signal, ...(sequence ? { sequence } : {}) });
     const out = formatInferResponse({ name: call.name, version: version.version }, request, outputs, version.spec, shm);
     const headers: Record<string, string> = { 'content-type': out.contentType };
     if (out.headerLength !== undefined) headers['inference-header-content-length'] = String(out.headerLength);

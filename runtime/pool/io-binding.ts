@@ -19,7 +19,7 @@ export type OutputRule = 'named-index' | 'config-order';
 
 export interface IoBinding {
   inputRule: InputRule;
-  /** forwardOrder[p]: the index in spec.inputs of the tensor passed as forward()'s argument p. */
+  /** forwardOrder[p]: the index in spec.inputs (then spec.sequence.controls) of forward()'s argument p. */
   forwardOrder: number[];
   outputRule: OutputRule;
   /** outputIndex[i]: the position in the model's returned tuple of spec.outputs[i]. */
@@ -58,7 +58,8 @@ function checkPositions(spec: FunctionSpec, names: readonly string[], positions:
 }
 
 export function bindIo(spec: FunctionSpec, model: ForwardSignature): IoBinding {
-  const inputs = spec.inputs.map((i) => i.name);
+  // A sequence model's control inputs are inputs too (after the spec's; the batcher fills them).
+  const inputs = [...spec.inputs.map((i) => i.name), ...(spec.sequence?.controls.map((c) => c.name) ?? [])];
   const outputs = spec.outputs.map((o) => o.name);
   const n = inputs.length;
   if (n < model.minInputs || (model.maxInputs >= 0 && n > model.maxInputs)) {

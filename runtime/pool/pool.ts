@@ -16,7 +16,7 @@ import { EventEmitter } from 'node:events';
 import { availableParallelism } from 'node:os';
 
 import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, DeadlineExceededError, HearthError as HearthErrorClass, InferenceError, ModelLoadError, UnavailableError } from '../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError, HearthError as HearthErrorClass, InferenceError, InvalidInputError, ModelLoadError, UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
@@ -24,7 +24,8 @@ import { bytesTensor } from '../../sdk/tensor-bytes.js';
 import { floatToBFloat16, floatToHalf } from '../../sdk/tensor-json.js';
 import { allocate, ENGINE_DTYPES, numel } from '../../sdk/tensor.js';
 import type { BatchEntry, Clock } from '../batcher/index.js';
-import { DynamicBatcher, systemClock } from '../batcher/index.js';
+import { DynamicBatcher, SequenceRouter, systemClock } from '../batcher/index.js';
+import type { SequenceFlags, SequenceRow } from '../batcher/index.js';
 import type { ForwardResult, Model } from '../engine/index.js';
 import { devices, loadModel, setIntraOpThreads, threads } from '../engine/index.js';
 import type { RawRequest } from '../hooks/index.js';
@@ -64,6 +65,8 @@ export interface InvokeOptions {
   signal?: AbortSignal;
   /** 1 (highest) to spec.batching.priorityLevels. */
   priority?: number;
+  /** The request's sequence (required by, and only for, a spec with `sequence`). */
+  sequence?: SequenceFlags;
 }
 
 export interface InvokeResponse {
@@ -131,6 +134,27 @@ function splitStrings(name: string, t: Tensor<'BYTES'>, rows: number[], total: n
   });
 }
 
+/** The control inputs of a sequence batch, in the order of spec.sequence.controls: one value per row. */
+function sequenceControls(spec: FunctionSpec, rows: readonly SequenceRow<unknown>[]): Tensor[] {
+  const shape = spec.maxBatchSize > 0 ? [rows.length, 1] : [1];
+  return spec.sequence!.controls.map((c) => {
+    const data = allocate(c.dtype, rows.length);
+    rows.forEach((r, i) => {
+      const flag = c.kind === 'start' ? !r.filler && r.start : c.kind === 'end' ? !r.filler && r.end : !r.filler;
+      if (c.kind === 'corrid') {
+        const id = r.filler ? 0n : BigInt(r.id as bigint);
+        if (data instanceof BigInt64Array || data instanceof BigUint64Array) data[i] = id;
+        else (data as Int32Array)[i] = Number(id);
+      } else {
+        const v = c.values[flag ? 1 : 0]!;
+        if (data instanceof BigInt64Array || data instanceof BigUint64Array) data[i] = BigInt(v);
+        else (data as Float32Array)[i] = v;
+      }
+    });
+    return { dtype: c.dtype, shape, data } as Tensor;
+  });
+}
+
 /** A tensor of zeros, or of small random values (Triton's zero_data / random_data). */
 function filled(dtype: DType, shape: number[], fill: 'zero' | 'random'): Tensor {
   const n = numel(shape);
@@ -149,8 +173,9 @@ function filled(dtype: DType, shape: number[], fill: 'zero' | 'random'): Tensor 
 }
 
 /**
- * The warm-up passes at load: the spec's samples (Triton's model_warmup), each run its count; else,
- * for models of engine dtypes, `runs` passes of zeros with -1 dims as 1 and a batch of one.
+ * The warm-up passes at load: the spec's samples (Triton's model_warmup), each run its count (on a
+ * sequence model, as filler rows: READY false); else, for stateless models of engine dtypes, `runs`
+ * passes of zeros with -1 dims as 1 and a batch of one.
  */
 function warmupSamples(spec: FunctionSpec, runs: number): { tensors: HookTensors; runs: number; always: boolean }[] {
   const batched = spec.maxBatchSize > 0;
@@ -161,7 +186,8 @@ function warmupSamples(spec: FunctionSpec, runs: number): { tensors: HookTensors
       always: true,
     }));
   }
-  if (!spec.inputs.every((i) => (ENGINE_DTYPES as readonly string[]).includes(i.dtype))) return [];
+  // A stateful model gets no dummy passes: a made-up row could touch a sequence's state.
+  if (spec.sequence || !spec.inputs.every((i) => (ENGINE_DTYPES as readonly string[]).includes(i.dtype))) return [];
   const tensors = Object.fromEntries(spec.inputs.map((i) => [i.name, filled(i.dtype, [...(batched ? [1] : []), ...i.dims.map((d) => (d < 0 ? 1 : d))], 'zero')]));
   return [{ tensors, runs, always: false }];
 }
@@ -205,6 +231,8 @@ export class Pool extends EventEmitter {
   #instanceBytes = 0;
   /** How the spec's tensors bind to forward()'s arguments and outputs (known once the model loads). */
   #binding: IoBinding | undefined;
+  /** Stateful models (spec.sequence): sequences placed on instances, batches per instance. */
+  readonly #sequences: SequenceRouter<Pending> | undefined;
 
   constructor(options: PoolOptions) {
     super();
@@ -218,6 +246,13 @@ export class Pool extends EventEmitter {
       this.#clock,
       () => this.#inPre + this.#inPost,
     );
+    if (options.spec.sequence) {
+      this.#sequences = new SequenceRouter<Pending>(
+        { ...options.spec.sequence, batchSize: Math.max(1, options.spec.maxBatchSize), model: options.spec.name },
+        (lane, rows) => void this.#runSequence(lane, rows),
+        this.#clock,
+      );
+    }
     this.#event('state', 'cold');
   }
 
@@ -299,7 +334,10 @@ export class Pool extends EventEmitter {
 
   /** Runs `runs` forwards of the warm-up inputs (by spec name) on a fresh instance. */
   async #warmUp(instance: Model, inputs: HookTensors, runs: number): Promise<void> {
-    const args = this.#forwardArgs([inputs]).map((parts) => parts[0]!);
+    // A sequence model warms up on filler rows: READY false, so no sequence's state is touched.
+    const rows = this.spec.maxBatchSize > 0 ? (Object.values(inputs)[0]?.shape[0] ?? 1) : 1;
+    const controls = this.spec.sequence ? sequenceControls(this.spec, Array.from({ length: rows }, () => ({ filler: true as const }))) : [];
+    const args = this.#forwardArgs([inputs], controls).map((parts) => parts[0]!);
     try {
       for (let i = 0; i < runs; i++) await instance.forward(args);
     } catch (error) {
@@ -307,12 +345,19 @@ export class Pool extends EventEmitter {
     }
   }
 
-  /** forward()'s arguments, in its order, each the parts (one per request) shaped as the model takes them. */
-  #forwardArgs(requests: readonly HookTensors[]): Tensor[][] {
+  /**
+   * forward()'s arguments, in its order, each the parts (one per request) shaped as the model takes
+   * them. A sequence batch brings its control inputs (after the spec's inputs in the binding), and
+   * may hold filler rows (empty tensors): they take zeros shaped as a caller's row.
+   */
+  #forwardArgs(requests: readonly HookTensors[], controls: Tensor[] = []): Tensor[][] {
     const { spec } = this;
+    const batched = spec.maxBatchSize > 0;
     return this.#binding!.forwardOrder.map((i) => {
+      if (i >= spec.inputs.length) return [controls[i - spec.inputs.length]!];
       const input = spec.inputs[i]!;
-      return requests.map((tensors) => toModelShape(input, tensors[input.name]!, spec.maxBatchSize > 0));
+      const template = requests.find((r) => r[input.name])![input.name]!;
+      return requests.map((tensors) => toModelShape(input, tensors[input.name] ?? filled(template.dtype, template.shape, 'zero'), batched));
     });
   }
 
@@ -352,6 +397,8 @@ export class Pool extends EventEmitter {
 
   /** Removes an idle instance (the autoscaler's scale-down); false when none is idle or only one is left. */
   removeInstance(): boolean {
+    // A sequence model's instances hold their sequences' state: they stay until the pool stops.
+    if (this.#sequences) return false;
     if (this.#instances.length <= 1 || this.#idle.length === 0 || !this.#batcher.removeIdleInstance()) return false;
     const instance = this.#idle.pop()!;
     this.#instances.splice(this.#instances.indexOf(instance), 1);
@@ -364,13 +411,15 @@ export class Pool extends EventEmitter {
     this.#instances.push(instance);
     this.#idle.push(instance);
     this.#event('instance-added', this.#state, `${this.#instances.length} instance(s) on ${this.#device}`);
-    this.#batcher.addInstance();
+    if (this.#sequences) this.#sequences.addLane();
+    else this.#batcher.addInstance();
   }
 
   /** A request through the hooks: body in, response out. */
   async invoke(request: RawRequest, options: InvokeOptions = {}): Promise<InvokeResponse> {
     return this.#track(async () => {
       this.#accepting();
+      if (this.#sequences) throw new InvalidInputError(`${this.spec.name} is a sequence (stateful) model: send KServe infer requests with the sequence_id, sequence_start and sequence_end parameters`);
       if (!this.#hooks && this.#starting) await this.#waitForHooks(options);
       const hooks = this.#hooks;
       if (!hooks) throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.#state}`);
@@ -394,8 +443,22 @@ export class Pool extends EventEmitter {
   async infer(tensors: HookTensors, options: InvokeOptions = {}): Promise<HookTensors> {
     return this.#track(async () => {
       this.#accepting();
+      if (this.#sequences) return this.#enqueueSequence(tensors, options);
+      if (options.sequence) throw new InvalidInputError(`${this.spec.name} is not a sequence model: send no sequence_id`);
       return (await this.#enqueue(tensors, undefined, options)) as HookTensors;
     });
+  }
+
+  /** A request of a sequence: one row, queued behind its sequence's earlier requests. */
+  #enqueueSequence(tensors: HookTensors, options: InvokeOptions): Promise<HookTensors> {
+    const flags = options.sequence;
+    if (!flags || flags.id === '' || flags.id === 0n) throw new InvalidInputError(`inference request to model '${this.spec.name}' must specify a non-zero or non-empty correlation ID (sequence_id)`);
+    const rows = checkTensors(tensors, this.spec.inputs, this.spec.maxBatchSize);
+    if (rows !== 1) throw new InvalidInputError(`a sequence model takes one row per request; this one has ${rows}`, { reason: 'ERR_SHAPE' });
+    if (typeof flags.id === 'string' && this.spec.sequence!.controls.some((c) => c.kind === 'corrid')) {
+      throw new InvalidInputError(`model '${this.spec.name}' takes its CORRID as a number: send a numeric sequence_id`);
+    }
+    return this.#settleable(tensors, undefined, options, (pending) => this.#sequences!.enqueue(pending, flags, (error) => pending.reject(error))) as Promise<HookTensors>;
   }
 
   async #waitForHooks(options: InvokeOptions): Promise<void> {
@@ -446,6 +509,21 @@ export class Pool extends EventEmitter {
 
   #enqueue(tensors: HookTensors, request: RawRequest | undefined, options: InvokeOptions): Promise<HookTensors | InvokeResponse> {
     const rows = checkTensors(tensors, this.spec.inputs, this.spec.maxBatchSize);
+    return this.#settleable(tensors, request, options, (pending, remainingMs) => this.#batcher.enqueue(
+      pending,
+      {
+        rows,
+        signature: batchSignature(tensors, this.spec.inputs, this.spec.maxBatchSize),
+        priority: options.priority,
+        timeoutUs: remainingMs === undefined ? undefined : Math.max(1, Math.floor(remainingMs * US)),
+        signal: options.signal,
+      },
+      (error) => pending.reject(error),
+    ));
+  }
+
+  /** A pending request that settles once: by its batch, its deadline or its cancellation. `queue` hands it on. */
+  #settleable(tensors: HookTensors, request: RawRequest | undefined, options: InvokeOptions, queue: (pending: Pending, remainingMs: number | undefined) => void): Promise<HookTensors | InvokeResponse> {
     return new Promise((resolve, reject) => {
       const pending: Pending = { tensors, request, deadline: options.deadline, resolve, reject, settled: false };
       const settle = (fn: () => void): void => {
@@ -471,17 +549,7 @@ export class Pool extends EventEmitter {
       }
       options.signal?.addEventListener('abort', onAbort, { once: true });
       try {
-        this.#batcher.enqueue(
-          pending,
-          {
-            rows,
-            signature: batchSignature(tensors, this.spec.inputs, this.spec.maxBatchSize),
-            priority: options.priority,
-            timeoutUs: remainingMs === undefined ? undefined : Math.max(1, Math.floor(remainingMs * US)),
-            signal: options.signal,
-          },
-          (error) => pending.reject(error),
-        );
+        queue(pending, remainingMs);
       } catch (error) {
         pending.reject(toHearthError(error));
       }
@@ -527,17 +595,53 @@ export class Pool extends EventEmitter {
     }
   }
 
-  async #finish(batch: BatchEntry<Pending>[], rows: number, t0: number, result: ForwardResult | undefined, failure: HearthError | undefined): Promise<void> {
+  /** A forward's counters: `rows` in the batch, `requests` of them callers' (the rest fillers). */
+  #countForward(rows: number, requests: number, t0: number): void {
     this.#counters.execCount++;
     this.#counters.inferenceCount += rows;
     this.#counters.batchSizes[rows] = (this.#counters.batchSizes[rows] ?? 0) + 1;
     const computeUs = (performance.now() - t0) * US;
     observe(this.#counters.durations.compute, computeUs);
     const shared = this.#counters.durations.requestCompute;
-    shared.count += batch.length;
-    shared.totalUs += computeUs * batch.length;
+    shared.count += requests;
+    shared.totalUs += computeUs * requests;
     shared.maxUs = Math.max(shared.maxUs, computeUs);
     observe((this.#counters.batchCompute[rows] ??= { count: 0, totalUs: 0, maxUs: 0 }), computeUs);
+  }
+
+  /**
+   * A sequence batch on its lane's instance: the callers' rows and fillers (direct), with the
+   * control inputs filled per row; each caller gets its own row back.
+   */
+  async #runSequence(lane: number, rows: SequenceRow<Pending>[]): Promise<void> {
+    const instance = this.#instances[lane]!;
+    const idle = this.#idle.indexOf(instance);
+    if (idle >= 0) this.#idle.splice(idle, 1);
+    const callers = rows.flatMap((r) => (r.filler ? [] : [r.payload]));
+    const t0 = performance.now();
+    let result: ForwardResult | undefined;
+    let failure: HearthError | undefined;
+    try {
+      const args = this.#forwardArgs(rows.map((r) => (r.filler ? {} : r.payload.tensors)), sequenceControls(this.spec, rows));
+      result = rows.length === 1 ? await instance.forward(args.map((parts) => parts[0]!)) : await instance.forwardBatch(args);
+    } catch (error) {
+      failure = toHearthError(error);
+    }
+    this.#idle.push(instance);
+    this.#countForward(rows.length, callers.length, t0);
+    try {
+      if (failure || !result) throw failure ?? new InferenceError('the forward returned nothing');
+      const split = this.#split(result, rows.map(() => ({ rows: 1 })) as BatchEntry<Pending>[]);
+      rows.forEach((r, i) => r.filler || r.payload.resolve(split[i]!));
+    } catch (error) {
+      for (const c of callers) c.reject(toHearthError(error));
+    } finally {
+      this.#sequences!.release(lane);
+    }
+  }
+
+  async #finish(batch: BatchEntry<Pending>[], rows: number, t0: number, result: ForwardResult | undefined, failure: HearthError | undefined): Promise<void> {
+    this.#countForward(rows, batch.length, t0);
     if (failure || !result) {
       for (const e of batch) e.payload.reject(failure ?? new InferenceError('the forward returned nothing'));
       return;
@@ -617,6 +721,7 @@ export class Pool extends EventEmitter {
   async stop(): Promise<void> {
     if (this.#state === 'stopped') return;
     this.#batcher.rejectAll(new UnavailableError(`function ${this.spec.name} v${this.version} stopped`));
+    this.#sequences?.close();
     for (const m of this.#instances.splice(0)) m.dispose();
     this.#idle.length = 0;
     await this.#hooks?.close();
@@ -631,7 +736,7 @@ export class Pool extends EventEmitter {
       ...structuredClone(c),
       state: this.#state,
       instances: { total: this.#instances.length, idle: this.#idle.length, busy: this.#instances.length - this.#idle.length, loading: this.#loading },
-      queueDepth: this.#batcher.queueDepth,
+      queueDepth: this.#batcher.queueDepth + (this.#sequences?.queueDepth ?? 0),
       pending: this.#pending,
       hookThreads: this.#hooks?.threads ?? 0,
       ...(this.#coldStart ? { coldStart: this.#coldStart } : {}),

@@ -86,6 +86,27 @@ export const WarmupSchema = z.object({
   })).describe('Every input of the model, by name: its dtype, dims (no batch dimension) and fill.'),
 });
 
+/** A control input the sequence batcher fills (Triton's CONTROL_SEQUENCE_START / END / READY / CORRID). */
+export const SequenceControlSchema = z.object({
+  name: z.string().min(1).max(128).describe('The forward() input it feeds.'),
+  kind: z.enum(['start', 'end', 'ready', 'corrid']).describe('start/end: the request opens/closes its sequence; ready: the row holds a request (0 for a filler row); corrid: the sequence id.'),
+  dtype: z.enum(['BOOL', 'INT32', 'INT64', 'FP32']).describe('Its datatype.'),
+  /** The values for false and true (start/end/ready). */
+  values: z.tuple([z.number(), z.number()]).default([0, 1]).describe('The values for false and true (start, end, ready).'),
+});
+
+/**
+ * Stateful models (Triton's sequence_batching): every request names its sequence; a sequence
+ * stays on one instance (and, for direct, one batch slot), one request at a time, in order.
+ */
+export const SequenceSchema = z.object({
+  strategy: z.enum(['direct', 'oldest']).default('direct').describe('direct: each sequence keeps one batch slot of one instance; oldest: batches take the oldest requests of the instance\'s sequences.'),
+  maxSequenceIdleUs: z.number().int().min(1).default(1_000_000).describe('A sequence with no request for this long is released.'),
+  maxQueueDelayUs: z.number().int().min(0).default(0).describe('How long a batch may wait for more of its sequences\' requests.'),
+  maxCandidateSequences: z.number().int().min(1).optional().describe('oldest: sequences one instance holds at once (default maxBatchSize, at least 1).'),
+  controls: z.array(SequenceControlSchema).default([]).describe('The control inputs the batcher fills.'),
+});
+
 /** How LibTorch runs forward (the parameters Triton's PyTorch backend reads). */
 export const ExecutionSchema = z.object({
   inferenceMode: z.boolean().default(true).describe('Run forward under c10::InferenceMode (Triton\'s INFERENCE_MODE); false: under NoGradGuard.'),
@@ -123,6 +144,8 @@ export const FunctionSpecSchema = z
     instances: InstancesSchema.default(InstancesSchema.parse({})).describe('Where and how the model runs.'),
     scaling: ScalingSchema.default(ScalingSchema.parse({})).describe('The autoscaler: instances from queue depth, scale to zero.'),
     execution: ExecutionSchema.default(ExecutionSchema.parse({})).describe('How LibTorch runs forward.'),
+    /** Stateful models: requests name a sequence (Triton's sequence_batching). */
+    sequence: SequenceSchema.optional().describe('Stateful models: requests name a sequence that stays on one instance (Triton\'s sequence_batching).'),
     /** Samples run at load instead of the default zero passes (Triton's model_warmup). */
     warmup: z.array(WarmupSchema).max(64).optional().describe('Samples run at load instead of the default passes of zeros (Triton\'s model_warmup).'),
     /** A Triton config's `parameters`, kept as given (the ones Hearth reads also set execution/instances). */
@@ -156,6 +179,9 @@ export const FunctionSpecSchema = z
         ctx.addIssue({ code: 'custom', path: ['batching', 'preferredBatchSizes', i], message: `${size} is larger than maxBatchSize (${spec.maxBatchSize})` });
       }
     });
+    spec.sequence?.controls.forEach((c, i) => {
+      if (spec.inputs.some((t) => t.name === c.name)) ctx.addIssue({ code: 'custom', path: ['sequence', 'controls', i, 'name'], message: `"${c.name}" is also a client input; a control input is filled by the batcher` });
+    });
     spec.warmup?.forEach((sample, i) => {
       const names = Object.keys(sample.inputs).sort();
       const wanted = spec.inputs.map((t) => t.name).sort();
@@ -172,3 +198,5 @@ export type FunctionSpecInput = z.input<typeof FunctionSpecSchema>;
 /** A validated spec with every default filled in. */
 export type FunctionSpec = z.output<typeof FunctionSpecSchema>;
 export type TensorSpec = z.output<typeof TensorSpecSchema>;
+export type SequenceSpec = z.output<typeof SequenceSchema>;
+export type SequenceControl = z.output<typeof SequenceControlSchema>;

@@ -122,7 +122,8 @@ describe('Triton model folders', () => {
   it.each([
     ['platform: "onnxruntime_onnx"', 'platform'],
     ['parameters { key: "INFERENCE_MODE" value: { string_value: "maybe" } }', 'INFERENCE_MODE'],
-    ['sequence_batching { }', 'sequence_batching'],
+    ['sequence_batching { state [ { input_name: "a" output_name: "b" } ] }', 'sequence_batching.state'],
+    ['sequence_batching { control_input [ { name: "C" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 } ] } ] }', 'data_type'],
     ['model_transaction_policy { decoupled: true }', 'model_transaction_policy'],
     ['model_warmup [ { name: "w" } ]', 'warmup[0].inputs'],
     ['model_warmup [ { name: "w" inputs { key: "x" value: { data_type: TYPE_FP32 dims: [ 4 ] input_data_file: "raw" } } } ]', 'input_data_file'],
@@ -176,6 +177,28 @@ describe('Triton model folders', () => {
     expect(notes.join('\n')).toMatch(/optimization\.cuda, optimization\.input_pinned_memory has no effect/);
     expect(notes.join('\n')).toMatch(/ENABLE_WEIGHT_SHARING"\] has no effect/);
     expect(notes.join('\n')).toMatch(/MY_OWN"\] is not read by Hearth; kept/);
+  });
+
+  it('reads sequence_batching: strategy, idle time and control inputs with their values', () => {
+    const spec = tritonConfigToSpec(`platform: "pytorch_libtorch" max_batch_size: 2
+      input [ { name: "x" data_type: TYPE_FP32 dims: [ 1 ] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] } ]
+      sequence_batching {
+        max_sequence_idle_microseconds: 3000000
+        control_input [
+          { name: "S" control [ { kind: CONTROL_SEQUENCE_START fp32_false_true: [ 0, 1 ] } ] },
+          { name: "R" control [ { kind: CONTROL_SEQUENCE_READY bool_false_true: [ false, true ] } ] },
+          { name: "C" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_INT64 } ] }
+        ]
+        oldest { max_candidate_sequences: 6 max_queue_delay_microseconds: 100 }
+      }`, { folderName: 'm' });
+    expect(spec.sequence).toEqual({
+      strategy: 'oldest', maxSequenceIdleUs: 3000000, maxQueueDelayUs: 100, maxCandidateSequences: 6,
+      controls: [
+        { name: 'S', kind: 'start', dtype: 'FP32', values: [0, 1] },
+        { name: 'R', kind: 'ready', dtype: 'BOOL', values: [0, 1] },
+        { name: 'C', kind: 'corrid', dtype: 'INT64', values: [0, 1] },
+      ],
+    });
   });
 
   it('reads reshape, label_filename and a version folder holding one .pt (seed layout), saying so', async () => {

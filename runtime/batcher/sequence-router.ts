@@ -1,0 +1,212 @@
+/**
+ * The sequence batcher (Triton's sequence_batching) for stateful models: every request names its
+ * sequence; a sequence is placed on one instance (a lane) when it starts and stays there, one
+ * request of it per batch, in arrival order, until its END request runs or it sits idle past
+ * maxSequenceIdleUs.
+ *
+ * - direct: a sequence holds one batch slot of its lane for its whole life; a batch carries each
+ *   slot's next request at that slot's row, and rows of slots with nothing queued are fillers (the
+ *   model sees READY = false there), so a model may keep per-slot state by row.
+ * - oldest: a lane holds up to maxCandidateSequences sequences; a batch takes the oldest queued
+ *   request of each, oldest first, up to the batch size, with no fillers (rows move between
+ *   batches: such models key their state by CORRID).
+ *
+ * Sequences that find every slot taken wait, in order, for one to free. The router only decides;
+ * the pool runs each batch on the lane's instance and calls release(lane) when it is done.
+ */
+import { InvalidInputError, UnavailableError } from '../../sdk/errors.js';
+import type { HearthError } from '../../sdk/errors.js';
+import type { Clock } from './clock.js';
+import { systemClock } from './clock.js';
+
+export interface SequenceOptions {
+  strategy: 'direct' | 'oldest';
+  /** Rows per batch: the model's max batch size (1 when it has no batch dimension). */
+  batchSize: number;
+  /** oldest: sequences one lane holds at once. */
+  maxCandidateSequences?: number;
+  maxSequenceIdleUs: number;
+  /** Names the model in errors. */
+  model: string;
+}
+
+/** A request's place in its sequence, as the client sent it. */
+export interface SequenceFlags {
+  /** A non-zero integer (uint64) or a non-empty string. */
+  id: bigint | string;
+  start: boolean;
+  end: boolean;
+}
+
+export type SequenceRow<T> =
+  | { filler: false; payload: T; id: bigint | string; start: boolean; end: boolean }
+  | { filler: true };
+
+interface Sequence<T> {
+  key: string;
+  id: bigint | string;
+  lane: number;
+  slot: number;
+  queue: { payload: T; flags: SequenceFlags; at: number; reject: (e: HearthError) => void }[];
+  lastSeen: number;
+  /** Its END request was sent: the sequence goes once that request has run. */
+  ending: boolean;
+}
+
+interface Lane<T> {
+  slots: (Sequence<T> | undefined)[];
+  busy: boolean;
+}
+
+export type SequenceDispatch<T> = (lane: number, rows: SequenceRow<T>[]) => void;
+
+export class SequenceRouter<T> {
+  readonly #o: SequenceOptions;
+  readonly #dispatch: SequenceDispatch<T>;
+  readonly #clock: Clock;
+  readonly #lanes: Lane<T>[] = [];
+  readonly #sequences = new Map<string, Sequence<T>>();
+  /** Sequences started while every slot was taken, in order. */
+  readonly #waiting: Sequence<T>[] = [];
+  #sweeper: NodeJS.Timeout | undefined;
+
+  constructor(options: SequenceOptions, dispatch: SequenceDispatch<T>, clock: Clock = systemClock) {
+    this.#o = options;
+    this.#dispatch = dispatch;
+    this.#clock = clock;
+  }
+
+  get #slotsPerLane(): number {
+    return this.#o.strategy === 'direct' ? Math.max(1, this.#o.batchSize) : Math.max(1, this.#o.maxCandidateSequences ?? this.#o.batchSize);
+  }
+
+  get lanes(): number {
+    return this.#lanes.length;
+  }
+
+  /** Requests waiting to run. */
+  get queueDepth(): number {
+    let n = 0;
+    for (const s of this.#sequences.values()) n += s.queue.length;
+    return n;
+  }
+
+  /** Sequences in progress (placed or waiting for a slot). */
+  get activeSequences(): number {
+    return this.#sequences.size;
+  }
+
+  addLane(): void {
+    this.#lanes.push({ slots: new Array(this.#slotsPerLane).fill(undefined), busy: false });
+    this.#place();
+    if (!this.#sweeper) {
+      const every = Math.max(50, Math.min(1000, this.#o.maxSequenceIdleUs / 2000));
+      this.#sweeper = setInterval(() => this.#sweep(), every);
+      this.#sweeper.unref();
+    }
+  }
+
+  enqueue(payload: T, flags: SequenceFlags, reject: (e: HearthError) => void): void {
+    const key = typeof flags.id === 'string' ? `s:${flags.id}` : `n:${flags.id}`;
+    let sequence = this.#sequences.get(key);
+    if (flags.start) {
+      if (sequence) throw new InvalidInputError(`inference request for sequence ${String(flags.id)} to model '${this.#o.model}' has the START flag but that sequence is already in progress; end it first (sequence_end)`);
+      sequence = { key, id: flags.id, lane: -1, slot: -1, queue: [], lastSeen: this.#clock.now(), ending: false };
+      this.#sequences.set(key, sequence);
+      this.#waiting.push(sequence);
+      this.#place();
+    } else if (!sequence) {
+      throw new InvalidInputError(`inference request for sequence ${String(flags.id)} to model '${this.#o.model}' must specify the START flag on the first request of the sequence`);
+    } else if (sequence.ending) {
+      throw new InvalidInputError(`inference request for sequence ${String(flags.id)} to model '${this.#o.model}' came after its END request`);
+    }
+    if (flags.end) sequence.ending = true;
+    sequence.lastSeen = this.#clock.now();
+    sequence.queue.push({ payload, flags, at: sequence.lastSeen, reject });
+    if (sequence.lane >= 0) this.#schedule(sequence.lane);
+  }
+
+  /** The lane's batch has run: its instance takes the next one. */
+  release(lane: number): void {
+    const l = this.#lanes[lane];
+    if (!l) return;
+    l.busy = false;
+    this.#schedule(lane);
+  }
+
+  rejectAll(error: HearthError): void {
+    for (const s of this.#sequences.values()) for (const q of s.queue.splice(0)) q.reject(error);
+    this.#sequences.clear();
+    this.#waiting.length = 0;
+    for (const l of this.#lanes) l.slots.fill(undefined);
+    clearInterval(this.#sweeper);
+    this.#sweeper = undefined;
+  }
+
+  /** Places waiting sequences into free slots, the lane with the fewest sequences first. */
+  #place(): void {
+    while (this.#waiting.length > 0) {
+      let best = -1;
+      let bestUsed = Infinity;
+      this.#lanes.forEach((l, i) => {
+        const used = l.slots.filter(Boolean).length;
+        if (used < l.slots.length && used < bestUsed) {
+          best = i;
+          bestUsed = used;
+        }
+      });
+      if (best < 0) return;
+      const sequence = this.#waiting.shift()!;
+      const lane = this.#lanes[best]!;
+      sequence.lane = best;
+      sequence.slot = lane.slots.indexOf(undefined);
+      lane.slots[sequence.slot] = sequence;
+      this.#schedule(best);
+    }
+  }
+
+  #free(sequence: Sequence<T>): void {
+    this.#sequences.delete(sequence.key);
+    const waiting = this.#waiting.indexOf(sequence);
+    if (waiting >= 0) this.#waiting.splice(waiting, 1);
+    const lane = this.#lanes[sequence.lane];
+    if (lane && lane.slots[sequence.slot] === sequence) lane.slots[sequence.slot] = undefined;
+    this.#place();
+  }
+
+  #schedule(laneIndex: number): void {
+    const lane = this.#lanes[laneIndex];
+    if (!lane || lane.busy) return;
+    const take = (s: Sequence<T>): SequenceRow<T> => {
+      const q = s.queue.shift()!;
+      if (q.flags.end) this.#free(s);
+      return { filler: false, payload: q.payload, id: q.flags.id, start: q.flags.start, end: q.flags.end };
+    };
+    let rows: SequenceRow<T>[];
+    if (this.#o.strategy === 'direct') {
+      const ready = lane.slots.map((s) => (s && s.queue.length > 0 ? s : undefined));
+      const last = ready.reduce((at, s, i) => (s ? i : at), -1);
+      if (last < 0) return;
+      rows = ready.slice(0, last + 1).map((s) => (s ? take(s) : { filler: true }));
+    } else {
+      const ready = lane.slots.filter((s): s is Sequence<T> => !!s && s.queue.length > 0).sort((a, b) => a.queue[0]!.at - b.queue[0]!.at);
+      if (ready.length === 0) return;
+      rows = ready.slice(0, Math.max(1, this.#o.batchSize)).map(take);
+    }
+    lane.busy = true;
+    this.#dispatch(laneIndex, rows);
+  }
+
+  /** Sequences idle past maxSequenceIdleUs (nothing queued) are released, as Triton releases them. */
+  #sweep(): void {
+    const now = this.#clock.now();
+    for (const s of [...this.#sequences.values()]) {
+      if (s.queue.length === 0 && now - s.lastSeen > this.#o.maxSequenceIdleUs) this.#free(s);
+    }
+  }
+
+  /** Stops taking work (the pool is stopping). */
+  close(): void {
+    this.rejectAll(new UnavailableError(`model '${this.#o.model}' stopped`));
+  }
+}
