@@ -206,8 +206,9 @@ using InputParts = std::vector<std::vector<HostInput>>;
 
 class ForwardJob : public Job {
  public:
-  ForwardJob(Napi::Env env, std::shared_ptr<InstanceState> instance, InputParts inputs)
-      : deferred_(Napi::Promise::Deferred::New(env)), instance_(std::move(instance)), inputs_(std::move(inputs)) {
+  ForwardJob(Napi::Env env, std::shared_ptr<InstanceState> instance, InputParts inputs, std::vector<std::string> dictKeys)
+      : deferred_(Napi::Promise::Deferred::New(env)), instance_(std::move(instance)), inputs_(std::move(inputs)),
+        dictKeys_(std::move(dictKeys)) {
     instance_->inflight.fetch_add(1);
   }
 
@@ -243,6 +244,15 @@ class ForwardJob : public Job {
       }
       c10::IValue result;
       try {
+        if (!dictKeys_.empty()) {
+          // forward(self, inputs: Dict[str, Tensor]): every input by its name (Triton's dict input).
+          c10::Dict<std::string, at::Tensor> dict;
+          for (size_t i = 0; i < host.size(); ++i) {
+            if (!host[i].isTensor()) throw EngineError(code::kDType, "a Dict[str, Tensor] input takes tensors only");
+            dict.insert(dictKeys_[i], host[i].toTensor());
+          }
+          host = {c10::IValue(dict)};
+        }
         result = RunForward(*instance_, host);
       } catch (const c10::Error& e) {
         throw ForwardError(e.what_without_backtrace());
@@ -286,6 +296,7 @@ class ForwardJob : public Job {
   Napi::Promise::Deferred deferred_;
   std::shared_ptr<InstanceState> instance_;
   InputParts inputs_;
+  std::vector<std::string> dictKeys_;
   std::vector<HostOutput> outputs_;
   std::string kind_;
   Failure failure_;
@@ -380,7 +391,17 @@ Napi::Value NativeModel::Submit(const Napi::CallbackInfo& info, bool batched) {
       throw;
     }
     const ModelState& model = *instance_->model;
-    const int n = static_cast<int>(inputs.size());
+    // dictKeys: the inputs go to forward() as one Dict[str, Tensor], keyed by these names.
+    std::vector<std::string> dictKeys;
+    if (info.Length() > 1 && info[1].IsArray()) {
+      Napi::Array keys = info[1].As<Napi::Array>();
+      for (uint32_t i = 0; i < keys.Length(); ++i) dictKeys.push_back(keys.Get(i).ToString().Utf8Value());
+      if (dictKeys.size() != inputs.size() || model.argTypes.size() != 1 || model.argTypes[0].rfind("Dict", 0) != 0) {
+        release();
+        throw EngineError(code::kInputCount, "dict keys need one key per input and a forward() that takes one Dict[str, Tensor]");
+      }
+    }
+    const int n = dictKeys.empty() ? static_cast<int>(inputs.size()) : 1;
     if (n < model.minInputs || (model.maxInputs >= 0 && n > model.maxInputs)) {
       release();
       const std::string expected = model.minInputs == model.maxInputs
@@ -388,7 +409,7 @@ Napi::Value NativeModel::Submit(const Napi::CallbackInfo& info, bool batched) {
                                        : std::to_string(model.minInputs) + " to " + std::to_string(model.maxInputs);
       throw EngineError(code::kInputCount, "the model's forward takes " + expected + " input(s), got " + std::to_string(n));
     }
-    auto* job = new ForwardJob(env, instance_, std::move(inputs));
+    auto* job = new ForwardJob(env, instance_, std::move(inputs), std::move(dictKeys));
     Napi::Promise promise = job->Promise();
     GetEnvData(env).completion->Submit(env, instance_->lane, job);
     return promise;

@@ -47,9 +47,10 @@ export interface RawModelInfo {
 }
 
 export interface RawModel {
-  forward(inputs: readonly RawTensor[]): Promise<RawForwardResult>;
+  /** dictKeys: the inputs go to forward() as one Dict[str, Tensor] under these names. */
+  forward(inputs: readonly RawTensor[], dictKeys?: readonly string[]): Promise<RawForwardResult>;
   /** parts[i]: the pieces of input i, concatenated along dim 0 on the engine's thread. */
-  forwardBatch(parts: readonly (readonly RawTensor[])[]): Promise<RawForwardResult>;
+  forwardBatch(parts: readonly (readonly RawTensor[])[], dictKeys?: readonly string[]): Promise<RawForwardResult>;
   share(): RawModel;
   dispose(): void;
   info(): RawModelInfo;

@@ -50,10 +50,11 @@ export class Model {
 
   /**
    * Runs forward off the JS thread. On CPU the inputs' memory is read in place: do not write to
-   * their buffers until the promise settles.
+   * their buffers until the promise settles. With `dictKeys`, the inputs go to a forward() that
+   * takes one Dict[str, Tensor], under those names.
    */
-  async forward(inputs: readonly Tensor[]): Promise<ForwardResult> {
-    return this.#result(() => this.#native.forward(inputs));
+  async forward(inputs: readonly Tensor[], dictKeys?: readonly string[]): Promise<ForwardResult> {
+    return this.#result(() => this.#native.forward(inputs, dictKeys));
   }
 
   /**
@@ -61,8 +62,8 @@ export class Model {
    * request), concatenated along the batch dimension on the engine's thread — the batch's one copy,
    * never on the event loop.
    */
-  async forwardBatch(parts: readonly (readonly Tensor[])[]): Promise<ForwardResult> {
-    return this.#result(() => this.#native.forwardBatch(parts));
+  async forwardBatch(parts: readonly (readonly Tensor[])[], dictKeys?: readonly string[]): Promise<ForwardResult> {
+    return this.#result(() => this.#native.forwardBatch(parts, dictKeys));
   }
 
   async #result(run: () => Promise<RawForwardResult>): Promise<ForwardResult> {

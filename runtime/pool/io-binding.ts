@@ -14,7 +14,7 @@
 import { ModelLoadError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 
-export type InputRule = 'forward-argument' | 'named-index' | 'config-order';
+export type InputRule = 'forward-argument' | 'named-index' | 'config-order' | 'dict';
 export type OutputRule = 'named-index' | 'config-order';
 
 export interface IoBinding {
@@ -24,6 +24,8 @@ export interface IoBinding {
   outputRule: OutputRule;
   /** outputIndex[i]: the position in the model's returned tuple of spec.outputs[i]. */
   outputIndex: number[];
+  /** rule 'dict': forward() takes one Dict[str, Tensor]; the inputs go in it under these names. */
+  dictKeys?: string[];
 }
 
 export interface ForwardSignature {
@@ -60,14 +62,18 @@ function checkPositions(spec: FunctionSpec, names: readonly string[], positions:
 export function bindIo(spec: FunctionSpec, model: ForwardSignature): IoBinding {
   // A sequence model's control inputs are inputs too (after the spec's; the batcher fills them).
   const inputs = [...spec.inputs.map((i) => i.name), ...(spec.sequence?.controls.map((c) => c.name) ?? [])];
-  const outputs = spec.outputs.map((o) => o.name);
   const n = inputs.length;
+  // forward(self, inputs: Dict[str, Tensor]): every input by its name, as Triton's PyTorch backend passes them.
+  if (model.argTypes.length === 1 && model.argTypes[0]!.startsWith('Dict')) {
+    if (!/^Dict\(str, Tensor\)$/.test(model.argTypes[0]!)) fail(spec, `forward() takes a ${model.argTypes[0]}; a dict input must be Dict[str, Tensor]`);
+    return { inputRule: 'dict', forwardOrder: inputs.map((_, i) => i), dictKeys: inputs, ...bindOutputs(spec) };
+  }
   if (n < model.minInputs || (model.maxInputs >= 0 && n > model.maxInputs)) {
     const expected = model.minInputs === model.maxInputs ? String(model.maxInputs) : `${model.minInputs} to ${model.maxInputs < 0 ? 'any number of' : model.maxInputs}`;
     fail(spec, `the configuration has ${n} input(s) but the model's forward(${model.argNames.join(', ')}) takes ${expected}`);
   }
   model.argTypes.forEach((type, p) => {
-    if (p < n && type.startsWith('Dict')) fail(spec, `forward() argument "${model.argNames[p]}" is a ${type}; Hearth binds each input to a Tensor (or List[str]) argument`);
+    if (p < n && type.startsWith('Dict')) fail(spec, `forward() argument "${model.argNames[p]}" is a ${type}: only a forward() whose one argument is a Dict[str, Tensor] takes a dict (as in Triton)`);
   });
 
   let inputRule: InputRule;
@@ -89,6 +95,11 @@ export function bindIo(spec: FunctionSpec, model: ForwardSignature): IoBinding {
   const forwardOrder = new Array<number>(n);
   positions.forEach((p, i) => (forwardOrder[p] = i));
 
+  return { inputRule, forwardOrder, ...bindOutputs(spec) };
+}
+
+function bindOutputs(spec: FunctionSpec): Pick<IoBinding, 'outputRule' | 'outputIndex'> {
+  const outputs = spec.outputs.map((o) => o.name);
   let outputRule: OutputRule = 'config-order';
   let outputIndex = outputs.map((_, i) => i);
   if (outputs.every((name) => namedIndex(name) !== undefined)) {
@@ -101,5 +112,5 @@ export function bindIo(spec: FunctionSpec, model: ForwardSignature): IoBinding {
       seen.set(p, outputs[i]!);
     });
   }
-  return { inputRule, forwardOrder, outputRule, outputIndex };
+  return { outputRule, outputIndex };
 }

@@ -339,7 +339,7 @@ export class Pool extends EventEmitter {
     const controls = this.spec.sequence ? sequenceControls(this.spec, Array.from({ length: rows }, () => ({ filler: true as const }))) : [];
     const args = this.#forwardArgs([inputs], controls).map((parts) => parts[0]!);
     try {
-      for (let i = 0; i < runs; i++) await instance.forward(args);
+      for (let i = 0; i < runs; i++) await instance.forward(args, this.#binding!.dictKeys);
     } catch (error) {
       throw new ModelLoadError(`warm-up forward failed: ${(error as Error).message}`, { cause: error, reason: 'ERR_WARMUP' });
     }
@@ -577,7 +577,8 @@ export class Pool extends EventEmitter {
     const t0 = performance.now();
     try {
       const parts = this.#forwardArgs(batch.map((e) => e.payload.tensors));
-      result = batch.length === 1 ? await instance.forward(parts.map((p) => p[0]!)) : await instance.forwardBatch(parts);
+      const keys = this.#binding!.dictKeys;
+      result = batch.length === 1 ? await instance.forward(parts.map((p) => p[0]!), keys) : await instance.forwardBatch(parts, keys);
     } catch (error) {
       failure = toHearthError(error);
     } finally {
@@ -623,7 +624,8 @@ export class Pool extends EventEmitter {
     let failure: HearthError | undefined;
     try {
       const args = this.#forwardArgs(rows.map((r) => (r.filler ? {} : r.payload.tensors)), sequenceControls(this.spec, rows));
-      result = rows.length === 1 ? await instance.forward(args.map((parts) => parts[0]!)) : await instance.forwardBatch(args);
+      const keys = this.#binding!.dictKeys;
+      result = rows.length === 1 ? await instance.forward(args.map((parts) => parts[0]!), keys) : await instance.forwardBatch(args, keys);
     } catch (error) {
       failure = toHearthError(error);
     }

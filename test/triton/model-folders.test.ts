@@ -260,3 +260,20 @@ describe('model_warmup', () => {
     expect(pools[0]!.coldStart!.warmup).toBeGreaterThan(0);
   });
 });
+
+describe('a forward() that takes one Dict[str, Tensor]', () => {
+  it('gets every input in the dict under its config name (hand-computed 2a - b), batched or not', async () => {
+    expect((await deployFolder(client, join(TRITON_REPO, 'dict_input'))).status).toBe('ready');
+    const a = [1, 2, 3, 4, 5, 6];
+    const b = [0.5, 0, -1, 2, 2, 2];
+    const one = (rows: number, off: number) => client.infer('dict_input', {
+      INPUT_B: { dtype: 'FP32', shape: [rows, 3], data: Float32Array.from(b.slice(off * 3, (off + rows) * 3)) },
+      INPUT_A: { dtype: 'FP32', shape: [rows, 3], data: Float32Array.from(a.slice(off * 3, (off + rows) * 3)) },
+    });
+    const [both, first, second] = await Promise.all([one(2, 0), one(1, 0), one(1, 1)]);
+    const want = a.map((x, i) => 2 * x - b[i]!);
+    expect(Array.from(both.OUTPUT__0!.data as Float32Array)).toEqual(want);
+    expect(Array.from(first.OUTPUT__0!.data as Float32Array)).toEqual(want.slice(0, 3));
+    expect(Array.from(second.OUTPUT__0!.data as Float32Array)).toEqual(want.slice(3));
+  });
+});
