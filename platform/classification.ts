@@ -4,7 +4,7 @@
  * printed as C++'s std::to_string prints it (six decimals for floating types), as Triton does.
  */
 import { InvalidInputError } from '../sdk/errors.js';
-import type { TensorSpec } from '../sdk/spec/function-spec.js';
+import type { OutputSpec } from '../sdk/spec/function-spec.js';
 import type { Tensor } from '../sdk/tensor.js';
 import { numel } from '../sdk/tensor.js';
 import { bytesTensor } from '../sdk/tensor-bytes.js';
@@ -22,7 +22,7 @@ function values(t: Tensor): { value: (i: number) => number | bigint; text: (v: n
 }
 
 /** The top `count` classes of each row of `t` (each item when the model has no batch dimension). */
-export function classify(t: Tensor, spec: TensorSpec, count: number, batched: boolean): Tensor<'BYTES'> {
+export function classify(t: Tensor, spec: OutputSpec, count: number, batched: boolean): Tensor<'BYTES'> {
   if (!Number.isInteger(count) || count < 1) throw new InvalidInputError(`output "${spec.name}": classification must be a positive integer, got ${String(count)}`);
   const rows = batched ? (t.shape[0] ?? 1) : 1;
   const per = rows === 0 ? 0 : numel(t.shape) / rows;

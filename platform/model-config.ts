@@ -6,7 +6,7 @@
  */
 import { basename } from 'node:path';
 
-import type { FunctionSpec, TensorSpec } from '../sdk/spec/function-spec.js';
+import type { FunctionSpec, InputSpec, OutputSpec } from '../sdk/spec/function-spec.js';
 import { DATA_TYPES } from '../sdk/spec/triton/index.js';
 import type { DType } from '../sdk/tensor.js';
 
@@ -21,17 +21,19 @@ function instanceKind(device: string, cudaAvailable: boolean): { kind: string; g
   return { kind: 'KIND_GPU', gpus: [index === undefined ? 0 : Number(index)] };
 }
 
-function tensor(t: TensorSpec, kind: 'input' | 'output'): object {
-  const common = {
+function common(t: InputSpec | OutputSpec): object {
+  return {
     name: t.name,
     data_type: TYPE_NAMES[t.dtype],
     dims: t.dims,
     ...(t.reshape ? { reshape: { shape: t.reshape } } : {}),
     is_shape_tensor: false,
+    is_non_linear_format_io: false,
   };
-  if (kind === 'output') return { ...common, label_filename: t.labelFile ?? '', is_non_linear_format_io: false };
-  return { ...common, format: t.format ?? 'FORMAT_NONE', allow_ragged_batch: false, optional: false, is_non_linear_format_io: false };
 }
+
+const input = (t: InputSpec) => ({ ...common(t), format: t.format ?? 'FORMAT_NONE', allow_ragged_batch: false, optional: false });
+const output = (t: OutputSpec) => ({ ...common(t), label_filename: t.labelFile ?? '' });
 
 export function modelConfig(spec: FunctionSpec, options: { cudaAvailable: boolean }): Record<string, unknown> {
   const { kind, gpus } = instanceKind(spec.instances.device, options.cudaAvailable);
@@ -43,8 +45,8 @@ export function modelConfig(spec: FunctionSpec, options: { cudaAvailable: boolea
     runtime: '',
     version_policy: { latest: { num_versions: 1 } },
     max_batch_size: spec.maxBatchSize,
-    input: spec.inputs.map((t) => tensor(t, 'input')),
-    output: spec.outputs.map((t) => tensor(t, 'output')),
+    input: spec.inputs.map(input),
+    output: spec.outputs.map(output),
     batch_input: [],
     batch_output: [],
     optimization: { priority: 'PRIORITY_DEFAULT', input_pinned_memory: { enable: true }, output_pinned_memory: { enable: true }, gather_kernel_buffer_threshold: 0, eager_batching: false },

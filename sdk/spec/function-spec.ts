@@ -37,8 +37,14 @@ export const TensorSpecSchema = z.object({
   dims: z.array(z.number().int().min(-1)).describe('Dimensions without the batch dimension; -1 is variable.'),
   /** The shape the model takes or returns instead of dims (Triton's reshape); the bytes are the same. */
   reshape: z.array(z.number().int().min(-1)).optional().describe('The shape (without the batch dimension) the model takes or returns instead of dims, as Triton\'s reshape; the bytes are the same.'),
+});
+
+export const InputSpecSchema = TensorSpecSchema.extend({
   /** An image input's layout (Triton's format), reported in the model config for clients such as image_client. */
   format: z.enum(['FORMAT_NONE', 'FORMAT_NCHW', 'FORMAT_NHWC']).optional().describe('An image input\'s layout (Triton\'s format: FORMAT_NCHW, FORMAT_NHWC), reported in the model config.'),
+});
+
+export const OutputSpecSchema = TensorSpecSchema.extend({
   /** The file the labels came from (Triton's label_filename), as the model config reports it. */
   labelFile: z.string().max(1024).optional().describe('The file the labels came from (Triton\'s label_filename), as the model config reports it.'),
   /** Class labels, one per index of this output (Triton's label_filename), for classification. */
@@ -136,8 +142,8 @@ export const FunctionSpecSchema = z
     /** The TypeScript hook, relative to the spec; without one, JSON tensors go in and out. */
     hook: relativePath.optional().describe('The TypeScript hook, relative to the spec; without one, JSON tensors go in and out.'),
     description: z.string().max(1000).optional().describe('Free text for people.'),
-    inputs: z.array(TensorSpecSchema).min(1).describe('The model\'s inputs, in forward()\'s order.'),
-    outputs: z.array(TensorSpecSchema).min(1).describe('The model\'s outputs: by position for tuples, by name for dicts.'),
+    inputs: z.array(InputSpecSchema).min(1).describe('The model\'s inputs, in forward()\'s order.'),
+    outputs: z.array(OutputSpecSchema).min(1).describe('The model\'s outputs: by position for tuples, by name for dicts.'),
     /** Largest batch the model takes along its first dimension; 0 = the model has no batch dimension. */
     maxBatchSize: z.number().int().min(0).default(0).describe('Largest batch the model takes along its first dimension; 0 = the model has no batch dimension.'),
     batching: BatchingSchema.default(BatchingSchema.parse({})).describe('The dynamic batcher and queue policy (Triton\'s dynamic_batching).'),
@@ -198,5 +204,7 @@ export type FunctionSpecInput = z.input<typeof FunctionSpecSchema>;
 /** A validated spec with every default filled in. */
 export type FunctionSpec = z.output<typeof FunctionSpecSchema>;
 export type TensorSpec = z.output<typeof TensorSpecSchema>;
+export type InputSpec = z.output<typeof InputSpecSchema>;
+export type OutputSpec = z.output<typeof OutputSpecSchema>;
 export type SequenceSpec = z.output<typeof SequenceSchema>;
 export type SequenceControl = z.output<typeof SequenceControlSchema>;
