@@ -17,3 +17,15 @@ export function grpcCall(c: InferenceClient, method: string, request: object, ke
   if (key) meta.set('authorization', `Bearer ${key}`);
   return new Promise((resolve, reject) => c[method]!(request, meta, (error, response) => (error ? reject(error) : resolve(response))));
 }
+
+/** A ModelStreamInfer stream: write requests, end(), then await `done` for every response. */
+export function inferStream(c: InferenceClient): { stream: grpc.ClientDuplexStream<object, Record<string, unknown>>; responses: Record<string, unknown>[]; done: Promise<void> } {
+  const stream = (c as unknown as { ModelStreamInfer(meta: grpc.Metadata): grpc.ClientDuplexStream<object, Record<string, unknown>> }).ModelStreamInfer(new grpc.Metadata());
+  const responses: Record<string, unknown>[] = [];
+  const done = new Promise<void>((resolve, reject) => {
+    stream.on('data', (r: Record<string, unknown>) => responses.push(r));
+    stream.on('end', resolve);
+    stream.on('error', reject);
+  });
+  return { stream, responses, done };
+}

@@ -15,7 +15,7 @@ import { Hearth } from '../../sdk/client.js';
 import { deployFolder } from '../../sdk/cli/deploy.js';
 import { loadTritonModelFolder } from '../../sdk/spec/index.js';
 import { TRITON_REPO } from '../helpers/fixtures.js';
-import { grpcCall, inferenceClient } from '../helpers/grpc.js';
+import { grpcCall, inferenceClient, inferStream } from '../helpers/grpc.js';
 import { testNode } from '../helpers/node.js';
 import { maxAbsDiff, randomTensor } from '../helpers/random.js';
 import { pythonForward } from '../helpers/reference.js';
@@ -194,13 +194,7 @@ describe('a GPU config on a node without a GPU', () => {
 
 describe('gRPC ModelStreamInfer', () => {
   it('answers each request of a stream with its id, errors as error_message, and keeps the stream open after one', async () => {
-    const stream = (rpc as unknown as { ModelStreamInfer(meta: grpc.Metadata): grpc.ClientDuplexStream<object, Record<string, unknown>> }).ModelStreamInfer(new grpc.Metadata());
-    const responses: Record<string, unknown>[] = [];
-    const done = new Promise<void>((resolve, reject) => {
-      stream.on('data', (r) => responses.push(r));
-      stream.on('end', resolve);
-      stream.on('error', reject);
-    });
+    const { stream, responses, done } = inferStream(rpc);
     const x = (seed: number) => randomTensor('FP32', [1, 2, 2], seed);
     const sent = [x(21), x(22), x(23)];
     sent.forEach((t, i) => stream.write({ model_name: 'reshape_model', id: `r${i}`, inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 2, 2] }], raw_input_contents: [Buffer.from(t.data.buffer)] }));

@@ -6,14 +6,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { Hearth } from '../../sdk/client.js';
 import { deployFolder } from '../../sdk/cli/deploy.js';
 import { TRITON_REPO } from '../helpers/fixtures.js';
-import { inferenceClient } from '../helpers/grpc.js';
+import { inferenceClient, inferStream } from '../helpers/grpc.js';
 import { testNode } from '../helpers/node.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-sequences-'));
@@ -90,13 +89,7 @@ describe('sequence batching', () => {
   });
 
   it('runs whole sequences sent over one gRPC stream without waiting (Triton\'s stream sequence client)', async () => {
-    const stream = (rpc as unknown as { ModelStreamInfer(meta: grpc.Metadata): grpc.ClientDuplexStream<object, Record<string, unknown>> }).ModelStreamInfer(new grpc.Metadata());
-    const responses: Record<string, unknown>[] = [];
-    const done = new Promise<void>((resolve, reject) => {
-      stream.on('data', (r) => responses.push(r));
-      stream.on('end', resolve);
-      stream.on('error', reject);
-    });
+    const { stream, responses, done } = inferStream(rpc);
     const seqs = { 2001: [0, 1, 2, 3, 4], 2002: [100, 200, 300] } as Record<string, number[]>;
     const longest = Math.max(...Object.values(seqs).map((v) => v.length));
     for (let i = 0; i < longest; i++) {
