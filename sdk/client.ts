@@ -293,7 +293,8 @@ export class Hearth {
       offset += view.byteLength;
     }
     const path = `/v2/models/${encodeURIComponent(name)}${options.version === undefined ? '' : `/versions/${options.version}`}/infer`;
-    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.byteLength) };
+    // Raw tensors compress poorly: fetch would otherwise ask for gzip on every response.
+    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.byteLength), 'accept-encoding': 'identity' };
     if (options.timeoutMs !== undefined) headers['hearth-timeout-ms'] = String(options.timeoutMs);
     const r = await this.#request(path, { method: 'POST', body, headers });
     const bytes = new Uint8Array(await r.arrayBuffer());

@@ -65,9 +65,9 @@ async function main(): Promise<void> {
 
     const infer = async (node: HearthNode): Promise<number> => {
       const t0 = performance.now();
-      const r = await fetch(`${node.httpUrl}/v2/models/resnet50/infer`, { method: 'POST', body, headers: { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.length) } });
-      await r.arrayBuffer();
-      if (r.status !== 200) throw new Error(`infer answered ${r.status}`);
+      const r = await fetch(`${node.httpUrl}/v2/models/resnet50/infer`, { method: 'POST', body, headers: { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.length), 'accept-encoding': 'identity' } });
+      const bytes = await r.arrayBuffer();
+      if (r.status !== 200) throw new Error(`infer answered ${r.status}: ${Buffer.from(bytes).toString().slice(0, 500)}`);
       return performance.now() - t0;
     };
 
