@@ -11,6 +11,14 @@ describe('configuration', () => {
     expect(c.maxBodyBytes).toBe(64 * 2 ** 20);
   });
 
+  it('maps caller-named shared memory only on a loopback bind, unless told otherwise', () => {
+    expect(loadConfig({}).systemSharedMemory).toBe(true);
+    expect(loadConfig({ HEARTH_HOST: '0.0.0.0', HEARTH_API_KEYS: 'admin-key-456:admin' }).systemSharedMemory).toBe(false);
+    expect(loadConfig({ HEARTH_HOST: '0.0.0.0', HEARTH_API_KEYS: 'admin-key-456:admin', HEARTH_SYSTEM_SHARED_MEMORY: 'on' }).systemSharedMemory).toBe(true);
+    expect(loadConfig({ HEARTH_SYSTEM_SHARED_MEMORY: 'off' }).systemSharedMemory).toBe(false);
+    expect(() => loadConfig({ HEARTH_SYSTEM_SHARED_MEMORY: 'yes' })).toThrow(/HEARTH_SYSTEM_SHARED_MEMORY/);
+  });
+
   it('names the variable in each error', () => {
     expect(() => loadConfig({ HEARTH_HTTP_PORT: 'eighty' })).toThrow(/HEARTH_HTTP_PORT: HEARTH_HTTP_PORT must be a port number/);
     expect(() => loadConfig({ HEARTH_GRPC_PORT: '70000' })).toThrow(/HEARTH_GRPC_PORT/);

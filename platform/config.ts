@@ -50,6 +50,7 @@ export const ConfigSchema = z.object({
   HEARTH_JOB_RESULT_TTL_S: z.coerce.number({ message: 'HEARTH_JOB_RESULT_TTL_S must be a number of seconds' }).int().min(1).default(86_400),
   HEARTH_JOB_LOCK_MS: z.coerce.number({ message: 'HEARTH_JOB_LOCK_MS must be a number of milliseconds' }).int().min(1000).default(30_000),
   HEARTH_JOB_CONCURRENCY: z.coerce.number({ message: 'HEARTH_JOB_CONCURRENCY must be a number' }).int().min(1).max(1024).default(64),
+  HEARTH_SYSTEM_SHARED_MEMORY: z.enum(['auto', 'on', 'off']).default('auto'),
   HEARTH_AUTOSCALE_TICK_MS: z.coerce.number({ message: 'HEARTH_AUTOSCALE_TICK_MS must be a number of milliseconds' }).int().min(10).max(1000, 'HEARTH_AUTOSCALE_TICK_MS must be at most 1000: a queue over its target scales up within one tick').default(1000),
 });
 
@@ -78,6 +79,12 @@ export interface Config {
   /** Signs webhooks (Standard Webhooks); without it, requests that ask for a webhook are refused. */
   webhookSecret?: string;
   jobs: { attempts: number; backoffMs: number; resultTtlS: number; lockMs: number; concurrency: number };
+  /**
+   * Triton's system shared memory: a caller names a POSIX segment on this host for the node to map.
+   * On by default only on a loopback bind (the callers are on this host); a node reachable from
+   * elsewhere maps no caller-named segment unless HEARTH_SYSTEM_SHARED_MEMORY=on.
+   */
+  systemSharedMemory: boolean;
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
@@ -111,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     intraOpThreads: e.HEARTH_INTRA_OP_THREADS ?? Math.max(1, availableParallelism() - 1),
     autoscaleTickMs: e.HEARTH_AUTOSCALE_TICK_MS,
     webhookSecret: e.HEARTH_WEBHOOK_SECRET,
+    systemSharedMemory: e.HEARTH_SYSTEM_SHARED_MEMORY === 'on' || (e.HEARTH_SYSTEM_SHARED_MEMORY === 'auto' && LOOPBACK.test(e.HEARTH_HOST)),
     jobs: { attempts: e.HEARTH_JOB_ATTEMPTS, backoffMs: e.HEARTH_JOB_BACKOFF_MS, resultTtlS: e.HEARTH_JOB_RESULT_TTL_S, lockMs: e.HEARTH_JOB_LOCK_MS, concurrency: e.HEARTH_JOB_CONCURRENCY },
   };
 }

@@ -68,7 +68,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const metricsServer = await metrics.listen(config.host, config.metricsPort);
   let ready = false;
   const inflight = new InFlight();
-  const sharedMemory = new SharedMemoryRegions();
+  const sharedMemory = new SharedMemoryRegions(config.systemSharedMemory);
   const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION, inflight, jobs, sharedMemory, onUpload: (bytes) => metrics?.observeUpload(bytes) });
   const hot = createHotRoutes({ service, jobs, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, inflight, sharedMemory });
   const rest = getRequestListener(app.fetch);

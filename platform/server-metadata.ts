@@ -4,7 +4,10 @@
  */
 import { InvalidInputError, UnsupportedError } from '../sdk/errors.js';
 
-export const SERVER_EXTENSIONS = ['classification', 'model_repository', 'model_configuration', 'statistics', 'binary_tensor_data', 'system_shared_memory'];
+/** The extensions this node implements (system shared memory only where it is on). */
+export function serverExtensions(systemSharedMemory: boolean): string[] {
+  return ['classification', 'model_repository', 'model_configuration', 'statistics', 'binary_tensor_data', ...(systemSharedMemory ? ['system_shared_memory'] : [])];
+}
 
 export function parseJson(text: string, what: string): unknown {
   try {

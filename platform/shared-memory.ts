@@ -7,7 +7,7 @@
  * caller can neither see, read, write nor unregister another's. Keys are "/name" (no other "/"),
  * checked here and again natively, and only segments that already exist are opened.
  */
-import { InvalidInputError } from '../sdk/errors.js';
+import { InvalidInputError, UnsupportedError } from '../sdk/errors.js';
 import { mapSharedMemory } from '../runtime/index.js';
 
 export interface RegionStatus {
@@ -48,6 +48,9 @@ function integer(value: unknown, what: string, min: number): number {
 export class SharedMemoryRegions {
   readonly #byOwner = new Map<string, Map<string, Region>>();
 
+  /** `enabled` false: every register is refused (HEARTH_SYSTEM_SHARED_MEMORY). */
+  constructor(readonly enabled = true) {}
+
   #regions(owner: string): Map<string, Region> {
     let regions = this.#byOwner.get(owner);
     if (!regions) this.#byOwner.set(owner, (regions = new Map()));
@@ -55,6 +58,7 @@ export class SharedMemoryRegions {
   }
 
   register(owner: string, name: string, request: { key?: unknown; offset?: unknown; byte_size?: unknown }): void {
+    if (!this.enabled) throw new UnsupportedError('system shared memory is off on this node: it serves callers beyond this host (set HEARTH_SYSTEM_SHARED_MEMORY=on to allow it)');
     if (!NAME.test(name)) throw new InvalidInputError(`shared memory region name "${name}" must be letters, digits, "_", "-" or "."`);
     const key = request.key;
     if (typeof key !== 'string' || !KEY.test(key)) throw new InvalidInputError('key must name a POSIX shared memory segment: "/name" (letters, digits, "_", "-", ".")');

@@ -54,6 +54,10 @@ Napi::Value MapSharedMemory(const Napi::CallbackInfo& info) {
       close(fd);
       throw EngineError(code::kInvalidArgument, Errno("unable to read the size of shared memory region \"" + key + "\""));
     }
+    if (!S_ISREG(st.st_mode)) {
+      close(fd);
+      throw EngineError(code::kInvalidArgument, "shared memory region \"" + key + "\" is not a shared memory segment");
+    }
     if (static_cast<size_t>(st.st_size) < offset + size) {
       close(fd);
       throw EngineError(code::kInvalidArgument, "shared memory region \"" + key + "\" holds " + std::to_string(st.st_size) +

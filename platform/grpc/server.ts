@@ -15,7 +15,7 @@ import { modelMetadata } from '../http/kserve.js';
 import { devices } from '../../runtime/index.js';
 import { modelConfig } from '../model-config.js';
 import { modelStatistics } from '../model-statistics.js';
-import { checkLoadParameters, cudaSharedMemoryUnsupported, SERVER_EXTENSIONS } from '../server-metadata.js';
+import { checkLoadParameters, cudaSharedMemoryUnsupported, serverExtensions } from '../server-metadata.js';
 import { authorize as authorizeKey } from '../http/auth.js';
 import type { SharedMemoryRegions, ShmContext } from '../shared-memory.js';
 import { toGrpcStatus } from './status.js';
@@ -98,7 +98,7 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
     ServerLive: unary('none', async () => ({ live: true })),
     ServerReady: unary('none', async () => ({ ready: o.ready() })),
     ModelReady: unary('invoke', async (call) => ({ ready: await service.modelReady(String(call.request.name), versionOf(call.request.version)) })),
-    ServerMetadata: unary('invoke', async () => ({ name: 'hearth', version: o.version, extensions: SERVER_EXTENSIONS })),
+    ServerMetadata: unary('invoke', async () => ({ name: 'hearth', version: o.version, extensions: serverExtensions(o.sharedMemory.enabled) })),
     ModelMetadata: unary('invoke', async (call) => {
       const name = String(call.request.name);
       const record = await service.get(name);

@@ -25,7 +25,7 @@ import { modelMetadata } from './kserve.js';
 import { devices } from '../../runtime/index.js';
 import { modelConfig } from '../model-config.js';
 import { modelStatistics } from '../model-statistics.js';
-import { checkLoadParameters, cudaSharedMemoryUnsupported, parseJson, SERVER_EXTENSIONS } from '../server-metadata.js';
+import { checkLoadParameters, cudaSharedMemoryUnsupported, parseJson, serverExtensions } from '../server-metadata.js';
 import type { SharedMemoryRegions } from '../shared-memory.js';
 
 export interface AppOptions {
@@ -120,7 +120,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   // --- health and server metadata (health needs no key) ------------------------------------------
   app.get('/v2/health/live', (c) => c.json({ live: true }));
   app.get('/v2/health/ready', (c) => (o.ready() ? c.json({ ready: true }) : c.json({ ready: false }, 503)));
-  app.get('/v2', auth(o.apiKeys, 'invoke'), (c) => c.json({ name: 'hearth', version: o.version, extensions: SERVER_EXTENSIONS }));
+  app.get('/v2', auth(o.apiKeys, 'invoke'), (c) => c.json({ name: 'hearth', version: o.version, extensions: serverExtensions(o.sharedMemory.enabled) }));
 
   // --- artifacts -----------------------------------------------------------------------------------
   const admin = auth(o.apiKeys, 'admin');

@@ -14,7 +14,7 @@
  * Sequences that find every slot taken wait, in order, for one to free. The router only decides;
  * the pool runs each batch on the lane's instance and calls release(lane) when it is done.
  */
-import { InvalidInputError, UnavailableError } from '../../sdk/errors.js';
+import { InvalidInputError, QueueFullError, UnavailableError } from '../../sdk/errors.js';
 import type { HearthError } from '../../sdk/errors.js';
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
@@ -57,6 +57,9 @@ interface Lane<T> {
   slots: (Sequence<T> | undefined)[];
   busy: boolean;
 }
+
+/** Sequences that may wait for a slot at once; past it a START is refused (QueueFullError, 429). */
+const MAX_WAITING = 4096;
 
 export type SequenceDispatch<T> = (lane: number, rows: SequenceRow<T>[]) => void;
 
@@ -111,6 +114,7 @@ export class SequenceRouter<T> {
     let sequence = this.#sequences.get(key);
     if (flags.start) {
       if (sequence) throw new InvalidInputError(`inference request for sequence ${String(flags.id)} to model '${this.#o.model}' has the START flag but that sequence is already in progress; end it first (sequence_end)`);
+      if (this.#waiting.length >= MAX_WAITING) throw new QueueFullError(`model '${this.#o.model}' has ${MAX_WAITING} sequences waiting for a batch slot; try again later`);
       sequence = { key, id: flags.id, lane: -1, slot: -1, queue: [], lastSeen: this.#clock.now(), ending: false };
       this.#sequences.set(key, sequence);
       this.#waiting.push(sequence);

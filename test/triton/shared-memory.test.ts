@@ -129,6 +129,18 @@ describe('system shared memory', () => {
     expect((error as grpc.ServiceError).code).toBe(grpc.status.INVALID_ARGUMENT);
   });
 
+  it('is off, and says so, on a node told HEARTH_SYSTEM_SHARED_MEMORY=off', async () => {
+    const off = await testNode(join(dir, 'off'), { HEARTH_SYSTEM_SHARED_MEMORY: 'off' });
+    try {
+      const r = await fetch(`${off.httpUrl}/v2/systemsharedmemory/region/in/register`, { method: 'POST', body: JSON.stringify({ key: IN, offset: 0, byte_size: 32 }) });
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: string }).error).toMatch(/system shared memory is off on this node/);
+      expect(((await (await fetch(`${off.httpUrl}/v2`)).json()) as { extensions: string[] }).extensions).not.toContain('system_shared_memory');
+    } finally {
+      await off.close();
+    }
+  });
+
   it('unregisters a region, after which requests naming it are refused', async () => {
     expect((await post('/v2/systemsharedmemory/region/in/unregister', {})).status).toBe(200);
     const status = (await (await fetch(`${node.httpUrl}/v2/systemsharedmemory/status`, { headers: auth(ADMIN) })).json()) as { name: string }[];
