@@ -62,7 +62,11 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const jobs = createJobQueue(config, nodeId, (name, version, request) => service.invoke(name, version, request), log);
   // Cluster mode: this node takes any function's jobs, not only those it accepted, and learns of
   // functions deployed through other nodes within a few seconds.
-  const serveAll = (): void => void registry.list().then((fs) => fs.forEach((f) => jobs.serve(f.name)), () => undefined);
+  // A GPU node also adopts the versions that wait for a GPU (deployed through a node without one).
+  const serveAll = (): void => {
+    void registry.list().then((fs) => fs.forEach((f) => jobs.serve(f.name)), () => undefined);
+    void service.adoptWaiting().catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'adopting waiting versions failed'));
+  };
   const serving = jobs.kind === 'bullmq' ? setInterval(serveAll, 5000).unref() : undefined;
   if (serving) setTimeout(serveAll, 100).unref();
   const metricsServer = await metrics.listen(config.host, config.metricsPort);

@@ -44,6 +44,10 @@ export interface PoolSummary extends PoolStats {
   events: PoolEvent[];
 }
 
+/** The reason of a version that waits for a GPU node (cluster mode); such a node adopts it. */
+const WAITING_FOR_GPU = 'waiting for a node with a GPU';
+const KEEP_TRAFFIC = '; traffic stays where it is';
+
 /**
  * How long a function's registry record is reused for routing. Reading it for every request cost
  * a file read (embedded) or a Redis round trip per request, and was the node's bottleneck under
@@ -108,7 +112,19 @@ export class FunctionService {
   async deploy(spec: FunctionSpec, artifacts: FunctionVersion['artifacts'], options: { keepTraffic?: boolean } = {}): Promise<FunctionVersion> {
     const device = spec.instances.device;
     if (device.startsWith('cuda') && !devices().cudaAvailable) {
-      throw new InvalidInputError(`${spec.name}: instances.device is "${device}" (a KIND_GPU instance group) but this node has no CUDA device; run it on the CPU with \`hearth deploy --device cpu\` (or instances.device: cpu), or deploy to a node with a GPU`, { reason: 'instances.device' });
+      if (!this.#o.cluster) {
+        throw new InvalidInputError(`${spec.name}: instances.device is "${device}" (a KIND_GPU instance group) but this node has no CUDA device; run it on the CPU with \`hearth deploy --device cpu\` (or instances.device: cpu), or deploy to a node with a GPU`, { reason: 'instances.device' });
+      }
+      // Cluster mode: the version waits, pending, for a node with a GPU to load it (adoptWaiting).
+      for (const [role, sha] of Object.entries(artifacts)) {
+        if (sha && !(await this.#o.artifacts.stat(sha))) throw new VersionNotFoundError(`the ${role} artifact ${sha} has not been uploaded`);
+      }
+      const created = await this.#o.registry.createVersion(spec, artifacts);
+      const reason = `${WAITING_FOR_GPU} (instances.device ${device}; this node has none)${options.keepTraffic ? KEEP_TRAFFIC : ''}`;
+      await this.#o.registry.setStatus(spec.name, created.version, 'pending', reason);
+      this.#records.delete(spec.name);
+      this.#o.log?.info({ function: spec.name, version: created.version }, 'version waits for a node with a GPU');
+      return { ...created, status: 'pending', reason };
     }
     for (const [role, sha] of Object.entries(artifacts)) {
       if (sha && !(await this.#o.artifacts.stat(sha))) throw new VersionNotFoundError(`the ${role} artifact ${sha} has not been uploaded`);
@@ -132,6 +148,34 @@ export class FunctionService {
     this.#records.delete(spec.name);
     this.#o.log?.info({ function: spec.name, version: created.version }, 'version ready');
     return { ...created, status: 'ready' };
+  }
+
+  /**
+   * Cluster mode, on a node with a GPU: loads the versions that wait for one (deployed through a
+   * node without), one node per version by the cold-start lease, and moves traffic to each once it
+   * is warm (unless its deploy kept traffic). Called on the node's registry sweep.
+   */
+  async adoptWaiting(): Promise<void> {
+    const cluster = this.#o.cluster;
+    if (!cluster || !devices().cudaAvailable) return;
+    for (const record of await this.#o.registry.list()) {
+      for (const v of record.versions) {
+        if (v.status !== 'pending' || !v.reason?.startsWith(WAITING_FOR_GPU)) continue;
+        if (!(await cluster.claimColdStart(record.name, v.version))) continue;
+        try {
+          await this.#pool(record.name, v).start();
+          await this.#o.registry.setStatus(record.name, v.version, 'ready');
+          const current = (await this.#o.registry.get(record.name))!;
+          if (!v.reason.endsWith(KEEP_TRAFFIC) || Object.keys(current.traffic).length === 0) await this.setTraffic(record.name, { [v.version]: 100 });
+          this.#o.log?.info({ function: record.name, version: v.version }, 'adopted a version that waited for a GPU');
+        } catch (error) {
+          await this.#o.registry.setStatus(record.name, v.version, 'failed', (error as Error).message);
+        } finally {
+          this.#records.delete(record.name);
+          await cluster.releaseColdStart(record.name, v.version);
+        }
+      }
+    }
   }
 
   async get(name: string): Promise<FunctionRecord> {
@@ -176,6 +220,7 @@ export class FunctionService {
     const found = record.versions.find((x) => x.version === v);
     if (!found) throw new VersionNotFoundError(`Request for unknown model: '${name}' version ${v} is not found`);
     if (found.status === 'failed') throw new UnavailableError(`${name} v${v} failed to load: ${found.reason ?? 'unknown reason'}`);
+    if (found.status === 'pending' && found.reason?.startsWith(WAITING_FOR_GPU)) throw new UnavailableError(`${name} v${v} is ${found.reason}`);
     return found;
   }
 

@@ -165,7 +165,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     }
     const version = await service.deploy(spec, { model, ...(hook ? { hook } : {}) }, { keepTraffic: body.keepTraffic });
     o.jobs.serve(spec.name);
-    return c.json({ name: spec.name, version: version.version, status: version.status, reason: version.reason, url: `/fn/${spec.name}` }, version.status === 'failed' ? 422 : 201);
+    return c.json({ name: spec.name, version: version.version, status: version.status, reason: version.reason, url: `/fn/${encodeURIComponent(spec.name)}` }, version.status === 'failed' ? 422 : version.status === 'pending' ? 202 : 201);
   });
   app.get('/api/v1/functions', admin, async (c) => {
     const records = await service.registry.list();

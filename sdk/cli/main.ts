@@ -68,7 +68,7 @@ program.command('deploy <dir>')
         await new Promise((res) => setTimeout(res, 200));
       }
     }
-    print({ ...r, url: `${hearth.url}${r.url}` }, () => `${r.name} v${r.version} ${r.status}${r.uploaded.model ? '' : ' (model unchanged, not uploaded)'}\n${hearth.url}${r.url}`);
+    print({ ...r, url: `${hearth.url}${r.url}` }, () => `${r.name} v${r.version} ${r.status}${r.status === 'pending' && r.reason ? `: ${r.reason}` : ''}${r.uploaded.model ? '' : ' (model unchanged, not uploaded)'}\n${hearth.url}${r.url}`);
   });
 
 program.command('invoke <name>')

@@ -93,6 +93,24 @@ describe('three nodes on one Redis and one S3', () => {
     expect((await pools(c, 'slow')).map((p) => p.node)).toEqual([a.node]);
   });
 
+  it('keeps a GPU version deployed through nodes without a GPU pending, saying it waits for one, and serves the CPU version meanwhile', async () => {
+    const [a, b] = nodes as [NodeProcess, NodeProcess, NodeProcess];
+    await deploy(a, 'gpu-wait');
+    const model = await upload(a.url, new Uint8Array(await readFile(modelPath('slow'))));
+    const r = await fetch(`${a.url}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec: { ...SPEC, name: 'gpu-wait', instances: { device: 'cuda' } }, artifacts: { model } }), headers: { 'content-type': 'application/json' } });
+    expect(r.status).toBe(202);
+    expect(await r.json()).toMatchObject({ version: 2, status: 'pending', reason: expect.stringMatching(/^waiting for a node with a GPU \(instances.device cuda/) });
+    // Describe on any node says so; no CPU node adopts it (they sweep every 5 s).
+    await new Promise((res) => setTimeout(res, 5500));
+    const described = (await (await fetch(`${b.url}/api/v1/functions/gpu-wait`)).json()) as { versions: { version: number; status: string; reason?: string }[]; traffic: Record<string, number> };
+    expect(described.versions[1]).toMatchObject({ version: 2, status: 'pending', reason: expect.stringMatching(/waiting for a node with a GPU/) });
+    expect(described.traffic).toEqual({ 1: 100 });
+    await call(b, 'gpu-wait');
+    const pinned = await fetch(`${b.url}/fn/gpu-wait/versions/2`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    expect(pinned.status).toBe(503);
+    expect(((await pinned.json()) as { error: string }).error).toMatch(/gpu-wait v2 is waiting for a node with a GPU/);
+  });
+
   it('cold-starts a burst at zero instances on one node only (the lease holder)', async () => {
     const [a, b, c] = nodes as [NodeProcess, NodeProcess, NodeProcess];
     await deploy(a, 'burst');
