@@ -6,7 +6,7 @@
  */
 import { basename } from 'node:path';
 
-import type { FunctionSpec, InputSpec, OutputSpec } from '../sdk/spec/function-spec.js';
+import type { FunctionSpec, InputSpec, OutputSpec, SequenceSpec } from '../sdk/spec/function-spec.js';
 import { DATA_TYPES } from '../sdk/spec/triton/index.js';
 import type { DType } from '../sdk/tensor.js';
 
@@ -50,8 +50,10 @@ export function modelConfig(spec: FunctionSpec, options: { cudaAvailable: boolea
     batch_input: [],
     batch_output: [],
     optimization: { priority: 'PRIORITY_DEFAULT', input_pinned_memory: { enable: true }, output_pinned_memory: { enable: true }, gather_kernel_buffer_threshold: 0, eager_batching: false },
-    // Hearth batches every model with a batch dimension dynamically.
-    ...(spec.maxBatchSize > 0
+    // A sequence model is batched by the sequence batcher; every other model with a batch
+    // dimension by the dynamic batcher.
+    ...(spec.sequence ? { sequence_batching: sequenceBatching(spec.sequence) } : {}),
+    ...(spec.maxBatchSize > 0 && !spec.sequence
       ? {
         dynamic_batching: {
           preferred_batch_size: b.preferredBatchSizes,
@@ -69,6 +71,31 @@ export function modelConfig(spec: FunctionSpec, options: { cudaAvailable: boolea
     cc_model_filenames: {},
     metric_tags: {},
     parameters: Object.fromEntries(Object.entries(spec.parameters ?? {}).map(([k, v]) => [k, { string_value: v }])),
-    model_warmup: [],
+    model_warmup: (spec.warmup ?? []).map((w) => ({
+      name: w.name,
+      batch_size: w.batchSize,
+      count: w.count,
+      inputs: Object.fromEntries(Object.entries(w.inputs).map(([name, i]) => [name, { data_type: TYPE_NAMES[i.dtype], dims: i.dims, ...(i.fill === 'zero' ? { zero_data: true } : { random_data: true }) }])),
+    })),
+  };
+}
+
+const CONTROL_KINDS = { start: 'CONTROL_SEQUENCE_START', end: 'CONTROL_SEQUENCE_END', ready: 'CONTROL_SEQUENCE_READY', corrid: 'CONTROL_SEQUENCE_CORRID' } as const;
+
+function sequenceBatching(s: SequenceSpec): object {
+  return {
+    max_sequence_idle_microseconds: s.maxSequenceIdleUs,
+    control_input: s.controls.map((c) => ({
+      name: c.name,
+      control: [{
+        kind: CONTROL_KINDS[c.kind],
+        ...(c.kind === 'corrid' ? { data_type: TYPE_NAMES[c.dtype] }
+          : c.dtype === 'FP32' ? { fp32_false_true: c.values } : c.dtype === 'BOOL' ? { bool_false_true: c.values.map(Boolean) } : { int32_false_true: c.values }),
+      }],
+    })),
+    state: [],
+    ...(s.strategy === 'oldest'
+      ? { oldest: { max_candidate_sequences: s.maxCandidateSequences ?? 0, preferred_batch_size: [], max_queue_delay_microseconds: s.maxQueueDelayUs, preserve_ordering: false } }
+      : { direct: { max_queue_delay_microseconds: s.maxQueueDelayUs, minimum_slot_utilization: 0 } }),
   };
 }

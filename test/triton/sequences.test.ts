@@ -12,7 +12,7 @@ import type { HearthNode } from '../../platform/node.js';
 import { Hearth } from '../../sdk/client.js';
 import { deployFolder } from '../../sdk/cli/deploy.js';
 import { TRITON_REPO } from '../helpers/fixtures.js';
-import { inferenceClient, inferStream } from '../helpers/grpc.js';
+import { grpcCall, inferenceClient, inferStream } from '../helpers/grpc.js';
 import { testNode } from '../helpers/node.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-sequences-'));
@@ -86,6 +86,22 @@ describe('sequence batching', () => {
     expect(stringForCorrid.status).toBe(400);
     expect(stringForCorrid.error).toMatch(/numeric sequence_id/);
     // An ordinary model takes no sequence id.
+  });
+
+  it('reports sequence_batching in the model config, as the config gave it', async () => {
+    const config = (await (await fetch(`${node.httpUrl}/v2/models/oldest_sequence/config`)).json()) as Record<string, unknown>;
+    expect(config.dynamic_batching).toBeUndefined();
+    expect(config.sequence_batching).toMatchObject({
+      control_input: [
+        { name: 'START', control: [{ kind: 'CONTROL_SEQUENCE_START', int32_false_true: [0, 1] }] },
+        { name: 'END', control: [{ kind: 'CONTROL_SEQUENCE_END', int32_false_true: [0, 1] }] },
+        { name: 'CORRID', control: [{ kind: 'CONTROL_SEQUENCE_CORRID', data_type: 'TYPE_INT64' }] },
+      ],
+      oldest: { max_candidate_sequences: 8 },
+    });
+    const byGrpc = (await grpcCall(rpc, 'ModelConfig', { name: 'simple_sequence' })).config as { sequence_batching: { direct?: object; max_sequence_idle_microseconds: string } };
+    expect(byGrpc.sequence_batching.direct).toBeDefined();
+    expect(byGrpc.sequence_batching.max_sequence_idle_microseconds).toBe('5000000');
   });
 
   it('runs whole sequences sent over one gRPC stream without waiting (Triton\'s stream sequence client)', async () => {
