@@ -7,6 +7,8 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 import { InvalidInputError } from '../sdk/errors.js';
+import type { WebhookPolicy } from './jobs/webhook-policy.js';
+import { parseAllowHosts } from './jobs/webhook-policy.js';
 
 const port = (name: string, fallback: number) =>
   z.coerce.number({ message: `${name} must be a port number` }).int(`${name} must be an integer`).min(0, `${name} must be 0-65535 (0 picks a free port)`).max(65535, `${name} must be 0-65535 (0 picks a free port)`).default(fallback);
@@ -50,6 +52,7 @@ export const ConfigSchema = z.object({
   HEARTH_JOB_RESULT_TTL_S: z.coerce.number({ message: 'HEARTH_JOB_RESULT_TTL_S must be a number of seconds' }).int().min(1).default(86_400),
   HEARTH_JOB_LOCK_MS: z.coerce.number({ message: 'HEARTH_JOB_LOCK_MS must be a number of milliseconds' }).int().min(1000).default(30_000),
   HEARTH_JOB_CONCURRENCY: z.coerce.number({ message: 'HEARTH_JOB_CONCURRENCY must be a number' }).int().min(1).max(1024).default(64),
+  HEARTH_WEBHOOK_ALLOW_HOSTS: z.string().optional(),
   HEARTH_SYSTEM_SHARED_MEMORY: z.enum(['auto', 'on', 'off']).default('auto'),
   HEARTH_AUTOSCALE_TICK_MS: z.coerce.number({ message: 'HEARTH_AUTOSCALE_TICK_MS must be a number of milliseconds' }).int().min(10).max(1000, 'HEARTH_AUTOSCALE_TICK_MS must be at most 1000: a queue over its target scales up within one tick').default(1000),
 });
@@ -78,7 +81,7 @@ export interface Config {
   autoscaleTickMs: number;
   /** Signs webhooks (Standard Webhooks); without it, requests that ask for a webhook are refused. */
   webhookSecret?: string;
-  jobs: { attempts: number; backoffMs: number; resultTtlS: number; lockMs: number; concurrency: number };
+  jobs: { attempts: number; backoffMs: number; resultTtlS: number; lockMs: number; concurrency: number; webhooks: WebhookPolicy };
   /**
    * Triton's system shared memory: a caller names a POSIX segment on this host for the node to map.
    * On by default only on a loopback bind (the callers are on this host); a node reachable from
@@ -119,6 +122,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     autoscaleTickMs: e.HEARTH_AUTOSCALE_TICK_MS,
     webhookSecret: e.HEARTH_WEBHOOK_SECRET,
     systemSharedMemory: e.HEARTH_SYSTEM_SHARED_MEMORY === 'on' || (e.HEARTH_SYSTEM_SHARED_MEMORY === 'auto' && LOOPBACK.test(e.HEARTH_HOST)),
-    jobs: { attempts: e.HEARTH_JOB_ATTEMPTS, backoffMs: e.HEARTH_JOB_BACKOFF_MS, resultTtlS: e.HEARTH_JOB_RESULT_TTL_S, lockMs: e.HEARTH_JOB_LOCK_MS, concurrency: e.HEARTH_JOB_CONCURRENCY },
+    jobs: {
+      attempts: e.HEARTH_JOB_ATTEMPTS, backoffMs: e.HEARTH_JOB_BACKOFF_MS, resultTtlS: e.HEARTH_JOB_RESULT_TTL_S, lockMs: e.HEARTH_JOB_LOCK_MS, concurrency: e.HEARTH_JOB_CONCURRENCY,
+      webhooks: { allowHosts: parseAllowHosts(e.HEARTH_WEBHOOK_ALLOW_HOSTS) },
+    },
   };
 }

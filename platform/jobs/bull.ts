@@ -81,7 +81,7 @@ export class BullJobQueue implements JobQueue {
       const secret = options.webhookSecret;
       this.#webhooks = new Queue(WEBHOOK_QUEUE, this.#queueOptions());
       this.#webhooks.on('error', () => undefined);
-      this.#webhookWorker = new Worker<{ url: string; message: { id: string; body: string } }>(WEBHOOK_QUEUE, async (job) => deliver(job.data.url, secret, job.data.message), { ...this.#workerOptions(), concurrency: 16 });
+      this.#webhookWorker = new Worker<{ url: string; message: { id: string; body: string } }>(WEBHOOK_QUEUE, async (job) => deliver(job.data.url, secret, job.data.message, this.#o.webhooks), { ...this.#workerOptions(), concurrency: 16 });
       this.#webhookWorker.on('error', () => undefined);
       this.#webhookWorker.on('failed', (job, error) => {
         if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) this.#o.log?.warn({ job: job.data.message.id, url: job.data.url, reason: error.message }, 'webhook not delivered');
@@ -131,7 +131,7 @@ export class BullJobQueue implements JobQueue {
 
   async submit(request: JobRequest): Promise<{ record: JobRecord; existing: boolean }> {
     if (this.#closed) throw new UnavailableError('this node is draining and takes no new jobs');
-    checkSubmission(request, this.#o.webhookSecret);
+    checkSubmission(request, this.#o);
     const id = jobId(request);
     const record = newRecord(id, request);
     const created = await this.#redis.set(this.#key(id), encodeRecord(record), 'EX', this.#o.resultTtlS, 'NX').catch(redisDown);

@@ -13,6 +13,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 
 import { HearthError, InvalidInputError } from '../../sdk/errors.js';
+import type { WebhookPolicy } from './webhook-policy.js';
+import { checkWebhookUrl } from './webhook-policy.js';
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 
@@ -67,9 +69,11 @@ export interface JobOptions {
   backoffMs: number;
   /** How long a finished job's record (and an idempotency key) is kept (default one day). */
   resultTtlS: number;
+  /** Where webhooks may go (./webhook-policy.ts). */
+  webhooks: WebhookPolicy;
 }
 
-export const DEFAULT_JOB_OPTIONS: JobOptions = { attempts: 3, backoffMs: 1000, resultTtlS: 86_400 };
+export const DEFAULT_JOB_OPTIONS: JobOptions = { attempts: 3, backoffMs: 1000, resultTtlS: 86_400, webhooks: { allowHosts: [] } };
 
 /**
  * Failures worth another try: the node or pool was busy, loading, draining or gone. Bad input, an
@@ -120,21 +124,11 @@ export function decodeRecord(s: string): JobRecord {
 }
 
 /** What every adapter refuses before it accepts a job. */
-export function checkSubmission(request: JobRequest, webhookSecret: string | undefined): void {
-  checkWebhook(request.webhook);
-  if (request.webhook && !webhookSecret) throw new InvalidInputError('webhooks need HEARTH_WEBHOOK_SECRET set on the node, to sign them');
-}
-
-/** A webhook URL must be http(s); anything else is refused before the job is accepted. */
-function checkWebhook(url: string | undefined): void {
-  if (url === undefined) return;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new InvalidInputError(`the webhook "${url}" is not a URL`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidInputError(`the webhook must be an http or https URL, not ${parsed.protocol}`);
+/** A job's webhook is checked against the policy, and needs a signing secret, before the job is accepted. */
+export function checkSubmission(request: JobRequest, options: { webhookSecret?: string; webhooks: WebhookPolicy }): void {
+  if (request.webhook === undefined) return;
+  checkWebhookUrl(request.webhook, options.webhooks);
+  if (!options.webhookSecret) throw new InvalidInputError('webhooks need HEARTH_WEBHOOK_SECRET set on the node, to sign them');
 }
 
 /** A job as the API and webhooks show it: a JSON result inline, other bytes as base64. */

@@ -32,7 +32,7 @@ export class MemoryJobQueue implements JobQueue {
 
   async submit(request: JobRequest): Promise<{ record: JobRecord; existing: boolean }> {
     if (this.#closed) throw new UnavailableError('this node is draining and takes no new jobs');
-    checkSubmission(request, this.#o.webhookSecret);
+    checkSubmission(request, this.#o);
     const id = jobId(request);
     const found = this.#live(id);
     if (found) return { record: structuredClone(found), existing: true };
@@ -99,7 +99,7 @@ export class MemoryJobQueue implements JobQueue {
     const message = webhookMessage(record);
     for (let attempt = 1; attempt <= WEBHOOK_TRIES; attempt++) {
       try {
-        return await deliver(url, secret, message);
+        return await deliver(url, secret, message, this.#o.webhooks);
       } catch (error) {
         if (attempt === WEBHOOK_TRIES || this.#closed) {
           this.#o.log?.warn({ job: record.id, url, reason: (error as Error).message }, 'webhook not delivered');

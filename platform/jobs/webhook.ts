@@ -4,9 +4,13 @@
  * `{id}.{timestamp}.{body}`, keyed by the secret (`whsec_<base64>`, HEARTH_WEBHOOK_SECRET).
  */
 import { createHmac } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 
 import type { JobRecord } from './jobs.js';
 import { jobView } from './jobs.js';
+import type { WebhookPolicy } from './webhook-policy.js';
+import { checkWebhookUrl, guardedLookup } from './webhook-policy.js';
 
 export function secretBytes(secret: string): Buffer {
   return Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
@@ -22,15 +26,30 @@ export function webhookMessage(record: JobRecord): { id: string; body: string } 
   return { id: `job_${record.id}`, body };
 }
 
-/** One delivery try; throws unless the receiver answers 2xx within 10 s. */
-export async function deliver(url: string, secret: string, message: { id: string; body: string }): Promise<void> {
+/**
+ * One delivery try; throws unless the receiver answers 2xx within 10 s. The URL is checked against
+ * the policy again, every address it resolves to is checked as the connection is made, and a
+ * redirect is a failure (never followed).
+ */
+export async function deliver(url: string, secret: string, message: { id: string; body: string }, policy: WebhookPolicy): Promise<void> {
+  const target = checkWebhookUrl(url, policy);
   const timestamp = Math.floor(Date.now() / 1000);
-  const response = await fetch(url, {
-    method: 'POST',
-    body: message.body,
-    headers: { 'content-type': 'application/json', 'webhook-id': message.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': sign(secret, message.id, timestamp, message.body) },
-    signal: AbortSignal.timeout(10_000),
+  const body = Buffer.from(message.body);
+  const status = await new Promise<number>((resolve, reject) => {
+    const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, {
+      method: 'POST',
+      lookup: guardedLookup(policy),
+      headers: { 'content-type': 'application/json', 'content-length': String(body.byteLength), 'webhook-id': message.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': sign(secret, message.id, timestamp, message.body) },
+      timeout: 10_000,
+    }, (response) => {
+      response.resume();
+      response.once('end', () => resolve(response.statusCode ?? 0));
+      response.once('error', reject);
+    });
+    request.once('timeout', () => request.destroy(new Error(`webhook ${url} did not answer within 10 s`)));
+    request.once('error', reject);
+    request.end(body);
   });
-  await response.arrayBuffer().catch(() => undefined);
-  if (!response.ok) throw new Error(`webhook ${url} answered ${response.status}`);
+  if (status >= 300 && status < 400) throw new Error(`webhook ${url} answered ${status}: redirects are not followed`);
+  if (status < 200 || status >= 300) throw new Error(`webhook ${url} answered ${status}`);
 }

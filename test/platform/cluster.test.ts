@@ -52,7 +52,7 @@ describe('three nodes on one Redis and one S3', () => {
     const env = {
       REDIS_URL: 'redis://127.0.0.1:6379', HEARTH_REDIS_PREFIX: prefix, HEARTH_S3_BUCKET: s3.bucket, HEARTH_S3_ENDPOINT: s3.endpoint,
       AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', HEARTH_JOB_LOCK_MS: '2000', HEARTH_JOB_BACKOFF_MS: '100', HEARTH_JOB_CONCURRENCY: '8',
-      HEARTH_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}`,
+      HEARTH_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}`, HEARTH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
     };
     nodes.push(...(await Promise.all([0, 1, 2].map((i) => spawnNode(join(dir, `node-${i}`), env)))));
   });

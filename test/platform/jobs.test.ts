@@ -64,7 +64,7 @@ function suite(label: string, env: () => Record<string, string>, cleanup: () => 
     let node: HearthNode;
     let url: string;
     beforeAll(async () => {
-      node = await testNode(join(dir, label.replace(/\W+/g, '-')), { HEARTH_WEBHOOK_SECRET: SECRET, HEARTH_JOB_BACKOFF_MS: '50', ...env() });
+      node = await testNode(join(dir, label.replace(/\W+/g, '-')), { HEARTH_WEBHOOK_SECRET: SECRET, HEARTH_JOB_BACKOFF_MS: '50', HEARTH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1', ...env() });
       url = node.httpUrl;
       const model = await upload(url, new Uint8Array(await readFile(modelPath('small'))));
       const r = await fetch(`${url}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec: SPEC, artifacts: { model } }), headers: { 'content-type': 'application/json' } });
@@ -124,6 +124,11 @@ function suite(label: string, env: () => Record<string, string>, cleanup: () => 
       expect(unknown.status).toBe(404);
       const ftp = await submit({ inputs: { x: X } }, { 'hearth-webhook-url': 'ftp://127.0.0.1/x' });
       expect(ftp.status).toBe(400);
+      // Not in HEARTH_WEBHOOK_ALLOW_HOSTS: plain http, loopback, private and metadata addresses are refused.
+      for (const hook of ['http://example.com/x', 'https://127.0.0.2/x', 'https://169.254.169.254/latest/meta-data', 'https://10.1.2.3/x', 'https://[::1]/x', 'https://[::ffff:192.168.0.1]/x']) {
+        const r = await submit({ inputs: { x: X } }, { 'hearth-webhook-url': hook });
+        expect(r.status, hook).toBe(400);
+      }
       const missing = await fetch(`${url}/api/v1/jobs/no-such-job`);
       expect(missing.status).toBe(404);
       expect(((await missing.json()) as { code: string }).code).toBe('JOB_NOT_FOUND');
