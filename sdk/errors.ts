@@ -117,6 +117,12 @@ export class PayloadTooLargeError extends HearthError {
   override readonly code = 'PAYLOAD_TOO_LARGE';
 }
 
+/** An idempotency key reused with a different request (HTTP 422): the key names one request only. */
+export class IdempotencyConflictError extends HearthError {
+  override readonly name = 'IdempotencyConflictError';
+  override readonly code = 'IDEMPOTENCY_CONFLICT';
+}
+
 /** A feature this node does not have (CUDA shared memory without a GPU); Triton's UNSUPPORTED (HTTP 400, gRPC UNIMPLEMENTED). */
 export class UnsupportedError extends HearthError {
   override readonly name = 'UnsupportedError';
@@ -141,6 +147,7 @@ const BY_CODE: Record<string, new (message: string, options?: HearthErrorOptions
   PERMISSION_DENIED: PermissionDeniedError,
   PAYLOAD_TOO_LARGE: PayloadTooLargeError,
   UNSUPPORTED: UnsupportedError,
+  IDEMPOTENCY_CONFLICT: IdempotencyConflictError,
 };
 
 /** An error body (`{"error", "code"}`, as every transport sends it) back as its class. */

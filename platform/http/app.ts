@@ -16,7 +16,7 @@ import { checkSha } from '../artifacts/index.js';
 import type { ApiKey } from '../config.js';
 import type { FunctionService } from '../functions/function-service.js';
 import type { JobQueue } from '../jobs/index.js';
-import { jobView } from '../jobs/index.js';
+import { callerId, jobView } from '../jobs/index.js';
 import type { Scope } from './auth.js';
 import { authorize } from './auth.js';
 import { httpStatus, toHttpResponse } from './errors.js';
@@ -194,15 +194,19 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   const invoke = auth(o.apiKeys, 'invoke');
 
   // --- async invocations ------------------------------------------------------------------------------
-  const job = async (id: string) => {
+  // A job is its submitter's: another invoke key is told it does not exist; an admin key reads all.
+  const job = async (c: Context<AppEnv>) => {
+    const id = c.req.param('id')!;
     const record = await o.jobs.get(id);
-    if (!record) throw new JobNotFoundError(`no job ${id} (unknown, or its record expired)`);
+    const key = owner(c);
+    const admin = o.apiKeys.length === 0 || o.apiKeys.some((k) => k.key === key && k.scope === 'admin');
+    if (!record || (!admin && (record.owner ?? '') !== callerId(key))) throw new JobNotFoundError(`no job ${id} (unknown, or its record expired)`);
     return record;
   };
-  app.get('/api/v1/jobs/:id', invoke, async (c) => c.json(jobView(await job(c.req.param('id')))));
+  app.get('/api/v1/jobs/:id', invoke, async (c) => c.json(jobView(await job(c))));
   // The result's own bytes and content type, as the synchronous call would have answered.
   app.get('/api/v1/jobs/:id/result', invoke, async (c) => {
-    const record = await job(c.req.param('id'));
+    const record = await job(c);
     if (record.status === 'failed') return c.json(record.error, httpStatus(record.error?.code ?? 'INTERNAL') as 400);
     if (!record.result) return c.json(jobView(record), 202);
     return new Response(record.result.body.slice(), { status: 200, headers: { 'content-type': record.result.contentType, 'hearth-version': String(record.result.version) } });

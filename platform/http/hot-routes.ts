@@ -15,6 +15,7 @@ import type { FunctionService } from '../functions/function-service.js';
 import { authorize } from './auth.js';
 import { toHttpResponse } from './errors.js';
 import type { JobQueue } from '../jobs/index.js';
+import { callerId, requestHash } from '../jobs/index.js';
 import { IdempotencyCache } from './idempotency.js';
 import { formatInferResponse, parseInferRequest } from './kserve.js';
 import { sequenceFlags } from '../inference-tensors.js';
@@ -150,7 +151,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     const run = () => service.invoke(call.name, call.version, { body: call.body, contentType }, { deadline: deadlineOf(call.header), signal: call.signal });
     const key = call.header('idempotency-key');
     if (key !== undefined && (key.length === 0 || key.length > 256)) throw new InvalidInputError('Idempotency-Key must be 1 to 256 characters');
-    const { value, replayed } = key === undefined ? { value: run(), replayed: false } : idempotency.run(`${call.name}/${call.version ?? ''}/${key}`, run);
+    const { value, replayed } = key === undefined ? { value: run(), replayed: false } : idempotency.run(`${callerId(call.owner)}\0${call.name}/${call.version ?? ''}/${key}`, requestHash(contentType, call.body), run);
     const result = await value;
     const headers: Record<string, string> = { 'content-type': result.contentType, 'hearth-version': String(result.version) };
     if (replayed) headers['idempotent-replayed'] = 'true';
@@ -162,7 +163,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     await service.resolve(call.name, call.version);
     const webhook = call.header('hearth-webhook-url') ?? call.query.get('webhook') ?? undefined;
     const key = call.header('idempotency-key');
-    const { record, existing } = await o.jobs.submit({ function: call.name, version: call.version, body: call.body, contentType, webhook, idempotencyKey: key });
+    const { record, existing } = await o.jobs.submit({ function: call.name, version: call.version, body: call.body, contentType, webhook, idempotencyKey: key, owner: callerId(call.owner) });
     const statusUrl = `/api/v1/jobs/${record.id}`;
     const headers: Record<string, string> = { 'content-type': 'application/json', location: statusUrl, 'preference-applied': 'respond-async' };
     if (existing) headers['idempotent-replayed'] = 'true';

@@ -1,9 +1,12 @@
 /**
  * Idempotency keys for synchronous function calls: a repeated `Idempotency-Key` (for the same
- * function) gets the response of the first call — awaited if it is still running — for `ttlMs`.
- * Failed calls are not remembered, so they can be retried. Kept in this node's memory; the
- * asynchronous invocations of cluster mode keep theirs in Redis.
+ * caller and function) gets the response of the first call — awaited if it is still running — for
+ * `ttlMs`; the same key with a different request is refused (422). Keys are the caller's own: the
+ * cache key includes who sent it. Failed calls are not remembered, so they can be retried. Kept in
+ * this node's memory; the asynchronous invocations of cluster mode keep theirs in Redis.
  */
+import { IdempotencyConflictError } from '../../sdk/errors.js';
+
 export interface StoredResponse {
   body: Uint8Array;
   contentType: string;
@@ -11,7 +14,7 @@ export interface StoredResponse {
 }
 
 export class IdempotencyCache {
-  readonly #entries = new Map<string, { at: number; value: Promise<StoredResponse> }>();
+  readonly #entries = new Map<string, { at: number; request: string; value: Promise<StoredResponse> }>();
   readonly #ttlMs: number;
   readonly #max: number;
 
@@ -20,13 +23,16 @@ export class IdempotencyCache {
     this.#max = max;
   }
 
-  /** The first call's response for `key`, or `run()`'s. */
-  run(key: string, run: () => Promise<StoredResponse>): { value: Promise<StoredResponse>; replayed: boolean } {
+  /** The first call's response for `key` (which must have been for the same `request` hash), or `run()`'s. */
+  run(key: string, request: string, run: () => Promise<StoredResponse>): { value: Promise<StoredResponse>; replayed: boolean } {
     const now = Date.now();
     const found = this.#entries.get(key);
-    if (found && now - found.at < this.#ttlMs) return { value: found.value, replayed: true };
+    if (found && now - found.at < this.#ttlMs) {
+      if (found.request !== request) throw new IdempotencyConflictError('this Idempotency-Key was used for a different request; use a new key for a new request');
+      return { value: found.value, replayed: true };
+    }
     const value = run();
-    this.#entries.set(key, { at: now, value });
+    this.#entries.set(key, { at: now, request, value });
     value.catch(() => this.#entries.delete(key));
     if (this.#entries.size > this.#max) {
       for (const [k, e] of this.#entries) {

@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 
 import { InvalidInputError, UnavailableError } from '../../sdk/errors.js';
 import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from './jobs.js';
-import { checkSubmission, decodeRecord, encodeRecord, errorBody, isTransient, jobId, newRecord } from './jobs.js';
+import { checkSubmission, decodeRecord, encodeRecord, errorBody, isTransient, jobId, newRecord, sameRequest } from './jobs.js';
 import { closeBounded } from './close.js';
 import { deliver, webhookMessage } from './webhook.js';
 
@@ -137,7 +137,7 @@ export class BullJobQueue implements JobQueue {
     const created = await this.#redis.set(this.#key(id), encodeRecord(record), 'EX', this.#o.resultTtlS, 'NX').catch(redisDown);
     if (created === null) {
       const existing = await this.get(id);
-      if (existing) return { record: existing, existing: true };
+      if (existing) return { record: sameRequest(existing, request), existing: true };
     }
     const data: JobData = { function: request.function, ...(request.version === undefined ? {} : { version: request.version }), body: Buffer.from(request.body).toString('base64'), contentType: request.contentType };
     try {

@@ -12,7 +12,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 
-import { HearthError, InvalidInputError } from '../../sdk/errors.js';
+import { HearthError, IdempotencyConflictError, InvalidInputError } from '../../sdk/errors.js';
 import type { WebhookPolicy } from './webhook-policy.js';
 import { checkWebhookUrl } from './webhook-policy.js';
 
@@ -26,6 +26,8 @@ export interface JobRequest {
   /** Called with the outcome (Standard Webhooks signature). */
   webhook?: string;
   idempotencyKey?: string;
+  /** Who submitted it (callerId of the API key; '' with no keys): the job, its key and its record are theirs. */
+  owner?: string;
 }
 
 export interface JobRecord {
@@ -42,6 +44,10 @@ export interface JobRecord {
   /** The node that ran (or runs) it last. */
   node?: string;
   webhook?: string;
+  /** The submitter (callerId); only they (or an admin key) may read the job. */
+  owner?: string;
+  /** sha256 of the request (content type and body): a reused idempotency key must bring the same request. */
+  requestHash?: string;
   result?: { contentType: string; body: Uint8Array; version: number };
   error?: { error: string; code: string };
 }
@@ -94,11 +100,28 @@ export function retryDelayMs(options: JobOptions, attemptsMade: number): number 
   return options.backoffMs * 2 ** Math.max(0, attemptsMade - 1);
 }
 
-/** The job id: random, or derived from the function and idempotency key. */
+/** The job id: random, or derived from the submitter, the function and the idempotency key. */
 export function jobId(request: JobRequest): string {
   if (request.idempotencyKey === undefined) return randomUUID();
   if (request.idempotencyKey.length === 0 || request.idempotencyKey.length > 256) throw new InvalidInputError('Idempotency-Key must be 1 to 256 characters');
-  return `idem-${createHash('sha256').update(`${request.function}\0${request.version ?? ''}\0${request.idempotencyKey}`).digest('hex').slice(0, 32)}`;
+  return `idem-${createHash('sha256').update(`${request.owner ?? ''}\0${request.function}\0${request.version ?? ''}\0${request.idempotencyKey}`).digest('hex').slice(0, 32)}`;
+}
+
+/** A caller's stable id from its API key: never the key itself ('' with no keys configured). */
+export function callerId(apiKey: string): string {
+  return apiKey === '' ? '' : createHash('sha256').update(`hearth-caller\0${apiKey}`).digest('hex').slice(0, 24);
+}
+
+export function requestHash(contentType: string, body: Uint8Array): string {
+  return createHash('sha256').update(contentType).update('\0').update(body).digest('hex');
+}
+
+/** The job an idempotency key already names, if the request is the same one; else 422. */
+export function sameRequest(existing: JobRecord, request: JobRequest): JobRecord {
+  if (existing.requestHash !== undefined && existing.requestHash !== requestHash(request.contentType, request.body)) {
+    throw new IdempotencyConflictError('this Idempotency-Key was used for a different request; use a new key for a new request');
+  }
+  return existing;
 }
 
 export function newRecord(id: string, request: JobRequest): JobRecord {
@@ -110,6 +133,8 @@ export function newRecord(id: string, request: JobRequest): JobRecord {
     createdAt: Date.now(),
     attempts: 0,
     ...(request.webhook ? { webhook: request.webhook } : {}),
+    ...(request.owner ? { owner: request.owner } : {}),
+    ...(request.idempotencyKey !== undefined ? { requestHash: requestHash(request.contentType, request.body) } : {}),
   };
 }
 

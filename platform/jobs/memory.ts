@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { UnavailableError } from '../../sdk/errors.js';
 import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from './jobs.js';
-import { checkSubmission, errorBody, isTransient, jobId, newRecord, retryDelayMs } from './jobs.js';
+import { checkSubmission, errorBody, isTransient, jobId, newRecord, retryDelayMs, sameRequest } from './jobs.js';
 import { deliver, webhookMessage } from './webhook.js';
 
 export interface MemoryJobQueueOptions extends JobOptions {
@@ -35,7 +35,7 @@ export class MemoryJobQueue implements JobQueue {
     checkSubmission(request, this.#o);
     const id = jobId(request);
     const found = this.#live(id);
-    if (found) return { record: structuredClone(found), existing: true };
+    if (found) return { record: structuredClone(sameRequest(found, request)), existing: true };
     const record = newRecord(id, request);
     this.#records.set(id, { record, expiresAt: Infinity });
     const run = this.#run(record, request).finally(() => this.#running.delete(run));
