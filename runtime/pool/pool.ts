@@ -209,7 +209,7 @@ export class Pool extends EventEmitter {
       // The hook threads start while the model loads (on the engine's thread).
       this.#loading++;
       const [hooks, loaded] = await Promise.allSettled([
-        HookPool.create({ spec, version: this.version, bundlePath: artifacts.hookBundle, ...this.#options.hooks }),
+        HookPool.create({ spec, version: this.version, bundlePath: artifacts.hookBundle, timeoutMs: spec.limits.hookTimeoutMs, maxHeapMb: spec.limits.hookMemoryMb, ...this.#options.hooks }),
         loadModel(artifacts.model, { device: this.#device, execution: spec.execution }),
       ]).finally(() => this.#loading--);
       if (hooks.status === 'fulfilled') this.#hooks = hooks.value;

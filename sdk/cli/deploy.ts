@@ -22,6 +22,8 @@ export interface DeployOptions {
   keepTraffic?: boolean;
   /** Runs the function on this device whatever its spec says (`cpu` runs a GPU config locally). */
   device?: string;
+  /** Overrides spec.limits (hook time and memory). */
+  limits?: { hookTimeoutMs?: number; hookMemoryMb?: number };
   /** Draw progress bars (on a terminal). */
   progress?: boolean;
 }
@@ -83,6 +85,8 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
     notes.push(`instances.device ${spec.instances.device} → ${options.device} (--device)`);
     spec = parseSpec({ ...spec, instances: { ...spec.instances, device: options.device } }, '--device');
   }
+  const limits = Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined));
+  if (Object.keys(limits).length > 0) spec = parseSpec({ ...spec, limits: { ...spec.limits, ...limits } }, 'the --hook-* flags');
   const modelPath = join(dir, spec.model);
   if (!(await stat(modelPath).then((s) => s.isFile(), () => false))) {
     const exporter = await stat(join(dir, 'export.py')).then(() => true, () => false);

@@ -113,6 +113,12 @@ export const SequenceSchema = z.object({
   controls: z.array(SequenceControlSchema).default([]).describe('The control inputs the batcher fills.'),
 });
 
+/** What one call of the function may take (issue 11's per-function limits; the node's defaults otherwise). */
+export const LimitsSchema = z.object({
+  hookTimeoutMs: z.number().int().min(1).max(600_000).default(10_000).describe('A hook call (pre or post) past this is stopped, its thread replaced, and the request fails.'),
+  hookMemoryMb: z.number().int().min(16).max(16_384).default(256).describe('The JS heap of each hook thread; past it the thread is replaced and its requests fail.'),
+});
+
 /** How LibTorch runs forward (the parameters Triton's PyTorch backend reads). */
 export const ExecutionSchema = z.object({
   inferenceMode: z.boolean().default(true).describe('Run forward under c10::InferenceMode (Triton\'s INFERENCE_MODE); false: under NoGradGuard.'),
@@ -150,6 +156,7 @@ export const FunctionSpecSchema = z
     instances: InstancesSchema.default(InstancesSchema.parse({})).describe('Where and how the model runs.'),
     scaling: ScalingSchema.default(ScalingSchema.parse({})).describe('The autoscaler: instances from queue depth, scale to zero.'),
     execution: ExecutionSchema.default(ExecutionSchema.parse({})).describe('How LibTorch runs forward.'),
+    limits: LimitsSchema.default(LimitsSchema.parse({})).describe('What one call may take: hook time and hook memory.'),
     /** Stateful models: requests name a sequence (Triton's sequence_batching). */
     sequence: SequenceSchema.optional().describe('Stateful models: requests name a sequence that stays on one instance (Triton\'s sequence_batching).'),
     /** Samples run at load instead of the default zero passes (Triton's model_warmup). */

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
-import { dropKeys, spawnNode, testNode, uniquePrefix, upload } from '../helpers/node.js';
+import { dropKeys, hookBundle, spawnNode, testNode, uniquePrefix, upload } from '../helpers/node.js';
 import { waitFor } from '../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-limits-'));
@@ -112,6 +112,27 @@ describe('SIGTERM', () => {
     } finally {
       await dropKeys(prefix);
       redis.disconnect();
+    }
+  });
+});
+
+describe('per-function hook limits (spec.limits)', () => {
+  it('stops a hook call past the function\'s own limit, and serves the next call', async () => {
+    const node = await testNode(join(dir, 'hook-limits'));
+    try {
+      const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('small'))));
+      const hook = await upload(node.httpUrl, await hookBundle('loops', join(dir, 'bundles')));
+      const spec = { name: 'loops', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 8, instances: { device: 'cpu' }, limits: { hookTimeoutMs: 300 },
+        inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }] };
+      const r = await fetch(`${node.httpUrl}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model, hook } }), headers: { 'content-type': 'application/json' } });
+      expect(r.status).toBe(201);
+      const looped = await fetch(`${node.httpUrl}/fn/loops`, { method: 'POST', body: '{"loop": true}', headers: { 'content-type': 'application/json' } });
+      expect(looped.status).toBe(500);
+      // The function's own limit (not the default 10 000 ms) stopped it.
+      expect(((await looped.json()) as { error: string }).error).toMatch(/ran past its 300 ms limit/);
+      expect((await fetch(`${node.httpUrl}/fn/loops`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(200);
+    } finally {
+      await node.close();
     }
   });
 });
