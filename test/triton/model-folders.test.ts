@@ -14,7 +14,7 @@ import { Hearth } from '../../sdk/client.js';
 import { deployFolder, readSpec } from '../../sdk/cli/deploy.js';
 import { loadTritonModelFolder } from '../../sdk/spec/index.js';
 import type { Tensor } from '../../sdk/tensor.js';
-import { TRITON_REPO } from '../helpers/fixtures.js';
+import { modelPath, TRITON_REPO } from '../helpers/fixtures.js';
 import { grpcCall, inferenceClient } from '../helpers/grpc.js';
 import { testNode } from '../helpers/node.js';
 import { maxAbsDiff, randomTensor } from '../helpers/random.js';
@@ -275,5 +275,42 @@ describe('a forward() that takes one Dict[str, Tensor]', () => {
     expect(Array.from(both.OUTPUT__0!.data as Float32Array)).toEqual(want);
     expect(Array.from(first.OUTPUT__0!.data as Float32Array)).toEqual(want.slice(0, 3));
     expect(Array.from(second.OUTPUT__0!.data as Float32Array)).toEqual(want.slice(3));
+  });
+});
+
+describe("Triton's PyTorch tutorial config, as written", () => {
+  // From Triton's tutorials (Quick_Deploy/PyTorch/config.pbtxt): no batching, reshape on both sides.
+  const TUTORIAL = `name: "resnet50"
+platform: "pytorch_libtorch"
+max_batch_size : 0
+input [
+  {
+    name: "input__0"
+    data_type: TYPE_FP32
+    dims: [ 3, 224, 224 ]
+    reshape { shape: [ 1, 3, 224, 224 ] }
+  }
+]
+output [
+  {
+    name: "output__0"
+    data_type: TYPE_FP32
+    dims: [ 1, 1000 ,1, 1]
+    reshape { shape: [ 1, 1000 ] }
+  }
+]
+`;
+
+  it('deploys ResNet-50 unchanged and answers as python3-torch does', async () => {
+    const folder = join(dir, 'tutorial', 'resnet50');
+    await mkdir(join(folder, '1'), { recursive: true });
+    await writeFile(join(folder, 'config.pbtxt'), TUTORIAL);
+    await copyFile(modelPath('resnet50'), join(folder, '1', 'model.pt'));
+    expect((await deployFolder(client, folder)).status).toBe('ready');
+    const x = f32([3, 224, 224], 41);
+    const ref = pythonForward(modelPath('resnet50'), [{ ...x, shape: [1, 3, 224, 224] }]).outputs[0]!;
+    const out = await client.infer('resnet50', { input__0: x });
+    expect(out.output__0!.shape).toEqual([1, 1000, 1, 1]);
+    expect(maxAbsDiff(out.output__0!.data as Float32Array, ref.data as Float32Array)).toBeLessThan(1e-3);
   });
 });
