@@ -127,15 +127,16 @@ describe('a node on the embedded default (files under the data dir)', () => {
     expect(pools.pools.filter((p) => p.function === 'small').map((p) => `${p.version}:${p.state}`).sort()).toEqual(['1:warm', '3:warm']);
   });
 
-  it('answers a repeated Idempotency-Key with the first response, without running it again', async () => {
+  it('answers a repeated Idempotency-Key with the first response, without running it again; the key with another body is 422', async () => {
     const before = ((await (await fetch(`${url}/api/v1/pools`)).json()) as { pools: { function: string; version: number; success: number }[] }).pools.find((p) => p.function === 'small' && p.version === 1)!.success;
     const send = (x: number[][]) => fetch(`${url}/fn/small/versions/1`, { ...json({ x }), headers: { 'content-type': 'application/json', 'idempotency-key': 'order-42' } });
     const [a, b] = await Promise.all([send(X), send(X)]);
     const c = await send([[9, 9, 9, 9]]);
     const bodies = await Promise.all([a, b, c].map((r) => r.json()));
     expect(bodies[1]).toEqual(bodies[0]);
-    expect(bodies[2]).toEqual(bodies[0]);
-    expect([a, b, c].filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(2);
+    expect(c.status).toBe(422);
+    expect(bodies[2]).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
+    expect([a, b, c].filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(1);
     const after = ((await (await fetch(`${url}/api/v1/pools`)).json()) as { pools: { function: string; version: number; success: number }[] }).pools.find((p) => p.function === 'small' && p.version === 1)!.success;
     expect(after - before).toBe(1);
   });
