@@ -69,6 +69,9 @@ describe('autoscaling on one node', () => {
     try {
       const up = await until(`${most} instances`, (p) => p?.instances.total === most);
       expect(up!.events.filter((e) => e.type === 'instance-added').length).toBe(most);
+      // Answers from the scaled-up pool too (the scale-up can come before any caller's second call).
+      const served = results.length;
+      await waitFor('a round of answers after the scale-up', async () => results.length, (n) => n >= served + 12);
     } finally {
       stop = true;
       await Promise.all(callers);
