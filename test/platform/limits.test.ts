@@ -38,10 +38,10 @@ describe('queue limits, deadlines and availability over HTTP', () => {
   afterAll(() => node?.close());
 
   /** Waits until the pool reports what the test needs (no sleeping on guesses). */
-  async function until(check: (p: { instances: { busy: number }; queueDepth: number }) => boolean): Promise<void> {
+  async function until(check: (p: { instances: { busy: number }; queueDepth: number }) => boolean, timeoutMs = 15_000): Promise<void> {
     type Pool = { function: string; instances: { busy: number }; queueDepth: number };
     const pool = async () => ((await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: Pool[] }).pools.find((p) => p.function === 'slow');
-    await waitFor('the pool to reach the expected state', pool, (p) => p !== undefined && check(p), { intervalMs: 10 });
+    await waitFor('the pool to reach the expected state', pool, (p) => p !== undefined && check(p), { intervalMs: 10, timeoutMs });
   }
 
   it('answers 429 with Retry-After when the queue is full, and serves what it took', async () => {
@@ -62,6 +62,32 @@ describe('queue limits, deadlines and availability over HTTP', () => {
     expect(late.status).toBe(504);
     expect(((await late.json()) as { code: string }).code).toBe('DEADLINE_EXCEEDED');
     expect((await infer(node.httpUrl, 1, { 'hearth-timeout-ms': 'soon' })).status).toBe(400);
+  });
+
+  it('drops a queued request whose client went away: it never runs, and the next caller does not wait behind it', async () => {
+    type Pool = { function: string; execCount: number };
+    const execs = async () => ((await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: Pool[] }).pools.find((p) => p.function === 'slow')!.execCount;
+    // The 504 test's forward runs on after its caller got the answer (a running forward cannot be
+    // stopped in process): start from an idle pool.
+    await until((p) => p.instances.busy === 0 && p.queueDepth === 0, 60_000);
+    const before = await execs();
+    const running = infer(node.httpUrl, 3000);
+    await until((p) => p.instances.busy === 1);
+    const gone = new AbortController();
+    const abandoned = fetch(`${node.httpUrl}/v2/models/slow/infer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: [{ name: 'x', shape: [4, 512], datatype: 'FP32', data: new Array(2048).fill(0.01) }, { name: 'n', shape: [], datatype: 'INT64', data: [60_000] }] }),
+      signal: gone.signal,
+    }).catch(() => 'aborted');
+    await until((p) => p.queueDepth === 1);
+    gone.abort();
+    expect(await abandoned).toBe('aborted');
+    await until((p) => p.queueDepth === 0);
+    expect((await running).status).toBe(200);
+    expect((await infer(node.httpUrl, 1)).status).toBe(200);
+    // The long forward and the last call ran; the abandoned 60 000-round one never did.
+    expect(await execs()).toBe(before + 2);
   });
 
   it('answers 503 for a function with no version able to serve', async () => {
