@@ -181,9 +181,12 @@ export class SequenceRouter<T> {
   #schedule(laneIndex: number): void {
     const lane = this.#lanes[laneIndex];
     if (!lane || lane.busy) return;
+    // Sequences whose END request is in this batch give up their slot only once the batch is
+    // dispatched (the lane busy): freeing places a waiting sequence, which schedules its lane.
+    const ended: Sequence<T>[] = [];
     const take = (s: Sequence<T>): SequenceRow<T> => {
       const q = s.queue.shift()!;
-      if (q.flags.end) this.#free(s);
+      if (q.flags.end) ended.push(s);
       return { filler: false, payload: q.payload, id: q.flags.id, start: q.flags.start, end: q.flags.end };
     };
     let rows: SequenceRow<T>[];
@@ -199,6 +202,7 @@ export class SequenceRouter<T> {
     }
     lane.busy = true;
     this.#dispatch(laneIndex, rows);
+    for (const s of ended) this.#free(s);
   }
 
   /** Sequences idle past maxSequenceIdleUs (nothing queued) are released, as Triton releases them. */
