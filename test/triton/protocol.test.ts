@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HearthNode } from '../../platform/node.js';
 import { Hearth } from '../../sdk/client.js';
 import { deployFolder } from '../../sdk/cli/deploy.js';
-import { loadTritonModelFolder } from '../../sdk/spec/index.js';
 import { TRITON_REPO } from '../helpers/fixtures.js';
 import { grpcCall, inferenceClient, inferStream } from '../helpers/grpc.js';
 import { testNode } from '../helpers/node.js';
@@ -125,8 +124,7 @@ describe('compression', () => {
     // fetch inflates the body itself; the header says it was sent compressed.
     expect(r.headers.get('content-encoding')).toBe('gzip');
     const out = (await r.json()) as { outputs: { shape: number[]; data: number[] }[] };
-    const { spec } = await loadTritonModelFolder(join(TRITON_REPO, 'reshape_model'));
-    const ref = pythonForward(join(TRITON_REPO, 'reshape_model', spec.model), [{ ...x, shape: [2, 4] }]).outputs[0]!;
+    const ref = pythonForward(join(TRITON_REPO, 'reshape_model', '1', 'model.pt'), [{ ...x, shape: [2, 4] }]).outputs[0]!;
     expect(out.outputs[0]!.shape).toEqual([2, 3, 1]);
     expect(maxAbsDiff(out.outputs[0]!.data, ref.data as Float32Array)).toBeLessThan(1e-5);
   });
@@ -204,8 +202,7 @@ describe('gRPC ModelStreamInfer', () => {
     expect(responses).toHaveLength(4);
     const byId = new Map(responses.map((r) => [(r.infer_response as { id: string }).id, r]));
     expect((byId.get('bad')!.error_message as string)).toBe("Request for unknown model: 'no_such_model' is not found");
-    const { spec } = await loadTritonModelFolder(join(TRITON_REPO, 'reshape_model'));
-    const refs = sent.map((t) => pythonForward(join(TRITON_REPO, 'reshape_model', spec.model), [{ ...t, shape: [1, 4] }]).outputs[0]!.data as Float32Array);
+    const refs = sent.map((t) => pythonForward(join(TRITON_REPO, 'reshape_model', '1', 'model.pt'), [{ ...t, shape: [1, 4] }]).outputs[0]!.data as Float32Array);
     sent.forEach((_, i) => {
       const r = byId.get(`r${i}`)!;
       expect(r.error_message).toBe('');

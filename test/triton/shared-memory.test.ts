@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HearthNode } from '../../platform/node.js';
 import { Hearth } from '../../sdk/client.js';
 import { deployFolder } from '../../sdk/cli/deploy.js';
-import { loadTritonModelFolder } from '../../sdk/spec/index.js';
 import { TRITON_REPO } from '../helpers/fixtures.js';
 import { grpcCall, inferenceClient } from '../helpers/grpc.js';
 import { testNode } from '../helpers/node.js';
@@ -44,8 +43,7 @@ beforeAll(async () => {
   // INPUT1 at offset 0, INPUT0 at offset 16: the client's layout.
   await writeFile(`/dev/shm${IN}`, Buffer.concat([Buffer.from(a.data.buffer), Buffer.from(b.data.buffer)]));
   await writeFile(`/dev/shm${OUT}`, Buffer.alloc(64));
-  const { spec } = await loadTritonModelFolder(join(TRITON_REPO, 'simple.shuffled_Args'));
-  const ref = pythonForward(join(TRITON_REPO, 'simple.shuffled_Args', spec.model), [b, a]); // forward(INPUT0, INPUT1)
+  const ref = pythonForward(join(TRITON_REPO, 'simple.shuffled_Args', '1', 'model.pt'), [b, a]); // forward(INPUT0, INPUT1)
   expected = ref.outputs.map((o) => o.data as Float32Array);
 });
 afterAll(async () => {
