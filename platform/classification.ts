@@ -31,13 +31,18 @@ export function classify(t: Tensor, spec: OutputSpec, count: number, batched: bo
   const out: string[] = [];
   for (let r = 0; r < rows; r++) {
     const base = r * per;
-    const order = Array.from({ length: per }, (_, i) => i);
-    order.sort((a, b) => {
-      const va = value(base + a);
-      const vb = value(base + b);
-      return va > vb ? -1 : va < vb ? 1 : a - b;
-    });
-    for (const i of order.slice(0, k)) {
+    // The top k by one pass with a small sorted list (k is a handful): no full sort of the row on
+    // the event loop. Ties keep the lower index first.
+    const top: number[] = [];
+    for (let i = 0; i < per; i++) {
+      const v = value(base + i);
+      if (top.length === k && !(v > value(base + top[k - 1]!))) continue;
+      let at = top.length;
+      while (at > 0 && v > value(base + top[at - 1]!)) at--;
+      top.splice(at, 0, i);
+      if (top.length > k) top.pop();
+    }
+    for (const i of top) {
       const label = spec.labels?.[i];
       out.push(`${text(value(base + i))}:${i}${label ? `:${label}` : ''}`);
     }

@@ -8,7 +8,7 @@ import type { HookTensors } from '../sdk/hook.js';
 import type { DType, Tensor } from '../sdk/tensor.js';
 import { allocate, elementSize, isDType, numel } from '../sdk/tensor.js';
 import { tensorFromJson } from '../sdk/tensor-json.js';
-import { decodeBytes, encodeBytes } from '../sdk/tensor-bytes.js';
+import { checkBytes, encodeBytes } from '../sdk/tensor-bytes.js';
 import type { FunctionSpec } from '../sdk/spec/function-spec.js';
 import { classify } from './classification.js';
 import type { SequenceFlags } from '../runtime/index.js';
@@ -26,7 +26,7 @@ export function inputHead(tensors: HookTensors, input: { name: string; datatype:
 export function tensorFromRaw(name: string, dtype: DType, shape: number[], bytes: Uint8Array, field: string): Tensor {
   if (dtype === 'BYTES') {
     try {
-      decodeBytes(bytes, numel(shape));
+      checkBytes(bytes, numel(shape));
     } catch (error) {
       throw new InvalidInputError(`input "${name}": ${field}: ${(error as Error).message}`, { reason: 'ERR_SHAPE' });
     }

@@ -107,9 +107,15 @@ export function sharedMemoryRef(parameters: Record<string, unknown> | undefined,
   };
 }
 
+/** The bytes an input's reference names in the caller's regions (both transports read inputs so). */
+export function regionBytes(shm: ShmContext | undefined, ref: SharedMemoryRef, what: string): Uint8Array {
+  if (!shm) throw new InvalidInputError(`${what}: shared memory is not available here`);
+  return shm.regions.view(shm.owner, ref, what);
+}
+
 /** Writes an output's bytes into the region its request named; refuses a region too small for them. */
-export function writeToRegion(regions: SharedMemoryRegions, owner: string, ref: SharedMemoryRef, name: string, data: ArrayBufferView): void {
-  const target = regions.view(owner, ref, `output '${name}'`);
+export function writeToRegion(shm: ShmContext | undefined, ref: SharedMemoryRef, name: string, data: ArrayBufferView): void {
+  const target = regionBytes(shm, ref, `output '${name}'`);
   if (target.byteLength < data.byteLength) {
     throw new InvalidInputError(`shared memory size specified with the request for output '${name}' (${target.byteLength} bytes) should be at least ${data.byteLength} bytes to hold the results`);
   }

@@ -26,6 +26,22 @@ export function encodeBytes(elements: readonly (string | Uint8Array)[]): Uint8Ar
 }
 
 /**
+ * Checks a serialized BYTES buffer without building its elements: every length fits, and there are
+ * `count` elements. Throws the TypeError decodeBytes would.
+ */
+export function checkBytes(data: Uint8Array, count: number): void {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let n = 0;
+  for (let at = 0; at < data.byteLength; n++) {
+    if (at + 4 > data.byteLength) throw new TypeError(`BYTES element ${n}: ${data.byteLength - at} byte(s) left, too few for its 4-byte length`);
+    const length = view.getUint32(at, true);
+    if (at + 4 + length > data.byteLength) throw new TypeError(`BYTES element ${n} says ${length} byte(s) but ${data.byteLength - at - 4} are left`);
+    at += 4 + length;
+  }
+  if (n !== count) throw new TypeError(`the BYTES data holds ${n} element(s) but the shape needs ${count}`);
+}
+
+/**
  * The elements of a serialized BYTES buffer (views, no copy). Throws a TypeError naming the
  * element whose length runs past the end, or when `count` is given and does not match.
  */

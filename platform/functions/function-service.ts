@@ -110,24 +110,21 @@ export class FunctionService {
 
   /** Creates and loads a new version; traffic moves to it once it is warm (unless `keepTraffic`). */
   async deploy(spec: FunctionSpec, artifacts: FunctionVersion['artifacts'], options: { keepTraffic?: boolean } = {}): Promise<FunctionVersion> {
+    for (const [role, sha] of Object.entries(artifacts)) {
+      if (sha && !(await this.#o.artifacts.stat(sha))) throw new VersionNotFoundError(`the ${role} artifact ${sha} has not been uploaded`);
+    }
     const device = spec.instances.device;
     if (device.startsWith('cuda') && !devices().cudaAvailable) {
       if (!this.#o.cluster) {
         throw new InvalidInputError(`${spec.name}: instances.device is "${device}" (a KIND_GPU instance group) but this node has no CUDA device; run it on the CPU with \`hearth deploy --device cpu\` (or instances.device: cpu), or deploy to a node with a GPU`, { reason: 'instances.device' });
       }
       // Cluster mode: the version waits, pending, for a node with a GPU to load it (adoptWaiting).
-      for (const [role, sha] of Object.entries(artifacts)) {
-        if (sha && !(await this.#o.artifacts.stat(sha))) throw new VersionNotFoundError(`the ${role} artifact ${sha} has not been uploaded`);
-      }
       const created = await this.#o.registry.createVersion(spec, artifacts);
       const reason = `${WAITING_FOR_GPU} (instances.device ${device}; this node has none)${options.keepTraffic ? KEEP_TRAFFIC : ''}`;
       await this.#o.registry.setStatus(spec.name, created.version, 'pending', reason);
       this.#records.delete(spec.name);
       this.#o.log?.info({ function: spec.name, version: created.version }, 'version waits for a node with a GPU');
       return { ...created, status: 'pending', reason };
-    }
-    for (const [role, sha] of Object.entries(artifacts)) {
-      if (sha && !(await this.#o.artifacts.stat(sha))) throw new VersionNotFoundError(`the ${role} artifact ${sha} has not been uploaded`);
     }
     const created = await this.#o.registry.createVersion(spec, artifacts);
     this.#unloaded.delete(spec.name);

@@ -8,7 +8,7 @@ import type { DType, Tensor } from '../../sdk/tensor.js';
 import type { RequestedOutput } from '../inference-tensors.js';
 import { inputHead, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
 import type { ShmContext } from '../shared-memory.js';
-import { sharedMemoryRef, writeToRegion } from '../shared-memory.js';
+import { regionBytes, sharedMemoryRef, writeToRegion } from '../shared-memory.js';
 
 export interface GrpcInput {
   name: string;
@@ -49,8 +49,7 @@ export function grpcInputsToTensors(inputs: GrpcInput[], raw: Uint8Array[], shm?
     const { dtype, shape } = inputHead(tensors, input, `input "${input.name}"`);
     const shared = sharedMemoryRef(unwrapParameters(input.parameters), `input '${input.name}'`);
     if (shared) {
-      if (!shm) throw new InvalidInputError(`input '${input.name}': shared memory is not available here`);
-      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, shm.regions.view(shm.owner, shared, `input '${input.name}'`), 'shared_memory_byte_size');
+      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, regionBytes(shm, shared, `input '${input.name}'`), 'shared_memory_byte_size');
       return;
     }
     if (raw.length > 0) {
@@ -84,8 +83,7 @@ export function tensorsToGrpcOutputs(
     const asked = requested.find((r) => r.name === name);
     const shared = sharedMemoryRef(unwrapParameters(asked?.parameters), `output '${name}'`);
     if (shared) {
-      if (!shm) throw new InvalidInputError(`output '${name}': shared memory is not available here`);
-      writeToRegion(shm.regions, shm.owner, shared, name, t.data);
+      writeToRegion(shm, shared, name, t.data);
       outputs.push({ name, datatype: t.dtype, shape: t.shape, parameters: { shared_memory_region: { string_param: shared.region }, shared_memory_byte_size: { int64_param: t.data.byteLength } } });
       raw.push(Buffer.alloc(0));
     } else {

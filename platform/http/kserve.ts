@@ -10,7 +10,7 @@ import { tensorToJson } from '../../sdk/tensor-json.js';
 import { inputHead, selectOutputs, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
 import { decodeBytes } from '../../sdk/tensor-bytes.js';
 import type { ShmContext } from '../shared-memory.js';
-import { sharedMemoryRef, writeToRegion } from '../shared-memory.js';
+import { regionBytes, sharedMemoryRef, writeToRegion } from '../shared-memory.js';
 
 const utf8 = new TextDecoder();
 
@@ -52,8 +52,7 @@ export function parseInferRequest(body: Uint8Array, headerLength: number | undef
     const size = input.parameters?.binary_data_size;
     const shared = sharedMemoryRef(input.parameters, `input '${input.name}'`);
     if (shared) {
-      if (!shm) throw new InvalidInputError(`input '${input.name}': shared memory is not available on this route`);
-      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, shm.regions.view(shm.owner, shared, `input '${input.name}'`), 'shared_memory_byte_size');
+      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, regionBytes(shm, shared, `input '${input.name}'`), 'shared_memory_byte_size');
     } else if (size !== undefined) {
       if (headerLength === undefined) throw new InvalidInputError(`${where} has binary_data_size but the request has no Inference-Header-Content-Length`);
       if (!Number.isInteger(size) || size < 0 || offset + size > body.byteLength) throw new InvalidInputError(`input "${input.name}": the body ends before its ${size} bytes`, { reason: 'ERR_SHAPE' });
@@ -90,8 +89,7 @@ export function formatInferResponse(
     outputs: selected.map(({ name, tensor: t }, i) => {
       const shared = sharedMemoryRef(asked[i]?.parameters, `output '${name}'`);
       if (shared) {
-        if (!shm) throw new InvalidInputError(`output '${name}': shared memory is not available on this route`);
-        writeToRegion(shm.regions, shm.owner, shared, name, t.data);
+        writeToRegion(shm, shared, name, t.data);
         return { name, datatype: t.dtype, shape: t.shape, parameters: { shared_memory_region: shared.region, shared_memory_byte_size: t.data.byteLength, ...(shared.offset ? { shared_memory_offset: shared.offset } : {}) } };
       }
       const binary = asked[i]?.parameters?.binary_data ?? binaryAll;

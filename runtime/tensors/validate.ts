@@ -7,7 +7,7 @@ import { InvalidInputError } from '../../sdk/errors.js';
 import type { TensorSpec } from '../../sdk/spec/function-spec.js';
 import type { Tensor } from '../../sdk/tensor.js';
 import { elementSize, numel } from '../../sdk/tensor.js';
-import { decodeBytes } from '../../sdk/tensor-bytes.js';
+import { checkBytes } from '../../sdk/tensor-bytes.js';
 
 function shapeString(shape: readonly number[]): string {
   return `[${shape.join(', ')}]`;
@@ -35,7 +35,7 @@ export function checkTensors(tensors: Record<string, Tensor>, specs: readonly Te
     }
     if (t.dtype === 'BYTES') {
       try {
-        decodeBytes(t.data as Uint8Array, numel(t.shape));
+        checkBytes(t.data as Uint8Array, numel(t.shape));
       } catch (error) {
         throw new InvalidInputError(`${what} "${spec.name}": ${(error as Error).message}`, { reason: 'ERR_SHAPE' });
       }

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 
 import { UnavailableError } from '../../../sdk/errors.js';
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
+import { FUNCTION_NAME } from '../../../sdk/spec/function-spec.js';
 import type { FunctionRecord, FunctionVersion, Registry, VersionStatus } from '../registry.js';
 import { applyStatus, applyTraffic, checkedName, notFound } from '../registry.js';
 
@@ -38,6 +39,7 @@ export class RedisRegistry implements Registry {
   }
 
   async get(name: string): Promise<FunctionRecord | undefined> {
+    if (!FUNCTION_NAME.test(name)) return undefined;
     const raw = await this.#call(() => this.#redis.get(this.#key(name)));
     return raw === null ? undefined : (JSON.parse(raw) as FunctionRecord);
   }
