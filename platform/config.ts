@@ -54,6 +54,8 @@ export const ConfigSchema = z.object({
   HEARTH_JOB_CONCURRENCY: z.coerce.number({ message: 'HEARTH_JOB_CONCURRENCY must be a number' }).int().min(1).max(1024).default(64),
   HEARTH_WEBHOOK_ALLOW_HOSTS: z.string().optional(),
   HEARTH_SYSTEM_SHARED_MEMORY: z.enum(['auto', 'on', 'off']).default('auto'),
+  HEARTH_ISOLATION: z.enum(['process', 'none'], { message: 'HEARTH_ISOLATION must be process (each function version in its own runner process) or none (in the node, for trusted single-tenant use)' }).default('process'),
+  HEARTH_RUNNER_USER: z.string().regex(/^[a-z_][a-z0-9_-]*\$?$/, 'HEARTH_RUNNER_USER must be a user name').default('nobody'),
   HEARTH_AUTOSCALE_TICK_MS: z.coerce.number({ message: 'HEARTH_AUTOSCALE_TICK_MS must be a number of milliseconds' }).int().min(10).max(1000, 'HEARTH_AUTOSCALE_TICK_MS must be at most 1000: a queue over its target scales up within one tick').default(1000),
 });
 
@@ -88,6 +90,14 @@ export interface Config {
    * elsewhere maps no caller-named segment unless HEARTH_SYSTEM_SHARED_MEMORY=on.
    */
   systemSharedMemory: boolean;
+  /**
+   * `process`: each function version runs in its own runner process (no secrets, its own files,
+   * Node's permission model, another user when the node is root), supervised and restarted.
+   * `none`: pools run in the node (Triton's model: for trusted, single-tenant deployments).
+   */
+  isolation: 'process' | 'none';
+  /** The user runners run as when the node runs as root. */
+  runnerUser: string;
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
@@ -122,6 +132,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     autoscaleTickMs: e.HEARTH_AUTOSCALE_TICK_MS,
     webhookSecret: e.HEARTH_WEBHOOK_SECRET,
     systemSharedMemory: e.HEARTH_SYSTEM_SHARED_MEMORY === 'on' || (e.HEARTH_SYSTEM_SHARED_MEMORY === 'auto' && LOOPBACK.test(e.HEARTH_HOST)),
+    isolation: e.HEARTH_ISOLATION,
+    runnerUser: e.HEARTH_RUNNER_USER,
     jobs: {
       attempts: e.HEARTH_JOB_ATTEMPTS, backoffMs: e.HEARTH_JOB_BACKOFF_MS, resultTtlS: e.HEARTH_JOB_RESULT_TTL_S, lockMs: e.HEARTH_JOB_LOCK_MS, concurrency: e.HEARTH_JOB_CONCURRENCY,
       webhooks: { allowHosts: parseAllowHosts(e.HEARTH_WEBHOOK_ALLOW_HOSTS) },

@@ -7,11 +7,12 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 
 import { getRequestListener } from '@hono/node-server';
 import { pino } from 'pino';
 
-import { setIntraOpThreads } from '../runtime/index.js';
+import { lookupUser, RunnerHost, setIntraOpThreads } from '../runtime/index.js';
 import { createArtifactStore } from './artifacts/index.js';
 import { Cluster } from './cluster/cluster.js';
 import type { Config } from './config.js';
@@ -57,7 +58,15 @@ export async function startNode(config: Config): Promise<HearthNode> {
   let metrics: Metrics | undefined;
   const nodeId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const cluster = config.redisUrl ? new Cluster({ redisUrl: config.redisUrl, prefix: config.redisPrefix, nodeId }) : undefined;
-  const service = new FunctionService({ registry, artifacts, dataDir: config.dataDir, log, autoscaleTickMs: config.autoscaleTickMs, cluster, queuedElsewhere: (n, v) => (cluster?.queued(n, v) ?? 0) + jobs.waiting(n), onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases) });
+  const runners = config.isolation === 'process' ? new RunnerHost({
+    dir: join(config.dataDir, 'runners'),
+    // A root node runs user code as another user; a node that is not root cannot switch.
+    user: process.getuid?.() === 0 ? await lookupUser(config.runnerUser) : undefined,
+    intraOpThreads: config.intraOpThreads,
+    onLine: (line, runner) => log.info({ function: runner.label, runner: runner.pid, line }, 'runner output'),
+  }) : undefined;
+  runners?.warm();
+  const service = new FunctionService({ runners, registry, artifacts, dataDir: config.dataDir, log, autoscaleTickMs: config.autoscaleTickMs, cluster, queuedElsewhere: (n, v) => (cluster?.queued(n, v) ?? 0) + jobs.waiting(n), onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases) });
   metrics = new Metrics(() => service.pools());
   const jobs = createJobQueue(config, nodeId, (name, version, request) => service.invoke(name, version, request), log);
   // Cluster mode: this node takes any function's jobs, not only those it accepted, and learns of
@@ -87,7 +96,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const httpUrl = `http://${host}:${httpPort}`;
   cluster?.start(() => service.pools(), httpUrl);
   ready = true;
-  log.info({ node: nodeId, http: httpPort, grpc: grpcPort, metrics: metricsServer.port, intraOpThreads: config.intraOpThreads, host: config.host, registry: registry.kind, artifacts: artifacts.kind, dataDir: config.dataDir }, 'hearth listening');
+  log.info({ node: nodeId, http: httpPort, grpc: grpcPort, metrics: metricsServer.port, intraOpThreads: config.intraOpThreads, isolation: config.isolation, host: config.host, registry: registry.kind, artifacts: artifacts.kind, dataDir: config.dataDir }, 'hearth listening');
 
   let closed = false;
   const close = async (): Promise<void> => {

@@ -3,4 +3,5 @@ export * from './engine/index.js';
 export * from './batcher/index.js';
 export * from './hooks/index.js';
 export * from './pool/index.js';
+export * from './runner/index.js';
 export { checkTensors, batchSignature } from './tensors/validate.js';

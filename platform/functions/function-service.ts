@@ -11,8 +11,8 @@ import { copyFile, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import type { HookTensors } from '../../sdk/hook.js';
-import { addCounters, devices, newCounters, Pool } from '../../runtime/index.js';
-import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, PoolEvent, PoolStats } from '../../runtime/index.js';
+import { addCounters, devices, newCounters, Pool, RunnerPool } from '../../runtime/index.js';
+import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, PoolEvent, PoolStats, RunnerHost } from '../../runtime/index.js';
 import { InvalidInputError, UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { ArtifactStore } from '../artifacts/index.js';
@@ -34,7 +34,15 @@ export interface FunctionServiceOptions {
   cluster?: Cluster;
   /** Work for a version waiting outside its pool (cluster-wide queues), for the autoscaler. */
   queuedElsewhere?: (name: string, version: number) => number;
+  /**
+   * Runs each version's pool in a runner process from this host (HEARTH_ISOLATION=process);
+   * absent, pools run in the node's own process (HEARTH_ISOLATION=none).
+   */
+  runners?: RunnerHost;
 }
+
+/** A version's pool: in a runner process, or (isolation none) in the node. */
+export type ServingPool = Pool | RunnerPool;
 
 export interface PoolSummary extends PoolStats {
   function: string;
@@ -57,9 +65,9 @@ const RECORD_TTL_MS = 1000;
 
 export class FunctionService {
   readonly #o: FunctionServiceOptions;
-  readonly #pools = new Map<string, Pool>();
+  readonly #pools = new Map<string, ServingPool>();
   readonly #records = new Map<string, { at: number; record: Promise<FunctionRecord | undefined> }>();
-  readonly #scalers = new Map<Pool, ScaleDecider>();
+  readonly #scalers = new Map<ServingPool, ScaleDecider>();
   /** Counters of pools that stopped (scale to zero, unload), per `name@version`: statistics outlive pools. */
   readonly #retired = new Map<string, PoolCounters>();
   /** Functions unloaded on this node (Triton's repository unload): not ready, refused, until loaded. */
@@ -300,11 +308,16 @@ export class FunctionService {
     })));
   }
 
-  /** Whether a version can serve (it is ready in the registry; it may still have to cold-start here). */
+  /**
+   * Whether a version can serve: it is ready in the registry (it may still have to cold-start
+   * here), and its pool here, if any, is not restarting after its runner ended.
+   */
   async modelReady(name: string, version?: number): Promise<boolean> {
     if (this.#unloaded.has(name)) return false;
     const v = await this.resolve(name, version).catch(() => undefined);
-    return v?.status === 'ready';
+    if (v?.status !== 'ready') return false;
+    const state = this.#pools.get(`${name}@${v.version}`)?.state;
+    return state !== 'restarting' && state !== 'failed';
   }
 
   async delete(name: string): Promise<boolean> {
@@ -330,7 +343,12 @@ export class FunctionService {
     return cluster ? [...local, ...cluster.pools().filter((p) => p.node !== cluster.nodeId)] : local;
   }
 
-  poolOf(name: string, version: number): Pool | undefined {
+  /** Brings every runner's counters up to now (statistics and pool listings read right after a request see it). */
+  async refreshStats(): Promise<void> {
+    await Promise.all([...this.#pools.values()].map((p) => (p instanceof RunnerPool ? p.refresh().catch(() => undefined) : undefined)));
+  }
+
+  poolOf(name: string, version: number): ServingPool | undefined {
     return this.#pools.get(`${name}@${version}`);
   }
 
@@ -343,11 +361,12 @@ export class FunctionService {
     clearInterval(this.#ticker);
     await Promise.all([...this.#pools.values()].map((p) => p.stop()));
     this.#pools.clear();
+    await this.#o.runners?.close();
     await this.#o.registry.close();
   }
 
   /** Folds a pool's counters into its version's total once, when it leaves the pool map. */
-  #retire(key: string, pool: Pool): void {
+  #retire(key: string, pool: ServingPool): void {
     this.#retired.set(key, addCounters(this.#retired.get(key) ?? newCounters(), pool.stats()));
   }
 
@@ -365,6 +384,7 @@ export class FunctionService {
    */
   async statistics(name?: string, version?: number): Promise<{ name: string; version: number; counters: PoolCounters }[]> {
     const records = name === undefined ? await this.#o.registry.list() : [await this.get(name)];
+    await this.refreshStats();
     if (name !== undefined && version !== undefined && !records[0]!.versions.some((v) => v.version === version)) {
       throw new VersionNotFoundError(`Request for unknown model: '${name}' version ${version} is not found`);
     }
@@ -373,7 +393,7 @@ export class FunctionService {
       .map((v) => ({ name: r.name, version: v.version, counters: this.versionCounters(r.name, v.version) })));
   }
 
-  #warmPool(name: string, version: FunctionVersion): Pool {
+  #warmPool(name: string, version: FunctionVersion): ServingPool {
     const pool = this.#pool(name, version);
     if (pool.state === 'cold') {
       // The request that finds the pool cold waits in its queue while it loads.
@@ -382,7 +402,7 @@ export class FunctionService {
     return pool;
   }
 
-  #pool(name: string, version: FunctionVersion): Pool {
+  #pool(name: string, version: FunctionVersion): ServingPool {
     const key = `${name}@${version.version}`;
     let pool = this.#pools.get(key);
     if (pool && (pool.state === 'stopped' || pool.state === 'failed')) {
@@ -392,7 +412,14 @@ export class FunctionService {
       pool = undefined;
     }
     if (!pool) {
-      pool = new LazyArtifactsPool(version, this.#o.artifacts, this.#o.dataDir);
+      const runners = this.#o.runners;
+      const artifacts = (): Promise<VersionFiles> => versionFiles(version, this.#o.artifacts, this.#o.dataDir);
+      pool = runners
+        ? new RunnerPool({ spec: version.spec, version: version.version, host: runners, resolveArtifacts: artifacts })
+        : new LazyArtifactsPool(version, artifacts);
+      if (pool instanceof RunnerPool) {
+        pool.on('crash', (c: { exit: { signal: string | null; code: number | null; killedFor?: string; lastLines: string[] }; restarts: number; delayMs: number }) => this.#o.log?.error({ function: name, version: version.version, signal: c.exit.signal, exitCode: c.exit.code, killedFor: c.exit.killedFor, lastLines: c.exit.lastLines.slice(-5), restarts: c.restarts, restartInMs: c.delayMs }, 'runner ended; restarting'));
+      }
       const created = pool;
       created.on('cold-start', (phases: ColdStart) => {
         this.#o.onColdStart?.(name, version.version, phases);
@@ -427,32 +454,39 @@ export class FunctionService {
   }
 }
 
-/** A pool whose model and hook come from the artifact store, fetched and verified when it starts. */
-class LazyArtifactsPool extends Pool {
-  readonly #version: FunctionVersion;
-  readonly #artifacts: ArtifactStore;
-  readonly #dataDir: string;
+interface VersionFiles {
+  model: string;
+  hookBundle?: string;
+  source: string;
+}
 
-  constructor(version: FunctionVersion, artifacts: ArtifactStore, dataDir: string) {
+/** A version's model and hook as local files, fetched from the artifact store and verified. */
+async function versionFiles(version: FunctionVersion, artifacts: ArtifactStore, dataDir: string): Promise<VersionFiles> {
+  const model = await artifacts.local(version.artifacts.model);
+  let hookBundle: string | undefined;
+  if (version.artifacts.hook) {
+    const hook = await artifacts.local(version.artifacts.hook);
+    // Hook bundles are ES modules: give the worker a .mjs path to import.
+    hookBundle = join(dataDir, 'hooks', `${hook.sha256}.mjs`);
+    const present = await stat(hookBundle).then((s) => s.size === hook.size, () => false);
+    if (!present) {
+      await mkdir(join(dataDir, 'hooks'), { recursive: true });
+      await copyFile(hook.path, hookBundle);
+    }
+  }
+  return { model: model.path, hookBundle, source: model.source };
+}
+
+/** An in-process pool (isolation none) whose model and hook come from the artifact store. */
+class LazyArtifactsPool extends Pool {
+  readonly #files: () => Promise<VersionFiles>;
+
+  constructor(version: FunctionVersion, files: () => Promise<VersionFiles>) {
     super({ spec: version.spec, version: version.version, model: '' });
-    this.#version = version;
-    this.#artifacts = artifacts;
-    this.#dataDir = dataDir;
+    this.#files = files;
   }
 
-  protected override async resolveArtifacts(): Promise<{ model: string; hookBundle?: string; source: string }> {
-    const model = await this.#artifacts.local(this.#version.artifacts.model);
-    let hookBundle: string | undefined;
-    if (this.#version.artifacts.hook) {
-      const hook = await this.#artifacts.local(this.#version.artifacts.hook);
-      // Hook bundles are ES modules: give the worker a .mjs path to import.
-      hookBundle = join(this.#dataDir, 'hooks', `${hook.sha256}.mjs`);
-      const present = await stat(hookBundle).then((s) => s.size === hook.size, () => false);
-      if (!present) {
-        await mkdir(join(this.#dataDir, 'hooks'), { recursive: true });
-        await copyFile(hook.path, hookBundle);
-      }
-    }
-    return { model: model.path, hookBundle, source: model.source };
+  protected override resolveArtifacts(): Promise<VersionFiles> {
+    return this.#files();
   }
 }

@@ -173,6 +173,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   });
   app.get('/api/v1/functions/:name', admin, async (c) => {
     const record = await service.get(c.req.param('name'));
+    await service.refreshStats();
     const pools = service.pools().filter((p) => p.function === record.name);
     return c.json({ ...record, pools });
   });
@@ -188,7 +189,10 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     const record = await service.setTraffic(c.req.param('name'), traffic);
     return c.json({ name: record.name, traffic: record.traffic });
   });
-  app.get('/api/v1/pools', admin, (c) => c.json({ pools: service.clusterPools() }));
+  app.get('/api/v1/pools', admin, async (c) => {
+    await service.refreshStats();
+    return c.json({ pools: service.clusterPools() });
+  });
 
   // Function URLs and KServe infer are served by ./hot-routes.ts, ahead of this app.
   const invoke = auth(o.apiKeys, 'invoke');

@@ -18,6 +18,9 @@ let workerFile: Promise<string> | undefined;
  * node_modules/.cache), so the worker shares the piscina instance that runs it.
  */
 export function hookWorkerFile(): Promise<string> {
+  // A runner process gets the file its node built (it cannot run esbuild: no child processes).
+  const given = process.env.HEARTH_HOOK_WORKER;
+  if (given) return Promise.resolve(given);
   return (workerFile ??= (async () => {
     const result = await build({
       entryPoints: [WORKER_ENTRY],

@@ -35,7 +35,8 @@ import { bindIo } from './io-binding.js';
 import { fromModelShape, toModelShape } from './reshape.js';
 import { filled, sequenceControls, splitStrings, warmupSamples } from './pool-tensors.js';
 
-export type PoolState = 'cold' | 'loading' | 'warm' | 'draining' | 'stopped' | 'failed';
+/** `restarting`: a runner process ended and is being started again (runtime/runner); not ready meanwhile. */
+export type PoolState = 'cold' | 'loading' | 'warm' | 'restarting' | 'draining' | 'stopped' | 'failed';
 
 export interface PoolEvent {
   /** Date.now() milliseconds. */
@@ -501,7 +502,7 @@ export class Pool extends EventEmitter {
     try {
       const parts = this.#forwardArgs(batch.map((e) => e.payload.tensors));
       const keys = this.#binding!.dictKeys;
-      result = batch.length === 1 ? await instance.forward(parts.map((p) => p[0]!), keys) : await instance.forwardBatch(parts, keys);
+      result = await this.#watched(rows, () => (batch.length === 1 ? instance.forward(parts.map((p) => p[0]!), keys) : instance.forwardBatch(parts, keys)));
     } catch (error) {
       failure = toHearthError(error);
     } finally {
@@ -516,6 +517,24 @@ export class Pool extends EventEmitter {
       this.#inPost -= toPost;
       // A wait that counted on these requests is re-judged without them.
       queueMicrotask(() => this.#batcher.poke());
+    }
+  }
+
+  /**
+   * A forward under the spec's hard time limit: past it the pool emits `hung` (a runner process
+   * then kills itself and is restarted; in-process, the instance stays stuck and its callers get
+   * their deadline errors). A forward on a native thread cannot be stopped from here.
+   */
+  async #watched(rows: number, forward: () => Promise<ForwardResult>): Promise<ForwardResult> {
+    const limitMs = this.spec.limits.forwardTimeoutMs;
+    const timer = setTimeout(() => {
+      this.#event('state', this.#state, `a forward of ${rows} row(s) ran past its ${limitMs} ms limit`);
+      this.emit('hung', { rows, limitMs });
+    }, limitMs);
+    try {
+      return await forward();
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -548,7 +567,7 @@ export class Pool extends EventEmitter {
     try {
       const args = this.#forwardArgs(rows.map((r) => (r.filler ? {} : r.payload.tensors)), sequenceControls(this.spec, rows));
       const keys = this.#binding!.dictKeys;
-      result = rows.length === 1 ? await instance.forward(args.map((parts) => parts[0]!), keys) : await instance.forwardBatch(args, keys);
+      result = await this.#watched(rows.length, () => (rows.length === 1 ? instance.forward(args.map((parts) => parts[0]!), keys) : instance.forwardBatch(args, keys)));
     } catch (error) {
       failure = toHearthError(error);
     }

@@ -22,8 +22,8 @@ export interface DeployOptions {
   keepTraffic?: boolean;
   /** Runs the function on this device whatever its spec says (`cpu` runs a GPU config locally). */
   device?: string;
-  /** Overrides spec.limits (hook time and memory). */
-  limits?: { hookTimeoutMs?: number; hookMemoryMb?: number };
+  /** Overrides spec.limits (hook time and memory, runner memory, forward time). */
+  limits?: { hookTimeoutMs?: number; hookMemoryMb?: number; runnerMemoryMb?: number; forwardTimeoutMs?: number };
   /** Draw progress bars (on a terminal). */
   progress?: boolean;
 }
@@ -86,7 +86,7 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
     spec = parseSpec({ ...spec, instances: { ...spec.instances, device: options.device } }, '--device');
   }
   const limits = Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined));
-  if (Object.keys(limits).length > 0) spec = parseSpec({ ...spec, limits: { ...spec.limits, ...limits } }, 'the --hook-* flags');
+  if (Object.keys(limits).length > 0) spec = parseSpec({ ...spec, limits: { ...spec.limits, ...limits } }, 'the limit flags');
   const modelPath = join(dir, spec.model);
   if (!(await stat(modelPath).then((s) => s.isFile(), () => false))) {
     const exporter = await stat(join(dir, 'export.py')).then(() => true, () => false);

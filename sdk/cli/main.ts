@@ -57,10 +57,12 @@ program.command('deploy <dir>')
   .option('--wait', 'wait until the version is warm on the node')
   .option('--device <device>', 'run on this device whatever the spec says: cpu (a GPU config on a CPU node), cuda, cuda:N, auto')
   .option('--hook-timeout-ms <ms>', 'limit of one hook call (spec limits.hookTimeoutMs, default 10000)', Number)
-  .option('--hook-memory-mb <mb>', 'heap of each hook thread (spec limits.hookMemoryMb, default 256)', Number)
-  .action(async (dir: string, o: { keepTraffic?: boolean; wait?: boolean; device?: string; hookTimeoutMs?: number; hookMemoryMb?: number }) => {
+  .option('--hook-memory-mb <mb>', 'memory of each hook (spec limits.hookMemoryMb, default 256)', Number)
+  .option('--runner-memory-mb <mb>', 'resident memory of the function\'s runner process (spec limits.runnerMemoryMb, default 8192)', Number)
+  .option('--forward-timeout-ms <ms>', 'a forward past this is a hang: the runner restarts (spec limits.forwardTimeoutMs, default 60000)', Number)
+  .action(async (dir: string, o: { keepTraffic?: boolean; wait?: boolean; device?: string; hookTimeoutMs?: number; hookMemoryMb?: number; runnerMemoryMb?: number; forwardTimeoutMs?: number }) => {
     const hearth = client();
-    const r = await deployFolder(hearth, dir, { keepTraffic: o.keepTraffic, device: o.device, limits: { hookTimeoutMs: o.hookTimeoutMs, hookMemoryMb: o.hookMemoryMb }, progress: !json() && process.stderr.isTTY });
+    const r = await deployFolder(hearth, dir, { keepTraffic: o.keepTraffic, device: o.device, limits: { hookTimeoutMs: o.hookTimeoutMs, hookMemoryMb: o.hookMemoryMb, runnerMemoryMb: o.runnerMemoryMb, forwardTimeoutMs: o.forwardTimeoutMs }, progress: !json() && process.stderr.isTTY });
     if (!json()) for (const note of r.notes) process.stderr.write(`note: ${note}\n`);
     if (r.status === 'failed') throw new HearthError(`${r.name} v${r.version} failed to load: ${r.reason}`);
     if (o.wait) {

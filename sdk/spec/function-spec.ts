@@ -116,7 +116,9 @@ export const SequenceSchema = z.object({
 /** What one call of the function may take (issue 11's per-function limits; the node's defaults otherwise). */
 export const LimitsSchema = z.object({
   hookTimeoutMs: z.number().int().min(1).max(600_000).default(10_000).describe('A hook call (pre or post) past this is stopped, its thread replaced, and the request fails.'),
-  hookMemoryMb: z.number().int().min(16).max(16_384).default(256).describe('The JS heap of each hook thread; past it the thread is replaced and its requests fail.'),
+  hookMemoryMb: z.number().int().min(16).max(16_384).default(256).describe('The memory of each hook (its JS heap and ArrayBuffers); past it the hook\'s sandbox is replaced and its requests fail.'),
+  runnerMemoryMb: z.number().int().min(128).max(1_048_576).default(8192).describe('Resident memory of the function\'s runner process (model, instances, hooks); past it the runner is killed and restarted, and its requests fail.'),
+  forwardTimeoutMs: z.number().int().min(1).max(3_600_000).default(60_000).describe('A forward pass past this is a hang: the runner is killed and restarted, and the batch\'s requests fail.'),
 });
 
 /** How LibTorch runs forward (the parameters Triton's PyTorch backend reads). */
@@ -156,7 +158,7 @@ export const FunctionSpecSchema = z
     instances: InstancesSchema.default(InstancesSchema.parse({})).describe('Where and how the model runs.'),
     scaling: ScalingSchema.default(ScalingSchema.parse({})).describe('The autoscaler: instances from queue depth, scale to zero.'),
     execution: ExecutionSchema.default(ExecutionSchema.parse({})).describe('How LibTorch runs forward.'),
-    limits: LimitsSchema.default(LimitsSchema.parse({})).describe('What one call may take: hook time and hook memory.'),
+    limits: LimitsSchema.default(LimitsSchema.parse({})).describe('What one call may take: hook time and memory, runner memory, forward time.'),
     /** Stateful models: requests name a sequence (Triton's sequence_batching). */
     sequence: SequenceSchema.optional().describe('Stateful models: requests name a sequence that stays on one instance (Triton\'s sequence_batching).'),
     /** Samples run at load instead of the default zero passes (Triton's model_warmup). */

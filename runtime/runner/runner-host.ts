@@ -1,0 +1,173 @@
+/**
+ * Starts runner processes in their sandbox, and keeps one spare started so a cold start does not
+ * wait for a process to boot (Node, the bundled runner, LibTorch).
+ *
+ * The sandbox of a runner:
+ * - an environment with nothing of the node's: PATH, HOME (its own directory), where the addon and
+ *   the hook worker are, and the device settings (CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH) if set;
+ * - Node's permission model: it reads only the code it runs (node_modules, the addon) and its own
+ *   directory, into which the node links one version's model and hook; it may start worker threads
+ *   (hooks) and load the addon; it cannot start processes or write files;
+ * - when the node runs as root, another user (`nobody` by default): it cannot signal the node or
+ *   read /proc/<node>/environ, whatever the permission model misses.
+ */
+import { spawn } from 'node:child_process';
+import { chmod, chown, copyFile, link, mkdir, readFile, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { build } from 'esbuild';
+
+import { writeOnce } from '../../sdk/hooks/bundle.js';
+import { DEFAULT_ADDON_PATH } from '../engine/binding.js';
+import { hookWorkerFile } from '../hooks/bundle.js';
+import { RunnerProcess } from './runner-process.js';
+
+const RUNNER_ENTRY = fileURLToPath(new URL('./runner-main.ts', import.meta.url));
+const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
+const WORKER_DIR = join(NODE_MODULES, '.cache', 'hearth', 'workers');
+
+export interface RunnerHostOptions {
+  /** Where runner directories go (one per runner, removed when it ends). */
+  dir: string;
+  /** The user runners run as (uid/gid); absent: the node's own. */
+  user?: { uid: number; gid: number; name: string };
+  /** Node's permission model on the runners (default true). */
+  permissions?: boolean;
+  /** LibTorch intra-op threads in each runner. */
+  intraOpThreads?: number;
+  /** Keep one runner started ahead of need (default true). */
+  spare?: boolean;
+  /** Where a runner's output lines go (its function's log). */
+  onLine?: (line: string, runner: RunnerProcess) => void;
+}
+
+let runnerFile: Promise<string> | undefined;
+
+/** The runner's entry as one ES module (runners start without a TypeScript loader). */
+function runnerEntryFile(): Promise<string> {
+  return (runnerFile ??= (async () => {
+    const result = await build({
+      entryPoints: [RUNNER_ENTRY],
+      bundle: true,
+      write: false,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      external: ['piscina', 'esbuild', 'isolated-vm'],
+      // The bundle lives in node_modules/.cache; CommonJS dependencies inside it need a require.
+      banner: { js: "import { createRequire as __hearthRequire } from 'node:module'; const require = __hearthRequire(import.meta.url);" },
+      logLevel: 'silent',
+    });
+    return (await writeOnce(WORKER_DIR, result.outputFiles[0]!.text)).path;
+  })());
+}
+
+/** uid and gid of a user by name, from /etc/passwd. */
+export async function lookupUser(name: string): Promise<{ uid: number; gid: number; name: string }> {
+  const passwd = await readFile('/etc/passwd', 'utf8');
+  for (const line of passwd.split('\n')) {
+    const [user, , uid, gid] = line.split(':');
+    if (user === name) return { uid: Number(uid), gid: Number(gid), name };
+  }
+  throw new Error(`no user "${name}" on this machine (HEARTH_RUNNER_USER)`);
+}
+
+export class RunnerHost {
+  readonly #o: RunnerHostOptions;
+  #spare: Promise<RunnerProcess> | undefined;
+  #count = 0;
+  #closed = false;
+  readonly #live = new Set<RunnerProcess>();
+
+  constructor(options: RunnerHostOptions) {
+    this.#o = options;
+  }
+
+  /** Starts the spare ahead of the first cold start. */
+  warm(): void {
+    if (this.#o.spare !== false && !this.#spare && !this.#closed) {
+      this.#spare = this.#spawn();
+      this.#spare.catch(() => (this.#spare = undefined));
+    }
+  }
+
+  /** A started runner: the spare if there is one (and another is started behind it). */
+  async take(): Promise<RunnerProcess> {
+    const spare = this.#spare;
+    this.#spare = undefined;
+    let runner = spare ? await spare.catch(() => undefined) : undefined;
+    if (!runner || !runner.alive) runner = await this.#spawn();
+    this.warm();
+    return runner;
+  }
+
+  /** Links a version's model and hook into the runner's directory; their paths there. */
+  async place(runner: RunnerProcess, files: { model: string; hookBundle?: string }): Promise<{ model: string; hookBundle?: string }> {
+    const put = async (from: string, name: string): Promise<string> => {
+      const to = join(runner.dir, name);
+      await rm(to, { force: true });
+      // A hard link shares the file (no copy); across file systems it is copied.
+      await link(from, to).catch(() => copyFile(from, to));
+      return to;
+    };
+    return { model: await put(files.model, 'model.pt'), ...(files.hookBundle ? { hookBundle: await put(files.hookBundle, 'hook.mjs') } : {}) };
+  }
+
+  async #spawn(): Promise<RunnerProcess> {
+    const [entry, hookWorker] = await Promise.all([runnerEntryFile(), hookWorkerFile()]);
+    const user = this.#o.user;
+    await mkdir(this.#o.dir, { recursive: true });
+    if (user) {
+      // Runners reach their own directory through these (traverse only, no listing).
+      await chmod(this.#o.dir, 0o711);
+      const parent = dirname(this.#o.dir);
+      await chmod(parent, 0o711).catch(() => undefined);
+    }
+    const dir = join(this.#o.dir, `r${process.pid}-${++this.#count}`);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { mode: 0o700 });
+    if (user) await chown(dir, user.uid, user.gid);
+    const addon = process.env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH;
+    const env: Record<string, string> = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: dir, HEARTH_NATIVE_ADDON: addon, HEARTH_HOOK_WORKER: hookWorker };
+    for (const name of ['LD_LIBRARY_PATH', 'CUDA_VISIBLE_DEVICES', 'OMP_NUM_THREADS', 'TZ', 'LANG']) {
+      const value = process.env[name];
+      if (value !== undefined) env[name] = value;
+    }
+    if (this.#o.intraOpThreads !== undefined) env.HEARTH_INTRA_OP_THREADS = String(this.#o.intraOpThreads);
+    const permissions = this.#o.permissions === false ? [] : [
+      '--experimental-permission',
+      `--allow-fs-read=${NODE_MODULES}/*`,
+      `--allow-fs-read=${addon}`,
+      `--allow-fs-read=${dir}/*`,
+      '--allow-worker',
+      '--allow-addons',
+    ];
+    const child = spawn(process.execPath, [...permissions, '--no-warnings', entry], {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      ...(user ? { uid: user.uid, gid: user.gid } : {}),
+    });
+    const runner = new RunnerProcess(child, dir, (line) => this.#o.onLine?.(line, runner));
+    this.#live.add(runner);
+    void runner.exited.then(() => {
+      this.#live.delete(runner);
+      return rm(dir, { recursive: true, force: true });
+    });
+    const exited = runner.exited.then((exit) => {
+      throw new Error(`a runner exited as it started (${exit.signal ?? `code ${exit.code}`}): ${exit.lastLines.slice(-5).join(' | ')}`);
+    });
+    await Promise.race([runner.ready, exited]);
+    return runner;
+  }
+
+  /** Stops the spare and every runner still alive. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const spare = this.#spare;
+    this.#spare = undefined;
+    await spare?.then((r) => r.close(), () => undefined);
+    await Promise.all([...this.#live].map((r) => r.close(1000)));
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * A runner process: one function version's pool (its instances, batcher and hook threads), serving
+ * the node over the channel on fd 3. It holds no secrets and reads only its own artifacts; the node
+ * supervises it (runtime/runner/runner-pool.ts) and restarts it when it dies or hangs.
+ *
+ * It exits when the channel closes: a runner never outlives its node.
+ */
+import { Socket } from 'node:net';
+
+import type { HearthError } from '../../sdk/errors.js';
+import { CancelledError, HearthError as HearthErrorClass, InferenceError } from '../../sdk/errors.js';
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import { devices, setIntraOpThreads } from '../engine/index.js';
+import type { InvokeOptions, PoolEvent } from '../pool/pool.js';
+import { Pool } from '../pool/pool.js';
+import type { Frame, Header } from './channel.js';
+import { Channel, packError, packTensors, unpackTensors } from './channel.js';
+
+export interface StartMessage {
+  spec: FunctionSpec;
+  version: number;
+  model: string;
+  hookBundle?: string;
+}
+
+const toHearth = (error: unknown): HearthError => (error instanceof HearthErrorClass ? error : new InferenceError((error as Error)?.message ?? String(error)));
+
+let pool: Pool | undefined;
+const inflight = new Map<number, AbortController>();
+const channel = new Channel(new Socket({ fd: 3, readable: true, writable: true }), (frame) => void handle(frame));
+let snapshotTimer: NodeJS.Timeout | undefined;
+
+process.on('uncaughtException', (error) => {
+  process.stderr.write(`runner: uncaught ${error.stack ?? error.message}\n`);
+  process.exit(70);
+});
+
+function reply(id: number, header: Record<string, unknown>, blobs: Uint8Array[] = []): void {
+  channel.send({ ...header, t: 'reply', id }, blobs);
+}
+
+function fail(id: number, error: unknown): void {
+  reply(id, { ok: false, error: packError(toHearth(error)) });
+}
+
+function snapshot(): Header {
+  return { t: 'snapshot', stats: pool!.stats(), room: pool!.room(), device: pool!.device };
+}
+
+async function start(id: number, m: StartMessage): Promise<void> {
+  pool = new Pool({ spec: m.spec, version: m.version, model: m.model, hookBundle: m.hookBundle });
+  pool.on('event', (event: PoolEvent) => channel.send({ t: 'event', event }));
+  pool.on('cold-start-queue', (queue: number) => channel.send({ t: 'cold-start-queue', queue }));
+  pool.on('hung', (detail: { rows: number; limitMs: number }) => {
+    // The node kills this process on `hung`; should the message not get out, it goes anyway.
+    channel.send({ t: 'hung', ...detail });
+    setTimeout(() => process.kill(process.pid, 'SIGKILL'), 2000).unref();
+  });
+  await pool.start();
+  snapshotTimer = setInterval(() => channel.send(snapshot()), 250);
+  snapshotTimer.unref();
+  reply(id, { ok: true, coldStart: pool.stats().coldStart, ...snapshot() });
+}
+
+async function call(id: number, header: Header, blobs: Uint8Array[]): Promise<void> {
+  if (!pool) return fail(id, new InferenceError('the runner has no function loaded'));
+  const controller = new AbortController();
+  inflight.set(id, controller);
+  const remainingMs = header.remainingMs as number | undefined;
+  const sequence = header.sequence as { id: string; big: boolean; start: boolean; end: boolean } | undefined;
+  const options: InvokeOptions = {
+    deadline: remainingMs === undefined ? undefined : performance.now() + remainingMs,
+    signal: controller.signal,
+    priority: header.priority as number | undefined,
+    ...(sequence ? { sequence: { id: sequence.big ? BigInt(sequence.id) : sequence.id, start: sequence.start, end: sequence.end } } : {}),
+  };
+  try {
+    if (header.t === 'invoke') {
+      const r = await pool.invoke({ body: blobs[0]!, contentType: header.contentType as string }, options);
+      reply(id, { ok: true, contentType: r.contentType }, [r.body]);
+    } else {
+      const out: Uint8Array[] = [];
+      const outputs = await pool.infer(unpackTensors(header.tensors as never, blobs), options);
+      const tensors = packTensors(outputs, out);
+      reply(id, { ok: true, tensors }, out);
+    }
+  } catch (error) {
+    fail(id, error);
+  } finally {
+    inflight.delete(id);
+  }
+}
+
+async function handle({ header, blobs }: Frame): Promise<void> {
+  const id = header.id as number;
+  try {
+    switch (header.t) {
+      case 'start':
+        return await start(id, header as unknown as StartMessage);
+      case 'invoke':
+      case 'infer':
+        return await call(id, header, blobs);
+      case 'cancel':
+        inflight.get(id)?.abort(new CancelledError('the request was cancelled'));
+        return;
+      case 'add':
+        pool?.addInstance();
+        return channel.send(snapshot());
+      case 'remove':
+        pool?.removeInstance();
+        return channel.send(snapshot());
+      case 'stats':
+        return reply(id, { ok: true, ...snapshot() });
+      case 'drain':
+        clearInterval(snapshotTimer);
+        await pool?.drain();
+        return reply(id, { ok: true, stats: pool?.stats() });
+      case 'stop':
+        clearInterval(snapshotTimer);
+        await pool?.stop();
+        return reply(id, { ok: true, stats: pool?.stats() });
+      default:
+        return fail(id, new InferenceError(`unknown message ${String(header.t)}`));
+    }
+  } catch (error) {
+    fail(id, error);
+  }
+}
+
+// LibTorch loads now, while this runner waits as the spare, not during a cold start.
+const intraOp = Number(process.env.HEARTH_INTRA_OP_THREADS);
+if (intraOp > 0) setIntraOpThreads(intraOp);
+devices();
+
+channel.onClose(() => process.exit(0));
+channel.send({ t: 'hello', pid: process.pid });

@@ -1,0 +1,381 @@
+/**
+ * A function version's pool in a runner process, as the node sees it: the same surface as Pool
+ * (start, invoke, infer, instances, stats, drain, stop), each call a frame to the runner.
+ *
+ * Supervision: a runner that dies (a signal, an abort, killed past its memory limit) or hangs (a
+ * forward past limits.forwardTimeoutMs, which the runner reports and the node answers with SIGKILL)
+ * is restarted. Meanwhile the version is `restarting`: not ready, and its requests — those the
+ * runner held and those that arrive — get 503 with Retry-After (none is replayed: a request the
+ * runner held may have run, or may be the one that killed it). A version that keeps crashing waits
+ * longer before each restart (1 s, 2 s, 4 s … 60 s, as Kubernetes' CrashLoopBackOff does); a
+ * runner that stays up for a minute resets the count. Each exit is an event with its signal or exit
+ * code and the runner's last log lines.
+ */
+import { EventEmitter } from 'node:events';
+
+import type { HearthError } from '../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError, HearthError as HearthErrorClass, InferenceError, UnavailableError } from '../../sdk/errors.js';
+import type { HookTensors } from '../../sdk/hook.js';
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { RawRequest } from '../hooks/index.js';
+import type { ColdStart, InvokeOptions, InvokeResponse, PoolEvent, PoolState, PoolStats } from '../pool/pool.js';
+import type { PoolCounters } from '../pool/stats.js';
+import { addCounters, newCounters, observe } from '../pool/stats.js';
+import type { Frame, WireError } from './channel.js';
+import { packTensors, unpackError, unpackTensors } from './channel.js';
+import type { RunnerHost } from './runner-host.js';
+import type { RunnerExit, RunnerProcess } from './runner-process.js';
+import { describeExit } from './runner-process.js';
+
+export interface RunnerPoolOptions {
+  spec: FunctionSpec;
+  version: number;
+  host: RunnerHost;
+  /** The version's model and hook as local files (fetched from the artifact store by the node). */
+  resolveArtifacts(): Promise<{ model: string; hookBundle?: string; source?: string }>;
+}
+
+interface Snapshot {
+  stats: PoolStats;
+  room: number;
+  device: string;
+}
+
+const US = 1000;
+const BACKOFF_MS = [0, 1000, 2000, 4000, 8000, 16_000, 32_000, 60_000];
+/** A runner up this long is healthy again: its next crash restarts it at once. */
+const HEALTHY_MS = 60_000;
+
+export class RunnerPool extends EventEmitter {
+  readonly spec: FunctionSpec;
+  readonly version: number;
+  readonly #o: RunnerPoolOptions;
+  readonly #events: PoolEvent[] = [];
+  #state: PoolState = 'cold';
+  #runner: RunnerProcess | undefined;
+  #starting: Promise<void> | undefined;
+  #snapshot: Snapshot | undefined;
+  /** Counters of runners that ended, and of requests the node itself failed. */
+  #retired: PoolCounters = newCounters();
+  #pending = 0;
+  #lastRequestAt = performance.now();
+  #coldWaitFrom: number | undefined;
+  #coldStart: ColdStart | undefined;
+  #crashes = 0;
+  #upSince = 0;
+  #restartTimer: NodeJS.Timeout | undefined;
+  /** Why the runner last ended (while restarting). */
+  #lastExit: string | undefined;
+  /** Requests sent to the runner, by id: how to fail them if it dies. */
+  readonly #inflight = new Map<number, (error: HearthError) => void>();
+
+  constructor(options: RunnerPoolOptions) {
+    super();
+    this.spec = options.spec;
+    this.version = options.version;
+    this.#o = options;
+    this.#event('state', 'cold');
+  }
+
+  get state(): PoolState {
+    return this.#state;
+  }
+
+  get events(): readonly PoolEvent[] {
+    return this.#events;
+  }
+
+  get device(): string {
+    return this.#snapshot?.device ?? this.spec.instances.device;
+  }
+
+  get lastRequestAt(): number {
+    return this.#lastRequestAt;
+  }
+
+  /** The runner's process id (while it has one). */
+  get pid(): number | undefined {
+    return this.#runner?.pid;
+  }
+
+  start(): Promise<void> {
+    return (this.#starting ??= this.#boot(true));
+  }
+
+  /** Fetches the artifacts and takes a runner (the spare) at once, then loads the version in it. */
+  async #boot(first: boolean): Promise<void> {
+    this.#setState('loading');
+    const t0 = performance.now();
+    const taken = this.#o.host.take();
+    let runner: RunnerProcess | undefined;
+    try {
+      const artifacts = await this.#o.resolveArtifacts();
+      const fetch = (performance.now() - t0) / 1000;
+      runner = await taken;
+      if (this.#state === 'stopped' || this.#state === 'draining') throw new UnavailableError(`function ${this.spec.name} v${this.version} stopped while it loaded`);
+      this.#runner = runner;
+      runner.label = `${this.spec.name}@${this.version}`;
+      runner.onMessage = (frame) => this.#message(runner!, frame);
+      runner.watchMemory(this.spec.limits.runnerMemoryMb * 2 ** 20);
+      void runner.exited.then((exit) => this.#exited(runner!, exit));
+      const placed = await this.#o.host.place(runner, artifacts);
+      const reply = await runner.request({ t: 'start', spec: this.spec, version: this.version, ...placed });
+      if (!reply.header.ok) throw unpackError(reply.header.error as WireError);
+      this.#snapshot = reply.header as unknown as Snapshot;
+      const loaded = reply.header.coldStart as ColdStart | undefined;
+      this.#upSince = performance.now();
+      this.#setState('warm');
+      if (first && loaded) {
+        this.#coldStart = { ...loaded, fetch, ...(artifacts.source ? { source: artifacts.source } : {}) };
+        this.#event('cold-start', 'warm', `fetch ${fetch.toFixed(3)} s, load ${loaded.load.toFixed(3)} s, warm-up ${loaded.warmup.toFixed(3)} s (in a runner, pid ${runner.pid})`);
+        this.emit('cold-start', this.#coldStart);
+      }
+    } catch (error) {
+      if (runner && this.#runner === runner) this.#runner = undefined;
+      runner?.kill('its version failed to load');
+      taken.then((r) => r !== runner && r.kill(), () => undefined);
+      if (first) {
+        this.#event('load-failed', 'failed', (error as Error).message);
+        this.#setState('failed');
+      }
+      throw error;
+    }
+  }
+
+  #message(runner: RunnerProcess, { header }: Frame): void {
+    if (runner !== this.#runner) return;
+    switch (header.t) {
+      case 'snapshot':
+        this.#snapshot = header as unknown as Snapshot;
+        return;
+      case 'event': {
+        const e = header.event as PoolEvent;
+        if (e.type !== 'state') this.#event(e.type, this.#state, e.detail);
+        else if (e.detail) this.#event('state', this.#state, e.detail);
+        return;
+      }
+      case 'hung':
+        runner.kill(`a forward of ${String(header.rows)} row(s) ran past its ${String(header.limitMs)} ms limit (limits.forwardTimeoutMs)`);
+        return;
+      default:
+    }
+  }
+
+  /** The runner ended: while serving, that is a crash — fail what it held and restart it. */
+  #exited(runner: RunnerProcess, exit: RunnerExit): void {
+    if (runner !== this.#runner) return;
+    this.#runner = undefined;
+    if (this.#snapshot) this.#retired = addCounters(this.#retired, this.#snapshot.stats);
+    this.#snapshot = undefined;
+    const why = describeExit(exit);
+    const lines = exit.lastLines.slice(-5).join('\n');
+    this.#lastExit = why;
+    const gone = new UnavailableError(`function ${this.spec.name} v${this.version}: its runner ended (${why}); it is restarting`);
+    for (const fail of this.#inflight.values()) fail(gone);
+    this.#inflight.clear();
+    // Dying while it loads is a failed load (#boot says so); stopped or draining, it was asked to go.
+    if (this.#state !== 'warm') return;
+    if (performance.now() - this.#upSince > HEALTHY_MS) this.#crashes = 0;
+    const delay = BACKOFF_MS[Math.min(this.#crashes, BACKOFF_MS.length - 1)]!;
+    this.#crashes++;
+    this.#event('state', 'restarting', `runner ended: ${why}${lines ? `; last lines:\n${lines}` : ''}; restart ${this.#crashes} in ${delay / 1000} s`);
+    this.#setState('restarting');
+    this.emit('crash', { exit, restarts: this.#crashes, delayMs: delay });
+    this.#restartTimer = setTimeout(() => this.#restart(), delay);
+    this.#restartTimer.unref();
+  }
+
+  #restart(): void {
+    if (this.#state !== 'restarting') return;
+    this.#boot(false).catch((error: unknown) => {
+      if (this.#state === 'loading') {
+        // It could not load again: count it as another crash and back off further.
+        const delay = BACKOFF_MS[Math.min(this.#crashes, BACKOFF_MS.length - 1)]!;
+        this.#crashes++;
+        this.#lastExit = (error as Error).message;
+        this.#event('state', 'restarting', `restart failed: ${(error as Error).message}; restart ${this.#crashes} in ${delay / 1000} s`);
+        this.#setState('restarting');
+        this.#restartTimer = setTimeout(() => this.#restart(), delay);
+        this.#restartTimer.unref();
+      }
+    });
+  }
+
+  /** Adds an instance over the same weights, in the runner. */
+  addInstance(): void {
+    if (this.#state !== 'warm') throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.#state}; instances are added to a warm pool`);
+    this.#runner?.tell({ t: 'add' });
+  }
+
+  removeInstance(): boolean {
+    const s = this.#snapshot?.stats;
+    if (!s || this.spec.sequence || s.instances.total <= 1 || s.instances.idle === 0) return false;
+    this.#runner?.tell({ t: 'remove' });
+    // Counted as gone now, so one autoscaler tick does not ask twice for the same instance.
+    s.instances.total--;
+    s.instances.idle--;
+    return true;
+  }
+
+  room(): number {
+    return this.#snapshot?.room ?? 0;
+  }
+
+  invoke(request: RawRequest, options: InvokeOptions = {}): Promise<InvokeResponse> {
+    return this.#call('invoke', { contentType: request.contentType }, [request.body], options, (frame) => ({ body: frame.blobs[0]!, contentType: frame.header.contentType as string }));
+  }
+
+  infer(tensors: HookTensors, options: InvokeOptions = {}): Promise<HookTensors> {
+    const blobs: Uint8Array[] = [];
+    const wire = packTensors(tensors, blobs);
+    return this.#call('infer', { tensors: wire }, blobs, options, (frame) => unpackTensors(frame.header.tensors as never, frame.blobs));
+  }
+
+  async #call<T>(t: 'invoke' | 'infer', fields: Record<string, unknown>, blobs: Uint8Array[], options: InvokeOptions, read: (frame: Frame) => T): Promise<T> {
+    const t0 = performance.now();
+    this.#lastRequestAt = t0;
+    this.#pending++;
+    try {
+      if (this.#state === 'cold' || this.#state === 'loading') await this.#waitForStart(t0, options);
+      const runner = this.#runner;
+      if (this.#state !== 'warm' || !runner) throw this.#notServing();
+      return await this.#send(runner, t, fields, blobs, options, read);
+    } catch (error) {
+      const e = error instanceof HearthErrorClass ? error : new InferenceError((error as Error).message);
+      if (e.code === 'UNAVAILABLE' || e.code === 'CANCELLED' || e.code === 'DEADLINE_EXCEEDED') this.#countNodeFailure(e, t0);
+      throw e;
+    } finally {
+      this.#pending--;
+      if (this.#pending === 0) this.emit('idle');
+    }
+  }
+
+  #send<T>(runner: RunnerProcess, t: string, fields: Record<string, unknown>, blobs: Uint8Array[], options: InvokeOptions, read: (frame: Frame) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const remainingMs = options.deadline === undefined ? undefined : options.deadline - performance.now();
+      if (remainingMs !== undefined && remainingMs <= 0) return reject(new DeadlineExceededError('the request\'s deadline passed before it was queued'));
+      if (options.signal?.aborted) return reject(new CancelledError('the request was cancelled'));
+      const seq = options.sequence;
+      let id = 0;
+      const onAbort = (): void => {
+        runner.tell({ t: 'cancel', id });
+        done(new CancelledError('the request was cancelled'));
+      };
+      const done = (error: HearthError | undefined, frame?: Frame): void => {
+        if (!this.#inflight.delete(id)) return;
+        options.signal?.removeEventListener('abort', onAbort);
+        if (error) return reject(error);
+        try {
+          resolve(read(frame!));
+        } catch (e) {
+          reject(e);
+        }
+      };
+      id = runner.send({
+        t,
+        ...fields,
+        ...(remainingMs === undefined ? {} : { remainingMs }),
+        ...(options.priority === undefined ? {} : { priority: options.priority }),
+        ...(seq ? { sequence: { id: String(seq.id), big: typeof seq.id === 'bigint', start: seq.start, end: seq.end } } : {}),
+      }, blobs, (frame) => done(frame.header.ok ? undefined : unpackError(frame.header.error as WireError), frame));
+      this.#inflight.set(id, (error) => done(error));
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** A request that finds the version loading waits for it, up to its deadline. */
+  async #waitForStart(t0: number, options: InvokeOptions): Promise<void> {
+    if (this.#coldWaitFrom === undefined && !this.#coldStart) this.#coldWaitFrom = t0;
+    const starting = (this.#starting ?? this.start()).catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      if (options.deadline === undefined) return;
+      timer = setTimeout(() => reject(new DeadlineExceededError(`function ${this.spec.name} v${this.version} was still loading at the request's deadline`)), Math.max(0, options.deadline - performance.now()));
+    });
+    try {
+      await Promise.race([starting, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (this.#coldWaitFrom !== undefined && this.#coldStart) {
+      const queue = (performance.now() - this.#coldWaitFrom) / 1000;
+      this.#coldWaitFrom = undefined;
+      this.#coldStart.queue = queue;
+      this.#event('cold-start', this.#state, `the first request waited ${queue.toFixed(3)} s for the version to load`);
+      this.emit('cold-start-queue', queue);
+    }
+  }
+
+  #notServing(): HearthError {
+    if (this.#state === 'restarting') return new UnavailableError(`function ${this.spec.name} v${this.version} is restarting: its runner ended (${this.#lastExit ?? 'unknown'})`);
+    return new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.#state} and takes no requests`);
+  }
+
+  /** A request that failed at the node (runner gone, cancelled, late) counts in the version's statistics. */
+  #countNodeFailure(e: HearthError, t0: number): void {
+    const c = this.#retired;
+    const us = (performance.now() - t0) * US;
+    c.failure++;
+    c.failures[e.code] = (c.failures[e.code] ?? 0) + 1;
+    observe(c.durations.failure, us);
+    observe(c.durations.request, us);
+  }
+
+  /** Asks the runner for its counters now (statistics read right after a request see it). */
+  async refresh(): Promise<void> {
+    const runner = this.#runner;
+    if (!runner || this.#state !== 'warm') return;
+    const reply = await runner.request({ t: 'stats' });
+    if (reply.header.ok && runner === this.#runner) this.#snapshot = reply.header as unknown as Snapshot;
+  }
+
+  stats(): PoolStats {
+    const s = this.#snapshot?.stats;
+    // Requests the node failed itself are in #retired, not in the runner's counters.
+    const counters = s ? addCounters(structuredClone(this.#retired), s) : structuredClone(this.#retired);
+    return {
+      ...counters,
+      state: this.#state,
+      instances: s?.instances ?? { total: 0, idle: 0, busy: 0, loading: 0 },
+      queueDepth: s?.queueDepth ?? 0,
+      pending: this.#pending,
+      hookThreads: s?.hookThreads ?? 0,
+      ...(this.#coldStart ? { coldStart: this.#coldStart } : {}),
+      ...(s?.latency ? { latency: s.latency } : {}),
+    };
+  }
+
+  async drain(): Promise<void> {
+    if (this.#state === 'stopped') return;
+    this.#setState('draining');
+    clearTimeout(this.#restartTimer);
+    await new Promise<void>((resolve) => (this.#pending === 0 ? resolve() : this.once('idle', resolve)));
+    await this.stop();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#state === 'stopped') return;
+    this.#setState('stopped');
+    clearTimeout(this.#restartTimer);
+    const runner = this.#runner;
+    if (runner) {
+      const reply = await Promise.race([runner.request({ t: 'stop' }), new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000).unref())]);
+      if (reply?.header.ok && reply.header.stats) this.#snapshot = { ...this.#snapshot!, stats: reply.header.stats as PoolStats };
+      this.#runner = undefined;
+      await runner.close(1000);
+    }
+  }
+
+  #setState(state: PoolState): void {
+    if (this.#state === state) return;
+    this.#state = state;
+    this.#event('state', state);
+  }
+
+  #event(type: PoolEvent['type'], state: PoolState, detail?: string): void {
+    const event: PoolEvent = { at: Date.now(), type, state, ...(detail === undefined ? {} : { detail }) };
+    this.#events.push(event);
+    if (this.#events.length > 1000) this.#events.splice(0, this.#events.length - 1000);
+    this.emit('event', event);
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * One runner child process, seen from the node: its channel, its requests by id, its exit, the
+ * last lines it logged, and a watch on its resident memory.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+
+import { UnavailableError } from '../../sdk/errors.js';
+import type { Frame, Header } from './channel.js';
+import { Channel } from './channel.js';
+
+export interface RunnerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Why the node killed it (hang, memory), when it did. */
+  killedFor?: string;
+  /** Its last lines on stdout/stderr. */
+  lastLines: string[];
+}
+
+const PAGE = 4096;
+const LOG_LINES = 20;
+
+/** Resident bytes of a process (Linux /proc), or undefined when it is gone. */
+function residentBytes(pid: number): number | undefined {
+  try {
+    return Number(readFileSync(`/proc/${pid}/statm`, 'latin1').split(' ')[1]) * PAGE;
+  } catch {
+    return undefined;
+  }
+}
+
+export class RunnerProcess {
+  readonly child: ChildProcess;
+  /** The directory holding this runner's artifacts (the only files of a function it may read). */
+  readonly dir: string;
+  readonly exited: Promise<RunnerExit>;
+  readonly ready: Promise<void>;
+  readonly #channel: Channel;
+  readonly #waiting = new Map<number, (frame: Frame) => void>();
+  readonly #lines: string[] = [];
+  #nextId = 1;
+  #killedFor: string | undefined;
+  #memoryTimer: NodeJS.Timeout | undefined;
+  #alive = true;
+  /** The function version it serves (`name@version`), once it has one. */
+  label: string | undefined;
+  /** Frames the runner sends unasked (events, snapshots, hangs). */
+  onMessage: (frame: Frame) => void = () => undefined;
+
+  constructor(child: ChildProcess, dir: string, onLine: (line: string) => void) {
+    this.child = child;
+    this.dir = dir;
+    for (const stream of [child.stdout, child.stderr]) {
+      let partial = '';
+      stream?.setEncoding('utf8');
+      stream?.on('data', (text: string) => {
+        const parts = (partial + text).split('\n');
+        partial = parts.pop() ?? '';
+        for (const line of parts) {
+          if (!line) continue;
+          this.#lines.push(line);
+          if (this.#lines.length > LOG_LINES) this.#lines.shift();
+          onLine(line);
+        }
+      });
+    }
+    let hello: () => void = () => undefined;
+    this.ready = new Promise((resolve) => (hello = resolve));
+    this.#channel = new Channel(child.stdio[3] as Socket, (frame) => {
+      const id = frame.header.id as number | undefined;
+      if (frame.header.t === 'hello') return hello();
+      if (frame.header.t === 'reply' && id !== undefined) {
+        const waiter = this.#waiting.get(id);
+        this.#waiting.delete(id);
+        return waiter?.(frame);
+      }
+      this.onMessage(frame);
+    });
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.#alive = false;
+        clearInterval(this.#memoryTimer);
+        this.#channel.close();
+        const exit: RunnerExit = { code, signal, lastLines: [...this.#lines], ...(this.#killedFor ? { killedFor: this.#killedFor } : {}) };
+        const gone = new UnavailableError(`the runner exited (${describeExit(exit)})`);
+        for (const waiter of this.#waiting.values()) waiter({ header: { t: 'reply', ok: false, error: { code: gone.code, error: gone.message } }, blobs: [] });
+        this.#waiting.clear();
+        resolve(exit);
+      });
+    });
+    // A runner that dies before its hello never becomes ready; whoever waits on `ready` races `exited`.
+  }
+
+  get alive(): boolean {
+    return this.#alive;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** A request that gets a reply (a frame with the same id). */
+  request(header: Header, blobs: Uint8Array[] = []): Promise<Frame> {
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      this.#waiting.set(id, resolve);
+      this.#channel.send({ ...header, id }, blobs);
+      if (!this.#alive) this.#waiting.get(id)?.({ header: { t: 'reply', ok: false, error: { code: 'UNAVAILABLE', error: 'the runner has exited' } }, blobs: [] });
+    });
+  }
+
+  /** Sends `header` as request `id` (taken with nextId()); its reply goes to `onReply`. */
+  send(header: Header, blobs: Uint8Array[], onReply: (frame: Frame) => void): number {
+    const id = this.#nextId++;
+    this.#waiting.set(id, onReply);
+    this.#channel.send({ ...header, id }, blobs);
+    return id;
+  }
+
+  /** A message without a reply. */
+  tell(header: Header): void {
+    if (this.#alive) this.#channel.send(header);
+  }
+
+  /** Kills the runner past `limitBytes` of resident memory, checked every `everyMs`. */
+  watchMemory(limitBytes: number, everyMs = 500): void {
+    clearInterval(this.#memoryTimer);
+    this.#memoryTimer = setInterval(() => {
+      const rss = residentBytes(this.child.pid!);
+      if (rss !== undefined && rss > limitBytes) this.kill(`its resident memory reached ${(rss / 2 ** 20).toFixed(0)} MiB, past its ${(limitBytes / 2 ** 20).toFixed(0)} MiB limit (limits.runnerMemoryMb)`);
+    }, everyMs);
+    this.#memoryTimer.unref();
+  }
+
+  /** Kills it at once (SIGKILL), saying why. */
+  kill(reason?: string): void {
+    if (!this.#alive) return;
+    this.#killedFor ??= reason;
+    this.child.kill('SIGKILL');
+  }
+
+  /** Asks it to stop; kills it if it has not exited after `graceMs`. */
+  async close(graceMs = 5000): Promise<RunnerExit> {
+    if (this.#alive) {
+      const timer = setTimeout(() => this.kill(), graceMs);
+      timer.unref();
+      this.#channel.close();
+      const exit = await this.exited;
+      clearTimeout(timer);
+      return exit;
+    }
+    return this.exited;
+  }
+}
+
+/** How a runner ended, in words: its signal or exit code, and why it was killed. */
+export function describeExit(exit: RunnerExit): string {
+  const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+  return exit.killedFor ? `killed (${how}): ${exit.killedFor}` : how;
+}
