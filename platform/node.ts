@@ -7,7 +7,6 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 
 import { getRequestListener } from '@hono/node-server';
 import { pino } from 'pino';
@@ -59,7 +58,6 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const nodeId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const cluster = config.redisUrl ? new Cluster({ redisUrl: config.redisUrl, prefix: config.redisPrefix, nodeId }) : undefined;
   const runners = config.isolation === 'process' ? new RunnerHost({
-    dir: join(config.dataDir, 'runners'),
     // A root node runs user code as another user; a node that is not root cannot switch.
     user: process.getuid?.() === 0 ? await lookupUser(config.runnerUser) : undefined,
     intraOpThreads: config.intraOpThreads,

@@ -162,6 +162,12 @@ export class Channel {
     this.#socket.on('error', once);
   }
 
+  /** Whether the channel keeps the process alive (only while replies are awaited). */
+  hold(on: boolean): void {
+    if (on) this.#socket.ref();
+    else this.#socket.unref();
+  }
+
   close(): void {
     this.#socket.destroy();
   }

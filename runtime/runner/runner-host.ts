@@ -12,8 +12,9 @@
  *   read /proc/<node>/environ, whatever the permission model misses.
  */
 import { spawn } from 'node:child_process';
-import { chmod, chown, copyFile, link, mkdir, readFile, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { chmod, chown, copyFile, link, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { build } from 'esbuild';
@@ -28,8 +29,12 @@ const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url
 const WORKER_DIR = join(NODE_MODULES, '.cache', 'hearth', 'workers');
 
 export interface RunnerHostOptions {
-  /** Where runner directories go (one per runner, removed when it ends). */
-  dir: string;
+  /**
+   * Where runner directories go (one per runner, removed when it ends). Default: a new directory
+   * under the system's temporary directory, which a runner's user can reach whatever the data
+   * directory's parents allow.
+   */
+  dir?: string;
   /** The user runners run as (uid/gid); absent: the node's own. */
   user?: { uid: number; gid: number; name: string };
   /** Node's permission model on the runners (default true). */
@@ -78,6 +83,7 @@ export class RunnerHost {
   #spare: Promise<RunnerProcess> | undefined;
   #count = 0;
   #closed = false;
+  #dir: Promise<string> | undefined;
   readonly #live = new Set<RunnerProcess>();
 
   constructor(options: RunnerHostOptions) {
@@ -117,14 +123,7 @@ export class RunnerHost {
   async #spawn(): Promise<RunnerProcess> {
     const [entry, hookWorker] = await Promise.all([runnerEntryFile(), hookWorkerFile()]);
     const user = this.#o.user;
-    await mkdir(this.#o.dir, { recursive: true });
-    if (user) {
-      // Runners reach their own directory through these (traverse only, no listing).
-      await chmod(this.#o.dir, 0o711);
-      const parent = dirname(this.#o.dir);
-      await chmod(parent, 0o711).catch(() => undefined);
-    }
-    const dir = join(this.#o.dir, `r${process.pid}-${++this.#count}`);
+    const dir = join(await this.#root(), `r${++this.#count}`);
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { mode: 0o700 });
     if (user) await chown(dir, user.uid, user.gid);
@@ -162,6 +161,16 @@ export class RunnerHost {
     return runner;
   }
 
+  /** The directory of runner directories: runners may pass through it (0711), not list it. */
+  #root(): Promise<string> {
+    return (this.#dir ??= (async () => {
+      const root = this.#o.dir ?? (await mkdtemp(join(tmpdir(), 'hearth-runners-')));
+      await mkdir(root, { recursive: true });
+      await chmod(root, 0o711);
+      return root;
+    })());
+  }
+
   /** Stops the spare and every runner still alive. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -169,5 +178,6 @@ export class RunnerHost {
     this.#spare = undefined;
     await spare?.then((r) => r.close(), () => undefined);
     await Promise.all([...this.#live].map((r) => r.close(1000)));
+    if (this.#dir && !this.#o.dir) await rm(await this.#dir, { recursive: true, force: true });
   }
 }

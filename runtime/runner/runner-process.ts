@@ -52,7 +52,11 @@ export class RunnerProcess {
   constructor(child: ChildProcess, dir: string, onLine: (line: string) => void) {
     this.child = child;
     this.dir = dir;
+    // A runner alone does not keep the node alive (a spare waits with nothing to do); the channel
+    // does while replies are awaited.
+    child.unref();
     for (const stream of [child.stdout, child.stderr]) {
+      (stream as unknown as Socket | null)?.unref();
       let partial = '';
       stream?.setEncoding('utf8');
       stream?.on('data', (text: string) => {
@@ -70,10 +74,14 @@ export class RunnerProcess {
     this.ready = new Promise((resolve) => (hello = resolve));
     this.#channel = new Channel(child.stdio[3] as Socket, (frame) => {
       const id = frame.header.id as number | undefined;
-      if (frame.header.t === 'hello') return hello();
+      if (frame.header.t === 'hello') {
+        if (this.#waiting.size === 0) this.#channel.hold(false);
+        return hello();
+      }
       if (frame.header.t === 'reply' && id !== undefined) {
         const waiter = this.#waiting.get(id);
         this.#waiting.delete(id);
+        if (this.#waiting.size === 0) this.#channel.hold(false);
         return waiter?.(frame);
       }
       this.onMessage(frame);
@@ -106,6 +114,7 @@ export class RunnerProcess {
     const id = this.#nextId++;
     return new Promise((resolve) => {
       this.#waiting.set(id, resolve);
+      this.#channel.hold(true);
       this.#channel.send({ ...header, id }, blobs);
       if (!this.#alive) this.#waiting.get(id)?.({ header: { t: 'reply', ok: false, error: { code: 'UNAVAILABLE', error: 'the runner has exited' } }, blobs: [] });
     });
@@ -115,6 +124,7 @@ export class RunnerProcess {
   send(header: Header, blobs: Uint8Array[], onReply: (frame: Frame) => void): number {
     const id = this.#nextId++;
     this.#waiting.set(id, onReply);
+    if (this.#waiting.size === 1) this.#channel.hold(true);
     this.#channel.send({ ...header, id }, blobs);
     return id;
   }
