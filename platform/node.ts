@@ -65,7 +65,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   }) : undefined;
   runners?.warm();
   const service = new FunctionService({ runners, registry, artifacts, dataDir: config.dataDir, log, autoscaleTickMs: config.autoscaleTickMs, cluster, queuedElsewhere: (n, v) => (cluster?.queued(n, v) ?? 0) + jobs.waiting(n), onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases) });
-  metrics = new Metrics(() => service.pools());
+  metrics = new Metrics(() => service.pools(), () => service.refreshStats());
   const jobs = createJobQueue(config, nodeId, (name, version, request) => service.invoke(name, version, request), log);
   // Cluster mode: this node takes any function's jobs, not only those it accepted, and learns of
   // functions deployed through other nodes within a few seconds.

@@ -19,7 +19,11 @@ export class Metrics {
   readonly #coldStart: Histogram<'model' | 'version' | 'phase'>;
   readonly #uploaded: Counter;
 
-  constructor(pools: () => PoolSummary[]) {
+  readonly #refresh: () => Promise<void>;
+
+  /** `refresh` brings the pools' counters up to now before a scrape (runner processes report theirs). */
+  constructor(pools: () => PoolSummary[], refresh: () => Promise<void> = async () => undefined) {
+    this.#refresh = refresh;
     collectDefaultMetrics({ register: this.registry, prefix: 'hearth_process_' });
     const labels = (p: PoolSummary) => ({ model: p.function, version: String(p.version) });
     const counter = (name: string, help: string, value: (p: PoolSummary) => number): void => {
@@ -106,7 +110,7 @@ export class Metrics {
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'metrics are at /metrics', code: 'NOT_FOUND' }));
         return;
       }
-      this.registry.metrics().then(
+      this.#refresh().then(() => this.registry.metrics()).then(
         (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
         (error: unknown) => res.writeHead(500).end(String(error)),
       );

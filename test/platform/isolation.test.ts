@@ -1,0 +1,142 @@
+/**
+ * Isolation (issue 11): each function version runs in its own runner process, and what runs there
+ * — a hostile hook, a model that segfaults or hangs — reaches nothing of the node's and costs only
+ * its own function. The node runs in its own process here, with its secrets in its environment
+ * (as a real deployment has them), so what a runner could read of it is really there to read.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { modelPath } from '../helpers/fixtures.js';
+import type { NodeProcess } from '../helpers/node.js';
+import { hookBundle, spawnNode, upload } from '../helpers/node.js';
+import { waitFor } from '../helpers/wait.js';
+
+const ADMIN = 'isolation-admin-key-01';
+const INVOKE = 'isolation-invoke-key-02';
+const SECRET = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=';
+const auth = (key = ADMIN) => ({ authorization: `Bearer ${key}` });
+const X4 = { model: 'model.pt', maxBatchSize: 8, instances: { device: 'cpu' }, inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }] };
+const SMALL = { ...X4, outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }] };
+const DOUBLES = { ...X4, outputs: [{ name: 'y', dtype: 'FP32', dims: [4] }] };
+
+const dir = await mkdtemp(join(tmpdir(), 'hearth-isolation-'));
+const dataDir = join(dir, 'node');
+let node: NodeProcess;
+
+async function deploy(spec: object, model: string, hook?: string): Promise<void> {
+  const r = await fetch(`${node.url}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model, ...(hook ? { hook } : {}) } }), headers: { ...auth(), 'content-type': 'application/json' } });
+  expect(r.status, await r.clone().text()).toBe(201);
+  expect(((await r.json()) as { status: string }).status).toBe('ready');
+}
+
+const attack = async (body: object) => {
+  const r = await fetch(`${node.url}/fn/attacks`, { method: 'POST', body: JSON.stringify(body), headers: { ...auth(INVOKE), 'content-type': 'application/json' } });
+  return { status: r.status, body: (await r.json()) as { ok?: boolean; value?: unknown; error?: string; code?: string } };
+};
+const infer = (name: string, x: number[][], key = INVOKE) =>
+  fetch(`${node.url}/v2/models/${name}/infer`, { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'x', shape: [x.length, 4], datatype: 'FP32', data: x.flat() }] }), headers: { ...auth(key), 'content-type': 'application/json' } });
+const ready = async (name: string) => (await fetch(`${node.url}/v2/models/${name}/ready`, { headers: auth(INVOKE) })).status;
+const events = async (name: string) => ((await (await fetch(`${node.url}/api/v1/functions/${name}`, { headers: auth() })).json()) as { pools: { events: { detail?: string }[] }[] }).pools.flatMap((p) => p.events.map((e) => e.detail ?? ''));
+const rss = (pid: number) => readFile(`/proc/${pid}/statm`, 'latin1').then((s) => Number(s.split(' ')[1]) * 4096);
+
+const model = async (name: 'small' | 'crashes' | 'hangs' | 'mlp') => upload(node.url, new Uint8Array(await readFile(modelPath(name))), auth());
+
+beforeAll(async () => {
+  node = await spawnNode(dataDir, { HEARTH_API_KEYS: `${ADMIN}:admin,${INVOKE}:invoke`, HEARTH_WEBHOOK_SECRET: SECRET, HEARTH_LOG_LEVEL: 'warn' });
+  const hook = await upload(node.url, await hookBundle('attacks', join(dir, 'bundles')), auth());
+  await deploy({ ...SMALL, name: 'attacks', hook: 'hook.ts', limits: { hookMemoryMb: 128, runnerMemoryMb: 1024 } }, await model('small'), hook);
+  await deploy({ ...DOUBLES, name: 'crashes' }, await model('crashes'));
+  await deploy({ ...DOUBLES, name: 'hangs', limits: { forwardTimeoutMs: 1500 } }, await model('hangs'));
+  await deploy({ ...SMALL, name: 'bystander' }, await model('small'));
+});
+afterAll(async () => {
+  node?.child.kill('SIGKILL');
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('a hostile hook reaches nothing of the node', () => {
+  it('sees none of the node\'s environment', async () => {
+    const env = await attack({ attack: 'env' });
+    expect(env.status).toBe(200);
+    if (env.body.ok) expect((env.body.value as string[]).filter((k) => /HEARTH|REDIS|AWS|S3/.test(k))).toEqual([]);
+    const own = await attack({ attack: 'read', path: '/proc/self/environ' });
+    expect(JSON.stringify(own.body)).not.toContain(ADMIN);
+    expect(JSON.stringify(own.body)).not.toContain('HEARTH_WEBHOOK_SECRET');
+    const nodes = await attack({ attack: 'read', path: `/proc/${node.child.pid}/environ` });
+    expect(nodes.body.ok).toBe(false);
+  });
+
+  it('reads no file of the node or of another function, and starts no process', async () => {
+    for (const path of [dataDir, join(dataDir, 'registry'), join(dataDir, 'artifacts'), '/etc', '/root']) {
+      const r = await attack({ attack: 'list', path });
+      expect([path, r.body.ok]).toEqual([path, false]);
+    }
+    for (const path of ['/etc/shadow', '/etc/passwd', join(dataDir, 'registry', 'crashes.json')]) {
+      expect((await attack({ attack: 'read', path })).body.ok).toBe(false);
+    }
+    const exec = await attack({ attack: 'exec' });
+    expect(exec.body.ok).toBe(false);
+  });
+
+  it('cannot kill the node; killing its own process costs only its own requests', async () => {
+    const kill = await attack({ attack: 'kill-node' });
+    expect(kill.body.ok).toBe(false);
+    const self = await attack({ attack: 'kill-self' });
+    expect(self.status).toBe(503);
+    expect(self.body.code).toBe('UNAVAILABLE');
+    expect((await infer('bystander', [[1, 2, 3, 4]])).status).toBe(200);
+    await waitFor('the attacks function to serve again', async () => (await attack({ attack: 'env' })).status, (s) => s === 200, { timeoutMs: 30_000, intervalMs: 200 });
+  });
+
+  it('cannot reach Redis (or anything else) over TCP', async () => {
+    const redis = await attack({ attack: 'redis', port: 6379 });
+    expect(redis.body.ok).toBe(false);
+  });
+
+  it('gets an error for an ArrayBuffer bomb, and the node\'s memory stays where it was', async () => {
+    const before = await rss(node.child.pid!);
+    const bomb = await attack({ attack: 'bomb', mb: 4096 });
+    expect(bomb.status === 200 ? bomb.body.ok : false).toBe(false);
+    expect(await rss(node.child.pid!)).toBeLessThan(before + 200 * 2 ** 20);
+    await waitFor('the attacks function to serve again', async () => (await attack({ attack: 'env' })).status, (s) => s === 200, { timeoutMs: 30_000, intervalMs: 200 });
+  });
+});
+
+describe('a model that crashes or hangs costs only its own function', () => {
+  it('segfaults its runner only: its request gets 503, a concurrent load on another function sees no error, and it restarts', async () => {
+    let stop = false;
+    const statuses: number[] = [];
+    const load = Promise.all(Array.from({ length: 4 }, async () => {
+      while (!stop) statuses.push((await infer('bystander', [[1, 2, 3, 4]])).status);
+    }));
+    expect((await infer('crashes', [[1, 2, 3, 4]])).status).toBe(200);
+    const crash = await infer('crashes', [[1000, 0, 0, 0]]);
+    expect(crash.status).toBe(503);
+    expect(crash.headers.get('retry-after')).toBe('1');
+    await waitFor('crashes to be ready again', () => ready('crashes'), (s) => s === 200, { timeoutMs: 30_000, intervalMs: 100 });
+    // A second crash soon after waits (backs off) before its restart: not ready meanwhile.
+    expect((await infer('crashes', [[1000, 0, 0, 0]])).status).toBe(503);
+    expect(await ready('crashes')).toBe(503);
+    expect((await infer('crashes', [[1, 2, 3, 4]])).status).toBe(503);
+    expect((await events('crashes')).filter((d) => d.includes('signal SIGSEGV')).length).toBeGreaterThanOrEqual(2);
+    await waitFor('crashes to be ready again', () => ready('crashes'), (s) => s === 200, { timeoutMs: 30_000, intervalMs: 100 });
+    const ok = await infer('crashes', [[1, 2, 3, 4]]);
+    expect(((await ok.json()) as { outputs: { data: number[] }[] }).outputs[0]!.data).toEqual([2, 4, 6, 8]);
+    stop = true;
+    await load;
+    expect(statuses.length).toBeGreaterThan(0);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+  });
+
+  it('stops a forward past limits.forwardTimeoutMs: the request fails, the runner restarts, the function serves again', async () => {
+    const t0 = Date.now();
+    const hung = await infer('hangs', [[60, 0, 0, 0]]);
+    expect(hung.status).toBe(503);
+    expect(((await hung.json()) as { error: string }).error).toMatch(/1500 ms limit \(limits\.forwardTimeoutMs\)/);
+    expect(Date.now() - t0).toBeLessThan(20_000);
+    await waitFor('hangs to serve again', async () => (await infer('hangs', [[1, 1, 1, 1]])).status, (s) => s === 200, { timeoutMs: 30_000, intervalMs: 200 });
+  });
+});
