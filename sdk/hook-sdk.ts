@@ -6,3 +6,4 @@ export * from './tensor.js';
 export * from './tensor-json.js';
 export * from './hook.js';
 export * from './errors.js';
+export * from './image.js';

@@ -1,25 +1,13 @@
-// A JPEG or PNG upload in; the top-5 labels with softmax scores out. Decoding (jpeg-js, pngjs: pure
-// JavaScript, bundled into the hook), a bilinear resize to 224×224 and ImageNet's normalisation run
-// in the hook's thread; the model sees [1, 3, 224, 224] FP32.
-import { defineHook, InvalidInputError } from '@hearth/sdk';
-import jpeg from 'jpeg-js';
-import { PNG } from 'pngjs';
+// A JPEG or PNG upload in; the top-5 labels with softmax scores out. Decoding (the SDK's
+// decodeImage), a bilinear resize to 224×224 and ImageNet's normalisation run in the hook's
+// sandbox; the model sees [1, 3, 224, 224] FP32.
+import { decodeImage, defineHook, InvalidInputError } from '@hearth/sdk';
 
 import labels from './labels.json' with { type: 'json' };
 
 const SIZE = 224;
 const MEAN = [0.485, 0.456, 0.406];
 const STD = [0.229, 0.224, 0.225];
-
-/** RGBA pixels of a JPEG or PNG, by its magic bytes. */
-export function decode(bytes: Uint8Array): { width: number; height: number; data: Uint8Array } {
-  if (bytes[0] === 0xff && bytes[1] === 0xd8) return jpeg.decode(bytes, { useTArray: true, maxMemoryUsageInMB: 256 });
-  if (bytes[0] === 0x89 && bytes[1] === 0x50) {
-    const png = PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-    return { width: png.width, height: png.height, data: png.data };
-  }
-  throw new InvalidInputError('send a JPEG or PNG image as the body (content-type image/jpeg or image/png)');
-}
 
 /** Bilinear resize of RGBA to SIZE×SIZE, normalised, channels first. */
 export function toTensor(img: { width: number; height: number; data: Uint8Array }): Float32Array {
@@ -49,7 +37,7 @@ export function toTensor(img: { width: number; height: number; data: Uint8Array 
 export default defineHook({
   pre(request) {
     if (request.kind !== 'bytes') throw new InvalidInputError('send the image bytes with content-type image/jpeg or image/png, not JSON');
-    return { x: { dtype: 'FP32', shape: [1, 3, SIZE, SIZE], data: toTensor(decode(request.bytes)) } };
+    return { x: { dtype: 'FP32', shape: [1, 3, SIZE, SIZE], data: toTensor(decodeImage(request.bytes)) } };
   },
   post(outputs) {
     const logits = outputs.logits!.data as Float32Array;

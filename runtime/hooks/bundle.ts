@@ -14,8 +14,8 @@ let workerFile: Promise<string> | undefined;
 
 /**
  * The hook worker's entry as one plain ES module (workers run without a TypeScript loader). piscina
- * stays an import, resolved from this repository's node_modules (the file is written under
- * node_modules/.cache), so the worker shares the piscina instance that runs it.
+ * and isolated-vm stay imports, resolved from this repository's node_modules (the file is written
+ * under node_modules/.cache), so the worker shares the piscina instance that runs it.
  */
 export function hookWorkerFile(): Promise<string> {
   // A runner process gets the file its node built (it cannot run esbuild: no child processes).
@@ -29,7 +29,9 @@ export function hookWorkerFile(): Promise<string> {
       platform: 'node',
       format: 'esm',
       target: 'node20',
-      external: ['piscina'],
+      external: ['piscina', 'isolated-vm'],
+      // The image decoders are CommonJS and require() Node's modules: give them a require.
+      banner: { js: "import { createRequire as __hearthRequire } from 'node:module'; const require = __hearthRequire(import.meta.url);" },
       logLevel: 'silent',
     });
     return (await writeOnce(WORKER_DIR, result.outputFiles[0]!.text)).path;

@@ -27,6 +27,8 @@ export interface HookPoolOptions {
   timeoutMs?: number;
   /** Heap limit per hook thread. Default 256 MiB. */
   maxHeapMb?: number;
+  /** Run the function's hook in a V8 isolate with no Node APIs, capped at maxHeapMb (runner processes do). */
+  sandbox?: boolean;
   /** Hook threads. Default: half the cores, at least 1, at most 4. */
   threads?: number;
 }
@@ -76,6 +78,8 @@ export class HookPool {
       inputs: spec.inputs,
       outputs: spec.outputs,
       maxBatchSize: spec.maxBatchSize,
+      sandbox: options.sandbox ?? false,
+      memoryMb: options.maxHeapMb ?? 256,
     };
     const threads = options.threads ?? Math.min(4, Math.max(1, Math.floor(availableParallelism() / 2)));
     const piscina = new Piscina({

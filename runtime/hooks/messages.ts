@@ -11,6 +11,10 @@ export interface HookWorkerData {
   inputs: TensorSpec[];
   outputs: TensorSpec[];
   maxBatchSize: number;
+  /** Run the bundled hook in a V8 isolate (runtime/hooks/sandbox.ts) rather than import it. */
+  sandbox?: boolean;
+  /** The isolate's memory (heap and ArrayBuffers), MB: limits.hookMemoryMb. */
+  memoryMb?: number;
 }
 
 export interface RawRequest {

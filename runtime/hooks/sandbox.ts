@@ -84,6 +84,7 @@ class URL {
 const crypto = { getRandomValues(a) { const b = $random.applySync(undefined, [a.byteLength], { result: { copy: true } }); new Uint8Array(a.buffer, a.byteOffset, a.byteLength).set(b); return a; } };
 const __hearth = { decodeImage: (bytes) => $image.applySync(undefined, [bytes], { arguments: { copy: true }, result: { copy: true } }) };
 Object.assign(globalThis, { TextEncoder, TextDecoder, URL, URLSearchParams, crypto, __hearth });
+undefined;
 `;
 
 /** The module that calls the hook (imported as 'hook'), and hands failures back as values. */
@@ -141,11 +142,17 @@ export interface SandboxOptions {
   log(level: string, text: string): void;
 }
 
+interface GlueCalls {
+  setup: ivm.Reference;
+  pre: ivm.Reference;
+  post: ivm.Reference;
+}
+
 export class HookSandbox {
   readonly #isolate: ivm.Isolate;
-  readonly #calls: { setup: ivm.Reference; pre: ivm.Reference; post: ivm.Reference };
+  readonly #calls: GlueCalls;
 
-  private constructor(isolate: ivm.Isolate, calls: HookSandbox['#calls']) {
+  private constructor(isolate: ivm.Isolate, calls: GlueCalls) {
     this.#isolate = isolate;
     this.#calls = calls;
   }
@@ -159,7 +166,7 @@ export class HookSandbox {
       const g = context.global;
       await g.set('globalThis', g.derefInto());
       await g.set('$log', new ivm.Reference((level: string, text: string) => options.log(level, text)));
-      await g.set('$random', new ivm.Reference((n: number) => new ivm.ExternalCopy(randomFillSync(new Uint8Array(Math.min(65_536, Math.max(0, n))))).copyInto()));
+      await g.set('$random', new ivm.Reference((n: number) => randomFillSync(new Uint8Array(Math.min(65_536, Math.max(0, n))))));
       await g.set('$url', new ivm.Reference((input: string, base?: string) => {
         const u = new globalThis.URL(input, base);
         return { href: u.href, origin: u.origin, protocol: u.protocol, username: u.username, password: u.password, host: u.host, hostname: u.hostname, port: u.port, pathname: u.pathname, search: u.search, hash: u.hash };

@@ -12,6 +12,8 @@ import type { Hook, HookContext, HookRequest, HookTensors } from '../../sdk/hook
 import { isBinaryResponse } from '../../sdk/hook.js';
 import { checkTensors } from '../tensors/validate.js';
 import { defaultHook, DefaultHookInputError } from './default-hook.js';
+import { decodeImage } from './images.js';
+import { HookSandbox } from './sandbox.js';
 import type { HookFailure, HookTask, HookWorkerData, PostItemResult, PostResult, PreItemResult, PreResult, RawRequest, SetupResult } from './messages.js';
 
 // A result whose buffers move rather than copy: Piscina.move() marks it with a symbol private to
@@ -70,27 +72,106 @@ function tensorBuffers(tensors: HookTensors): ArrayBufferLike[] {
   return Object.values(tensors).map((t) => t.data.buffer);
 }
 
-export function createHookWorker(data: HookWorkerData): (task: HookTask) => Promise<unknown> {
-  let ready: Promise<{ hook: Hook; context: HookContext }> | undefined;
-  const init = (): Promise<{ hook: Hook; context: HookContext }> =>
-    (ready ??= (async () => {
-      const hook = data.bundlePath ? ((await import(pathToFileURL(data.bundlePath).href)) as { default?: Hook }).default : defaultHook;
-      if (!hook || typeof hook.pre !== 'function' || typeof hook.post !== 'function') {
-        throw new Error('the hook module must `export default defineHook({ pre, post })`');
+/** A loaded hook: pre and post with failures as values. */
+interface LoadedHook {
+  /** The function's own hook (its tensors that do not fit the spec are its fault), not the default. */
+  own: boolean;
+  pre(raw: RawRequest): Promise<{ ok: true; tensors: HookTensors } | HookFailure>;
+  post(outputs: HookTensors, raw: RawRequest): Promise<{ ok: true; body: Uint8Array; contentType: string } | HookFailure>;
+}
+
+/** The hook imported into this thread: the default hook, or a user hook under isolation none. */
+async function loadDirect(data: HookWorkerData): Promise<LoadedHook> {
+  // SDK helpers that need the host (decodeImage) find it here, as they do in a sandbox.
+  (globalThis as { __hearth?: object }).__hearth = { decodeImage };
+  const hook = data.bundlePath ? ((await import(pathToFileURL(data.bundlePath).href)) as { default?: Hook }).default : defaultHook;
+  if (!hook || typeof hook.pre !== 'function' || typeof hook.post !== 'function') {
+    throw new Error('the hook module must `export default defineHook({ pre, post })`');
+  }
+  const base = contextBase(data);
+  const context: HookContext = { ...base, state: hook.setup ? await hook.setup(base) : undefined };
+  return {
+    own: hook !== defaultHook,
+    async pre(raw) {
+      try {
+        // A hook that throws InvalidInputError says the request was bad (400).
+        return { ok: true, tensors: await hook.pre(hookRequest(raw), context) };
+      } catch (error) {
+        return failure('pre', error);
       }
-      const base = { function: data.function, version: data.version, inputs: data.inputs, outputs: data.outputs, maxBatchSize: data.maxBatchSize };
-      const state = hook.setup ? await hook.setup(base) : undefined;
-      return { hook, context: { ...base, state } };
-    })());
+    },
+    async post(outputs, raw) {
+      try {
+        const response = await hook.post(outputs, hookRequest(raw), context);
+        if (isBinaryResponse(response)) return { ok: true, body: response.bytes, contentType: response.contentType };
+        const text = JSON.stringify(response);
+        if (text === undefined) throw new Error('post returned nothing JSON can hold');
+        return { ok: true, body: encoder.encode(text), contentType: 'application/json' };
+      } catch (error) {
+        return failure('post', error);
+      }
+    },
+  };
+}
+
+const contextBase = (data: HookWorkerData) => ({ function: data.function, version: data.version, inputs: data.inputs, outputs: data.outputs, maxBatchSize: data.maxBatchSize });
+
+/**
+ * The function's hook in a V8 isolate (runtime/hooks/sandbox.ts). An isolate that ran out of
+ * memory is gone: the request fails, and the next one loads the hook into a new isolate (running
+ * setup again).
+ */
+function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
+  let sandbox: Promise<HookSandbox> | undefined;
+  const live = async (): Promise<HookSandbox> => {
+    const current = sandbox && (await sandbox.catch(() => undefined));
+    if (current?.alive) return current;
+    sandbox = (async () => {
+      const created = await HookSandbox.create({ bundlePath: data.bundlePath!, memoryMb: data.memoryMb ?? 256, log: (level, text) => hookLog(data, level, text) });
+      const setup = await created.setup(contextBase(data));
+      if (!setup.ok) {
+        created.dispose();
+        throw Object.assign(new Error(setup.message), { reason: setup.reason });
+      }
+      return created;
+    })();
+    return sandbox;
+  };
+  const asFailure = (phase: HookFailure['phase'], f: { message: string; input: boolean; reason?: string }): HookFailure => ({ ok: false, phase, kind: f.input ? 'input' : 'hook', message: f.message, reason: f.reason });
+  return async () => {
+    await live();
+    return {
+      own: true,
+      async pre(raw) {
+        const r = await (await live()).pre(raw.body, raw.contentType);
+        return r.ok ? { ok: true, tensors: r.tensors } : asFailure('pre', r);
+      },
+      async post(outputs, raw) {
+        const r = await (await live()).post(outputs, raw.body, raw.contentType);
+        return r.ok ? { ok: true, body: r.bytes, contentType: r.contentType } : asFailure('post', r);
+      },
+    };
+  };
+}
+
+/** A sandboxed hook's console: one line on the runner's stderr, which the node logs under the function's name. */
+function hookLog(data: HookWorkerData, level: string, text: string): void {
+  process.stderr.write(`${JSON.stringify({ hook: data.hookName, level, msg: text.slice(0, 8192) })}\n`);
+}
+
+export function createHookWorker(data: HookWorkerData): (task: HookTask) => Promise<unknown> {
+  let ready: Promise<LoadedHook> | undefined;
+  const load = data.bundlePath && data.sandbox ? loadSandboxed(data) : () => loadDirect(data);
+  const init = (): Promise<LoadedHook> => (ready ??= load());
 
   return async (task: HookTask): Promise<unknown> => {
-    let loaded;
+    let hook: LoadedHook;
     try {
-      loaded = await init();
+      hook = await init();
     } catch (error) {
+      ready = undefined;
       return failure('setup', error);
     }
-    const { hook, context } = loaded;
     switch (task.op) {
       case 'setup':
         return { ok: true } satisfies SetupResult;
@@ -99,21 +180,19 @@ export function createHookWorker(data: HookWorkerData): (task: HookTask) => Prom
         const buffers: ArrayBufferLike[] = [];
         for (const request of task.requests) {
           buffers.push(request.body.buffer);
-          let tensors: HookTensors;
-          try {
-            // A hook that throws InvalidInputError says the request was bad (400).
-            tensors = await hook.pre(hookRequest(request), context);
-          } catch (error) {
-            items.push(failure('pre', error));
+          const result = await hook.pre(request);
+          if (!result.ok) {
+            items.push(result);
             continue;
           }
+          const { tensors } = result;
           try {
             if (typeof tensors !== 'object' || tensors === null) throw new Error('pre must return an object of tensors by input name');
             checkTensors(tensors, data.inputs, data.maxBatchSize);
           } catch (error) {
             const f = failure('pre', error);
             // Tensors a function's own hook built that do not fit the spec are its fault, not the caller's.
-            if (hook !== defaultHook) f.kind = 'hook';
+            if (hook.own) f.kind = 'hook';
             items.push(f);
             continue;
           }
@@ -126,21 +205,9 @@ export function createHookWorker(data: HookWorkerData): (task: HookTask) => Prom
         const items: PostItemResult[] = [];
         const buffers: ArrayBufferLike[] = [];
         for (const item of task.items) {
-          try {
-            const response = await hook.post(item.outputs, hookRequest(item.request), context);
-            if (isBinaryResponse(response)) {
-              items.push({ ok: true, body: response.bytes, contentType: response.contentType });
-              buffers.push(response.bytes.buffer);
-            } else {
-              const text = JSON.stringify(response);
-              if (text === undefined) throw new Error('post returned nothing JSON can hold');
-              const body = encoder.encode(text);
-              items.push({ ok: true, body, contentType: 'application/json' });
-              buffers.push(body.buffer);
-            }
-          } catch (error) {
-            items.push(failure('post', error));
-          }
+          const result = await hook.post(item.outputs, item.request);
+          items.push(result);
+          if (result.ok) buffers.push(result.body.buffer);
         }
         return move({ ok: true, items } satisfies PostResult, buffers);
       }

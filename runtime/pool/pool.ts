@@ -53,7 +53,7 @@ export interface PoolOptions {
   model: string | Uint8Array;
   /** The bundled hook (bundleHook); absent: the default JSON hook. */
   hookBundle?: string;
-  hooks?: { threads?: number; timeoutMs?: number; maxHeapMb?: number };
+  hooks?: { threads?: number; timeoutMs?: number; maxHeapMb?: number; sandbox?: boolean };
   warmupRuns?: number;
   clock?: Clock;
 }

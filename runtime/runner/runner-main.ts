@@ -48,7 +48,8 @@ function snapshot(): Header {
 }
 
 async function start(id: number, m: StartMessage): Promise<void> {
-  pool = new Pool({ spec: m.spec, version: m.version, model: m.model, hookBundle: m.hookBundle });
+  // Hooks run in V8 isolates here: user code sees no Node API, even inside its own runner.
+  pool = new Pool({ spec: m.spec, version: m.version, model: m.model, hookBundle: m.hookBundle, hooks: { sandbox: true } });
   pool.on('event', (event: PoolEvent) => channel.send({ t: 'event', event }));
   pool.on('cold-start-queue', (queue: number) => channel.send({ t: 'cold-start-queue', queue }));
   pool.on('hung', (detail: { rows: number; limitMs: number }) => {

@@ -104,7 +104,8 @@ export class RunnerPool extends EventEmitter {
 
   /** Fetches the artifacts and takes a runner (the spare) at once, then loads the version in it. */
   async #boot(first: boolean): Promise<void> {
-    this.#setState('loading');
+    // A restart stays `restarting` (not ready) until it is warm again.
+    this.#setState(first ? 'loading' : 'restarting');
     const t0 = performance.now();
     const taken = this.#o.host.take();
     let runner: RunnerProcess | undefined;
@@ -188,13 +189,12 @@ export class RunnerPool extends EventEmitter {
   #restart(): void {
     if (this.#state !== 'restarting') return;
     this.#boot(false).catch((error: unknown) => {
-      if (this.#state === 'loading') {
+      if (this.#state === 'restarting') {
         // It could not load again: count it as another crash and back off further.
         const delay = BACKOFF_MS[Math.min(this.#crashes, BACKOFF_MS.length - 1)]!;
         this.#crashes++;
         this.#lastExit = (error as Error).message;
         this.#event('state', 'restarting', `restart failed: ${(error as Error).message}; restart ${this.#crashes} in ${delay / 1000} s`);
-        this.#setState('restarting');
         this.#restartTimer = setTimeout(() => this.#restart(), delay);
         this.#restartTimer.unref();
       }

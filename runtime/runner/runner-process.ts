@@ -92,7 +92,7 @@ export class RunnerProcess {
         clearInterval(this.#memoryTimer);
         this.#channel.close();
         const exit: RunnerExit = { code, signal, lastLines: [...this.#lines], ...(this.#killedFor ? { killedFor: this.#killedFor } : {}) };
-        const gone = new UnavailableError(`the runner exited (${describeExit(exit)})`);
+        const gone = new UnavailableError(`${this.label ?? 'the function'}: its runner process ended (${describeExit(exit)}) while it held this request; it restarts`);
         for (const waiter of this.#waiting.values()) waiter({ header: { t: 'reply', ok: false, error: { code: gone.code, error: gone.message } }, blobs: [] });
         this.#waiting.clear();
         resolve(exit);

@@ -5,6 +5,7 @@
  * (as a real deployment has them), so what a runner could read of it is really there to read.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,7 +46,7 @@ const rss = (pid: number) => readFile(`/proc/${pid}/statm`, 'latin1').then((s) =
 const model = async (name: 'small' | 'crashes' | 'hangs' | 'mlp') => upload(node.url, new Uint8Array(await readFile(modelPath(name))), auth());
 
 beforeAll(async () => {
-  node = await spawnNode(dataDir, { HEARTH_API_KEYS: `${ADMIN}:admin,${INVOKE}:invoke`, HEARTH_WEBHOOK_SECRET: SECRET, HEARTH_LOG_LEVEL: 'warn' });
+  node = await spawnNode(dataDir, { HEARTH_API_KEYS: `${ADMIN}:admin,${INVOKE}:invoke`, HEARTH_WEBHOOK_SECRET: SECRET });
   const hook = await upload(node.url, await hookBundle('attacks', join(dir, 'bundles')), auth());
   await deploy({ ...SMALL, name: 'attacks', hook: 'hook.ts', limits: { hookMemoryMb: 128, runnerMemoryMb: 1024 } }, await model('small'), hook);
   await deploy({ ...DOUBLES, name: 'crashes' }, await model('crashes'));
@@ -81,14 +82,11 @@ describe('a hostile hook reaches nothing of the node', () => {
     expect(exec.body.ok).toBe(false);
   });
 
-  it('cannot kill the node; killing its own process costs only its own requests', async () => {
-    const kill = await attack({ attack: 'kill-node' });
-    expect(kill.body.ok).toBe(false);
-    const self = await attack({ attack: 'kill-self' });
-    expect(self.status).toBe(503);
-    expect(self.body.code).toBe('UNAVAILABLE');
+  it('cannot signal the node, nor its own runner', async () => {
+    expect((await attack({ attack: 'kill-node' })).body.ok).toBe(false);
+    expect((await attack({ attack: 'kill-self' })).body.ok).toBe(false);
     expect((await infer('bystander', [[1, 2, 3, 4]])).status).toBe(200);
-    await waitFor('the attacks function to serve again', async () => (await attack({ attack: 'env' })).status, (s) => s === 200, { timeoutMs: 30_000, intervalMs: 200 });
+    expect((await attack({ attack: 'env' })).status).toBe(200);
   });
 
   it('cannot reach Redis (or anything else) over TCP', async () => {
@@ -109,8 +107,19 @@ describe('a model that crashes or hangs costs only its own function', () => {
   it('segfaults its runner only: its request gets 503, a concurrent load on another function sees no error, and it restarts', async () => {
     let stop = false;
     const statuses: number[] = [];
+    // Its own connection per request: a kept-alive socket the server closes as the client reuses
+    // it (undici's known race) would be an error of the test's client, not of the node.
+    const once = () => new Promise<number>((resolve, reject) => {
+      const body = JSON.stringify({ inputs: [{ name: 'x', shape: [1, 4], datatype: 'FP32', data: [1, 2, 3, 4] }] });
+      const req = request(`${node.url}/v2/models/bystander/infer`, { method: 'POST', agent: false, headers: { ...auth(INVOKE), 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
     const load = Promise.all(Array.from({ length: 4 }, async () => {
-      while (!stop) statuses.push((await infer('bystander', [[1, 2, 3, 4]])).status);
+      while (!stop) statuses.push(await once());
     }));
     expect((await infer('crashes', [[1, 2, 3, 4]])).status).toBe(200);
     const crash = await infer('crashes', [[1000, 0, 0, 0]]);
