@@ -86,6 +86,10 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const server = createServer((req, res) => {
     if (!hot(req, res)) void rest(req, res);
   });
+  // Idle kept-alive connections stay open 65 s (as load balancers expect: longer than their own
+  // idle timeout, so the node never closes a socket a client is about to reuse).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   server.listen(config.httpPort, config.host);
   const httpPort = await listen(server);
   const grpcServer = createGrpcServer({ service, apiKeys: config.apiKeys, ready: () => ready, version: VERSION, maxMessageBytes: config.maxBodyBytes, sharedMemory });

@@ -151,6 +151,8 @@ export class RunnerPool extends EventEmitter {
         return;
       case 'event': {
         const e = header.event as PoolEvent;
+        // The runner's own cold start is reported here with the node's fetch (#boot).
+        if (e.type === 'cold-start') return;
         if (e.type !== 'state') this.#event(e.type, this.#state, e.detail);
         else if (e.detail) this.#event('state', this.#state, e.detail);
         return;

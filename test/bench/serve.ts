@@ -19,13 +19,13 @@ import { parseArgs } from 'node:util';
 
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import autocannon from 'autocannon';
 
 import { PROTO_OPTIONS, PROTO_PATH } from '../../platform/grpc/server.js';
 import { loadModel, setIntraOpThreads } from '../../runtime/index.js';
 import { ensureModels, modelPath, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
 import { hookBundle, spawnNode, upload } from '../helpers/node.js';
 import { engineBestBatch, randomRows as floats } from './engine-reference.js';
+import { cannon, stop } from './load.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -75,11 +75,6 @@ function startPeer(kind: 'flask' | 'fastapi', model: 'mlp' | 'resnet50', port: n
   return spawn(PYTHON, args, { cwd, env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
-async function cannon(url: string, body: Uint8Array | string, headers: Record<string, string>, connections: number, duration: number): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
-  const result = await autocannon({ url, method: 'POST', body: typeof body === 'string' ? body : Buffer.from(body), headers, connections, duration, timeout: 60 });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx };
-}
-
 async function grpcLoad(address: string, concurrency: number, duration: number, x: Float32Array): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
   const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_PATH, PROTO_OPTIONS)) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } };
   const client = new pkg.inference.GRPCInferenceService(address, grpc.credentials.createInsecure()) as unknown as grpc.Client & { ModelInfer(r: object, cb: (e: Error | null) => void): void };
@@ -100,15 +95,6 @@ async function grpcLoad(address: string, concurrency: number, duration: number, 
   client.close();
   latencies.sort((a, b) => a - b);
   return { rps: latencies.length / duration, p50: latencies[Math.floor(latencies.length / 2)] ?? 0, p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0, errors };
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-  });
 }
 
 async function main(): Promise<void> {
