@@ -80,6 +80,7 @@ export class HookPool {
       maxBatchSize: spec.maxBatchSize,
       sandbox: options.sandbox ?? false,
       memoryMb: options.maxHeapMb ?? 256,
+      timeoutMs: options.timeoutMs ?? 10_000,
     };
     const threads = options.threads ?? Math.min(4, Math.max(1, Math.floor(availableParallelism() / 2)));
     const piscina = new Piscina({

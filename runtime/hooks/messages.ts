@@ -15,6 +15,8 @@ export interface HookWorkerData {
   sandbox?: boolean;
   /** The isolate's memory (heap and ArrayBuffers), MB: limits.hookMemoryMb. */
   memoryMb?: number;
+  /** Longest one hook call may run in its isolate (ms): limits.hookTimeoutMs. */
+  timeoutMs?: number;
 }
 
 export interface RawRequest {

@@ -17,31 +17,24 @@ import ivm from 'isolated-vm';
 import type { HookTensors } from '../../sdk/hook.js';
 import { decodeImage } from './images.js';
 
+const JSON_TYPE = /^application\/(.+\+)?json\b|^text\/json\b/i;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
 /** What the glue answers: a result, or a failure as a value (never a throw across the boundary). */
 export type SandboxOutcome<T> = ({ ok: true } & T) | { ok: false; message: string; input: boolean; reason?: string };
 
 /** Globals of the sandbox, built on the host callbacks `$log`, `$random`, `$url`, `$image`. */
 const PRELUDE = String.raw`
-const $log = globalThis.$log, $random = globalThis.$random, $url = globalThis.$url, $image = globalThis.$image;
-delete globalThis.$log; delete globalThis.$random; delete globalThis.$url; delete globalThis.$image;
+const { $log, $random, $url, $image, $encode, $decode } = globalThis;
+for (const name of ['$log', '$random', '$url', '$image', '$encode', '$decode']) delete globalThis[name];
 const show = (v) => { if (typeof v === 'string') return v; if (v instanceof Error) return v.stack || v.message; try { return JSON.stringify(v); } catch { return String(v); } };
 const logAt = (level) => (...args) => $log.applySync(undefined, [level, args.map(show).join(' ')]);
 globalThis.console = { log: logAt('info'), info: logAt('info'), debug: logAt('debug'), warn: logAt('warn'), error: logAt('error') };
+// UTF-8 by the host's native codec (a per-character loop in here would cost more than the copy).
 class TextEncoder {
   get encoding() { return 'utf-8'; }
-  encode(s = '') {
-    s = String(s); const out = new Uint8Array(s.length * 3); let n = 0;
-    for (let i = 0; i < s.length; i++) {
-      let c = s.charCodeAt(i);
-      if (c >= 0xd800 && c < 0xdc00 && i + 1 < s.length) { const d = s.charCodeAt(i + 1); if (d >= 0xdc00 && d < 0xe000) { c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00); i++; } else c = 0xfffd; }
-      else if (c >= 0xd800 && c < 0xe000) c = 0xfffd;
-      if (c < 0x80) out[n++] = c;
-      else if (c < 0x800) { out[n++] = 0xc0 | (c >> 6); out[n++] = 0x80 | (c & 63); }
-      else if (c < 0x10000) { out[n++] = 0xe0 | (c >> 12); out[n++] = 0x80 | ((c >> 6) & 63); out[n++] = 0x80 | (c & 63); }
-      else { out[n++] = 0xf0 | (c >> 18); out[n++] = 0x80 | ((c >> 12) & 63); out[n++] = 0x80 | ((c >> 6) & 63); out[n++] = 0x80 | (c & 63); }
-    }
-    return out.slice(0, n);
-  }
+  encode(s = '') { return $encode.applySync(undefined, [String(s)], { result: { copy: true } }); }
 }
 class TextDecoder {
   constructor(label = 'utf-8') { if (!/^utf-?8$/i.test(label)) throw new RangeError('only utf-8 is supported'); }
@@ -49,18 +42,7 @@ class TextDecoder {
   decode(input) {
     if (input === undefined) return '';
     const b = input instanceof Uint8Array ? input : ArrayBuffer.isView(input) ? new Uint8Array(input.buffer, input.byteOffset, input.byteLength) : new Uint8Array(input);
-    let s = ''; const parts = [];
-    for (let i = 0; i < b.length;) {
-      const c = b[i]; let cp = 0xfffd, n = 1;
-      if (c < 0x80) cp = c;
-      else if (c >= 0xc2 && c < 0xe0 && (b[i + 1] & 0xc0) === 0x80) { cp = ((c & 31) << 6) | (b[i + 1] & 63); n = 2; }
-      else if (c >= 0xe0 && c < 0xf0 && (b[i + 1] & 0xc0) === 0x80 && (b[i + 2] & 0xc0) === 0x80) { cp = ((c & 15) << 12) | ((b[i + 1] & 63) << 6) | (b[i + 2] & 63); n = 3; if (cp < 0x800 || (cp >= 0xd800 && cp < 0xe000)) cp = 0xfffd; }
-      else if (c >= 0xf0 && c < 0xf5 && (b[i + 1] & 0xc0) === 0x80 && (b[i + 2] & 0xc0) === 0x80 && (b[i + 3] & 0xc0) === 0x80) { cp = ((c & 7) << 18) | ((b[i + 1] & 63) << 12) | ((b[i + 2] & 63) << 6) | (b[i + 3] & 63); n = 4; if (cp < 0x10000 || cp > 0x10ffff) cp = 0xfffd; }
-      s += String.fromCodePoint(cp); i += n;
-      if (s.length > 8192) { parts.push(s); s = ''; }
-    }
-    parts.push(s);
-    return parts.join('');
+    return $decode.applySync(undefined, [b], { arguments: { copy: true } });
   }
 }
 class URLSearchParams {
@@ -91,16 +73,14 @@ undefined;
 const GLUE = String.raw`
 import hook from 'hook';
 let context;
-const JSON_TYPE = /^application\/(.+\+)?json\b|^text\/json\b/i;
-const decoder = new TextDecoder();
-const encoder = new TextEncoder();
 const fail = (e, input = false) => ({ ok: false, message: e instanceof Error ? e.message : String(e), input: input || e?.code === 'INVALID_INPUT', reason: typeof e?.reason === 'string' ? e.reason : undefined });
+// A JSON body arrives as its text (decoded by the host), any other as its bytes.
 function request(body, contentType) {
-  if (!JSON_TYPE.test(contentType)) return { kind: 'bytes', bytes: body, contentType };
+  if (typeof body !== 'string') return { kind: 'bytes', bytes: body, contentType };
   let parsed;
   return { kind: 'json', contentType, get json() {
     if (parsed === undefined) {
-      try { parsed = { value: JSON.parse(decoder.decode(body)) }; } catch (e) { const err = new Error('the body is not valid JSON: ' + e.message); err.code = 'INVALID_INPUT'; throw err; }
+      try { parsed = { value: JSON.parse(body) }; } catch (e) { const err = new Error('the body is not valid JSON: ' + e.message); err.code = 'INVALID_INPUT'; throw err; }
     }
     return parsed.value;
   } };
@@ -112,23 +92,41 @@ export async function setup(base) {
     return { ok: true };
   } catch (e) { return fail(e); }
 }
-export async function pre(body, contentType) {
-  try {
-    const tensors = await hook.pre(request(body, contentType), context);
-    if (typeof tensors !== 'object' || tensors === null) throw new Error('pre must return an object of tensors by input name');
-    const out = {};
-    for (const [name, t] of Object.entries(tensors)) out[name] = { dtype: t?.dtype, shape: t?.shape, data: t?.data };
-    return { ok: true, tensors: out };
-  } catch (e) { return fail(e); }
+const parked = new Map();
+let nextPark = 0;
+// A hook that answers synchronously is answered in the same call (no thread hop); one that returns
+// a promise parks it, and the host waits on it with wait(id).
+function settle(value, then) {
+  if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
+    const id = ++nextPark;
+    parked.set(id, Promise.resolve(value).then(then, (e) => fail(e)));
+    return { parked: id };
+  }
+  return then(value);
 }
-export async function post(outputs, body, contentType) {
-  try {
-    const r = await hook.post(outputs, request(body, contentType), context);
-    if (r !== null && typeof r === 'object' && r.$binary === true) return { ok: true, bytes: r.bytes, contentType: r.contentType };
-    const text = JSON.stringify(r);
-    if (text === undefined) throw new Error('post returned nothing JSON can hold');
-    return { ok: true, bytes: encoder.encode(text), contentType: 'application/json' };
-  } catch (e) { return fail(e); }
+export function wait(id) {
+  const p = parked.get(id);
+  parked.delete(id);
+  return p;
+}
+function tensorsOut(tensors) {
+  if (typeof tensors !== 'object' || tensors === null) throw new Error('pre must return an object of tensors by input name');
+  const out = {};
+  for (const [name, t] of Object.entries(tensors)) out[name] = { dtype: t?.dtype, shape: t?.shape, data: t?.data };
+  return { ok: true, tensors: out };
+}
+function responseOut(r) {
+  if (r !== null && typeof r === 'object' && r.$binary === true) return { ok: true, bytes: r.bytes, contentType: r.contentType };
+  const text = JSON.stringify(r);
+  if (text === undefined) throw new Error('post returned nothing JSON can hold');
+  return { ok: true, text };
+}
+const guarded = (fn) => (value) => { try { return fn(value); } catch (e) { return fail(e); } };
+export function pre(body, contentType) {
+  try { return settle(hook.pre(request(body, contentType), context), guarded(tensorsOut)); } catch (e) { return fail(e); }
+}
+export function post(outputs, body, contentType) {
+  try { return settle(hook.post(outputs, request(body, contentType), context), guarded(responseOut)); } catch (e) { return fail(e); }
 }
 `;
 
@@ -138,6 +136,8 @@ const NODE_MODULE_SHIM = `export function createRequire() { return (name) => { t
 export interface SandboxOptions {
   bundlePath: string;
   memoryMb: number;
+  /** Longest a hook may run (ms): past it V8 stops it (limits.hookTimeoutMs). */
+  timeoutMs: number;
   /** The hook's console, by level. */
   log(level: string, text: string): void;
 }
@@ -146,15 +146,18 @@ interface GlueCalls {
   setup: ivm.Reference;
   pre: ivm.Reference;
   post: ivm.Reference;
+  wait: ivm.Reference;
 }
 
 export class HookSandbox {
   readonly #isolate: ivm.Isolate;
   readonly #calls: GlueCalls;
+  readonly #timeout: number;
 
-  private constructor(isolate: ivm.Isolate, calls: GlueCalls) {
+  private constructor(isolate: ivm.Isolate, calls: GlueCalls, timeoutMs: number) {
     this.#isolate = isolate;
     this.#calls = calls;
+    this.#timeout = timeoutMs;
   }
 
   /** Loads the bundle into a new isolate (its top level runs here; setup() runs on `setup`). */
@@ -172,6 +175,8 @@ export class HookSandbox {
         return { href: u.href, origin: u.origin, protocol: u.protocol, username: u.username, password: u.password, host: u.host, hostname: u.hostname, port: u.port, pathname: u.pathname, search: u.search, hash: u.hash };
       }));
       await g.set('$image', new ivm.Reference((bytes: Uint8Array) => decodeImage(bytes)));
+      await g.set('$encode', new ivm.Reference((text: string) => encoder.encode(text)));
+      await g.set('$decode', new ivm.Reference((bytes: Uint8Array) => decoder.decode(bytes)));
       await context.eval(PRELUDE);
       const hook = await isolate.compileModule(code, { filename: 'hook.mjs' });
       const shim = await isolate.compileModule(NODE_MODULE_SHIM);
@@ -190,8 +195,9 @@ export class HookSandbox {
         setup: (await ns.get('setup', { reference: true })) as ivm.Reference,
         pre: (await ns.get('pre', { reference: true })) as ivm.Reference,
         post: (await ns.get('post', { reference: true })) as ivm.Reference,
+        wait: (await ns.get('wait', { reference: true })) as ivm.Reference,
       };
-      return new HookSandbox(isolate, calls);
+      return new HookSandbox(isolate, calls, options.timeoutMs);
     } catch (error) {
       if (!isolate.isDisposed) isolate.dispose();
       throw error;
@@ -207,17 +213,34 @@ export class HookSandbox {
     return this.#call('setup', [base]);
   }
 
+  /** A JSON body enters as its text, decoded here by the native codec; any other as bytes. */
+  #body(body: Uint8Array, contentType: string): Uint8Array | string {
+    return JSON_TYPE.test(contentType) ? decoder.decode(body) : body;
+  }
+
   pre(body: Uint8Array, contentType: string): Promise<SandboxOutcome<{ tensors: HookTensors }>> {
-    return this.#call('pre', [body, contentType]);
+    return this.#call('pre', [this.#body(body, contentType), contentType]);
   }
 
-  post(outputs: HookTensors, body: Uint8Array, contentType: string): Promise<SandboxOutcome<{ bytes: Uint8Array; contentType: string }>> {
-    return this.#call('post', [outputs, body, contentType]);
+  async post(outputs: HookTensors, body: Uint8Array, contentType: string): Promise<SandboxOutcome<{ bytes: Uint8Array; contentType: string }>> {
+    const r = await this.#call<{ bytes?: Uint8Array; text?: string; contentType?: string }>('post', [outputs, this.#body(body, contentType), contentType]);
+    if (!r.ok || r.text === undefined) return r as SandboxOutcome<{ bytes: Uint8Array; contentType: string }>;
+    return { ok: true, bytes: encoder.encode(r.text), contentType: 'application/json' };
   }
 
+  /**
+   * Runs a glue function on this (the hook worker's) thread: a hook that answers synchronously is
+   * answered without a hop to isolated-vm's threads; one that returns a promise is awaited through
+   * them. V8 stops hook code past the time limit (this thread's termination could not: it runs
+   * inside the isolate's call).
+   */
   async #call<T>(name: 'setup' | 'pre' | 'post', args: unknown[]): Promise<SandboxOutcome<T>> {
     try {
-      return (await this.#calls[name].apply(undefined, args, { arguments: { copy: true }, result: { promise: true, copy: true } })) as SandboxOutcome<T>;
+      const r = (name === 'setup'
+        ? await this.#calls.setup.apply(undefined, args, { arguments: { copy: true }, result: { promise: true, copy: true }, timeout: this.#timeout })
+        : this.#calls[name].applySync(undefined, args, { arguments: { copy: true }, result: { copy: true }, timeout: this.#timeout })) as SandboxOutcome<T> | { parked: number };
+      if ('parked' in r) return (await this.#calls.wait.apply(undefined, [r.parked], { result: { promise: true, copy: true }, timeout: this.#timeout })) as SandboxOutcome<T>;
+      return r;
     } catch (error) {
       const disposed = this.#isolate.isDisposed;
       const message = (error as Error)?.message ?? String(error);

@@ -127,7 +127,7 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
     const current = sandbox && (await sandbox.catch(() => undefined));
     if (current?.alive) return current;
     sandbox = (async () => {
-      const created = await HookSandbox.create({ bundlePath: data.bundlePath!, memoryMb: data.memoryMb ?? 256, log: (level, text) => hookLog(data, level, text) });
+      const created = await HookSandbox.create({ bundlePath: data.bundlePath!, memoryMb: data.memoryMb ?? 256, timeoutMs: data.timeoutMs ?? 10_000, log: (level, text) => hookLog(data, level, text) });
       const setup = await created.setup(contextBase(data));
       if (!setup.ok) {
         created.dispose();

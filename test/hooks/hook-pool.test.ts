@@ -21,7 +21,7 @@ const spec = parseSpec({
   outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
 });
 
-async function pool(hook?: string, extra: { timeoutMs?: number; maxHeapMb?: number; threads?: number } = {}): Promise<HookPool> {
+async function pool(hook?: string, extra: { timeoutMs?: number; maxHeapMb?: number; threads?: number; sandbox?: boolean } = {}): Promise<HookPool> {
   const bundlePath = hook ? (await bundleHook(join(REPO_ROOT, 'test', 'fixtures', 'hooks', `${hook}.ts`), outDir)).path : undefined;
   const p = await HookPool.create({ spec, version: 1, bundlePath, ...extra });
   pools.push(p);
@@ -120,5 +120,40 @@ describe('hook threads', () => {
   it('fails to start a hook whose setup throws, and refuses a hook that does not bundle', async () => {
     await expect(pool('setup-throws')).rejects.toThrow(/failed in setup: cannot load the vocabulary/);
     await expect(bundleHook(join(REPO_ROOT, 'test', 'fixtures', 'hooks', 'broken.ts'), outDir)).rejects.toThrow(/does not bundle: .*does-not-exist/);
+  });
+});
+
+describe('hooks in a V8 isolate (runner processes run them so)', () => {
+  it('runs a hook with the SDK and answers as the same hook outside the isolate does', async () => {
+    const direct = await pool('echo');
+    const boxed = await pool('echo', { sandbox: true });
+    for (const hooks of [direct, boxed]) {
+      const { tensors } = await hooks.pre(json({ x: [[1, 2, 3, 4], [5, 6, 7, 8]] }), {});
+      expect(Array.from(tensors.x!.data as Float32Array)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      const [out] = await hooks.post([{ outputs: y([[1, 2, 3]]), request: json({}) }], {});
+      if (!out?.ok) throw new Error('post failed');
+      expect(JSON.parse(new TextDecoder().decode(out.body))).toEqual({ y: [[1, 2, 3]], greeting: 'hello' });
+    }
+  });
+
+  it('gives the hook no Node API: no process, no environment, no modules', async () => {
+    process.env.HEARTH_SECRET_FOR_TEST = 'do-not-leak';
+    const hooks = await pool('env', { sandbox: true });
+    const [env] = await hooks.post([{ outputs: y([[1, 2, 3]]), request: json({}) }], {});
+    expect(env?.ok).toBe(false);
+    if (env?.ok === false) expect(env.error.message).toMatch(/process is not defined/);
+    await expect(pool('attacks', { sandbox: true }).then((h) => h.post([{ outputs: y([[1, 2, 3]]), request: json({ attack: 'read', path: '/etc/passwd' }) }], {})))
+      .resolves.toMatchObject([{ ok: true }]);
+  });
+
+  it('stops a looping hook at its time limit and caps its ArrayBuffers; the next request is served', async () => {
+    const loops = await pool('loops', { sandbox: true, timeoutMs: 500, threads: 1 });
+    await expect(loops.pre(json({ loop: true }), {})).rejects.toThrow(/500 ms limit|timed out/);
+    expect((await loops.pre(json({}), {})).tensors.x).toBeDefined();
+    const bomb = await pool('attacks', { sandbox: true, maxHeapMb: 64, threads: 1 });
+    const [out] = await bomb.post([{ outputs: y([[1, 2, 3]]), request: json({ attack: 'bomb', mb: 1024 }) }], {});
+    if (!out?.ok) throw new Error('post failed');
+    expect(JSON.parse(new TextDecoder().decode(out.body))).toMatchObject({ ok: false, error: expect.stringMatching(/Array buffer allocation failed/) });
+    expect(process.memoryUsage().rss).toBeLessThan(2 * 2 ** 30);
   });
 });
