@@ -24,7 +24,7 @@ export interface Frame {
   blobs: Uint8Array[];
 }
 
-const ALIGN = 8;
+const ALIGN = 64;
 const pad = (n: number): number => (n + ALIGN - 1) & ~(ALIGN - 1);
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
