@@ -1,5 +1,6 @@
 /** Load generation shared by the benchmarks: autocannon, closed loop, keep-alive. */
 import type { ChildProcess } from 'node:child_process';
+import { Agent, request } from 'node:http';
 
 import autocannon from 'autocannon';
 
@@ -24,4 +25,34 @@ export function stop(child: ChildProcess): Promise<void> {
     child.kill('SIGTERM');
     setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
   });
+}
+
+/**
+ * One client sending `body` back to back for `duration` seconds over one kept-alive connection,
+ * timing each request with performance.now(): latencies to the microsecond (autocannon's are whole
+ * milliseconds), for comparing p50s a fraction of a millisecond apart.
+ */
+export async function serialLoop(url: string, body: Uint8Array | string, headers: Record<string, string>, duration: number): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const payload = typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const once = (): Promise<number> => new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(payload.length) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + duration * 1000;
+  while (performance.now() < end) {
+    const t = performance.now();
+    const status = await once().catch(() => 0);
+    if (status !== 200) errors++;
+    latencies.push(performance.now() - t);
+  }
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return { rps: latencies.length / duration, p50: latencies[Math.floor(latencies.length / 2)] ?? 0, p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0, errors };
 }
