@@ -12,7 +12,6 @@
  *
  * Instances on one device share the model's weights (Model.share()).
  */
-import { EventEmitter } from 'node:events';
 import { availableParallelism } from 'node:os';
 
 import type { HearthError } from '../../sdk/errors.js';
@@ -32,19 +31,10 @@ import type { PoolCounters } from './stats.js';
 import { newCounters, observe, RecentLatencies } from './stats.js';
 import type { IoBinding } from './io-binding.js';
 import { bindIo } from './io-binding.js';
+import { PoolLifecycle } from './lifecycle.js';
+import type { PoolState } from './lifecycle.js';
 import { fromModelShape, toModelShape } from './reshape.js';
 import { filled, sequenceControls, splitStrings, warmupSamples } from './pool-tensors.js';
-
-/** `restarting`: a runner process ended and is being started again (runtime/runner); not ready meanwhile. */
-export type PoolState = 'cold' | 'loading' | 'warm' | 'restarting' | 'draining' | 'stopped' | 'failed';
-
-export interface PoolEvent {
-  /** Date.now() milliseconds. */
-  at: number;
-  type: 'state' | 'instance-added' | 'instance-removed' | 'load-failed' | 'cold-start';
-  state: PoolState;
-  detail?: string;
-}
 
 export interface PoolOptions {
   spec: FunctionSpec;
@@ -126,20 +116,16 @@ function freeBytes(device: string): number {
   return deviceReport(device)?.memoryFreeBytes ?? 0;
 }
 
-export class Pool extends EventEmitter {
-  readonly spec: FunctionSpec;
-  readonly version: number;
+export class Pool extends PoolLifecycle {
   readonly #options: PoolOptions;
   readonly #clock: Clock;
   readonly #batcher: DynamicBatcher<Pending>;
   readonly #counters = newCounters();
   readonly #recent = new RecentLatencies();
-  readonly #events: PoolEvent[] = [];
   readonly #instances: Model[] = [];
   readonly #idle: Model[] = [];
   #loading = 0;
   #hooks: HookPool | undefined;
-  #state: PoolState = 'cold';
   #pending = 0;
   /** Requests in their pre hook, and in post (whose callers, in a closed loop, send again soon). */
   #inPre = 0;
@@ -159,9 +145,7 @@ export class Pool extends EventEmitter {
   readonly #sequences: SequenceRouter<Pending> | undefined;
 
   constructor(options: PoolOptions) {
-    super();
-    this.spec = options.spec;
-    this.version = options.version;
+    super(options.spec, options.version);
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     this.#batcher = new DynamicBatcher<Pending>(
@@ -177,16 +161,9 @@ export class Pool extends EventEmitter {
         this.#clock,
       );
     }
-    this.#event('state', 'cold');
   }
 
-  get state(): PoolState {
-    return this.#state;
-  }
 
-  get events(): readonly PoolEvent[] {
-    return this.#events;
-  }
 
   get device(): string {
     return this.#device;
@@ -198,7 +175,7 @@ export class Pool extends EventEmitter {
   }
 
   async #start(count: number): Promise<void> {
-    this.#setState('loading');
+    this.setState('loading');
     try {
       const { spec } = this;
       if (spec.instances.threads > 0) setIntraOpThreads(spec.instances.threads);
@@ -242,14 +219,14 @@ export class Pool extends EventEmitter {
       this.#coldStart = { fetch, load: info.loadMs / 1000, warmup, ...(artifacts.source ? { source: artifacts.source } : {}) };
       this.#addLoaded(first);
       for (let i = 1; i < count; i++) this.#addLoaded(first.share());
-      this.#setState('warm');
+      this.setState('warm');
       const c = this.#coldStart;
-      this.#event('cold-start', 'warm', `fetch ${c.fetch.toFixed(3)} s (${c.source ?? 'local'}), load ${c.load.toFixed(3)} s, warm-up ${c.warmup.toFixed(3)} s`);
+      this.event('cold-start', 'warm', `fetch ${c.fetch.toFixed(3)} s (${c.source ?? 'local'}), load ${c.load.toFixed(3)} s, warm-up ${c.warmup.toFixed(3)} s`);
       this.emit('cold-start', this.#coldStart);
     } catch (error) {
       const reason = toHearthError(error);
-      this.#event('load-failed', 'failed', reason.message);
-      this.#setState('failed');
+      this.event('load-failed', 'failed', reason.message);
+      this.setState('failed');
       this.#batcher.rejectAll(new UnavailableError(`function ${this.spec.name} v${this.version} failed to load: ${reason.message}`, { cause: reason }));
       await this.#hooks?.close();
       throw reason;
@@ -296,7 +273,7 @@ export class Pool extends EventEmitter {
   /** Adds an instance over the same weights (the autoscaler's scale-up). */
   addInstance(): void {
     const source = this.#instances[0];
-    if (!source || this.#state !== 'warm') throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.#state}; instances are added to a warm pool`);
+    if (!source || this.state !== 'warm') throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state}; instances are added to a warm pool`);
     this.#addLoaded(source.share());
   }
 
@@ -327,14 +304,14 @@ export class Pool extends EventEmitter {
     const instance = this.#idle.pop()!;
     this.#instances.splice(this.#instances.indexOf(instance), 1);
     instance.dispose();
-    this.#event('instance-removed', this.#state);
+    this.event('instance-removed', this.state);
     return true;
   }
 
   #addLoaded(instance: Model): void {
     this.#instances.push(instance);
     this.#idle.push(instance);
-    this.#event('instance-added', this.#state, `${this.#instances.length} instance(s) on ${this.#device}`);
+    this.event('instance-added', this.state, `${this.#instances.length} instance(s) on ${this.#device}`);
     if (this.#sequences) this.#sequences.addLane();
     else this.#batcher.addInstance();
   }
@@ -346,7 +323,7 @@ export class Pool extends EventEmitter {
       if (this.#sequences) throw new InvalidInputError(`${this.spec.name} is a sequence (stateful) model: send KServe infer requests with the sequence_id, sequence_start and sequence_end parameters`);
       if (!this.#hooks && this.#starting) await this.#waitForHooks(options);
       const hooks = this.#hooks;
-      if (!hooks) throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.#state}`);
+      if (!hooks) throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state}`);
       const t0 = performance.now();
       this.#inPre++;
       let pre;
@@ -400,15 +377,15 @@ export class Pool extends EventEmitter {
   }
 
   #accepting(): void {
-    if (this.#state === 'draining' || this.#state === 'stopped' || this.#state === 'failed') {
-      throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.#state} and takes no requests`);
+    if (this.state === 'draining' || this.state === 'stopped' || this.state === 'failed') {
+      throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state} and takes no requests`);
     }
   }
 
   async #track<T>(body: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
     this.#lastRequestAt = t0;
-    if ((this.#state === 'cold' || this.#state === 'loading') && this.#coldWaitFrom === undefined && !this.#coldStart) this.#coldWaitFrom = t0;
+    if ((this.state === 'cold' || this.state === 'loading') && this.#coldWaitFrom === undefined && !this.#coldStart) this.#coldWaitFrom = t0;
     this.#pending++;
     try {
       const result = await body();
@@ -487,7 +464,7 @@ export class Pool extends EventEmitter {
       const queue = (performance.now() - this.#coldWaitFrom) / 1000;
       this.#coldWaitFrom = undefined;
       this.#coldStart.queue = queue;
-      this.#event('cold-start', this.#state, `the first request waited ${queue.toFixed(3)} s for its forward`);
+      this.event('cold-start', this.state, `the first request waited ${queue.toFixed(3)} s for its forward`);
       this.emit('cold-start-queue', queue);
     }
     for (const entry of batch) observe(this.#counters.durations.queue, now - entry.enqueuedAt);
@@ -528,7 +505,7 @@ export class Pool extends EventEmitter {
   async #watched(rows: number, forward: () => Promise<ForwardResult>): Promise<ForwardResult> {
     const limitMs = this.spec.limits.forwardTimeoutMs;
     const timer = setTimeout(() => {
-      this.#event('state', this.#state, `a forward of ${rows} row(s) ran past its ${limitMs} ms limit`);
+      this.event('state', this.state, `a forward of ${rows} row(s) ran past its ${limitMs} ms limit`);
       this.emit('hung', { rows, limitMs });
     }, limitMs);
     try {
@@ -649,8 +626,8 @@ export class Pool extends EventEmitter {
 
   /** Finishes what is queued and running, refuses new work, then stops. */
   async drain(): Promise<void> {
-    if (this.#state === 'stopped') return;
-    this.#setState('draining');
+    if (this.state === 'stopped') return;
+    this.setState('draining');
     // Everything accepted before now (in a hook, queued or running) finishes; new requests are
     // refused at the door (#accepting).
     await new Promise<void>((resolve) => {
@@ -663,14 +640,14 @@ export class Pool extends EventEmitter {
 
   /** Stops at once: queued requests fail with UnavailableError, instances and hook threads go. */
   async stop(): Promise<void> {
-    if (this.#state === 'stopped') return;
+    if (this.state === 'stopped') return;
     this.#batcher.rejectAll(new UnavailableError(`function ${this.spec.name} v${this.version} stopped`));
     this.#sequences?.close();
     for (const m of this.#instances.splice(0)) m.dispose();
     this.#idle.length = 0;
     await this.#hooks?.close();
     this.#hooks = undefined;
-    this.#setState('stopped');
+    this.setState('stopped');
   }
 
   stats(): PoolStats {
@@ -678,7 +655,7 @@ export class Pool extends EventEmitter {
     const latency = this.#recent.percentiles();
     return {
       ...structuredClone(c),
-      state: this.#state,
+      state: this.state,
       instances: { total: this.#instances.length, idle: this.#idle.length, busy: this.#instances.length - this.#idle.length, loading: this.#loading },
       queueDepth: this.#batcher.queueDepth + (this.#sequences?.queueDepth ?? 0),
       pending: this.#pending,
@@ -688,16 +665,5 @@ export class Pool extends EventEmitter {
     };
   }
 
-  #setState(state: PoolState): void {
-    if (this.#state === state) return;
-    this.#state = state;
-    this.#event('state', state);
-  }
 
-  #event(type: PoolEvent['type'], state: PoolState, detail?: string): void {
-    const event: PoolEvent = { at: Date.now(), type, state, ...(detail === undefined ? {} : { detail }) };
-    this.#events.push(event);
-    if (this.#events.length > 1000) this.#events.splice(0, this.#events.length - 1000);
-    this.emit('event', event);
-  }
 }

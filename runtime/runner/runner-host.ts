@@ -17,16 +17,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { build } from 'esbuild';
-
-import { writeOnce } from '../../sdk/hooks/bundle.js';
 import { DEFAULT_ADDON_PATH } from '../engine/binding.js';
-import { hookWorkerFile } from '../hooks/bundle.js';
+import { bundleEntry, hookWorkerFile } from '../hooks/bundle.js';
 import { RunnerProcess } from './runner-process.js';
 
 const RUNNER_ENTRY = fileURLToPath(new URL('./runner-main.ts', import.meta.url));
 const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
-const WORKER_DIR = join(NODE_MODULES, '.cache', 'hearth', 'workers');
 
 export interface RunnerHostOptions {
   /**
@@ -58,21 +54,7 @@ let runnerFile: Promise<string> | undefined;
 
 /** The runner's entry as one ES module (runners start without a TypeScript loader). */
 function runnerEntryFile(): Promise<string> {
-  return (runnerFile ??= (async () => {
-    const result = await build({
-      entryPoints: [RUNNER_ENTRY],
-      bundle: true,
-      write: false,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      external: ['piscina', 'esbuild', 'isolated-vm'],
-      // The bundle lives in node_modules/.cache; CommonJS dependencies inside it need a require.
-      banner: { js: "import { createRequire as __hearthRequire } from 'node:module'; const require = __hearthRequire(import.meta.url);" },
-      logLevel: 'silent',
-    });
-    return (await writeOnce(WORKER_DIR, result.outputFiles[0]!.text)).path;
-  })());
+  return (runnerFile ??= bundleEntry(RUNNER_ENTRY, ['piscina', 'esbuild', 'isolated-vm']));
 }
 
 /** uid and gid of a user by name, from /etc/passwd. */

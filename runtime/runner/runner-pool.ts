@@ -11,14 +11,14 @@
  * runner that stays up for a minute resets the count. Each exit is an event with its signal or exit
  * code and the runner's last log lines.
  */
-import { EventEmitter } from 'node:events';
-
 import type { HearthError } from '../../sdk/errors.js';
 import { CancelledError, DeadlineExceededError, HearthError as HearthErrorClass, InferenceError, UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { RawRequest } from '../hooks/index.js';
-import type { ColdStart, InvokeOptions, InvokeResponse, PoolEvent, PoolState, PoolStats } from '../pool/pool.js';
+import { PoolLifecycle } from '../pool/lifecycle.js';
+import type { PoolEvent } from '../pool/lifecycle.js';
+import type { ColdStart, InvokeOptions, InvokeResponse, PoolStats } from '../pool/pool.js';
 import type { PoolCounters } from '../pool/stats.js';
 import { addCounters, newCounters, observe } from '../pool/stats.js';
 import type { Frame, WireError } from './channel.js';
@@ -46,12 +46,8 @@ const BACKOFF_MS = [0, 1000, 2000, 4000, 8000, 16_000, 32_000, 60_000];
 /** A runner up this long is healthy again: its next crash restarts it at once. */
 const HEALTHY_MS = 60_000;
 
-export class RunnerPool extends EventEmitter {
-  readonly spec: FunctionSpec;
-  readonly version: number;
+export class RunnerPool extends PoolLifecycle {
   readonly #o: RunnerPoolOptions;
-  readonly #events: PoolEvent[] = [];
-  #state: PoolState = 'cold';
   #runner: RunnerProcess | undefined;
   #starting: Promise<void> | undefined;
   #snapshot: Snapshot | undefined;
@@ -70,20 +66,11 @@ export class RunnerPool extends EventEmitter {
   readonly #inflight = new Map<number, (error: HearthError) => void>();
 
   constructor(options: RunnerPoolOptions) {
-    super();
-    this.spec = options.spec;
-    this.version = options.version;
+    super(options.spec, options.version);
     this.#o = options;
-    this.#event('state', 'cold');
   }
 
-  get state(): PoolState {
-    return this.#state;
-  }
 
-  get events(): readonly PoolEvent[] {
-    return this.#events;
-  }
 
   get device(): string {
     return this.#snapshot?.device ?? this.spec.instances.device;
@@ -105,7 +92,7 @@ export class RunnerPool extends EventEmitter {
   /** Fetches the artifacts and takes a runner (the spare) at once, then loads the version in it. */
   async #boot(first: boolean): Promise<void> {
     // A restart stays `restarting` (not ready) until it is warm again.
-    this.#setState(first ? 'loading' : 'restarting');
+    this.setState(first ? 'loading' : 'restarting');
     const t0 = performance.now();
     const taken = this.#o.host.take();
     let runner: RunnerProcess | undefined;
@@ -113,7 +100,7 @@ export class RunnerPool extends EventEmitter {
       const artifacts = await this.#o.resolveArtifacts();
       const fetch = (performance.now() - t0) / 1000;
       runner = await taken;
-      if (this.#state === 'stopped' || this.#state === 'draining') throw new UnavailableError(`function ${this.spec.name} v${this.version} stopped while it loaded`);
+      if (this.state === 'stopped' || this.state === 'draining') throw new UnavailableError(`function ${this.spec.name} v${this.version} stopped while it loaded`);
       this.#runner = runner;
       runner.label = `${this.spec.name}@${this.version}`;
       runner.onMessage = (frame) => this.#message(runner!, frame);
@@ -125,10 +112,10 @@ export class RunnerPool extends EventEmitter {
       this.#snapshot = reply.header as unknown as Snapshot;
       const loaded = reply.header.coldStart as ColdStart | undefined;
       this.#upSince = performance.now();
-      this.#setState('warm');
+      this.setState('warm');
       if (first && loaded) {
         this.#coldStart = { ...loaded, fetch, ...(artifacts.source ? { source: artifacts.source } : {}) };
-        this.#event('cold-start', 'warm', `fetch ${fetch.toFixed(3)} s, load ${loaded.load.toFixed(3)} s, warm-up ${loaded.warmup.toFixed(3)} s (in a runner, pid ${runner.pid})`);
+        this.event('cold-start', 'warm', `fetch ${fetch.toFixed(3)} s, load ${loaded.load.toFixed(3)} s, warm-up ${loaded.warmup.toFixed(3)} s (in a runner, pid ${runner.pid})`);
         this.emit('cold-start', this.#coldStart);
       }
     } catch (error) {
@@ -136,8 +123,8 @@ export class RunnerPool extends EventEmitter {
       runner?.kill('its version failed to load');
       taken.then((r) => r !== runner && r.kill(), () => undefined);
       if (first) {
-        this.#event('load-failed', 'failed', (error as Error).message);
-        this.#setState('failed');
+        this.event('load-failed', 'failed', (error as Error).message);
+        this.setState('failed');
       }
       throw error;
     }
@@ -153,8 +140,8 @@ export class RunnerPool extends EventEmitter {
         const e = header.event as PoolEvent;
         // The runner's own cold start is reported here with the node's fetch (#boot).
         if (e.type === 'cold-start') return;
-        if (e.type !== 'state') this.#event(e.type, this.#state, e.detail);
-        else if (e.detail) this.#event('state', this.#state, e.detail);
+        if (e.type !== 'state') this.event(e.type, this.state, e.detail);
+        else if (e.detail) this.event('state', this.state, e.detail);
         return;
       }
       case 'hung':
@@ -177,26 +164,26 @@ export class RunnerPool extends EventEmitter {
     for (const fail of this.#inflight.values()) fail(gone);
     this.#inflight.clear();
     // Dying while it loads is a failed load (#boot says so); stopped or draining, it was asked to go.
-    if (this.#state !== 'warm') return;
+    if (this.state !== 'warm') return;
     if (performance.now() - this.#upSince > HEALTHY_MS) this.#crashes = 0;
     const delay = BACKOFF_MS[Math.min(this.#crashes, BACKOFF_MS.length - 1)]!;
     this.#crashes++;
-    this.#event('state', 'restarting', `runner ended: ${why}${lines ? `; last lines:\n${lines}` : ''}; restart ${this.#crashes} in ${delay / 1000} s`);
-    this.#setState('restarting');
+    this.event('state', 'restarting', `runner ended: ${why}${lines ? `; last lines:\n${lines}` : ''}; restart ${this.#crashes} in ${delay / 1000} s`);
+    this.setState('restarting');
     this.emit('crash', { exit, restarts: this.#crashes, delayMs: delay });
     this.#restartTimer = setTimeout(() => this.#restart(), delay);
     this.#restartTimer.unref();
   }
 
   #restart(): void {
-    if (this.#state !== 'restarting') return;
+    if (this.state !== 'restarting') return;
     this.#boot(false).catch((error: unknown) => {
-      if (this.#state === 'restarting') {
+      if (this.state === 'restarting') {
         // It could not load again: count it as another crash and back off further.
         const delay = BACKOFF_MS[Math.min(this.#crashes, BACKOFF_MS.length - 1)]!;
         this.#crashes++;
         this.#lastExit = (error as Error).message;
-        this.#event('state', 'restarting', `restart failed: ${(error as Error).message}; restart ${this.#crashes} in ${delay / 1000} s`);
+        this.event('state', 'restarting', `restart failed: ${(error as Error).message}; restart ${this.#crashes} in ${delay / 1000} s`);
         this.#restartTimer = setTimeout(() => this.#restart(), delay);
         this.#restartTimer.unref();
       }
@@ -205,7 +192,7 @@ export class RunnerPool extends EventEmitter {
 
   /** Adds an instance over the same weights, in the runner. */
   addInstance(): void {
-    if (this.#state !== 'warm') throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.#state}; instances are added to a warm pool`);
+    if (this.state !== 'warm') throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state}; instances are added to a warm pool`);
     this.#runner?.tell({ t: 'add' });
   }
 
@@ -238,9 +225,9 @@ export class RunnerPool extends EventEmitter {
     this.#lastRequestAt = t0;
     this.#pending++;
     try {
-      if (this.#state === 'cold' || this.#state === 'loading') await this.#waitForStart(t0, options);
+      if (this.state === 'cold' || this.state === 'loading') await this.#waitForStart(t0, options);
       const runner = this.#runner;
-      if (this.#state !== 'warm' || !runner) throw this.#notServing();
+      if (this.state !== 'warm' || !runner) throw this.#notServing();
       return await this.#send(runner, t, fields, blobs, options, read);
     } catch (error) {
       const e = error instanceof HearthErrorClass ? error : new InferenceError((error as Error).message);
@@ -303,14 +290,14 @@ export class RunnerPool extends EventEmitter {
       const queue = (performance.now() - this.#coldWaitFrom) / 1000;
       this.#coldWaitFrom = undefined;
       this.#coldStart.queue = queue;
-      this.#event('cold-start', this.#state, `the first request waited ${queue.toFixed(3)} s for the version to load`);
+      this.event('cold-start', this.state, `the first request waited ${queue.toFixed(3)} s for the version to load`);
       this.emit('cold-start-queue', queue);
     }
   }
 
   #notServing(): HearthError {
-    if (this.#state === 'restarting') return new UnavailableError(`function ${this.spec.name} v${this.version} is restarting: its runner ended (${this.#lastExit ?? 'unknown'})`);
-    return new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.#state} and takes no requests`);
+    if (this.state === 'restarting') return new UnavailableError(`function ${this.spec.name} v${this.version} is restarting: its runner ended (${this.#lastExit ?? 'unknown'})`);
+    return new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state} and takes no requests`);
   }
 
   /** A request that failed at the node (runner gone, cancelled, late) counts in the version's statistics. */
@@ -326,7 +313,7 @@ export class RunnerPool extends EventEmitter {
   /** Asks the runner for its counters now (statistics read right after a request see it). */
   async refresh(): Promise<void> {
     const runner = this.#runner;
-    if (!runner || this.#state !== 'warm') return;
+    if (!runner || this.state !== 'warm') return;
     const reply = await runner.request({ t: 'stats' });
     if (reply.header.ok && runner === this.#runner) this.#snapshot = reply.header as unknown as Snapshot;
   }
@@ -337,7 +324,7 @@ export class RunnerPool extends EventEmitter {
     const counters = s ? addCounters(structuredClone(this.#retired), s) : structuredClone(this.#retired);
     return {
       ...counters,
-      state: this.#state,
+      state: this.state,
       instances: s?.instances ?? { total: 0, idle: 0, busy: 0, loading: 0 },
       queueDepth: s?.queueDepth ?? 0,
       pending: this.#pending,
@@ -348,16 +335,16 @@ export class RunnerPool extends EventEmitter {
   }
 
   async drain(): Promise<void> {
-    if (this.#state === 'stopped') return;
-    this.#setState('draining');
+    if (this.state === 'stopped') return;
+    this.setState('draining');
     clearTimeout(this.#restartTimer);
     await new Promise<void>((resolve) => (this.#pending === 0 ? resolve() : this.once('idle', resolve)));
     await this.stop();
   }
 
   async stop(): Promise<void> {
-    if (this.#state === 'stopped') return;
-    this.#setState('stopped');
+    if (this.state === 'stopped') return;
+    this.setState('stopped');
     clearTimeout(this.#restartTimer);
     const runner = this.#runner;
     if (runner) {
@@ -368,16 +355,5 @@ export class RunnerPool extends EventEmitter {
     }
   }
 
-  #setState(state: PoolState): void {
-    if (this.#state === state) return;
-    this.#state = state;
-    this.#event('state', state);
-  }
 
-  #event(type: PoolEvent['type'], state: PoolState, detail?: string): void {
-    const event: PoolEvent = { at: Date.now(), type, state, ...(detail === undefined ? {} : { detail }) };
-    this.#events.push(event);
-    if (this.#events.length > 1000) this.#events.splice(0, this.#events.length - 1000);
-    this.emit('event', event);
-  }
 }

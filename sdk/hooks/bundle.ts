@@ -33,26 +33,33 @@ export async function writeOnce(dir: string, code: string): Promise<{ path: stri
 }
 
 /**
+ * esbuild: `entry` and everything it imports but `external` as one ES module for Node. CommonJS
+ * dependencies that require() Node's modules get a real require inside the ES module.
+ */
+export async function esmBundle(entry: string, options: { external?: string[]; alias?: Record<string, string> } = {}): Promise<string> {
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    ...(options.alias ? { alias: options.alias } : {}),
+    external: options.external ?? [],
+    banner: { js: "import { createRequire as __hearthRequire } from 'node:module'; const require = __hearthRequire(import.meta.url);" },
+    logLevel: 'silent',
+  });
+  return result.outputFiles[0]!.text;
+}
+
+/**
  * Bundles a hook (and everything it imports but `external`) into one ES module, written to
  * `outDir/<sha256>.mjs`. `@hearth/sdk` resolves to this repository's sdk/hook-sdk.ts.
  */
 export async function bundleHook(entry: string, outDir: string, options: BundleOptions = {}): Promise<{ path: string; sha256: string }> {
   let code: string;
   try {
-    const result = await build({
-      entryPoints: [entry],
-      bundle: true,
-      write: false,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      alias: { '@hearth/sdk': SDK_ENTRY },
-      external: options.external ?? [],
-      // CommonJS dependencies that require() Node's modules need a real require inside an ES module.
-      banner: { js: "import { createRequire as __hearthRequire } from 'node:module'; const require = __hearthRequire(import.meta.url);" },
-      logLevel: 'silent',
-    });
-    code = result.outputFiles[0]!.text;
+    code = await esmBundle(entry, { alias: { '@hearth/sdk': SDK_ENTRY }, external: options.external ?? [] });
   } catch (cause) {
     const errors = (cause as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors;
     const detail = errors?.map((e) => (e.location ? `${e.location.file}:${e.location.line}: ${e.text}` : e.text)).join('; ');

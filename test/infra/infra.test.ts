@@ -113,6 +113,8 @@ describe('infra/', () => {
     const dockerfile = readFileSync(join(INFRA, 'docker', 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^ARG PYTORCH_IMAGE=pytorch\/pytorch:[\w.-]+-cuda[\w.-]+-runtime$/m);
     expect(dockerfile).toMatch(/torch\.utils\.cmake_prefix_path/);
+    // Install scripts are skipped, so the hooks' sandbox (a native module) must be built explicitly.
+    if (dockerfile.includes('--ignore-scripts')) expect(dockerfile).toMatch(/^RUN npm rebuild isolated-vm\b/m);
     const config = loadConfig({});
     expect(dockerfile).toContain(`EXPOSE ${config.httpPort} ${config.grpcPort} ${config.metricsPort}`);
     for (const [, path] of dockerfile.matchAll(/^COPY (?!--from)(\S+)/gm)) expect(existsSync(join(REPO_ROOT, path!)), path).toBe(true);

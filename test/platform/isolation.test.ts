@@ -43,7 +43,7 @@ const ready = async (name: string) => (await fetch(`${node.url}/v2/models/${name
 const events = async (name: string) => ((await (await fetch(`${node.url}/api/v1/functions/${name}`, { headers: auth() })).json()) as { pools: { events: { detail?: string }[] }[] }).pools.flatMap((p) => p.events.map((e) => e.detail ?? ''));
 const rss = (pid: number) => readFile(`/proc/${pid}/statm`, 'latin1').then((s) => Number(s.split(' ')[1]) * 4096);
 
-const model = async (name: 'small' | 'crashes' | 'hangs' | 'mlp') => upload(node.url, new Uint8Array(await readFile(modelPath(name))), auth());
+const model = async (name: 'small' | 'crashes' | 'hangs' | 'balloon') => upload(node.url, new Uint8Array(await readFile(modelPath(name))), auth());
 
 beforeAll(async () => {
   node = await spawnNode(dataDir, { HEARTH_API_KEYS: `${ADMIN}:admin,${INVOKE}:invoke`, HEARTH_WEBHOOK_SECRET: SECRET });
@@ -52,6 +52,8 @@ beforeAll(async () => {
   await deploy({ ...DOUBLES, name: 'crashes' }, await model('crashes'));
   await deploy({ ...DOUBLES, name: 'hangs', limits: { forwardTimeoutMs: 1500 } }, await model('hangs'));
   await deploy({ ...SMALL, name: 'bystander' }, await model('small'));
+  const scalars = [{ name: 'mb', dtype: 'INT64', dims: [] }, { name: 'rounds', dtype: 'INT64', dims: [] }];
+  await deploy({ ...DOUBLES, name: 'balloon', maxBatchSize: 0, inputs: [{ name: 'x', dtype: 'FP32', dims: [1, 4] }, ...scalars], outputs: [{ name: 'y', dtype: 'FP32', dims: [1, 4] }], limits: { runnerMemoryMb: 768 } }, await model('balloon'));
 });
 afterAll(async () => {
   node?.child.kill('SIGKILL');
@@ -138,6 +140,21 @@ describe('a model that crashes or hangs costs only its own function', () => {
     await load;
     expect(statuses.length).toBeGreaterThan(0);
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
+  });
+
+  it('kills a runner past limits.runnerMemoryMb: the request fails, the node\'s memory is untouched, the function serves again', async () => {
+    const balloon = (mb: number, rounds: number) => fetch(`${node.url}/v2/models/balloon/infer`, {
+      method: 'POST',
+      headers: { ...auth(INVOKE), 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: [{ name: 'x', shape: [1, 4], datatype: 'FP32', data: [1, 2, 3, 4] }, { name: 'mb', shape: [], datatype: 'INT64', data: [mb] }, { name: 'rounds', shape: [], datatype: 'INT64', data: [rounds] }] }),
+    });
+    expect((await balloon(16, 1)).status).toBe(200);
+    const before = await rss(node.child.pid!);
+    const big = await balloon(1536, 400);
+    expect(big.status).toBe(503);
+    expect(((await big.json()) as { error: string }).error).toMatch(/past its 768 MiB limit \(limits\.runnerMemoryMb\)/);
+    expect(await rss(node.child.pid!)).toBeLessThan(before + 100 * 2 ** 20);
+    await waitFor('balloon to serve again', async () => (await balloon(16, 1)).status, (s) => s === 200, { timeoutMs: 30_000, intervalMs: 200 });
   });
 
   it('stops a forward past limits.forwardTimeoutMs: the request fails, the runner restarts, the function serves again', async () => {

@@ -1,0 +1,56 @@
+/**
+ * What every pool shares, in the node or in a runner process: its function version, its state and
+ * the log of its events (state changes, instances, cold starts), each also emitted as `event`.
+ */
+import { EventEmitter } from 'node:events';
+
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+
+/** `restarting`: a runner process ended and is being started again (runtime/runner); not ready meanwhile. */
+export type PoolState = 'cold' | 'loading' | 'warm' | 'restarting' | 'draining' | 'stopped' | 'failed';
+
+export interface PoolEvent {
+  /** Date.now() milliseconds. */
+  at: number;
+  type: 'state' | 'instance-added' | 'instance-removed' | 'load-failed' | 'cold-start';
+  state: PoolState;
+  detail?: string;
+}
+
+/** Events kept per pool (the oldest go first). */
+const KEPT_EVENTS = 1000;
+
+export abstract class PoolLifecycle extends EventEmitter {
+  readonly spec: FunctionSpec;
+  readonly version: number;
+  #state: PoolState = 'cold';
+  readonly #events: PoolEvent[] = [];
+
+  protected constructor(spec: FunctionSpec, version: number) {
+    super();
+    this.spec = spec;
+    this.version = version;
+    this.event('state', 'cold');
+  }
+
+  get state(): PoolState {
+    return this.#state;
+  }
+
+  get events(): readonly PoolEvent[] {
+    return this.#events;
+  }
+
+  protected setState(state: PoolState): void {
+    if (this.#state === state) return;
+    this.#state = state;
+    this.event('state', state);
+  }
+
+  protected event(type: PoolEvent['type'], state: PoolState, detail?: string): void {
+    const event: PoolEvent = { at: Date.now(), type, state, ...(detail === undefined ? {} : { detail }) };
+    this.#events.push(event);
+    if (this.#events.length > KEPT_EVENTS) this.#events.splice(0, this.#events.length - KEPT_EVENTS);
+    this.emit('event', event);
+  }
+}
