@@ -79,17 +79,19 @@ export async function hashFile(path: string): Promise<{ sha256: string; size: nu
 }
 
 /**
- * Files whose bytes this process has hashed, remembered by what any write would change: inode,
- * size and ctime (which moves on every write or metadata change and cannot be set back from user
- * space). A cold start from the cache then re-hashes 100 MB only if the file changed since it was
- * verified — measured, the re-hash was a fifth of a ResNet-50 cold start (bench:coldstart).
+ * Files whose bytes this process has hashed, remembered by what a write changes: inode, size and
+ * mtime. A cold start from the cache then re-hashes 100 MB only if the file changed since it was
+ * verified — measured, the re-hash was a fifth of a ResNet-50 cold start (bench:coldstart). Not
+ * ctime: it also moves when a runner process's hard link to the file is made or removed, and every
+ * cold start re-hashed. Setting an mtime back after a write takes the node's own user; runners run
+ * as another, and the cached files are not theirs to write.
  */
 export class VerifiedFiles {
   readonly #seen = new Map<string, { id: string; result: { sha256: string; size: number } }>();
 
   async #identity(path: string): Promise<string | undefined> {
     const s = await stat(path, { bigint: true }).catch(() => undefined);
-    return s && `${s.ino}:${s.size}:${s.ctimeNs}`;
+    return s && `${s.ino}:${s.size}:${s.mtimeNs}`;
   }
 
   /** The file's sha256 and size (undefined if it is missing), hashed only if it changed. */

@@ -45,6 +45,8 @@ export interface PoolOptions {
   hookBundle?: string;
   hooks?: { threads?: number; timeoutMs?: number; maxHeapMb?: number; sandbox?: boolean };
   warmupRuns?: number;
+  /** Requests waiting for this pool outside it (a runner's node holds them until it is warm). */
+  waitingOutside?: number;
   clock?: Clock;
 }
 
@@ -206,7 +208,7 @@ export class Pool extends PoolLifecycle {
         // forward() as requests are. The spec's own samples (model_warmup) always run.
         const t0 = performance.now();
         for (const sample of warmupSamples(spec, this.#options.warmupRuns ?? 2)) {
-          if (sample.always || this.#pending === 0) await this.#warmUp(first, sample.tensors, sample.runs);
+          if (sample.always || this.#pending + (this.#options.waitingOutside ?? 0) === 0) await this.#warmUp(first, sample.tensors, sample.runs);
         }
         warmup = (performance.now() - t0) / 1000;
       } catch (error) {

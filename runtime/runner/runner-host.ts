@@ -12,8 +12,9 @@
  *   read /proc/<node>/environ, whatever the permission model misses.
  */
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { chmod, chown, copyFile, link, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -82,19 +83,43 @@ export class RunnerHost {
   /** Starts the spare ahead of the first cold start. */
   warm(): void {
     if (this.#o.spare !== false && !this.#spare && !this.#closed) {
-      this.#spare = this.#spawn();
+      this.#spare = this.#spawn(true);
       this.#spare.catch(() => (this.#spare = undefined));
     }
   }
 
-  /** A started runner: the spare if there is one (and another is started behind it). */
+  /**
+   * A started runner: the spare if there is one. The taker calls warm() once its load is done, so
+   * the next spare does not boot while that load competes for the cores.
+   */
   async take(): Promise<RunnerProcess> {
     const spare = this.#spare;
     this.#spare = undefined;
     let runner = spare ? await spare.catch(() => undefined) : undefined;
-    if (!runner || !runner.alive) runner = await this.#spawn();
-    this.warm();
+    if (!runner || !runner.alive) runner = await this.#spawn(false);
+    else this.#renice(runner, 0);
     return runner;
+  }
+
+  /**
+   * Sets the scheduling priority of every thread of a runner (Linux schedules threads: a process's
+   * priority is its threads'). A spare boots at a lower one; only where it can be raised back (root).
+   */
+  #renice(runner: RunnerProcess, priority: number): void {
+    if (process.getuid?.() !== 0 || runner.pid === undefined) return;
+    let threads: string[];
+    try {
+      threads = readdirSync(`/proc/${runner.pid}/task`);
+    } catch {
+      threads = [String(runner.pid)];
+    }
+    for (const tid of threads) {
+      try {
+        setPriority(Number(tid), priority);
+      } catch {
+        // A thread that ended meanwhile.
+      }
+    }
   }
 
   /** Links a version's model and hook into the runner's directory; their paths there. */
@@ -109,7 +134,7 @@ export class RunnerHost {
     return { model: await put(files.model, 'model.pt'), ...(files.hookBundle ? { hookBundle: await put(files.hookBundle, 'hook.mjs') } : {}) };
   }
 
-  async #spawn(): Promise<RunnerProcess> {
+  async #spawn(spare: boolean): Promise<RunnerProcess> {
     const [entry, hookWorker] = await Promise.all([runnerEntryFile(), hookWorkerFile()]);
     const user = this.#o.user;
     const dir = join(await this.#root(), `r${++this.#count}`);
@@ -135,6 +160,8 @@ export class RunnerHost {
       ...(user ? { uid: user.uid, gid: user.gid } : {}),
     });
     const runner = new RunnerProcess(child, dir, (line) => this.#o.onLine?.(line, runner));
+    // A spare boots behind whatever serves now (its priority is restored when it is taken).
+    if (spare) this.#renice(runner, 10);
     this.#live.add(runner);
     void runner.exited.then(() => {
       this.#live.delete(runner);

@@ -22,6 +22,8 @@ export interface StartMessage {
   version: number;
   model: string;
   hookBundle?: string;
+  /** Requests the node holds for this version: they are the warm-up (no dummy passes). */
+  waiting: number;
 }
 
 const toHearth = (error: unknown): HearthError => (error instanceof HearthErrorClass ? error : new InferenceError((error as Error)?.message ?? String(error)));
@@ -50,7 +52,7 @@ function snapshot(): Header {
 
 async function start(id: number, m: StartMessage): Promise<void> {
   // Hooks run in V8 isolates here: user code sees no Node API, even inside its own runner.
-  pool = new Pool({ spec: m.spec, version: m.version, model: m.model, hookBundle: m.hookBundle, hooks: { sandbox: true } });
+  pool = new Pool({ spec: m.spec, version: m.version, model: m.model, hookBundle: m.hookBundle, hooks: { sandbox: true }, waitingOutside: m.waiting });
   pool.on('event', (event: PoolEvent) => channel.send({ t: 'event', event }));
   pool.on('cold-start-queue', (queue: number) => channel.send({ t: 'cold-start-queue', queue }));
   pool.on('hung', (detail: { rows: number; limitMs: number }) => {

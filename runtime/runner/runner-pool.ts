@@ -107,7 +107,7 @@ export class RunnerPool extends PoolLifecycle {
       runner.watchMemory(this.spec.limits.runnerMemoryMb * 2 ** 20);
       void runner.exited.then((exit) => this.#exited(runner!, exit));
       const placed = await this.#o.host.place(runner, artifacts);
-      const reply = await runner.request({ t: 'start', spec: this.spec, version: this.version, ...placed });
+      const reply = await runner.request({ t: 'start', spec: this.spec, version: this.version, ...placed, waiting: this.#pending });
       if (!reply.header.ok) throw unpackError(reply.header.error as WireError);
       this.#snapshot = reply.header as unknown as Snapshot;
       const loaded = reply.header.coldStart as ColdStart | undefined;
@@ -127,6 +127,9 @@ export class RunnerPool extends PoolLifecycle {
         this.setState('failed');
       }
       throw error;
+    } finally {
+      // The next spare starts once this load is done, not while it competes for the cores.
+      this.#o.host.warm();
     }
   }
 
