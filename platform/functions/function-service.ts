@@ -326,6 +326,7 @@ export class FunctionService {
     this.#records.delete(name);
     this.#unloaded.delete(name);
     for (const key of this.#retired.keys()) if (key.startsWith(`${name}@`)) this.#retired.delete(key);
+    this.#o.runners?.discard(name);
     return this.#o.registry.delete(name);
   }
 

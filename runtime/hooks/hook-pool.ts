@@ -48,6 +48,9 @@ interface PreWaiter {
   reject(error: HearthError): void;
 }
 
+/** Longest a hook's setup may run, whatever its per-call limit. */
+const SETUP_LIMIT_MS = 60_000;
+
 /** Requests per pre task at most. */
 const MAX_PRE_GROUP = 64;
 
@@ -195,7 +198,9 @@ export class HookPool {
 
   async #run(task: HookTask, phase: HookFailure['phase'], options: CallOptions, transfer: ArrayBufferLike[] = []): Promise<unknown> {
     const now = performance.now();
-    const budget = Math.min(this.#timeoutMs, options.deadline === undefined ? Infinity : options.deadline - now);
+    // Setup (loading the hook, a vocabulary, a label list) runs once and may take longer than a call.
+    const limit = phase === 'setup' ? Math.max(this.#timeoutMs, SETUP_LIMIT_MS) : this.#timeoutMs;
+    const budget = Math.min(limit, options.deadline === undefined ? Infinity : options.deadline - now);
     if (budget <= 0) throw new DeadlineExceededError(`the request's deadline passed before the hook's ${phase} ran`);
     const timer = new AbortController();
     const timeout = setTimeout(() => timer.abort(), budget);
@@ -206,8 +211,8 @@ export class HookPool {
     } catch (error) {
       if (options.signal?.aborted) throw error;
       if (timer.signal.aborted) {
-        if (budget < this.#timeoutMs) throw new DeadlineExceededError(`the request's deadline passed while the hook's ${phase} ran; its thread was replaced`, { cause: error });
-        throw new HookError(`hook ${this.name} failed in ${phase}: ran past its ${this.#timeoutMs} ms limit and was terminated`, { cause: error, reason: phase });
+        if (budget < limit) throw new DeadlineExceededError(`the request's deadline passed while the hook's ${phase} ran; its thread was replaced`, { cause: error });
+        throw new HookError(`hook ${this.name} failed in ${phase}: ran past its ${limit} ms limit and was terminated`, { cause: error, reason: phase });
       }
       const code = (error as { code?: string }).code;
       const why = code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'ran out of memory; its thread was replaced' : `its thread failed: ${(error as Error).message}`;

@@ -237,7 +237,7 @@ export class HookSandbox {
   async #call<T>(name: 'setup' | 'pre' | 'post', args: unknown[]): Promise<SandboxOutcome<T>> {
     try {
       const r = (name === 'setup'
-        ? await this.#calls.setup.apply(undefined, args, { arguments: { copy: true }, result: { promise: true, copy: true }, timeout: this.#timeout })
+        ? await this.#calls.setup.apply(undefined, args, { arguments: { copy: true }, result: { promise: true, copy: true }, timeout: Math.max(this.#timeout, 60_000) })
         : this.#calls[name].applySync(undefined, args, { arguments: { copy: true }, result: { copy: true }, timeout: this.#timeout })) as SandboxOutcome<T> | { parked: number };
       if ('parked' in r) return (await this.#calls.wait.apply(undefined, [r.parked], { result: { promise: true, copy: true }, timeout: this.#timeout })) as SandboxOutcome<T>;
       return r;

@@ -119,10 +119,14 @@ async function handle({ header, blobs }: Frame): Promise<void> {
         clearInterval(snapshotTimer);
         await pool?.drain();
         return reply(id, { ok: true, stats: pool?.stats() });
-      case 'stop':
+      case 'stop': {
+        // The pool ends; the process may be parked to serve the same version again (start anew).
         clearInterval(snapshotTimer);
-        await pool?.stop();
-        return reply(id, { ok: true, stats: pool?.stats() });
+        const stopped = pool;
+        pool = undefined;
+        await stopped?.stop();
+        return reply(id, { ok: true, stats: stopped?.stats() });
+      }
       default:
         return fail(id, new InferenceError(`unknown message ${String(header.t)}`));
     }

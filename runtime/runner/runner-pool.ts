@@ -94,7 +94,7 @@ export class RunnerPool extends PoolLifecycle {
     // A restart stays `restarting` (not ready) until it is warm again.
     this.setState(first ? 'loading' : 'restarting');
     const t0 = performance.now();
-    const taken = this.#o.host.take();
+    const taken = this.#o.host.take(this.#key);
     let runner: RunnerProcess | undefined;
     try {
       const artifacts = await this.#o.resolveArtifacts();
@@ -354,8 +354,16 @@ export class RunnerPool extends PoolLifecycle {
       const reply = await Promise.race([runner.request({ t: 'stop' }), new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000).unref())]);
       if (reply?.header.ok && reply.header.stats) this.#snapshot = { ...this.#snapshot!, stats: reply.header.stats as PoolStats };
       this.#runner = undefined;
-      await runner.close(1000);
+      runner.onMessage = () => undefined;
+      // Stopped cleanly, it waits to serve this version again (a scale-from-zero or a load soon
+      // after), its process and heap already made; anything else ends it.
+      if (reply?.header.ok) this.#o.host.park(runner, this.#key);
+      else await runner.close(1000);
     }
+  }
+
+  get #key(): string {
+    return `${this.spec.name}@${this.version}`;
   }
 
 

@@ -151,7 +151,7 @@ describe('per-function hook limits (spec.limits)', () => {
       const spec = { name: 'loops', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 8, instances: { device: 'cpu' }, limits: { hookTimeoutMs: 300 },
         inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }] };
       const r = await fetch(`${node.httpUrl}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model, hook } }), headers: { 'content-type': 'application/json' } });
-      expect(r.status).toBe(201);
+      expect(r.status, await r.clone().text()).toBe(201);
       const looped = await fetch(`${node.httpUrl}/fn/loops`, { method: 'POST', body: '{"loop": true}', headers: { 'content-type': 'application/json' } });
       expect(looped.status).toBe(500);
       // The function's own limit (not the default 10 000 ms) stopped it.
