@@ -75,6 +75,8 @@ export async function lookupUser(name: string): Promise<{ uid: number; gid: numb
 export class RunnerHost {
   readonly #o: RunnerHostOptions;
   #spare: Promise<RunnerProcess> | undefined;
+  /** The spare while it boots (its process exists, its hello has not come). */
+  #booting: RunnerProcess | undefined;
   #count = 0;
   #closed = false;
   #dir: Promise<string> | undefined;
@@ -107,6 +109,8 @@ export class RunnerHost {
     }
     const spare = this.#spare;
     this.#spare = undefined;
+    // Wanted now: the spare boots on at full priority.
+    if (this.#booting) this.#renice(this.#booting, 0);
     let runner = spare ? await spare.catch(() => undefined) : undefined;
     if (!runner || !runner.alive) runner = await this.#spawn(false);
     else this.#renice(runner, 0);
@@ -173,7 +177,10 @@ export class RunnerHost {
     });
     const runner = new RunnerProcess(child, dir, (line) => this.#o.onLine?.(line, runner));
     // A spare boots behind whatever serves now (its priority is restored when it is taken).
-    if (spare) this.#renice(runner, 10);
+    if (spare) {
+      this.#booting = runner;
+      this.#renice(runner, 10);
+    }
     this.#live.add(runner);
     void runner.exited.then(() => {
       this.#live.delete(runner);
@@ -182,7 +189,11 @@ export class RunnerHost {
     const exited = runner.exited.then((exit) => {
       throw new Error(`a runner exited as it started (${exit.signal ?? `code ${exit.code}`}): ${exit.lastLines.slice(-5).join(' | ')}`);
     });
-    await Promise.race([runner.ready, exited]);
+    try {
+      await Promise.race([runner.ready, exited]);
+    } finally {
+      if (this.#booting === runner) this.#booting = undefined;
+    }
     return runner;
   }
 
