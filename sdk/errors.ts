@@ -150,6 +150,11 @@ const BY_CODE: Record<string, new (message: string, options?: HearthErrorOptions
   IDEMPOTENCY_CONFLICT: IdempotencyConflictError,
 };
 
+/** Any thrown value as a HearthError: itself, or an InferenceError carrying its message. */
+export function toHearthError(error: unknown): HearthError {
+  return error instanceof HearthError ? error : new InferenceError((error as Error)?.message ?? String(error), { cause: error });
+}
+
 /** An error body (`{"error", "code"}`, as every transport sends it) back as its class. */
 export function errorFromBody(body: { error: string; code: string }): HearthError {
   const Class = BY_CODE[body.code] ?? HearthError;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 
 import type { HookTensors } from '../../sdk/hook.js';
 import { addCounters, devices, newCounters, Pool, RunnerPool } from '../../runtime/index.js';
-import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, PoolEvent, PoolStats, RunnerHost } from '../../runtime/index.js';
+import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, PoolEvent, PoolStats, RunnerCrash, RunnerHost } from '../../runtime/index.js';
 import { InvalidInputError, UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { ArtifactStore } from '../artifacts/index.js';
@@ -414,12 +414,12 @@ export class FunctionService {
     }
     if (!pool) {
       const runners = this.#o.runners;
-      const artifacts = (): Promise<VersionFiles> => versionFiles(version, this.#o.artifacts, this.#o.dataDir);
-      pool = runners
-        ? new RunnerPool({ spec: version.spec, version: version.version, host: runners, resolveArtifacts: artifacts })
-        : new LazyArtifactsPool(version, artifacts);
-      if (pool instanceof RunnerPool) {
-        pool.on('crash', (c: { exit: { signal: string | null; code: number | null; killedFor?: string; lastLines: string[] }; restarts: number; delayMs: number }) => this.#o.log?.error({ function: name, version: version.version, signal: c.exit.signal, exitCode: c.exit.code, killedFor: c.exit.killedFor, lastLines: c.exit.lastLines.slice(-5), restarts: c.restarts, restartInMs: c.delayMs }, 'runner ended; restarting'));
+      const artifacts = (): Promise<VersionFiles> => versionFiles(version, this.#o.artifacts);
+      if (runners) {
+        pool = new RunnerPool({ spec: version.spec, version: version.version, host: runners, resolveArtifacts: artifacts });
+        pool.on('crash', (c: RunnerCrash) => this.#o.log?.error({ function: name, version: version.version, signal: c.exit.signal, exitCode: c.exit.code, killedFor: c.exit.killedFor, lastLines: c.exit.lastLines.slice(-5), restarts: c.restarts, restartInMs: c.delayMs }, 'runner ended; restarting'));
+      } else {
+        pool = new LazyArtifactsPool(version, async () => importable(await artifacts(), this.#o.dataDir));
       }
       const created = pool;
       created.on('cold-start', (phases: ColdStart) => {
@@ -458,24 +458,33 @@ export class FunctionService {
 interface VersionFiles {
   model: string;
   hookBundle?: string;
+  /** The hook artifact as the store holds it locally. */
+  hook?: { path: string; sha256: string; size: number };
   source: string;
 }
 
-/** A version's model and hook as local files, fetched from the artifact store and verified. */
-async function versionFiles(version: FunctionVersion, artifacts: ArtifactStore, dataDir: string): Promise<VersionFiles> {
+/**
+ * A version's model and hook as local files, fetched from the artifact store and verified. A
+ * runner links them into its own directory (the hook as hook.mjs); an in-process pool imports the
+ * hook, from importableHook.
+ */
+async function versionFiles(version: FunctionVersion, artifacts: ArtifactStore): Promise<VersionFiles> {
   const model = await artifacts.local(version.artifacts.model);
-  let hookBundle: string | undefined;
-  if (version.artifacts.hook) {
-    const hook = await artifacts.local(version.artifacts.hook);
-    // Hook bundles are ES modules: give the worker a .mjs path to import.
-    hookBundle = join(dataDir, 'hooks', `${hook.sha256}.mjs`);
-    const present = await stat(hookBundle).then((s) => s.size === hook.size, () => false);
-    if (!present) {
-      await mkdir(join(dataDir, 'hooks'), { recursive: true });
-      await copyFile(hook.path, hookBundle);
-    }
+  const hook = version.artifacts.hook ? await artifacts.local(version.artifacts.hook) : undefined;
+  return { model: model.path, hookBundle: hook?.path, hook, source: model.source };
+}
+
+/** The files with the hook bundle under a .mjs name the hook worker can import (isolation none). */
+async function importable(files: VersionFiles, dataDir: string): Promise<VersionFiles> {
+  const { hook } = files;
+  if (!hook) return files;
+  const path = join(dataDir, 'hooks', `${hook.sha256}.mjs`);
+  const present = await stat(path).then((s) => s.size === hook.size, () => false);
+  if (!present) {
+    await mkdir(join(dataDir, 'hooks'), { recursive: true });
+    await copyFile(hook.path, path);
   }
-  return { model: model.path, hookBundle, source: model.source };
+  return { ...files, hookBundle: path };
 }
 
 /** An in-process pool (isolation none) whose model and hook come from the artifact store. */

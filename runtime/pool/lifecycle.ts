@@ -4,6 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 
+import { DeadlineExceededError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 
 /** `restarting`: a runner process ended and is being started again (runtime/runner); not ready meanwhile. */
@@ -39,6 +40,21 @@ export abstract class PoolLifecycle extends EventEmitter {
 
   get events(): readonly PoolEvent[] {
     return this.#events;
+  }
+
+  /** Waits for `starting` (its failure is the caller's to see in the state), up to `deadline` (performance.now() ms). */
+  protected async untilStarted(starting: Promise<void>, deadline: number | undefined): Promise<void> {
+    const started = starting.catch(() => undefined);
+    if (deadline === undefined) return started;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DeadlineExceededError(`function ${this.spec.name} v${this.version} was still loading at the request's deadline`)), Math.max(0, deadline - performance.now()));
+    });
+    try {
+      await Promise.race([started, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   protected setState(state: PoolState): void {

@@ -15,7 +15,7 @@
 import { availableParallelism } from 'node:os';
 
 import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, DeadlineExceededError, HearthError as HearthErrorClass, InferenceError, InvalidInputError, ModelLoadError, UnavailableError } from '../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError, InferenceError, InvalidInputError, ModelLoadError, toHearthError, UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { Tensor } from '../../sdk/tensor.js';
@@ -28,7 +28,7 @@ import type { RawRequest } from '../hooks/index.js';
 import { HookPool } from '../hooks/index.js';
 import { batchSignature, checkTensors } from '../tensors/validate.js';
 import type { PoolCounters } from './stats.js';
-import { newCounters, observe, RecentLatencies } from './stats.js';
+import { countFailure, newCounters, observe, RecentLatencies } from './stats.js';
 import type { IoBinding } from './io-binding.js';
 import { bindIo } from './io-binding.js';
 import { PoolLifecycle } from './lifecycle.js';
@@ -104,9 +104,6 @@ interface Pending {
 
 const US = 1000;
 
-function toHearthError(error: unknown): HearthError {
-  return error instanceof HearthErrorClass ? error : new InferenceError((error as Error)?.message ?? String(error), { cause: error });
-}
 
 function deviceReport(device: string): { memoryFreeBytes: number; memoryTotalBytes: number } | undefined {
   // A model kept on the devices it was saved with (KIND_MODEL) takes its inputs on the CPU: count it there.
@@ -323,7 +320,7 @@ export class Pool extends PoolLifecycle {
     return this.#track(async () => {
       this.#accepting();
       if (this.#sequences) throw new InvalidInputError(`${this.spec.name} is a sequence (stateful) model: send KServe infer requests with the sequence_id, sequence_start and sequence_end parameters`);
-      if (!this.#hooks && this.#starting) await this.#waitForHooks(options);
+      if (!this.#hooks && this.#starting) await this.untilStarted(this.#starting, options.deadline);
       const hooks = this.#hooks;
       if (!hooks) throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state}`);
       const t0 = performance.now();
@@ -364,20 +361,6 @@ export class Pool extends PoolLifecycle {
     return this.#settleable(tensors, undefined, options, (pending) => this.#sequences!.enqueue(pending, flags, (error) => pending.reject(error))) as Promise<HookTensors>;
   }
 
-  async #waitForHooks(options: InvokeOptions): Promise<void> {
-    const starting = this.#starting!.catch(() => undefined);
-    if (options.deadline === undefined) return starting;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DeadlineExceededError(`function ${this.spec.name} v${this.version} was still loading at the request's deadline`)), Math.max(0, options.deadline! - performance.now()));
-    });
-    try {
-      await Promise.race([starting, late]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   #accepting(): void {
     if (this.state === 'draining' || this.state === 'stopped' || this.state === 'failed') {
       throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state} and takes no requests`);
@@ -397,9 +380,7 @@ export class Pool extends PoolLifecycle {
       return result;
     } catch (error) {
       const e = toHearthError(error);
-      this.#counters.failure++;
-      observe(this.#counters.durations.failure, (performance.now() - t0) * US);
-      this.#counters.failures[e.code] = (this.#counters.failures[e.code] ?? 0) + 1;
+      countFailure(this.#counters, e.code, (performance.now() - t0) * US);
       throw e;
     } finally {
       this.#pending--;

@@ -77,6 +77,13 @@ export function addCounters(a: PoolCounters, b: PoolCounters): PoolCounters {
   };
 }
 
+/** A request that failed with `code` after `us` microseconds (its whole-request duration is observed apart). */
+export function countFailure(c: PoolCounters, code: string, us: number): void {
+  c.failure++;
+  c.failures[code] = (c.failures[code] ?? 0) + 1;
+  observe(c.durations.failure, us);
+}
+
 export function observe(s: DurationSummary, us: number): void {
   s.count++;
   s.totalUs += us;

@@ -11,10 +11,10 @@
 import type { Socket } from 'node:net';
 
 import type { HearthError } from '../../sdk/errors.js';
-import { errorFromBody } from '../../sdk/errors.js';
+import { errorFromBody, InferenceError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
-import { viewAs } from '../../sdk/tensor.js';
+import { elementSize, isDType, numel, viewAs } from '../../sdk/tensor.js';
 
 export type Header = Record<string, unknown> & { t: string };
 
@@ -46,10 +46,15 @@ export function packTensors(tensors: HookTensors, blobs: Uint8Array[]): Record<s
   return out;
 }
 
+/** Tensors back from header fields and blobs; one whose blob does not hold its shape is refused. */
 export function unpackTensors(wire: Record<string, WireTensor>, blobs: Uint8Array[]): HookTensors {
   const out: HookTensors = {};
   for (const [name, w] of Object.entries(wire)) {
-    const b = blobs[w.blob]!;
+    const b = blobs[w.blob];
+    const shapeOk = Array.isArray(w.shape) && w.shape.every((d) => Number.isSafeInteger(d) && d >= 0);
+    if (!b || !isDType(w.dtype) || !shapeOk || (w.dtype !== 'BYTES' && numel(w.shape) * elementSize(w.dtype) !== b.byteLength)) {
+      throw new InferenceError(`tensor "${name}" came back malformed from the runner`);
+    }
     out[name] = { dtype: w.dtype, shape: w.shape, data: viewAs(w.dtype, b) } as Tensor;
   }
   return out;
@@ -72,7 +77,13 @@ export function unpackError(wire: WireError): HearthError {
   return e;
 }
 
-/** One end of the channel: `send` frames, `onFrame` for each frame received. */
+/** The largest frame an end takes (the length prefix could name 4 GiB). */
+const MAX_FRAME_BYTES = 2 ** 31;
+
+/**
+ * One end of the channel: `send` frames, `onFrame` for each frame received. A frame that does not
+ * parse, or is larger than MAX_FRAME_BYTES, goes to `onMalformed` and the channel reads no more.
+ */
 export class Channel {
   readonly #socket: Socket;
   #corked = false;
@@ -80,18 +91,27 @@ export class Channel {
   #chunks: Buffer[] = [];
   #have = 0;
 
-  constructor(socket: Socket, onFrame: (frame: Frame) => void) {
+  constructor(socket: Socket, onFrame: (frame: Frame) => void, onMalformed: (why: string) => void = () => undefined) {
     this.#socket = socket;
-    socket.setNoDelay?.(true);
-    socket.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer): void => {
       this.#chunks.push(chunk);
       this.#have += chunk.length;
       while (this.#have >= 4) {
         const length = this.#peekLength();
-        if (this.#have < 4 + length) break;
-        onFrame(this.#take(4 + length));
+        let frame: Frame;
+        try {
+          if (length > MAX_FRAME_BYTES) throw new Error(`a frame of ${length} bytes, past ${MAX_FRAME_BYTES}`);
+          if (this.#have < 4 + length) break;
+          frame = this.#take(4 + length);
+        } catch (error) {
+          socket.off('data', onData);
+          this.#chunks = [];
+          return onMalformed((error as Error).message);
+        }
+        onFrame(frame);
       }
-    });
+    };
+    socket.on('data', onData);
   }
 
   #peekLength(): number {
@@ -116,9 +136,11 @@ export class Channel {
     const view = new DataView(bytes.buffer);
     const headerLength = view.getUint32(4, true);
     const header = JSON.parse(decoder.decode(bytes.subarray(8, 8 + headerLength))) as Header & { b?: number[] };
+    if (typeof header !== 'object' || header === null || typeof header.t !== 'string') throw new Error('a frame without a type');
     const blobs: Uint8Array[] = [];
     let offset = pad(8 + headerLength);
     for (const size of header.b ?? []) {
+      if (!Number.isSafeInteger(size) || size < 0 || offset + size > total) throw new Error('a blob past the end of its frame');
       blobs.push(bytes.subarray(offset, offset + size));
       offset = pad(offset + size);
     }

@@ -7,8 +7,7 @@
  */
 import { Socket } from 'node:net';
 
-import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, HearthError as HearthErrorClass, InferenceError } from '../../sdk/errors.js';
+import { CancelledError, InferenceError, toHearthError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { devices, setIntraOpThreads } from '../engine/index.js';
 import type { PoolEvent } from '../pool/lifecycle.js';
@@ -26,8 +25,6 @@ export interface StartMessage {
   waiting: number;
 }
 
-const toHearth = (error: unknown): HearthError => (error instanceof HearthErrorClass ? error : new InferenceError((error as Error)?.message ?? String(error)));
-
 let pool: Pool | undefined;
 const inflight = new Map<number, AbortController>();
 const channel = new Channel(new Socket({ fd: 3, readable: true, writable: true }), (frame) => void handle(frame));
@@ -43,7 +40,7 @@ function reply(id: number, header: Record<string, unknown>, blobs: Uint8Array[] 
 }
 
 function fail(id: number, error: unknown): void {
-  reply(id, { ok: false, error: packError(toHearth(error)) });
+  reply(id, { ok: false, error: packError(toHearthError(error)) });
 }
 
 function snapshot(): Header {
@@ -54,7 +51,6 @@ async function start(id: number, m: StartMessage): Promise<void> {
   // Hooks run in V8 isolates here: user code sees no Node API, even inside its own runner.
   pool = new Pool({ spec: m.spec, version: m.version, model: m.model, hookBundle: m.hookBundle, hooks: { sandbox: true }, waitingOutside: m.waiting });
   pool.on('event', (event: PoolEvent) => channel.send({ t: 'event', event }));
-  pool.on('cold-start-queue', (queue: number) => channel.send({ t: 'cold-start-queue', queue }));
   pool.on('hung', (detail: { rows: number; limitMs: number }) => {
     // The node kills this process on `hung`; should the message not get out, it goes anyway.
     channel.send({ t: 'hung', ...detail });

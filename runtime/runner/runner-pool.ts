@@ -12,7 +12,7 @@
  * code and the runner's last log lines.
  */
 import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, DeadlineExceededError, HearthError as HearthErrorClass, InferenceError, UnavailableError } from '../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError, toHearthError, UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { RawRequest } from '../hooks/index.js';
@@ -20,7 +20,7 @@ import { PoolLifecycle } from '../pool/lifecycle.js';
 import type { PoolEvent } from '../pool/lifecycle.js';
 import type { ColdStart, InvokeOptions, InvokeResponse, PoolStats } from '../pool/pool.js';
 import type { PoolCounters } from '../pool/stats.js';
-import { addCounters, newCounters, observe } from '../pool/stats.js';
+import { addCounters, countFailure, newCounters, observe } from '../pool/stats.js';
 import type { Frame, WireError } from './channel.js';
 import { packTensors, unpackError, unpackTensors } from './channel.js';
 import type { RunnerHost } from './runner-host.js';
@@ -33,6 +33,13 @@ export interface RunnerPoolOptions {
   host: RunnerHost;
   /** The version's model and hook as local files (fetched from the artifact store by the node). */
   resolveArtifacts(): Promise<{ model: string; hookBundle?: string; source?: string }>;
+}
+
+/** What a `crash` event carries: how the runner ended, and when it restarts. */
+export interface RunnerCrash {
+  exit: RunnerExit;
+  restarts: number;
+  delayMs: number;
 }
 
 interface Snapshot {
@@ -62,15 +69,18 @@ export class RunnerPool extends PoolLifecycle {
   #restartTimer: NodeJS.Timeout | undefined;
   /** Why the runner last ended (while restarting). */
   #lastExit: string | undefined;
-  /** Requests sent to the runner, by id: how to fail them if it dies. */
-  readonly #inflight = new Map<number, (error: HearthError) => void>();
+  /** Ids of requests sent to the runner and not yet settled (a runner that dies answers them itself: runner-process.ts). */
+  readonly #inflight = new Set<number>();
+  /**
+   * Failures the node made itself (never sent, or held by a runner that died): the runner's own
+   * counters have the rest, so these are counted here and no others.
+   */
+  readonly #nodeFailures = new WeakSet<HearthError>();
 
   constructor(options: RunnerPoolOptions) {
     super(options.spec, options.version);
     this.#o = options;
   }
-
-
 
   get device(): string {
     return this.#snapshot?.device ?? this.spec.instances.device;
@@ -102,7 +112,7 @@ export class RunnerPool extends PoolLifecycle {
       runner = await taken;
       if (this.state === 'stopped' || this.state === 'draining') throw new UnavailableError(`function ${this.spec.name} v${this.version} stopped while it loaded`);
       this.#runner = runner;
-      runner.label = `${this.spec.name}@${this.version}`;
+      runner.label = this.#key;
       runner.onMessage = (frame) => this.#message(runner!, frame);
       runner.watchMemory(this.spec.limits.runnerMemoryMb * 2 ** 20);
       void runner.exited.then((exit) => this.#exited(runner!, exit));
@@ -163,33 +173,31 @@ export class RunnerPool extends PoolLifecycle {
     const why = describeExit(exit);
     const lines = exit.lastLines.slice(-5).join('\n');
     this.#lastExit = why;
-    const gone = new UnavailableError(`function ${this.spec.name} v${this.version}: its runner ended (${why}); it is restarting`);
-    for (const fail of this.#inflight.values()) fail(gone);
-    this.#inflight.clear();
     // Dying while it loads is a failed load (#boot says so); stopped or draining, it was asked to go.
     if (this.state !== 'warm') return;
     if (performance.now() - this.#upSince > HEALTHY_MS) this.#crashes = 0;
+    const delay = this.#scheduleRestart(`runner ended: ${why}${lines ? `; last lines:\n${lines}` : ''}`);
+    this.setState('restarting');
+    this.emit('crash', { exit, restarts: this.#crashes, delayMs: delay } satisfies RunnerCrash);
+  }
+
+  /** Counts a crash and restarts after its backoff; the delay. */
+  #scheduleRestart(why: string): number {
     const delay = BACKOFF_MS[Math.min(this.#crashes, BACKOFF_MS.length - 1)]!;
     this.#crashes++;
-    this.event('state', 'restarting', `runner ended: ${why}${lines ? `; last lines:\n${lines}` : ''}; restart ${this.#crashes} in ${delay / 1000} s`);
-    this.setState('restarting');
-    this.emit('crash', { exit, restarts: this.#crashes, delayMs: delay });
+    this.event('state', 'restarting', `${why}; restart ${this.#crashes} in ${delay / 1000} s`);
     this.#restartTimer = setTimeout(() => this.#restart(), delay);
     this.#restartTimer.unref();
+    return delay;
   }
 
   #restart(): void {
     if (this.state !== 'restarting') return;
     this.#boot(false).catch((error: unknown) => {
-      if (this.state === 'restarting') {
-        // It could not load again: count it as another crash and back off further.
-        const delay = BACKOFF_MS[Math.min(this.#crashes, BACKOFF_MS.length - 1)]!;
-        this.#crashes++;
-        this.#lastExit = (error as Error).message;
-        this.event('state', 'restarting', `restart failed: ${(error as Error).message}; restart ${this.#crashes} in ${delay / 1000} s`);
-        this.#restartTimer = setTimeout(() => this.#restart(), delay);
-        this.#restartTimer.unref();
-      }
+      // It could not load again: another crash, a longer backoff.
+      if (this.state !== 'restarting') return;
+      this.#lastExit = (error as Error).message;
+      this.#scheduleRestart(`restart failed: ${this.#lastExit}`);
     });
   }
 
@@ -230,11 +238,15 @@ export class RunnerPool extends PoolLifecycle {
     try {
       if (this.state === 'cold' || this.state === 'loading') await this.#waitForStart(t0, options);
       const runner = this.#runner;
-      if (this.state !== 'warm' || !runner) throw this.#notServing();
+      if (this.state !== 'warm' || !runner) throw this.#nodeFailure(this.#notServing());
       return await this.#send(runner, t, fields, blobs, options, read);
     } catch (error) {
-      const e = error instanceof HearthErrorClass ? error : new InferenceError((error as Error).message);
-      if (e.code === 'UNAVAILABLE' || e.code === 'CANCELLED' || e.code === 'DEADLINE_EXCEEDED') this.#countNodeFailure(e, t0);
+      const e = toHearthError(error);
+      if (this.#nodeFailures.has(e)) {
+        const us = (performance.now() - t0) * US;
+        countFailure(this.#retired, e.code, us);
+        observe(this.#retired.durations.request, us);
+      }
       throw e;
     } finally {
       this.#pending--;
@@ -245,8 +257,8 @@ export class RunnerPool extends PoolLifecycle {
   #send<T>(runner: RunnerProcess, t: string, fields: Record<string, unknown>, blobs: Uint8Array[], options: InvokeOptions, read: (frame: Frame) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const remainingMs = options.deadline === undefined ? undefined : options.deadline - performance.now();
-      if (remainingMs !== undefined && remainingMs <= 0) return reject(new DeadlineExceededError('the request\'s deadline passed before it was queued'));
-      if (options.signal?.aborted) return reject(new CancelledError('the request was cancelled'));
+      if (remainingMs !== undefined && remainingMs <= 0) return reject(this.#nodeFailure(new DeadlineExceededError('the request\'s deadline passed before it was queued')));
+      if (options.signal?.aborted) return reject(this.#nodeFailure(new CancelledError('the request was cancelled')));
       const seq = options.sequence;
       let id = 0;
       const onAbort = (): void => {
@@ -269,8 +281,13 @@ export class RunnerPool extends PoolLifecycle {
         ...(remainingMs === undefined ? {} : { remainingMs }),
         ...(options.priority === undefined ? {} : { priority: options.priority }),
         ...(seq ? { sequence: { id: String(seq.id), big: typeof seq.id === 'bigint', start: seq.start, end: seq.end } } : {}),
-      }, blobs, (frame) => done(frame.header.ok ? undefined : unpackError(frame.header.error as WireError), frame));
-      this.#inflight.set(id, (error) => done(error));
+      }, blobs, (frame) => {
+        if (frame.header.ok) return done(undefined, frame);
+        const error = unpackError(frame.header.error as WireError);
+        // A runner that died holding it never counted it.
+        done(frame.header.unanswered ? this.#nodeFailure(error) : error, frame);
+      });
+      this.#inflight.add(id);
       options.signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
@@ -278,17 +295,9 @@ export class RunnerPool extends PoolLifecycle {
   /** A request that finds the version loading waits for it, up to its deadline. */
   async #waitForStart(t0: number, options: InvokeOptions): Promise<void> {
     if (this.#coldWaitFrom === undefined && !this.#coldStart) this.#coldWaitFrom = t0;
-    const starting = (this.#starting ?? this.start()).catch(() => undefined);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      if (options.deadline === undefined) return;
-      timer = setTimeout(() => reject(new DeadlineExceededError(`function ${this.spec.name} v${this.version} was still loading at the request's deadline`)), Math.max(0, options.deadline - performance.now()));
+    await this.untilStarted(this.#starting ?? this.start(), options.deadline).catch((error: unknown) => {
+      throw this.#nodeFailure(toHearthError(error));
     });
-    try {
-      await Promise.race([starting, late]);
-    } finally {
-      clearTimeout(timer);
-    }
     if (this.#coldWaitFrom !== undefined && this.#coldStart) {
       const queue = (performance.now() - this.#coldWaitFrom) / 1000;
       this.#coldWaitFrom = undefined;
@@ -303,14 +312,10 @@ export class RunnerPool extends PoolLifecycle {
     return new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state} and takes no requests`);
   }
 
-  /** A request that failed at the node (runner gone, cancelled, late) counts in the version's statistics. */
-  #countNodeFailure(e: HearthError, t0: number): void {
-    const c = this.#retired;
-    const us = (performance.now() - t0) * US;
-    c.failure++;
-    c.failures[e.code] = (c.failures[e.code] ?? 0) + 1;
-    observe(c.durations.failure, us);
-    observe(c.durations.request, us);
+  /** Marks an error the node made itself, for the version's statistics (#call counts it). */
+  #nodeFailure(e: HearthError): HearthError {
+    this.#nodeFailures.add(e);
+    return e;
   }
 
   /** Asks the runner for its counters now (statistics read right after a request see it). */
@@ -365,6 +370,4 @@ export class RunnerPool extends PoolLifecycle {
   get #key(): string {
     return `${this.spec.name}@${this.version}`;
   }
-
-
 }

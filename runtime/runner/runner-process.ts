@@ -3,7 +3,7 @@
  * last lines it logged, and a watch on its resident memory.
  */
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 
 import { UnavailableError } from '../../sdk/errors.js';
@@ -23,12 +23,15 @@ const PAGE = 4096;
 const LOG_LINES = 20;
 
 /** Resident bytes of a process (Linux /proc), or undefined when it is gone. */
-function residentBytes(pid: number): number | undefined {
-  try {
-    return Number(readFileSync(`/proc/${pid}/statm`, 'latin1').split(' ')[1]) * PAGE;
-  } catch {
-    return undefined;
-  }
+async function residentBytes(pid: number): Promise<number | undefined> {
+  const statm = await readFile(`/proc/${pid}/statm`, 'latin1').catch(() => undefined);
+  return statm === undefined ? undefined : Number(statm.split(' ')[1]) * PAGE;
+}
+
+/** The reply a request gets when its runner cannot answer it (`unanswered`: no runner counted it). */
+function unanswered(message: string): Frame {
+  const gone = new UnavailableError(message);
+  return { header: { t: 'reply', ok: false, unanswered: true, error: { code: gone.code, error: gone.message } }, blobs: [] };
 }
 
 export class RunnerProcess {
@@ -85,15 +88,15 @@ export class RunnerProcess {
         return waiter?.(frame);
       }
       this.onMessage(frame);
-    });
+    }, (why) => this.kill(`it sent a malformed frame (${why})`));
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.#alive = false;
         clearInterval(this.#memoryTimer);
         this.#channel.close();
         const exit: RunnerExit = { code, signal, lastLines: [...this.#lines], ...(this.#killedFor ? { killedFor: this.#killedFor } : {}) };
-        const gone = new UnavailableError(`${this.label ?? 'the function'}: its runner process ended (${describeExit(exit)}) while it held this request; it restarts`);
-        for (const waiter of this.#waiting.values()) waiter({ header: { t: 'reply', ok: false, error: { code: gone.code, error: gone.message } }, blobs: [] });
+        const gone = unanswered(`${this.label ?? 'the function'}: its runner process ended (${describeExit(exit)}) while it held this request; it restarts`);
+        for (const waiter of this.#waiting.values()) waiter(gone);
         this.#waiting.clear();
         resolve(exit);
       });
@@ -111,18 +114,19 @@ export class RunnerProcess {
 
   /** A request that gets a reply (a frame with the same id). */
   request(header: Header, blobs: Uint8Array[] = []): Promise<Frame> {
-    const id = this.#nextId++;
-    return new Promise((resolve) => {
-      this.#waiting.set(id, resolve);
-      this.#channel.hold(true);
-      this.#channel.send({ ...header, id }, blobs);
-      if (!this.#alive) this.#waiting.get(id)?.({ header: { t: 'reply', ok: false, error: { code: 'UNAVAILABLE', error: 'the runner has exited' } }, blobs: [] });
-    });
+    return new Promise((resolve) => this.send(header, blobs, resolve));
   }
 
-  /** Sends `header` as request `id` (taken with nextId()); its reply goes to `onReply`. */
+  /**
+   * Sends `header` with a new id, which it returns; the reply goes to `onReply` — an UNAVAILABLE
+   * one at once if the runner has exited (its exit may not have reached its pool yet).
+   */
   send(header: Header, blobs: Uint8Array[], onReply: (frame: Frame) => void): number {
     const id = this.#nextId++;
+    if (!this.#alive) {
+      queueMicrotask(() => onReply(unanswered(`${this.label ?? 'the function'}: its runner process has exited; it restarts`)));
+      return id;
+    }
     this.#waiting.set(id, onReply);
     if (this.#waiting.size === 1) this.#channel.hold(true);
     this.#channel.send({ ...header, id }, blobs);
@@ -137,8 +141,8 @@ export class RunnerProcess {
   /** Kills the runner past `limitBytes` of resident memory, checked every `everyMs`. */
   watchMemory(limitBytes: number, everyMs = 500): void {
     clearInterval(this.#memoryTimer);
-    this.#memoryTimer = setInterval(() => {
-      const rss = residentBytes(this.child.pid!);
+    this.#memoryTimer = setInterval(async () => {
+      const rss = await residentBytes(this.child.pid!);
       if (rss !== undefined && rss > limitBytes) this.kill(`its resident memory reached ${(rss / 2 ** 20).toFixed(0)} MiB, past its ${(limitBytes / 2 ** 20).toFixed(0)} MiB limit (limits.runnerMemoryMb)`);
     }, everyMs);
     this.#memoryTimer.unref();

@@ -64,7 +64,9 @@ describe('a hostile hook reaches nothing of the node', () => {
   it('sees none of the node\'s environment', async () => {
     const env = await attack({ attack: 'env' });
     expect(env.status).toBe(200);
-    if (env.body.ok) expect((env.body.value as string[]).filter((k) => /HEARTH|REDIS|AWS|S3/.test(k))).toEqual([]);
+    // Either the hook has no environment to read at all, or nothing of the node's is in it.
+    const seen = env.body.ok ? (env.body.value as string[]) : [];
+    expect(seen.filter((k) => /HEARTH|REDIS|AWS|S3/.test(k))).toEqual([]);
     const own = await attack({ attack: 'read', path: '/proc/self/environ' });
     expect(JSON.stringify(own.body)).not.toContain(ADMIN);
     expect(JSON.stringify(own.body)).not.toContain('HEARTH_WEBHOOK_SECRET');
