@@ -56,6 +56,7 @@ export const ConfigSchema = z.object({
   HEARTH_SYSTEM_SHARED_MEMORY: z.enum(['auto', 'on', 'off']).default('auto'),
   HEARTH_ISOLATION: z.enum(['process', 'none'], { message: 'HEARTH_ISOLATION must be process (each function version in its own runner process) or none (in the node, for trusted single-tenant use)' }).default('process'),
   HEARTH_RUNNER_USER: z.string().regex(/^[a-z_][a-z0-9_-]*\$?$/, 'HEARTH_RUNNER_USER must be a user name').default('nobody'),
+  HEARTH_RUNNER_UID_BASE: z.coerce.number({ message: 'HEARTH_RUNNER_UID_BASE must be a uid' }).int().min(1000, 'HEARTH_RUNNER_UID_BASE must be at least 1000 (clear of system users)').max(2 ** 31 - 65_537).default(200_000),
   HEARTH_AUTOSCALE_TICK_MS: z.coerce.number({ message: 'HEARTH_AUTOSCALE_TICK_MS must be a number of milliseconds' }).int().min(10).max(1000, 'HEARTH_AUTOSCALE_TICK_MS must be at most 1000: a queue over its target scales up within one tick').default(1000),
 });
 
@@ -96,8 +97,10 @@ export interface Config {
    * `none`: pools run in the node (Triton's model: for trusted, single-tenant deployments).
    */
   isolation: 'process' | 'none';
-  /** The user runners run as when the node runs as root. */
+  /** Runners' group is this user's (when the node runs as root). */
   runnerUser: string;
+  /** When the node runs as root, each runner runs as a uid of its own from here up (65 536 of them). */
+  runnerUidBase: number;
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
@@ -134,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     systemSharedMemory: e.HEARTH_SYSTEM_SHARED_MEMORY === 'on' || (e.HEARTH_SYSTEM_SHARED_MEMORY === 'auto' && LOOPBACK.test(e.HEARTH_HOST)),
     isolation: e.HEARTH_ISOLATION,
     runnerUser: e.HEARTH_RUNNER_USER,
+    runnerUidBase: e.HEARTH_RUNNER_UID_BASE,
     jobs: {
       attempts: e.HEARTH_JOB_ATTEMPTS, backoffMs: e.HEARTH_JOB_BACKOFF_MS, resultTtlS: e.HEARTH_JOB_RESULT_TTL_S, lockMs: e.HEARTH_JOB_LOCK_MS, concurrency: e.HEARTH_JOB_CONCURRENCY,
       webhooks: { allowHosts: parseAllowHosts(e.HEARTH_WEBHOOK_ALLOW_HOSTS) },

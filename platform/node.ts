@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { getRequestListener } from '@hono/node-server';
 import { pino } from 'pino';
 
-import { lookupUser, RunnerHost, setIntraOpThreads } from '../runtime/index.js';
+import { groupOf, RunnerHost, setIntraOpThreads } from '../runtime/index.js';
 import { createArtifactStore } from './artifacts/index.js';
 import { Cluster } from './cluster/cluster.js';
 import type { Config } from './config.js';
@@ -59,7 +59,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const cluster = config.redisUrl ? new Cluster({ redisUrl: config.redisUrl, prefix: config.redisPrefix, nodeId }) : undefined;
   const runners = config.isolation === 'process' ? new RunnerHost({
     // A root node runs user code as another user; a node that is not root cannot switch.
-    user: process.getuid?.() === 0 ? await lookupUser(config.runnerUser) : undefined,
+    users: process.getuid?.() === 0 ? { firstUid: config.runnerUidBase, gid: await groupOf(config.runnerUser) } : undefined,
     intraOpThreads: config.intraOpThreads,
     onLine: (line, runner) => log.info({ function: runner.label, runner: runner.pid, line }, 'runner output'),
   }) : undefined;

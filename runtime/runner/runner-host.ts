@@ -8,7 +8,9 @@
  * - Node's permission model: it reads only the code it runs (node_modules, the addon) and its own
  *   directory, into which the node links one version's model and hook; it may start worker threads
  *   (hooks) and load the addon; it cannot start processes or write files;
- * - when the node runs as root, another user (`nobody` by default): it cannot signal the node or
+ * - when the node runs as root, a uid of its own (no other process has it) in the group of
+ *   `nobody` by default: it cannot signal, trace or read the memory of the node or of another
+ *   function's runner, or
  *   read /proc/<node>/environ, whatever the permission model misses.
  */
 import { spawn } from 'node:child_process';
@@ -32,8 +34,11 @@ export interface RunnerHostOptions {
    * directory's parents allow.
    */
   dir?: string;
-  /** The user runners run as (uid/gid); absent: the node's own. */
-  user?: { uid: number; gid: number; name: string };
+  /**
+   * Who runners run as: each its own uid, `firstUid` + n (n < UID_SPAN, wrapping), in group `gid`;
+   * absent: the node's own user (it is not root and cannot switch).
+   */
+  users?: { firstUid: number; gid: number };
   /** Node's permission model on the runners (default true). */
   permissions?: boolean;
   /** LibTorch intra-op threads in each runner. */
@@ -53,6 +58,9 @@ const PASSED_ENV = /^(LD_LIBRARY_PATH|TZ|LANG|LC_[A-Z]+|OPENBLAS_[A-Z0-9_]+|OMP_
 
 let runnerFile: Promise<string> | undefined;
 
+/** Runner uids in use at once at most (a uid comes back round after this many runners). */
+const UID_SPAN = 65_536;
+
 /** How long, and how many, stopped runners wait for their version's next cold start. */
 const PARK_MS = 5 * 60_000;
 const MAX_PARKED = 4;
@@ -62,12 +70,12 @@ function runnerEntryFile(): Promise<string> {
   return (runnerFile ??= bundleEntry(RUNNER_ENTRY, ['piscina', 'esbuild', 'isolated-vm']));
 }
 
-/** uid and gid of a user by name, from /etc/passwd. */
-export async function lookupUser(name: string): Promise<{ uid: number; gid: number; name: string }> {
+/** The primary group of a user by name, from /etc/passwd. */
+export async function groupOf(name: string): Promise<number> {
   const passwd = await readFile('/etc/passwd', 'utf8');
   for (const line of passwd.split('\n')) {
-    const [user, , uid, gid] = line.split(':');
-    if (user === name) return { uid: Number(uid), gid: Number(gid), name };
+    const [user, , , gid] = line.split(':');
+    if (user === name) return Number(gid);
   }
   throw new Error(`no user "${name}" on this machine (HEARTH_RUNNER_USER)`);
 }
@@ -152,8 +160,9 @@ export class RunnerHost {
 
   async #spawn(spare: boolean): Promise<RunnerProcess> {
     const [entry, hookWorker] = await Promise.all([runnerEntryFile(), hookWorkerFile()]);
-    const user = this.#o.user;
-    const dir = join(await this.#root(), `r${++this.#count}`);
+    const n = ++this.#count;
+    const user = this.#o.users && { uid: this.#o.users.firstUid + (n % UID_SPAN), gid: this.#o.users.gid };
+    const dir = join(await this.#root(), `r${n}`);
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { mode: 0o700 });
     if (user) await chown(dir, user.uid, user.gid);

@@ -4,7 +4,7 @@
  * its own function. The node runs in its own process here, with its secrets in its environment
  * (as a real deployment has them), so what a runner could read of it is really there to read.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +41,18 @@ const infer = (name: string, x: number[][], key = INVOKE) =>
   fetch(`${node.url}/v2/models/${name}/infer`, { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'x', shape: [x.length, 4], datatype: 'FP32', data: x.flat() }] }), headers: { ...auth(key), 'content-type': 'application/json' } });
 const ready = async (name: string) => (await fetch(`${node.url}/v2/models/${name}/ready`, { headers: auth(INVOKE) })).status;
 const events = async (name: string) => ((await (await fetch(`${node.url}/api/v1/functions/${name}`, { headers: auth() })).json()) as { pools: { events: { detail?: string }[] }[] }).pools.flatMap((p) => p.events.map((e) => e.detail ?? ''));
+/** The uids of the node's runner processes (the spare among them), from /proc. */
+async function runnerUids(): Promise<number[]> {
+  const uids: number[] = [];
+  for (const pid of (await readdir('/proc')).filter((d) => /^\d+$/.test(d))) {
+    const status = await readFile(`/proc/${pid}/status`, 'latin1').catch(() => '');
+    if (Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]) !== node.child.pid) continue;
+    // Its other children (esbuild's service) are not runners.
+    const args = await readFile(`/proc/${pid}/cmdline`, 'latin1').catch(() => '');
+    if (args.includes('--experimental-permission')) uids.push(Number(/^Uid:\s+(\d+)/m.exec(status)![1]));
+  }
+  return uids;
+}
 const rss = (pid: number) => readFile(`/proc/${pid}/statm`, 'latin1').then((s) => Number(s.split(' ')[1]) * 4096);
 
 const model = async (name: 'small' | 'crashes' | 'hangs' | 'balloon') => upload(node.url, new Uint8Array(await readFile(modelPath(name))), auth());
@@ -84,6 +96,16 @@ describe('a hostile hook reaches nothing of the node', () => {
     }
     const exec = await attack({ attack: 'exec' });
     expect(exec.body.ok).toBe(false);
+  });
+
+  it('runs each function in a process of its own, as a uid no other runner has (when the node is root)', async () => {
+    const uids = await runnerUids();
+    // attacks, crashes, hangs, bystander, balloon and the spare.
+    expect(uids.length).toBeGreaterThanOrEqual(5);
+    if (process.getuid?.() === 0) {
+      expect(uids).not.toContain(0);
+      expect(new Set(uids).size).toBe(uids.length);
+    }
   });
 
   it('cannot signal the node, nor its own runner', async () => {
