@@ -63,7 +63,8 @@ export async function startNode(config: Config): Promise<HearthNode> {
     intraOpThreads: config.intraOpThreads,
     onLine: (line, runner) => log.info({ function: runner.label, runner: runner.pid, line }, 'runner output'),
   }) : undefined;
-  runners?.warm();
+  // The node is ready once its spare runner is up, so its first cold start does not wait for one.
+  const spareUp = runners?.warm();
   const service = new FunctionService({ runners, registry, artifacts, dataDir: config.dataDir, log, autoscaleTickMs: config.autoscaleTickMs, cluster, queuedElsewhere: (n, v) => (cluster?.queued(n, v) ?? 0) + jobs.waiting(n), onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases) });
   metrics = new Metrics(() => service.pools(), () => service.refreshStats());
   const jobs = createJobQueue(config, nodeId, (name, version, request) => service.invoke(name, version, request), log);
@@ -97,6 +98,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const httpUrl = `http://${host}:${httpPort}`;
   cluster?.start(() => service.pools(), httpUrl);
+  await spareUp;
   ready = true;
   log.info({ node: nodeId, http: httpPort, grpc: grpcPort, metrics: metricsServer.port, intraOpThreads: config.intraOpThreads, isolation: config.isolation, host: config.host, registry: registry.kind, artifacts: artifacts.kind, dataDir: config.dataDir }, 'hearth listening');
 

