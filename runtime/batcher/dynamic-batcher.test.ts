@@ -35,6 +35,16 @@ describe('dynamic batcher', () => {
     expect(batches).toEqual([['a']]);
   });
 
+  it('batches the requests that arrive together (gather) in one decision, after they are all queued', () => {
+    const { batcher, batches, enqueue } = setup();
+    batcher.gather(() => ['a', 'b', 'c'].forEach((id) => enqueue(id)));
+    expect(batches).toEqual([['a', 'b', 'c']]);
+    // Outside gather the first of them would have left alone.
+    batcher.release();
+    ['d', 'e', 'f'].forEach((id) => enqueue(id));
+    expect(batches.slice(1)).toEqual([['d']]);
+  });
+
   it('queues while every instance is busy and forms the next batch on release', () => {
     const { batcher, batches, enqueue } = setup();
     enqueue('a');

@@ -102,6 +102,9 @@ export class DynamicBatcher<T> {
   #timerAt = Infinity;
   #draining = false;
   #drained: (() => void)[] = [];
+  /** Inside gather(): decisions wait until it returns. */
+  #gathering = false;
+  #deferred = false;
   // Arrival rate (rows per µs), an exponentially weighted moving average of inter-arrival gaps.
   #lastArrival = -1;
   #gapUs = Infinity;
@@ -121,6 +124,25 @@ export class DynamicBatcher<T> {
   /** Requests waiting in the queue. */
   get queueDepth(): number {
     return this.#depth;
+  }
+
+  /**
+   * Runs `arrive`, which queues requests that came in together (a runner reads many from one chunk
+   * of its channel), and decides once, after: without it, the first request to reach an idle
+   * instance would leave alone and the rest would wait behind it.
+   */
+  gather(arrive: () => void): void {
+    if (this.#gathering) return arrive();
+    this.#gathering = true;
+    try {
+      arrive();
+    } finally {
+      this.#gathering = false;
+      if (this.#deferred) {
+        this.#deferred = false;
+        this.#schedule();
+      }
+    }
   }
 
   /** Re-evaluates a wait when requests on their way arrive or go elsewhere. */
@@ -247,6 +269,7 @@ export class DynamicBatcher<T> {
   }
 
   #schedule(): void {
+    if (this.#gathering) return void (this.#deferred = true);
     const now = this.#clock.now();
     let wakeAt = Infinity;
     // Requests whose timeout has passed leave first; the earliest remaining timeout wakes us.

@@ -269,6 +269,11 @@ export class Pool extends PoolLifecycle {
     return { model: this.#options.model, hookBundle: this.#options.hookBundle };
   }
 
+  /** Requests queued while `arrive` runs are batched in one decision, after it (DynamicBatcher.gather). */
+  gather(arrive: () => void): void {
+    this.#batcher.gather(arrive);
+  }
+
   /** Adds an instance over the same weights (the autoscaler's scale-up). */
   addInstance(): void {
     const source = this.#instances[0];

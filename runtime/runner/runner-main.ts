@@ -30,7 +30,8 @@ const PREFAULT_BYTES = 256 * 2 ** 20;
 
 let pool: Pool | undefined;
 const inflight = new Map<number, AbortController>();
-const channel = new Channel(new Socket({ fd: 3, readable: true, writable: true }), (frame) => void handle(frame));
+// Requests that arrive in one read are batched together (Pool.gather).
+const channel = new Channel(new Socket({ fd: 3, readable: true, writable: true }), (frame) => void handle(frame), () => undefined, (deliver) => (pool ? pool.gather(deliver) : deliver()));
 let snapshotTimer: NodeJS.Timeout | undefined;
 
 process.on('uncaughtException', (error) => {
