@@ -27,6 +27,9 @@ import type { RunnerHost } from './runner-host.js';
 import type { RunnerExit, RunnerProcess } from './runner-process.js';
 import { describeExit } from './runner-process.js';
 
+/** How long after a cold start the next spare runner boots. */
+const SPARE_AFTER_MS = 1500;
+
 export interface RunnerPoolOptions {
   spec: FunctionSpec;
   version: number;
@@ -138,8 +141,9 @@ export class RunnerPool extends PoolLifecycle {
       }
       throw error;
     } finally {
-      // The next spare starts once this load is done, not while it competes for the cores.
-      void this.#o.host.warm();
+      // The next spare boots a while after this load, not beside it nor beside the first forwards
+      // (measured: a spare booting then made the next cold start from the cache 10% slower).
+      setTimeout(() => void this.#o.host.warm(), SPARE_AFTER_MS).unref();
     }
   }
 
