@@ -23,9 +23,9 @@ import { CancelledError, DeadlineExceededError, errorFromBody, HearthError as He
 import type { HookTensors } from '../../sdk/hook.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
 import { viewAs } from '../../sdk/tensor.js';
-import type { PoolSummary } from '../functions/function-service.js';
-import { closeBounded } from '../jobs/close.js';
-import { errorBody } from '../jobs/jobs.js';
+import type { PoolSummary } from '../../runtime/index.js';
+import { errorBody } from '../jobs/index.js';
+import { blockingConnection, bullConnection, closeBounded, commandConnection, redisUp } from '../redis/index.js';
 
 /** What a node says of one of its pools. */
 export interface PoolBrief {
@@ -139,9 +139,9 @@ export class Cluster {
   constructor(options: ClusterOptions) {
     this.#o = { heartbeatMs: 2000, leaseMs: 120_000, forwardTimeoutMs: 60_000, concurrency: 64, ...options };
     this.nodeId = options.nodeId;
-    this.#redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    this.#redis = commandConnection(options.redisUrl);
     this.#redis.on('error', () => undefined);
-    this.#sub = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+    this.#sub = blockingConnection(options.redisUrl);
     this.#sub.on('error', () => undefined);
     this.#sub.on('message', (_channel: string, message: string) => this.#onReply(message));
     void this.#sub.subscribe(this.#replyChannel(this.nodeId)).catch(() => undefined);
@@ -233,7 +233,7 @@ export class Cluster {
         reply = { id: job.id!, ok: false, error: errorBody(error) };
       }
       await this.#redis.publish(this.#replyChannel(replyTo), JSON.stringify(reply));
-    }, { connection: { url: this.#o.redisUrl, maxRetriesPerRequest: null }, prefix: `${this.#o.prefix}bull`, concurrency: this.#o.concurrency });
+    }, { ...bullConnection(this.#o.redisUrl, this.#o.prefix), concurrency: this.#o.concurrency });
     worker.on('error', () => undefined);
     this.#workers.set(key, worker);
   }
@@ -243,7 +243,7 @@ export class Cluster {
     const key = `${name}@${version}`;
     const worker = this.#workers.get(key);
     this.#workers.delete(key);
-    if (worker) await closeBounded([worker], () => this.#redis.status === 'ready');
+    if (worker) await closeBounded([worker], () => redisUp(this.#redis));
     if (this.#beat) await this.#heartbeat().catch(() => undefined);
   }
 
@@ -259,7 +259,7 @@ export class Cluster {
 
   async close(): Promise<void> {
     clearInterval(this.#beat);
-    const up = () => this.#redis.status === 'ready';
+    const up = () => redisUp(this.#redis);
     await closeBounded(this.#workers.values(), up);
     await closeBounded(this.#queues.values(), up, 5000);
     for (const [, w] of this.#waiting) {
@@ -283,7 +283,7 @@ export class Cluster {
     const key = `${name}@${version}`;
     let queue = this.#queues.get(key);
     if (!queue) {
-      queue = new Queue(this.#queueName(name, version), { connection: { url: this.#o.redisUrl, maxRetriesPerRequest: null }, prefix: `${this.#o.prefix}bull` });
+      queue = new Queue(this.#queueName(name, version), bullConnection(this.#o.redisUrl, this.#o.prefix));
       queue.on('error', () => undefined);
       this.#queues.set(key, queue);
     }

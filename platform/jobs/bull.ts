@@ -15,7 +15,7 @@ import { Redis } from 'ioredis';
 import { InvalidInputError, UnavailableError } from '../../sdk/errors.js';
 import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from './jobs.js';
 import { checkSubmission, decodeRecord, encodeRecord, errorBody, isTransient, jobId, newRecord, sameRequest } from './jobs.js';
-import { closeBounded } from './close.js';
+import { bullConnection, closeBounded, commandConnection, redisUp } from '../redis/index.js';
 import { deliver, webhookMessage } from './webhook.js';
 
 export interface BullJobQueueOptions extends JobOptions {
@@ -43,7 +43,7 @@ const WEBHOOK_QUEUE = 'webhooks';
 
 /** Throws unless the Redis server's maxmemory-policy is noeviction. */
 export async function checkNoEviction(redisUrl: string): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+  const redis = commandConnection(redisUrl, { lazyConnect: true, offlineQueue: true });
   redis.on('error', () => undefined);
   try {
     await redis.connect();
@@ -74,7 +74,7 @@ export class BullJobQueue implements JobQueue {
   constructor(invoke: Invoker, options: BullJobQueueOptions) {
     this.#invoke = invoke;
     this.#o = options;
-    this.#redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    this.#redis = commandConnection(options.redisUrl);
     this.#redis.on('error', () => undefined);
     this.#counter = setInterval(() => void this.#count(), 2000).unref();
     if (options.webhookSecret) {
@@ -91,7 +91,7 @@ export class BullJobQueue implements JobQueue {
 
   #queueOptions() {
     // BullMQ wants its own blocking-capable connections: it opens them from these options.
-    return { connection: { url: this.#o.redisUrl, maxRetriesPerRequest: null }, prefix: `${this.#o.prefix}bull` } as const;
+    return bullConnection(this.#o.redisUrl, this.#o.prefix);
   }
 
   #workerOptions() {
@@ -180,7 +180,7 @@ export class BullJobQueue implements JobQueue {
     this.#closed = true;
     clearInterval(this.#counter);
     // close() waits for running jobs; a node killed instead leaves them to the stalled check.
-    const up = () => this.#redis.status === 'ready';
+    const up = () => redisUp(this.#redis);
     await closeBounded([...this.#workers.values(), ...(this.#webhookWorker ? [this.#webhookWorker] : [])], up);
     await closeBounded([...this.#queues.values(), ...(this.#webhooks ? [this.#webhooks] : [])], up, 5000);
     this.#redis.disconnect();

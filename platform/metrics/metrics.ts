@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry as PromRegistry, collectDefaultMetrics } from 'prom-client';
 
 import type { ColdStart } from '../../runtime/index.js';
-import type { PoolSummary } from '../functions/function-service.js';
+import type { PoolSummary } from '../../runtime/index.js';
 
 const LABELS = ['model', 'version'] as const;
 

@@ -1,5 +1,5 @@
 /** The registry chosen by configuration: files under the data dir, or Redis. */
-import { Redis } from 'ioredis';
+import { commandConnection } from '../redis/index.js';
 
 import type { Config } from '../config.js';
 import { FsRegistry } from './fs/fs-registry.js';
@@ -13,7 +13,7 @@ export { RedisRegistry } from './redis/redis-registry.js';
 export function createRegistry(config: Config): Registry {
   if (!config.redisUrl) return new FsRegistry(config.dataDir);
   // Fail fast while Redis is down (callers get 503), and keep reconnecting in the background.
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+  const redis = commandConnection(config.redisUrl);
   redis.on('error', () => undefined);
   return new RedisRegistry(redis, config.redisPrefix);
 }

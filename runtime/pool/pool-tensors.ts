@@ -15,7 +15,7 @@ import type { SequenceRow } from '../batcher/index.js';
  * A List[str] output of a batch, cut back into each request's rows: the list holds `total` rows of
  * equal length, in order (as Triton reads TYPE_STRING outputs, one-dimensional per row).
  */
-export function splitStrings(name: string, t: Tensor<'BYTES'>, rows: number[], total: number): Tensor<'BYTES'>[] {
+export function splitStrings(name: string, t: Tensor<'BYTES'>, rows: readonly number[], total: number): Tensor<'BYTES'>[] {
   const count = t.shape[0] ?? 0;
   if (count % total !== 0) throw new InferenceError(`output "${name}" has ${count} strings for a batch of ${total} rows`);
   const per = count / total;

@@ -12,108 +12,31 @@
  *
  * Instances on one device share the model's weights (Model.share()).
  */
-import { availableParallelism } from 'node:os';
-
 import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, DeadlineExceededError, InferenceError, InvalidInputError, ModelLoadError, toHearthError, UnavailableError } from '../../sdk/errors.js';
+import { InferenceError, InvalidInputError, ModelLoadError, toHearthError, UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
-import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { Tensor } from '../../sdk/tensor.js';
 import type { BatchEntry, Clock } from '../batcher/index.js';
 import { DynamicBatcher, SequenceRouter, systemClock } from '../batcher/index.js';
-import type { SequenceFlags, SequenceRow } from '../batcher/index.js';
+import type { SequenceRow } from '../batcher/index.js';
 import type { ForwardResult, Model } from '../engine/index.js';
-import { devices, loadModel, setIntraOpThreads, threads } from '../engine/index.js';
+import { devices, loadModel, setIntraOpThreads } from '../engine/index.js';
 import type { RawRequest } from '../hooks/index.js';
 import { HookPool } from '../hooks/index.js';
 import { batchSignature, checkTensors } from '../tensors/validate.js';
-import type { PoolCounters } from './stats.js';
 import { countFailure, newCounters, observe, RecentLatencies } from './stats.js';
 import type { IoBinding } from './io-binding.js';
 import { bindIo } from './io-binding.js';
+import { freeBytes, instanceCost, room } from './capacity.js';
 import { PoolLifecycle } from './lifecycle.js';
-import type { PoolState } from './lifecycle.js';
-import { fromModelShape, toModelShape } from './reshape.js';
-import { filled, sequenceControls, splitStrings, warmupSamples } from './pool-tensors.js';
-
-export interface PoolOptions {
-  spec: FunctionSpec;
-  version: number;
-  /** The TorchScript file, or its bytes. */
-  model: string | Uint8Array;
-  /** The bundled hook (bundleHook); absent: the default JSON hook. */
-  hookBundle?: string;
-  hooks?: { threads?: number; timeoutMs?: number; maxHeapMb?: number; sandbox?: boolean };
-  warmupRuns?: number;
-  /** Requests waiting for this pool outside it (a runner's node holds them until it is warm). */
-  waitingOutside?: number;
-  clock?: Clock;
-}
-
-export interface InvokeOptions {
-  /** Absolute deadline, performance.now() milliseconds. */
-  deadline?: number;
-  signal?: AbortSignal;
-  /** 1 (highest) to spec.batching.priorityLevels. */
-  priority?: number;
-  /** The request's sequence (required by, and only for, a spec with `sequence`). */
-  sequence?: SequenceFlags;
-}
-
-export interface InvokeResponse {
-  body: Uint8Array;
-  contentType: string;
-}
-
-/** How long each phase of a cold start took, in seconds. */
-export interface ColdStart {
-  /**
-   * How long the first request that found the pool cold waited for its forward: the queue wait
-   * that covers fetch, load and warm-up. Absent until that request runs (and for a pool started
-   * with nobody waiting).
-   */
-  queue?: number;
-  fetch: number;
-  load: number;
-  warmup: number;
-  /** Where the model came from: the store on disk, the local cache, or fetched from remote. */
-  source?: string;
-}
-
-export interface PoolStats extends PoolCounters {
-  state: PoolState;
-  instances: { total: number; idle: number; busy: number; loading: number };
-  queueDepth: number;
-  /** Requests inside the pool: in hooks, queued or running. */
-  pending: number;
-  hookThreads: number;
-  coldStart?: ColdStart;
-  /** Latency percentiles over the latest (up to 1024) requests. */
-  latency?: { p50Ms: number; p99Ms: number; of: number };
-}
-
-interface Pending {
-  tensors: HookTensors;
-  /** Present for hook requests; raw infer() requests have none. */
-  request?: RawRequest;
-  deadline?: number;
-  resolve(value: HookTensors | InvokeResponse): void;
-  reject(error: HearthError): void;
-  settled: boolean;
-}
+import type { Pending } from './pending.js';
+import { settleable } from './pending.js';
+import type { ColdStart, InvokeOptions, InvokeResponse, PoolArtifacts, PoolOptions, PoolStats } from './types.js';
+import { toModelShape } from './reshape.js';
+import { filled, sequenceControls, warmupSamples } from './pool-tensors.js';
+import { splitOutputs } from './split.js';
 
 const US = 1000;
-
-
-function deviceReport(device: string): { memoryFreeBytes: number; memoryTotalBytes: number } | undefined {
-  // A model kept on the devices it was saved with (KIND_MODEL) takes its inputs on the CPU: count it there.
-  const id = device === 'model' ? 'cpu' : device === 'cuda' ? 'cuda:0' : device;
-  return devices().devices.find((d) => d.id === id);
-}
-
-function freeBytes(device: string): number {
-  return deviceReport(device)?.memoryFreeBytes ?? 0;
-}
 
 export class Pool extends PoolLifecycle {
   readonly #options: PoolOptions;
@@ -180,7 +103,7 @@ export class Pool extends PoolLifecycle {
       if (spec.instances.threads > 0) setIntraOpThreads(spec.instances.threads);
       this.#device = spec.instances.device === 'auto' ? (devices().cudaAvailable ? 'cuda:0' : 'cpu') : spec.instances.device;
       const fetchStarted = performance.now();
-      const artifacts = await this.resolveArtifacts();
+      const artifacts = await this.#artifacts();
       const fetch = (performance.now() - fetchStarted) / 1000;
       const freeBefore = freeBytes(this.#device);
       // The hook threads start while the model loads (on the engine's thread).
@@ -212,9 +135,8 @@ export class Pool extends PoolLifecycle {
         first.dispose();
         throw error;
       }
-      // What the first instance took beyond its weights (activations, workspace): what each shared
-      // instance adds. At least a sixteenth of the weights, as a floor for a noisy reading.
-      this.#instanceBytes = Math.max(freeBefore - freeBytes(this.#device) - info.weightBytes, info.weightBytes / 16, 1);
+      // What the first instance took beyond its weights: what each shared instance adds.
+      this.#instanceBytes = instanceCost(freeBefore, freeBytes(this.#device), info.weightBytes);
       this.#coldStart = { fetch, load: info.loadMs / 1000, warmup, ...(artifacts.source ? { source: artifacts.source } : {}) };
       this.#addLoaded(first);
       for (let i = 1; i < count; i++) this.#addLoaded(first.share());
@@ -261,12 +183,12 @@ export class Pool extends PoolLifecycle {
     });
   }
 
-  /**
-   * Where the model and hook come from when the pool starts: the options, by default. A platform
-   * overrides it to fetch (and verify) them from its artifact store as part of the cold start.
-   */
-  protected async resolveArtifacts(): Promise<{ model: string | Uint8Array; hookBundle?: string; source?: string }> {
-    return { model: this.#options.model, hookBundle: this.#options.hookBundle };
+  /** The model and hook to load: from the `artifacts` option, else `model` and `hookBundle`. */
+  #artifacts(): Promise<PoolArtifacts> {
+    const { artifacts, model, hookBundle } = this.#options;
+    if (artifacts) return artifacts();
+    if (model === undefined) return Promise.reject(new ModelLoadError(`function ${this.spec.name}: the pool was given no model`));
+    return Promise.resolve({ model, hookBundle });
   }
 
   /** Requests queued while `arrive` runs are batched in one decision, after it (DynamicBatcher.gather). */
@@ -287,12 +209,7 @@ export class Pool extends PoolLifecycle {
    * those only shares a lane, splitting batches without adding compute.
    */
   room(): number {
-    const device = deviceReport(this.#device);
-    if (!device || this.#instanceBytes === 0) return 0;
-    const memory = Math.max(0, Math.floor((device.memoryFreeBytes - device.memoryTotalBytes / 10) / this.#instanceBytes));
-    if (this.#device !== 'cpu' && this.#device !== 'model') return memory;
-    const lanes = Math.max(1, Math.floor(availableParallelism() / threads().intraOp));
-    return Math.min(memory, Math.max(0, lanes - this.#instances.length));
+    return room(this.#device, this.#instanceBytes, this.#instances.length);
   }
 
   /** performance.now() of the last request that arrived at this pool. */
@@ -363,7 +280,7 @@ export class Pool extends PoolLifecycle {
     if (typeof flags.id === 'string' && this.spec.sequence!.controls.some((c) => c.kind === 'corrid')) {
       throw new InvalidInputError(`model '${this.spec.name}' takes its CORRID as a number: send a numeric sequence_id`);
     }
-    return this.#settleable(tensors, undefined, options, (pending) => this.#sequences!.enqueue(pending, flags, (error) => pending.reject(error))) as Promise<HookTensors>;
+    return settleable(tensors, undefined, options, (pending) => this.#sequences!.enqueue(pending, flags, (error) => pending.reject(error))) as Promise<HookTensors>;
   }
 
   #accepting(): void {
@@ -398,7 +315,7 @@ export class Pool extends PoolLifecycle {
 
   #enqueue(tensors: HookTensors, request: RawRequest | undefined, options: InvokeOptions): Promise<HookTensors | InvokeResponse> {
     const rows = checkTensors(tensors, this.spec.inputs, this.spec.maxBatchSize);
-    return this.#settleable(tensors, request, options, (pending, remainingMs) => this.#batcher.enqueue(
+    return settleable(tensors, request, options, (pending, remainingMs) => this.#batcher.enqueue(
       pending,
       {
         rows,
@@ -409,40 +326,6 @@ export class Pool extends PoolLifecycle {
       },
       (error) => pending.reject(error),
     ));
-  }
-
-  /** A pending request that settles once: by its batch, its deadline or its cancellation. `queue` hands it on. */
-  #settleable(tensors: HookTensors, request: RawRequest | undefined, options: InvokeOptions, queue: (pending: Pending, remainingMs: number | undefined) => void): Promise<HookTensors | InvokeResponse> {
-    return new Promise((resolve, reject) => {
-      const pending: Pending = { tensors, request, deadline: options.deadline, resolve, reject, settled: false };
-      const settle = (fn: () => void): void => {
-        if (pending.settled) return;
-        pending.settled = true;
-        cleanup();
-        fn();
-      };
-      pending.resolve = (v) => settle(() => resolve(v));
-      pending.reject = (e) => settle(() => reject(e));
-      // Past the queue, a deadline or a cancellation still answers the caller at once; the batch
-      // the request is in runs on, and its share of the outputs is dropped.
-      let timer: NodeJS.Timeout | undefined;
-      const onAbort = (): void => pending.reject(new CancelledError('the request was cancelled'));
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        options.signal?.removeEventListener('abort', onAbort);
-      };
-      const remainingMs = options.deadline === undefined ? undefined : options.deadline - performance.now();
-      if (remainingMs !== undefined) {
-        if (remainingMs <= 0) return pending.reject(new DeadlineExceededError('the request\'s deadline passed before it was queued'));
-        timer = setTimeout(() => pending.reject(new DeadlineExceededError('the request\'s deadline passed before its response was ready')), remainingMs);
-      }
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      try {
-        queue(pending, remainingMs);
-      } catch (error) {
-        pending.reject(toHearthError(error));
-      }
-    });
   }
 
   async #run(batch: BatchEntry<Pending>[]): Promise<void> {
@@ -540,7 +423,7 @@ export class Pool extends PoolLifecycle {
     this.#countForward(rows.length, callers.length, t0);
     try {
       if (failure || !result) throw failure ?? new InferenceError('the forward returned nothing');
-      const split = this.#split(result, rows.map(() => ({ rows: 1 })) as BatchEntry<Pending>[]);
+      const split = splitOutputs(this.spec, this.#binding!, result, rows.map(() => 1));
       rows.forEach((r, i) => r.filler || r.payload.resolve(split[i]!));
     } catch (error) {
       for (const c of callers) c.reject(toHearthError(error));
@@ -557,7 +440,7 @@ export class Pool extends PoolLifecycle {
     }
     let split: HookTensors[];
     try {
-      split = this.#split(result, batch);
+      split = splitOutputs(this.spec, this.#binding!, result, batch.map((e) => e.rows));
     } catch (error) {
       for (const e of batch) e.payload.reject(toHearthError(error));
       return;
@@ -579,37 +462,6 @@ export class Pool extends PoolLifecycle {
       for (const { e } of hooked) e.payload.reject(toHearthError(error));
     }
     observe(this.#counters.durations.post, (performance.now() - t1) * US);
-  }
-
-  /** The model's outputs by the spec's names, cut back into each request's rows (views, no copy). */
-  #split(result: ForwardResult, batch: BatchEntry<Pending>[]): HookTensors[] {
-    const { spec } = this;
-    const byName = result.kind === 'dict';
-    const { outputIndex, outputRule } = this.#binding!;
-    const named = spec.outputs.map((o, i) => {
-      const t = byName ? result.outputs.find((r) => r.name === o.name) : result.outputs[outputIndex[i]!];
-      if (!t && byName) throw new InferenceError(`the model returned no output "${o.name}" (it returned ${result.outputs.map((r) => `"${r.name}"`).join(', ')})`);
-      if (!t) throw new InferenceError(`the model returned ${result.outputs.length} output(s); output "${o.name}" is its output ${outputIndex[i]} (${outputRule === 'named-index' ? 'by its __<index> suffix' : 'by its place in the spec'})`);
-      return { o, name: o.name, t };
-    });
-    const total = batch.reduce((n, e) => n + e.rows, 0);
-    if (spec.maxBatchSize === 0) return [Object.fromEntries(named.map(({ o, name, t }) => [name, fromModelShape(o, t, false)]))];
-    const out: HookTensors[] = batch.map(() => ({}));
-    for (const { o, name, t } of named) {
-      if (t.dtype === 'BYTES') {
-        splitStrings(name, t as Tensor<'BYTES'>, batch.map((e) => e.rows), total).forEach((piece, i) => (out[i]![name] = piece));
-        continue;
-      }
-      if (t.shape[0] !== total) throw new InferenceError(`output "${name}" has ${t.shape[0]} rows for a batch of ${total}`);
-      const rowElems = total === 0 ? 0 : t.data.length / total;
-      let offset = 0;
-      batch.forEach((e, i) => {
-        const data = (t.data as unknown as { subarray(a: number, b: number): Tensor['data'] }).subarray(offset * rowElems, (offset + e.rows) * rowElems);
-        out[i]![name] = fromModelShape(o, { dtype: t.dtype, shape: [e.rows, ...t.shape.slice(1)], data } as Tensor, true);
-        offset += e.rows;
-      });
-    }
-    return out;
   }
 
   /** Finishes what is queued and running, refuses new work, then stops. */

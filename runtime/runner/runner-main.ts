@@ -11,8 +11,8 @@ import { CancelledError, InferenceError, toHearthError } from '../../sdk/errors.
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { devices, prefault, setIntraOpThreads } from '../engine/index.js';
 import type { PoolEvent } from '../pool/lifecycle.js';
-import type { InvokeOptions } from '../pool/pool.js';
-import { Pool } from '../pool/pool.js';
+import type { InvokeOptions } from '../pool/index.js';
+import { Pool } from '../pool/index.js';
 import type { Frame, Header } from './channel.js';
 import { Channel, packError, packTensors, unpackTensors } from './channel.js';
 

@@ -18,7 +18,7 @@ import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { RawRequest } from '../hooks/index.js';
 import { PoolLifecycle } from '../pool/lifecycle.js';
 import type { PoolEvent } from '../pool/lifecycle.js';
-import type { ColdStart, InvokeOptions, InvokeResponse, PoolStats } from '../pool/pool.js';
+import type { ColdStart, InvokeOptions, InvokeResponse, PoolStats } from '../pool/index.js';
 import type { PoolCounters } from '../pool/stats.js';
 import { addCounters, countFailure, newCounters, observe } from '../pool/stats.js';
 import type { Frame, WireError } from './channel.js';
@@ -35,7 +35,7 @@ export interface RunnerPoolOptions {
   version: number;
   host: RunnerHost;
   /** The version's model and hook as local files (fetched from the artifact store by the node). */
-  resolveArtifacts(): Promise<{ model: string; hookBundle?: string; source?: string }>;
+  artifacts(): Promise<{ model: string; hookBundle?: string; source?: string }>;
 }
 
 /** What a `crash` event carries: how the runner ended, and when it restarts. */
@@ -110,7 +110,7 @@ export class RunnerPool extends PoolLifecycle {
     const taken = this.#o.host.take(this.#key);
     let runner: RunnerProcess | undefined;
     try {
-      const artifacts = await this.#o.resolveArtifacts();
+      const artifacts = await this.#o.artifacts();
       const fetch = (performance.now() - t0) / 1000;
       runner = await taken;
       if (this.state === 'stopped' || this.state === 'draining') throw new UnavailableError(`function ${this.spec.name} v${this.version} stopped while it loaded`);

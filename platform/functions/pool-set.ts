@@ -1,0 +1,156 @@
+/**
+ * The pools of this node, one per function version (`name@version`): created on first use — in a
+ * runner process, or in the node with isolation none — started, stopped and drained; and the
+ * counters of pools that stopped, so a version's statistics outlive its pools.
+ */
+import type { HookTensors } from '../../sdk/hook.js';
+import { addCounters, newCounters, Pool, RunnerPool } from '../../runtime/index.js';
+import type { ColdStart, InvokeOptions, PoolCounters, PoolEvent, PoolSummary, RunnerCrash, RunnerHost } from '../../runtime/index.js';
+import type { ArtifactStore } from '../artifacts/index.js';
+import type { Cluster, Forwarded, ForwardResult } from '../cluster/cluster.js';
+import type { FunctionVersion } from '../registry/index.js';
+import { importable, versionFiles } from './version-files.js';
+
+export type { PoolSummary } from '../../runtime/index.js';
+
+/** A version's pool: in a runner process, or (isolation none) in the node. */
+export type ServingPool = Pool | RunnerPool;
+
+type Log = { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
+
+export interface PoolSetOptions {
+  artifacts: ArtifactStore;
+  dataDir: string;
+  /** Runs each version's pool in a runner process from this host; absent, pools run in the node. */
+  runners?: RunnerHost;
+  /** Cluster mode: calls other nodes send for a version come to its pool here while it lives. */
+  cluster?: Cluster;
+  log?: Log;
+  onColdStart?: (name: string, version: number, phases: Partial<ColdStart>) => void;
+}
+
+/** A call on a pool, as a ForwardResult (the shape cluster forwarding carries). */
+export async function callPool(pool: ServingPool, version: number, call: Forwarded, options: InvokeOptions): Promise<ForwardResult> {
+  if (call.kind === 'infer') return { kind: 'infer', tensors: (await pool.infer(call.tensors, options)) as HookTensors };
+  const response = await pool.invoke({ body: call.body, contentType: call.contentType }, options);
+  return { kind: 'invoke', ...response, version };
+}
+
+export class PoolSet {
+  readonly #o: PoolSetOptions;
+  readonly #pools = new Map<string, ServingPool>();
+  /** Counters of pools that stopped (scale to zero, unload), per `name@version`. */
+  readonly #retired = new Map<string, PoolCounters>();
+
+  constructor(options: PoolSetOptions) {
+    this.#o = options;
+  }
+
+  get(name: string, version: number): ServingPool | undefined {
+    return this.#pools.get(`${name}@${version}`);
+  }
+
+  values(): IterableIterator<ServingPool> {
+    return this.#pools.values();
+  }
+
+  /** The version's pool, created (cold) if it has none or its last one stopped or failed. */
+  obtain(name: string, version: FunctionVersion): ServingPool {
+    const key = `${name}@${version.version}`;
+    const existing = this.#pools.get(key);
+    if (existing && existing.state !== 'stopped' && existing.state !== 'failed') return existing;
+    if (existing) {
+      this.#pools.delete(key);
+      this.#retire(key, existing);
+    }
+    const pool = this.#create(name, version);
+    this.#pools.set(key, pool);
+    return pool;
+  }
+
+  /** The version's pool, cold-starting it if it is cold: the request that found it so waits in its queue. */
+  warm(name: string, version: FunctionVersion): ServingPool {
+    const pool = this.obtain(name, version);
+    if (pool.state === 'cold') {
+      pool.start().catch((error: unknown) => this.#o.log?.error({ function: name, version: version.version, reason: (error as Error).message }, 'cold start failed'));
+    }
+    return pool;
+  }
+
+  /** Stops (or drains) a version's pool and forgets it; its counters are kept. */
+  async stop(name: string, version: number, drain = false): Promise<void> {
+    const key = `${name}@${version}`;
+    const pool = this.#pools.get(key);
+    if (!pool) return;
+    this.#pools.delete(key);
+    this.#retire(key, pool);
+    if (this.#o.cluster) {
+      await this.#o.cluster.stopServing(name, version);
+      await this.#o.cluster.releaseColdStart(name, version);
+    }
+    await (drain ? pool.drain() : pool.stop()).catch(() => undefined);
+  }
+
+  /** A deleted function: its kept counters go too. */
+  forget(name: string): void {
+    for (const key of this.#retired.keys()) if (key.startsWith(`${name}@`)) this.#retired.delete(key);
+  }
+
+  summaries(): PoolSummary[] {
+    return [...this.#pools.values()].map((p) => ({ function: p.spec.name, version: p.version, device: p.device, ...p.stats(), events: p.events.slice(-20) }));
+  }
+
+  /** Brings every runner's counters up to now (statistics and pool listings read right after a request see it). */
+  async refreshStats(): Promise<void> {
+    await Promise.all([...this.#pools.values()].map((p) => (p instanceof RunnerPool ? p.refresh().catch(() => undefined) : undefined)));
+  }
+
+  /** A version's counters on this node since it was first loaded here: retired pools plus the live one. */
+  versionCounters(name: string, version: number): PoolCounters {
+    const key = `${name}@${version}`;
+    const live = this.#pools.get(key);
+    const retired = this.#retired.get(key) ?? newCounters();
+    return live ? addCounters(retired, live.stats()) : retired;
+  }
+
+  async drain(): Promise<void> {
+    await Promise.all([...this.#pools.values()].map((p) => p.drain()));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#pools.values()].map((p) => p.stop()));
+    this.#pools.clear();
+    await this.#o.runners?.close();
+  }
+
+  /** Folds a pool's counters into its version's total once, when it leaves the set. */
+  #retire(key: string, pool: ServingPool): void {
+    this.#retired.set(key, addCounters(this.#retired.get(key) ?? newCounters(), pool.stats()));
+  }
+
+  #create(name: string, version: FunctionVersion): ServingPool {
+    const { runners, cluster, log } = this.#o;
+    const artifacts = () => versionFiles(version, this.#o.artifacts);
+    let pool: ServingPool;
+    if (runners) {
+      const runnerPool = new RunnerPool({ spec: version.spec, version: version.version, host: runners, artifacts });
+      runnerPool.on('crash', (c: RunnerCrash) => log?.error({ function: name, version: version.version, signal: c.exit.signal, exitCode: c.exit.code, killedFor: c.exit.killedFor, lastLines: c.exit.lastLines.slice(-5), restarts: c.restarts, restartInMs: c.delayMs }, 'runner ended; restarting'));
+      pool = runnerPool;
+    } else {
+      pool = new Pool({ spec: version.spec, version: version.version, artifacts: async () => importable(await artifacts(), this.#o.dataDir) });
+    }
+    pool.on('cold-start', (phases: ColdStart) => {
+      this.#o.onColdStart?.(name, version.version, phases);
+      log?.info({ function: name, version: version.version, ...phases }, 'cold start');
+    });
+    pool.on('cold-start-queue', (queue: number) => this.#o.onColdStart?.(name, version.version, { queue }));
+    if (cluster) {
+      // Calls other nodes send for this version come here while the pool lives.
+      cluster.serve(name, version.version, (_n, _v, call, deadline) => callPool(this.warm(name, version), version.version, call, { deadline }));
+      pool.on('event', (e: PoolEvent) => {
+        if (e.type === 'state' && (e.state === 'warm' || e.state === 'failed')) void cluster.releaseColdStart(name, version.version);
+      });
+    }
+    return pool;
+  }
+}

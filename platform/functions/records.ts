@@ -1,0 +1,57 @@
+/**
+ * Function records for routing, read through a short cache, and the version a request goes to.
+ *
+ * Reading the record for every request cost a file read (embedded) or a Redis round trip per
+ * request, and was the node's bottleneck under load; a traffic change made on another node reaches
+ * this one within RECORD_TTL_MS.
+ */
+import { UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
+import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
+import { notFound, pickVersion } from '../registry/index.js';
+
+const RECORD_TTL_MS = 1000;
+
+/** The reason of a version that waits for a GPU node (cluster mode); such a node adopts it. */
+export const WAITING_FOR_GPU = 'waiting for a node with a GPU';
+
+export class RecordCache {
+  readonly #registry: Registry;
+  readonly #records = new Map<string, { at: number; record: Promise<FunctionRecord | undefined> }>();
+
+  constructor(registry: Registry) {
+    this.#registry = registry;
+  }
+
+  async get(name: string): Promise<FunctionRecord> {
+    const record = await this.#cached(name);
+    if (!record) throw notFound(name);
+    return record;
+  }
+
+  /** Drops a function's cached record (it changed here). */
+  forget(name: string): void {
+    this.#records.delete(name);
+  }
+
+  /** The version a request goes to: the one named, else one picked by the traffic weights. */
+  async resolve(name: string, version?: number): Promise<FunctionVersion> {
+    const record = await this.get(name);
+    const v = version ?? pickVersion(record);
+    if (v === undefined) throw new UnavailableError(`function ${name} has no version ready to serve`);
+    const found = record.versions.find((x) => x.version === v);
+    if (!found) throw new VersionNotFoundError(`Request for unknown model: '${name}' version ${v} is not found`);
+    if (found.status === 'failed') throw new UnavailableError(`${name} v${v} failed to load: ${found.reason ?? 'unknown reason'}`);
+    if (found.status === 'pending' && found.reason?.startsWith(WAITING_FOR_GPU)) throw new UnavailableError(`${name} v${v} is ${found.reason}`);
+    return found;
+  }
+
+  #cached(name: string): Promise<FunctionRecord | undefined> {
+    const now = Date.now();
+    const hit = this.#records.get(name);
+    if (hit && now - hit.at < RECORD_TTL_MS) return hit.record;
+    const record = this.#registry.get(name);
+    this.#records.set(name, { at: now, record });
+    record.catch(() => this.#records.delete(name));
+    return record;
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * Redis connections as Hearth opens them. A command connection fails a command at once while
+ * Redis is down (one retry, no offline queue), so a request gets 503 rather than waiting; a
+ * blocking one (a subscriber, BullMQ's workers) waits for Redis as long as it takes.
+ */
+import { Redis } from 'ioredis';
+
+/** For commands: fails fast while Redis is down. */
+export function commandConnection(url: string, options: { lazyConnect?: boolean; offlineQueue?: boolean } = {}): Redis {
+  return new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: options.offlineQueue ?? false, lazyConnect: options.lazyConnect ?? false });
+}
+
+/** For subscribers and blocking commands: retries for as long as Redis is away. */
+export function blockingConnection(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: null });
+}
+
+/** BullMQ's connection options (it opens its own, blocking, connections) and its key prefix. */
+export function bullConnection(url: string, prefix: string): { connection: { url: string; maxRetriesPerRequest: null }; prefix: string } {
+  return { connection: { url, maxRetriesPerRequest: null }, prefix: `${prefix}bull` };
+}
+
+/** Whether a connection can take commands now ("Redis is down" is its opposite). */
+export function redisUp(redis: Redis): boolean {
+  return redis.status === 'ready';
+}

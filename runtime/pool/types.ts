@@ -1,0 +1,82 @@
+/** A pool's public shapes: how it is built, how a call is made, what it reports. */
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { Clock, SequenceFlags } from '../batcher/index.js';
+import type { PoolEvent, PoolState } from './lifecycle.js';
+import type { PoolCounters } from './stats.js';
+
+/** A pool's model and hook as it loads them; `source` says where the model came from (cold-start phases). */
+export interface PoolArtifacts {
+  model: string | Uint8Array;
+  hookBundle?: string;
+  source?: string;
+}
+
+export interface PoolOptions {
+  spec: FunctionSpec;
+  version: number;
+  /** The TorchScript file, or its bytes (or `artifacts`). */
+  model?: string | Uint8Array;
+  /** The bundled hook (bundleHook); absent: the default JSON hook. */
+  hookBundle?: string;
+  /**
+   * Where the model and hook come from when the pool starts, instead of `model` and `hookBundle`:
+   * a platform fetches (and verifies) them from its artifact store as part of the cold start.
+   */
+  artifacts?: () => Promise<PoolArtifacts>;
+  hooks?: { threads?: number; timeoutMs?: number; maxHeapMb?: number; sandbox?: boolean };
+  warmupRuns?: number;
+  /** Requests waiting for this pool outside it (a runner's node holds them until it is warm). */
+  waitingOutside?: number;
+  clock?: Clock;
+}
+
+export interface InvokeOptions {
+  /** Absolute deadline, performance.now() milliseconds. */
+  deadline?: number;
+  signal?: AbortSignal;
+  /** 1 (highest) to spec.batching.priorityLevels. */
+  priority?: number;
+  /** The request's sequence (required by, and only for, a spec with `sequence`). */
+  sequence?: SequenceFlags;
+}
+
+export interface InvokeResponse {
+  body: Uint8Array;
+  contentType: string;
+}
+
+/** How long each phase of a cold start took, in seconds. */
+export interface ColdStart {
+  /**
+   * How long the first request that found the pool cold waited for its forward: the queue wait
+   * that covers fetch, load and warm-up. Absent until that request runs (and for a pool started
+   * with nobody waiting).
+   */
+  queue?: number;
+  fetch: number;
+  load: number;
+  warmup: number;
+  /** Where the model came from: the store on disk, the local cache, or fetched from remote. */
+  source?: string;
+}
+
+export interface PoolStats extends PoolCounters {
+  state: PoolState;
+  instances: { total: number; idle: number; busy: number; loading: number };
+  queueDepth: number;
+  /** Requests inside the pool: in hooks, queued or running. */
+  pending: number;
+  hookThreads: number;
+  coldStart?: ColdStart;
+  /** Latency percentiles over the latest (up to 1024) requests. */
+  latency?: { p50Ms: number; p99Ms: number; of: number };
+}
+
+/** A pool as a node lists it: its version, device, counters and latest events. */
+export interface PoolSummary extends PoolStats {
+  function: string;
+  version: number;
+  device: string;
+  /** The pool's latest events (state changes, instances added and removed), oldest first. */
+  events: PoolEvent[];
+}
