@@ -13,16 +13,15 @@ import { pino } from 'pino';
 
 import { groupOf, RunnerHost, setIntraOpThreads } from '../runtime/index.js';
 import { createArtifactStore } from './artifacts/index.js';
-import { Cluster } from './cluster/cluster.js';
+import { Cluster } from './cluster/index.js';
 import type { Config } from './config.js';
-import { FunctionService } from './functions/function-service.js';
-import { bindGrpc, createGrpcServer } from './grpc/server.js';
+import { FunctionService } from './functions/index.js';
+import { bindGrpc, createGrpcServer } from './grpc/index.js';
 import { SharedMemoryRegions } from './shared-memory.js';
-import { createApp, InFlight } from './http/app.js';
-import { createHotRoutes } from './http/hot-routes.js';
+import { createApp, createHotRoutes, InFlight } from './http/index.js';
 import { checkNoEviction, createJobQueue } from './jobs/index.js';
 import type { JobQueue } from './jobs/index.js';
-import { Metrics } from './metrics/metrics.js';
+import { Metrics } from './metrics/index.js';
 import { createRegistry } from './registry/index.js';
 
 export const VERSION = '0.1.0';

@@ -4,4 +4,4 @@ export * from './batcher/index.js';
 export * from './hooks/index.js';
 export * from './pool/index.js';
 export * from './runner/index.js';
-export { checkTensors, batchSignature } from './tensors/validate.js';
+export { checkTensors, batchSignature } from './tensors/index.js';

@@ -3,8 +3,27 @@
  * is carried out — instances added over the shared weights or idle ones removed, and an idle pool
  * past scaleDownAfterS stopped (drained), to cold-start on its next request.
  */
-import type { PoolSet, ServingPool } from '../functions/pool-set.js';
+import type { PoolStats } from '../../runtime/index.js';
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { ScaleDecider } from './autoscaler.js';
+
+/** A pool as the loop sees it: its load, and the means to change its size. */
+export interface ScalablePool {
+  readonly spec: FunctionSpec;
+  readonly version: number;
+  readonly state: string;
+  readonly lastRequestAt: number;
+  stats(): PoolStats;
+  room(): number;
+  addInstance(): void;
+  removeInstance(): boolean;
+}
+
+/** The pools to scale, and how one of them is stopped (scaled to zero). */
+export interface ScalablePools {
+  values(): Iterable<ScalablePool>;
+  stop(name: string, version: number, drain: boolean): Promise<void>;
+}
 
 export interface AutoscaleLoopOptions {
   /** How often every pool is looked at (default 1000 ms). */
@@ -15,12 +34,12 @@ export interface AutoscaleLoopOptions {
 }
 
 export class AutoscaleLoop {
-  readonly #pools: PoolSet;
+  readonly #pools: ScalablePools;
   readonly #o: AutoscaleLoopOptions;
-  readonly #scalers = new WeakMap<ServingPool, ScaleDecider>();
+  readonly #scalers = new WeakMap<ScalablePool, ScaleDecider>();
   readonly #ticker: NodeJS.Timeout;
 
-  constructor(pools: PoolSet, options: AutoscaleLoopOptions = {}) {
+  constructor(pools: ScalablePools, options: AutoscaleLoopOptions = {}) {
     this.#pools = pools;
     this.#o = options;
     this.#ticker = setInterval(() => this.tick(), options.tickMs ?? 1000);

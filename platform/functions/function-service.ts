@@ -17,8 +17,8 @@ import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, RunnerHost
 import { InvalidInputError, UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { ArtifactStore } from '../artifacts/index.js';
-import { AutoscaleLoop } from '../autoscaler/loop.js';
-import type { Cluster, Forwarded, ForwardResult, PoolBrief } from '../cluster/cluster.js';
+import { AutoscaleLoop } from '../autoscaler/index.js';
+import type { Cluster, Forwarded, ForwardResult, PoolBrief } from '../cluster/index.js';
 import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
 import { callPool, PoolSet } from './pool-set.js';
 import type { PoolSummary, ServingPool } from './pool-set.js';

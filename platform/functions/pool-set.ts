@@ -7,7 +7,7 @@ import type { HookTensors } from '../../sdk/hook.js';
 import { addCounters, newCounters, Pool, RunnerPool } from '../../runtime/index.js';
 import type { ColdStart, InvokeOptions, PoolCounters, PoolEvent, PoolSummary, RunnerCrash, RunnerHost } from '../../runtime/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
-import type { Cluster, Forwarded, ForwardResult } from '../cluster/cluster.js';
+import type { Cluster, Forwarded, ForwardResult } from '../cluster/index.js';
 import type { FunctionVersion } from '../registry/index.js';
 import { importable, versionFiles } from './version-files.js';
 

@@ -8,15 +8,16 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
-import { InvalidInputError, UnavailableError } from '../../sdk/errors.js';
+import { UnavailableError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config.js';
-import type { FunctionService } from '../functions/function-service.js';
-import { modelMetadata } from '../http/kserve.js';
+import type { FunctionService } from '../functions/index.js';
+import { modelMetadata } from '../model-metadata.js';
 import { devices } from '../../runtime/index.js';
 import { modelConfig } from '../model-config.js';
 import { modelStatistics } from '../model-statistics.js';
 import { checkLoadParameters, cudaSharedMemoryUnsupported, serverExtensions } from '../server-metadata.js';
-import { authorize as authorizeKey } from '../http/auth.js';
+import type { Scope } from '../auth.js';
+import { authorize as authorizeKey, parseVersion } from '../auth.js';
 import type { SharedMemoryRegions, ShmContext } from '../shared-memory.js';
 import { toGrpcStatus } from './status.js';
 import { selectOutputs, sequenceFlags } from '../inference-tensors.js';
@@ -44,8 +45,6 @@ export interface GrpcOptions {
   sharedMemory: SharedMemoryRegions;
 }
 
-type Scope = 'invoke' | 'admin';
-
 interface InferRequest {
   model_name: string;
   model_version: string;
@@ -56,12 +55,6 @@ interface InferRequest {
   parameters?: Record<string, Record<string, unknown>>;
 }
 type Handler = (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>) => Promise<unknown>;
-
-function versionOf(value: unknown): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  if (typeof value !== 'string' || !/^[1-9]\d*$/.test(value)) throw new InvalidInputError(`version "${String(value)}" must be a positive integer`);
-  return Number(value);
-}
 
 export function createGrpcServer(o: GrpcOptions): grpc.Server {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': o.maxMessageBytes, 'grpc.max_send_message_length': -1 });
@@ -89,7 +82,7 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
     if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
     const tensors = grpcInputsToTensors(r.inputs ?? [], r.raw_input_contents ?? [], shm);
     const sequence = sequenceFlags(unwrapParameters(r.parameters, true));
-    const { outputs, version } = await service.infer(r.model_name, versionOf(r.model_version), tensors, { deadline, ...(sequence ? { sequence } : {}) });
+    const { outputs, version } = await service.infer(r.model_name, parseVersion(r.model_version), tensors, { deadline, ...(sequence ? { sequence } : {}) });
     const formatted = tensorsToGrpcOutputs(selectOutputs(outputs, version.spec, requestedOutputs(r.outputs ?? [])), r.outputs ?? [], shm);
     return { model_name: r.model_name, model_version: String(version.version), id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
   };
@@ -97,12 +90,12 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
   server.addService(loadInferenceService(), {
     ServerLive: unary('none', async () => ({ live: true })),
     ServerReady: unary('none', async () => ({ ready: o.ready() })),
-    ModelReady: unary('invoke', async (call) => ({ ready: await service.modelReady(String(call.request.name), versionOf(call.request.version)) })),
+    ModelReady: unary('invoke', async (call) => ({ ready: await service.modelReady(String(call.request.name), parseVersion(call.request.version)) })),
     ServerMetadata: unary('invoke', async () => ({ name: 'hearth', version: o.version, extensions: serverExtensions(o.sharedMemory.enabled) })),
     ModelMetadata: unary('invoke', async (call) => {
       const name = String(call.request.name);
       const record = await service.get(name);
-      const v = await service.resolve(name, versionOf(call.request.version));
+      const v = await service.resolve(name, parseVersion(call.request.version));
       return modelMetadata(v.spec, record.versions.filter((x) => x.status === 'ready').map((x) => x.version));
     }),
     ModelInfer: unary('invoke', async (call) => {
@@ -142,12 +135,12 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
       call.on('error', () => undefined);
     },
     ModelConfig: unary('invoke', async (call) => {
-      const v = await service.resolve(String(call.request.name), versionOf(call.request.version));
+      const v = await service.resolve(String(call.request.name), parseVersion(call.request.version));
       return { config: modelConfig(v.spec, { cudaAvailable: devices().cudaAvailable }) };
     }),
     ModelStatistics: unary('invoke', async (call) => {
       const name = String(call.request.name ?? '');
-      const found = await service.statistics(name === '' ? undefined : name, versionOf(call.request.version));
+      const found = await service.statistics(name === '' ? undefined : name, parseVersion(call.request.version));
       return { model_stats: found.map((s) => modelStatistics(s.name, s.version, s.counters)) };
     }),
     RepositoryIndex: unary('admin', async () => ({ models: await service.repositoryIndex() })),

@@ -11,8 +11,8 @@ import { deflate, gunzip, gzip, inflate } from 'node:zlib';
 
 import { InvalidInputError, PayloadTooLargeError, UnavailableError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config.js';
-import type { FunctionService } from '../functions/function-service.js';
-import { authorize } from './auth.js';
+import type { FunctionService } from '../functions/index.js';
+import { authorize, parseVersion } from '../auth.js';
 import { toHttpResponse } from './errors.js';
 import type { JobQueue } from '../jobs/index.js';
 import { callerId, requestHash } from '../jobs/index.js';
@@ -64,12 +64,6 @@ function deadlineOf(header: (name: string) => string | undefined): number | unde
   return performance.now() + ms;
 }
 
-/** A `{version}` path segment → a version number. */
-export function parseVersion(v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (!/^[1-9]\d*$/.test(v)) throw new InvalidInputError(`version "${v}" must be a positive integer`);
-  return Number(v);
-}
 
 function decode(segment: string): string {
   try {

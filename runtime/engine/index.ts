@@ -4,3 +4,4 @@ export type { LoadOptions, DeviceReport } from './engine.js';
 export { Model } from './model.js';
 export type { ForwardResult, ModelInfo, OutputKind } from './model.js';
 export { fromNativeCode } from './native-errors.js';
+export { DEFAULT_ADDON_PATH } from './binding.js';

@@ -10,7 +10,7 @@ import { Piscina } from 'piscina';
 
 import type { Hook, HookContext, HookRequest, HookTensors } from '../../sdk/hook.js';
 import { isBinaryResponse } from '../../sdk/hook.js';
-import { checkTensors } from '../tensors/validate.js';
+import { checkTensors } from '../tensors/index.js';
 import { defaultHook, DefaultHookInputError } from './default-hook.js';
 import { decodeImage } from './images.js';
 import { HookSandbox } from './sandbox.js';

@@ -23,7 +23,7 @@ import type { ForwardResult, Model } from '../engine/index.js';
 import { devices, loadModel, setIntraOpThreads } from '../engine/index.js';
 import type { RawRequest } from '../hooks/index.js';
 import { HookPool } from '../hooks/index.js';
-import { batchSignature, checkTensors } from '../tensors/validate.js';
+import { batchSignature, checkTensors } from '../tensors/index.js';
 import { countFailure, newCounters, observe, RecentLatencies } from './stats.js';
 import type { IoBinding } from './io-binding.js';
 import { bindIo } from './io-binding.js';

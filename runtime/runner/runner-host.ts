@@ -20,8 +20,8 @@ import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { DEFAULT_ADDON_PATH } from '../engine/binding.js';
-import { bundleEntry, hookWorkerFile } from '../hooks/bundle.js';
+import { DEFAULT_ADDON_PATH } from '../engine/index.js';
+import { bundleEntry, hookWorkerFile } from '../hooks/index.js';
 import { RunnerProcess } from './runner-process.js';
 
 const RUNNER_ENTRY = fileURLToPath(new URL('./runner-main.ts', import.meta.url));

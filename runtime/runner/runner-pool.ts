@@ -16,11 +16,8 @@ import { CancelledError, DeadlineExceededError, toHearthError, UnavailableError 
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { RawRequest } from '../hooks/index.js';
-import { PoolLifecycle } from '../pool/lifecycle.js';
-import type { PoolEvent } from '../pool/lifecycle.js';
-import type { ColdStart, InvokeOptions, InvokeResponse, PoolStats } from '../pool/index.js';
-import type { PoolCounters } from '../pool/stats.js';
-import { addCounters, countFailure, newCounters, observe } from '../pool/stats.js';
+import { addCounters, countFailure, newCounters, observe, PoolLifecycle } from '../pool/index.js';
+import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, PoolEvent, PoolStats } from '../pool/index.js';
 import type { Frame, WireError } from './channel.js';
 import { packTensors, unpackError, unpackTensors } from './channel.js';
 import type { RunnerHost } from './runner-host.js';

@@ -1,10 +1,13 @@
 /**
+ * What every transport (HTTP, gRPC) checks the same way: the caller's API key and scope, and a
+ * model version as a request names it.
+ *
  * API keys: `Authorization: Bearer <key>` (or `X-Api-Key`), each with a scope. With no keys
  * configured every request passes; with keys, `invoke` may call functions and `admin` may also
  * manage them.
  */
-import { PermissionDeniedError, UnauthenticatedError } from '../../sdk/errors.js';
-import type { ApiKey } from '../config.js';
+import { InvalidInputError, PermissionDeniedError, UnauthenticatedError } from '../sdk/errors.js';
+import type { ApiKey } from './config.js';
 
 export type Scope = 'invoke' | 'admin';
 
@@ -20,4 +23,14 @@ export function authorize(keys: ApiKey[], scope: Scope, header: (name: string) =
   if (!key) throw new UnauthenticatedError('send an API key: Authorization: Bearer <key>');
   if (scope === 'admin' && key.scope !== 'admin') throw new PermissionDeniedError('this API key may invoke functions but not manage them (needs scope admin)');
   return key.key;
+}
+
+/**
+ * A version as a request names it (a `{version}` path segment, gRPC's `model_version`) → a version
+ * number; absent or empty names none (the traffic split picks one).
+ */
+export function parseVersion(value: unknown): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || !/^[1-9]\d*$/.test(value)) throw new InvalidInputError(`version "${String(value)}" must be a positive integer`);
+  return Number(value);
 }

@@ -1,0 +1,5 @@
+export { FunctionService } from './function-service.js';
+export type { FunctionServiceOptions } from './function-service.js';
+export { callPool, PoolSet } from './pool-set.js';
+export type { PoolSetOptions, PoolSummary, ServingPool } from './pool-set.js';
+export { RecordCache } from './records.js';

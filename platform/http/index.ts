@@ -1,0 +1,4 @@
+export { createApp, InFlight } from './app.js';
+export type { AppOptions } from './app.js';
+export { createHotRoutes } from './hot-routes.js';
+export type { HotRouteOptions } from './hot-routes.js';

@@ -1,0 +1,1 @@
+export { batchSignature, checkTensors } from './validate.js';
