@@ -4,57 +4,27 @@
  *   no cycles; a folder is entered through its index.ts; only the engine's binding loads the addon.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
+/** A dependency that is an error: from modules matching `from`, to modules matching `to`. */
+const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to });
+
+/** Modules of a folder of `layer` reach another folder of it only through that folder's index.ts. */
+const byIndex = (layer) => forbid(
+  `enter-${layer}-folders-by-index`,
+  `Another folder of ${layer}/ is entered through its index.ts, not its internals.`,
+  { path: `^${layer}/([^/]+)/` },
+  { path: `^${layer}/([^/]+)/.+`, pathNot: [`^${layer}/$1/`, `^${layer}/[^/]+/index\\.ts$`] },
+);
+
+/** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    {
-      name: 'no-cycles',
-      severity: 'error',
-      comment: 'A cycle means two modules cannot be understood (or loaded) apart.',
-      from: {},
-      to: { circular: true, dependencyTypesNot: ['type-only'] },
-    },
-    {
-      name: 'runtime-not-platform',
-      severity: 'error',
-      comment: 'The data plane (runtime) never reaches into the control plane (platform).',
-      from: { path: '^runtime/' },
-      to: { path: '^platform/' },
-    },
-    {
-      name: 'sdk-stands-alone',
-      severity: 'error',
-      comment: 'The SDK is what users import: it depends on neither runtime nor platform.',
-      from: { path: '^sdk/' },
-      to: { path: '^(runtime|platform)/' },
-    },
-    {
-      name: 'only-binding-loads-the-addon',
-      severity: 'error',
-      comment: 'The .node addon is loaded in one place: runtime/engine/binding.ts.',
-      from: { pathNot: '^runtime/engine/binding\\.ts$' },
-      to: { path: '\\.node$' },
-    },
-    {
-      name: 'enter-platform-folders-by-index',
-      severity: 'error',
-      comment: 'Another folder of platform/ is entered through its index.ts, not its internals.',
-      from: { path: '^platform/([^/]+)/' },
-      to: { path: '^platform/([^/]+)/.+', pathNot: ['^platform/$1/', '^platform/[^/]+/index\\.ts$'] },
-    },
-    {
-      name: 'enter-runtime-folders-by-index',
-      severity: 'error',
-      comment: 'Another folder of runtime/ is entered through its index.ts, not its internals.',
-      from: { path: '^runtime/([^/]+)/' },
-      to: { path: '^runtime/([^/]+)/.+', pathNot: ['^runtime/$1/', '^runtime/[^/]+/index\\.ts$'] },
-    },
-    {
-      name: 'enter-runtime-by-index',
-      severity: 'error',
-      comment: 'platform uses runtime through runtime/index.ts (or a folder\'s index.ts).',
-      from: { path: '^platform/' },
-      to: { path: '^runtime/[^/]+/.+', pathNot: '^runtime/[^/]+/index\\.ts$' },
-    },
+    forbid('no-cycles', 'A cycle means two modules cannot be understood (or loaded) apart.', {}, { circular: true, dependencyTypesNot: ['type-only'] }),
+    forbid('runtime-not-platform', 'The data plane (runtime) never reaches into the control plane (platform).', { path: '^runtime/' }, { path: '^platform/' }),
+    forbid('sdk-stands-alone', 'The SDK is what users import: it depends on neither runtime nor platform.', { path: '^sdk/' }, { path: '^(runtime|platform)/' }),
+    forbid('only-binding-loads-the-addon', 'The .node addon is loaded in one place: runtime/engine/binding.ts.', { pathNot: '^runtime/engine/binding\\.ts$' }, { path: '\\.node$' }),
+    byIndex('platform'),
+    byIndex('runtime'),
+    forbid('enter-runtime-by-index', 'platform uses runtime through runtime/index.ts (or a folder\'s index.ts).', { path: '^platform/' }, { path: '^runtime/[^/]+/.+', pathNot: '^runtime/[^/]+/index\\.ts$' }),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
