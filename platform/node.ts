@@ -71,7 +71,9 @@ export async function startNode(config: Config): Promise<HearthNode> {
   // functions deployed through other nodes within a few seconds.
   // A GPU node also adopts the versions that wait for a GPU (deployed through a node without one).
   const serveAll = (): void => {
-    void registry.list().then((fs) => fs.forEach((f) => jobs.serve(f.name)), () => undefined);
+    void registry.list().then((fs) => {
+      for (const f of fs) jobs.serve(f.name);
+    }, () => undefined);
     void service.adoptWaiting().catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'adopting waiting versions failed'));
   };
   const serving = jobs.kind === 'bullmq' ? setInterval(serveAll, 5000).unref() : undefined;

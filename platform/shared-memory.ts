@@ -53,7 +53,10 @@ export class SharedMemoryRegions {
 
   #regions(owner: string): Map<string, Region> {
     let regions = this.#byOwner.get(owner);
-    if (!regions) this.#byOwner.set(owner, (regions = new Map()));
+    if (!regions) {
+      regions = new Map();
+      this.#byOwner.set(owner, regions);
+    }
     return regions;
   }
 

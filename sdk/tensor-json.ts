@@ -16,7 +16,7 @@ export function floatToHalf(value: number): number {
   const exp = (x >>> 23) & 0xff;
   let mant = x & 0x7fffff;
   if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  let e = exp - 127 + 15;
+  const e = exp - 127 + 15;
   if (e >= 0x1f) return sign | 0x7c00;
   if (e <= 0) {
     if (e < -10) return sign;
@@ -67,7 +67,9 @@ export function nestedShape(value: unknown, where = 'value'): number[] {
       return;
     }
     if (!Array.isArray(v) || v.length !== shape[depth]) throw new RangeError(`${path} is ragged: expected ${shape[depth]} elements`);
-    v.forEach((x, i) => check(x, depth + 1, `${path}[${i}]`));
+    v.forEach((x, i) => {
+      check(x, depth + 1, `${path}[${i}]`);
+    });
   };
   check(value, 0, where);
   return shape;

@@ -50,7 +50,10 @@ export class AutoscaleLoop {
     for (const pool of [...this.#pools.values()]) {
       if (pool.state !== 'warm') continue;
       let scaler = this.#scalers.get(pool);
-      if (!scaler) this.#scalers.set(pool, (scaler = new ScaleDecider(pool.spec.scaling)));
+      if (!scaler) {
+        scaler = new ScaleDecider(pool.spec.scaling);
+        this.#scalers.set(pool, scaler);
+      }
       const stats = pool.stats();
       const instances = stats.instances.total;
       const load = stats.pending + (this.#o.queuedElsewhere?.(pool.spec.name, pool.version) ?? 0);

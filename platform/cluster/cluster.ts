@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { Job } from 'bullmq';
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 import type { HearthError } from '../../sdk/errors.js';
 import { CancelledError, DeadlineExceededError, errorFromBody, HearthError as HearthErrorClass, UnavailableError } from '../../sdk/errors.js';

@@ -196,8 +196,9 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    let match = FN.exec(path);
-    const handler = match ? callFunction : (match = INFER.exec(path)) ? infer : undefined;
+    const fn = FN.exec(path);
+    const match = fn ?? INFER.exec(path);
+    const handler = fn ? callFunction : match ? infer : undefined;
     if (!handler || !match) return false;
 
     o.inflight?.enter();

@@ -13,7 +13,10 @@ export interface Closable {
 export async function closeBounded(closables: Iterable<Closable>, redisUp: () => boolean, graceMs = 60_000): Promise<void> {
   await Promise.all([...closables].map(async (c) => {
     let done = false;
-    const closed = c.close().then(() => (done = true), () => (done = true));
+    const finish = (): void => {
+      done = true;
+    };
+    const closed = c.close().then(finish, finish);
     const giveUp = Date.now() + graceMs;
     while (!done) {
       await Promise.race([closed, sleep(250)]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { CancelledError, DeadlineExceededError, HearthError, InvalidInputError, QueueFullError, UnavailableError } from '../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError, type HearthError, InvalidInputError, QueueFullError, UnavailableError } from '../../sdk/errors.js';
 import { ManualClock } from './clock.js';
 import type { BatcherOptions, BatchEntry } from './dynamic-batcher.js';
 import { DynamicBatcher } from './dynamic-batcher.js';
@@ -37,11 +37,13 @@ describe('dynamic batcher', () => {
 
   it('batches the requests that arrive together (gather) in one decision, after they are all queued', () => {
     const { batcher, batches, enqueue } = setup();
-    batcher.gather(() => ['a', 'b', 'c'].forEach((id) => enqueue(id)));
+    batcher.gather(() => {
+      for (const id of ['a', 'b', 'c']) enqueue(id);
+    });
     expect(batches).toEqual([['a', 'b', 'c']]);
     // Outside gather the first of them would have left alone.
     batcher.release();
-    ['d', 'e', 'f'].forEach((id) => enqueue(id));
+    for (const id of ['d', 'e', 'f']) enqueue(id);
     expect(batches.slice(1)).toEqual([['d']]);
   });
 
@@ -241,7 +243,9 @@ describe('dynamic batcher', () => {
     enqueue('busy');
     enqueue('queued');
     let drained = false;
-    const done = batcher.drain().then(() => (drained = true));
+    const done = batcher.drain().then(() => {
+      drained = true;
+    });
     expect(() => enqueue('new')).toThrow(UnavailableError);
     batcher.release();
     await Promise.resolve();

@@ -132,7 +132,10 @@ export class DynamicBatcher<T> {
    * instance would leave alone and the rest would wait behind it.
    */
   gather(arrive: () => void): void {
-    if (this.#gathering) return arrive();
+    if (this.#gathering) {
+      arrive();
+      return;
+    }
     this.#gathering = true;
     try {
       arrive();
@@ -269,7 +272,10 @@ export class DynamicBatcher<T> {
   }
 
   #schedule(): void {
-    if (this.#gathering) return void (this.#deferred = true);
+    if (this.#gathering) {
+      this.#deferred = true;
+      return;
+    }
     const now = this.#clock.now();
     let wakeAt = Infinity;
     // Requests whose timeout has passed leave first; the earliest remaining timeout wakes us.
@@ -308,7 +314,10 @@ export class DynamicBatcher<T> {
     if (run.length === 1 && this.#depth === 1 && incoming === 0) return run.length;
     const sums: number[] = [];
     let rows = 0;
-    for (const entry of run) sums.push((rows += entry.rows));
+    for (const entry of run) {
+      rows += entry.rows;
+      sums.push(rows);
+    }
     const preferred = new Set(o.preferredBatchSizes);
     for (let k = sums.length; k > 0; k--) if (preferred.has(sums[k - 1]!)) return k;
 

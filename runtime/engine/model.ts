@@ -67,7 +67,7 @@ export class Model {
   }
 
   async #result(run: () => Promise<RawForwardResult>): Promise<ForwardResult> {
-    let raw;
+    let raw: RawForwardResult;
     try {
       raw = await run();
     } catch (error) {

@@ -26,5 +26,6 @@ export function hookWorkerFile(): Promise<string> {
   // A runner process gets the file its node built (it cannot run esbuild: no child processes).
   const given = process.env.HEARTH_HOOK_WORKER;
   if (given) return Promise.resolve(given);
-  return (workerFile ??= bundleEntry(WORKER_ENTRY, ['piscina', 'isolated-vm']));
+  workerFile ??= bundleEntry(WORKER_ENTRY, ['piscina', 'isolated-vm']);
+  return workerFile;
 }

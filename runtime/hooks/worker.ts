@@ -162,7 +162,10 @@ function hookLog(data: HookWorkerData, level: string, text: string): void {
 export function createHookWorker(data: HookWorkerData): (task: HookTask) => Promise<unknown> {
   let ready: Promise<LoadedHook> | undefined;
   const load = data.bundlePath && data.sandbox ? loadSandboxed(data) : () => loadDirect(data);
-  const init = (): Promise<LoadedHook> => (ready ??= load());
+  const init = (): Promise<LoadedHook> => {
+    ready ??= load();
+    return ready;
+  };
 
   return async (task: HookTask): Promise<unknown> => {
     let hook: LoadedHook;

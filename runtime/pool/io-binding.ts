@@ -93,7 +93,9 @@ export function bindIo(spec: FunctionSpec, model: ForwardSignature): IoBinding {
     positions = inputs.map((_, i) => i);
   }
   const forwardOrder = new Array<number>(n);
-  positions.forEach((p, i) => (forwardOrder[p] = i));
+  positions.forEach((p, i) => {
+    forwardOrder[p] = i;
+  });
 
   return { inputRule, forwardOrder, ...bindOutputs(spec) };
 }

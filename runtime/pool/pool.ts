@@ -93,7 +93,8 @@ export class Pool extends PoolLifecycle {
 
   /** Loads the model and the hook, then `count` instances (spec.instances.count by default). */
   start(count = this.spec.instances.count): Promise<void> {
-    return (this.#starting ??= this.#start(count));
+    this.#starting ??= this.#start(count);
+    return this.#starting;
   }
 
   async #start(count: number): Promise<void> {
@@ -247,7 +248,7 @@ export class Pool extends PoolLifecycle {
       if (!hooks) throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state}`);
       const t0 = performance.now();
       this.#inPre++;
-      let pre;
+      let pre: { tensors: HookTensors; body: Uint8Array };
       try {
         pre = await hooks.pre(request, options);
       } catch (error) {
@@ -397,7 +398,8 @@ export class Pool extends PoolLifecycle {
     shared.count += requests;
     shared.totalUs += computeUs * requests;
     shared.maxUs = Math.max(shared.maxUs, computeUs);
-    observe((this.#counters.batchCompute[rows] ??= { count: 0, totalUs: 0, maxUs: 0 }), computeUs);
+    this.#counters.batchCompute[rows] ??= { count: 0, totalUs: 0, maxUs: 0 };
+    observe(this.#counters.batchCompute[rows], computeUs);
   }
 
   /**
@@ -424,7 +426,9 @@ export class Pool extends PoolLifecycle {
     try {
       if (failure || !result) throw failure ?? new InferenceError('the forward returned nothing');
       const split = splitOutputs(this.spec, this.#binding!, result, rows.map(() => 1));
-      rows.forEach((r, i) => r.filler || r.payload.resolve(split[i]!));
+      rows.forEach((r, i) => {
+        if (!r.filler) r.payload.resolve(split[i]!);
+      });
     } catch (error) {
       for (const c of callers) c.reject(toHearthError(error));
     } finally {
@@ -457,7 +461,10 @@ export class Pool extends PoolLifecycle {
         hooked.map(({ e, outputs }) => ({ outputs, request: e.payload.request! })),
         { deadline: deadline === Infinity ? undefined : deadline },
       );
-      outcomes.forEach((o, i) => (o.ok ? hooked[i]!.e.payload.resolve({ body: o.body, contentType: o.contentType }) : hooked[i]!.e.payload.reject(o.error)));
+      outcomes.forEach((o, i) => {
+        if (o.ok) hooked[i]!.e.payload.resolve({ body: o.body, contentType: o.contentType });
+        else hooked[i]!.e.payload.reject(o.error);
+      });
     } catch (error) {
       for (const { e } of hooked) e.payload.reject(toHearthError(error));
     }

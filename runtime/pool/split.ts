@@ -27,7 +27,9 @@ export function splitOutputs(spec: FunctionSpec, binding: Pick<IoBinding, 'outpu
   const out: HookTensors[] = rows.map(() => ({}));
   for (const { o, name, t } of named) {
     if (t.dtype === 'BYTES') {
-      splitStrings(name, t as Tensor<'BYTES'>, rows, total).forEach((piece, i) => (out[i]![name] = piece));
+      splitStrings(name, t as Tensor<'BYTES'>, rows, total).forEach((piece, i) => {
+        out[i]![name] = piece;
+      });
       continue;
     }
     if (t.shape[0] !== total) throw new InferenceError(`output "${name}" has ${t.shape[0]} rows for a batch of ${total}`);

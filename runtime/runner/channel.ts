@@ -108,7 +108,8 @@ export class Channel {
         } catch (error) {
           socket.off('data', onData);
           this.#chunks = [];
-          return onMalformed((error as Error).message);
+          onMalformed((error as Error).message);
+          return;
         }
         onFrame(frame);
       }
@@ -192,7 +193,9 @@ export class Channel {
   onClose(fn: () => void): void {
     let called = false;
     const once = (): void => {
-      if (!called) (called = true), fn();
+      if (called) return;
+      called = true;
+      fn();
     };
     this.#socket.on('close', once);
     this.#socket.on('error', once);

@@ -67,7 +67,8 @@ const MAX_PARKED = 4;
 
 /** The runner's entry as one ES module (runners start without a TypeScript loader). */
 function runnerEntryFile(): Promise<string> {
-  return (runnerFile ??= bundleEntry(RUNNER_ENTRY, ['piscina', 'esbuild', 'isolated-vm']));
+  runnerFile ??= bundleEntry(RUNNER_ENTRY, ['piscina', 'esbuild', 'isolated-vm']);
+  return runnerFile;
 }
 
 /** The primary group of a user by name, from /etc/passwd. */
@@ -102,7 +103,9 @@ export class RunnerHost {
   warm(): Promise<void> {
     if (this.#o.spare !== false && !this.#spare && !this.#closed) {
       this.#spare = this.#spawn(true);
-      this.#spare.catch(() => (this.#spare = undefined));
+      this.#spare.catch(() => {
+        this.#spare = undefined;
+      });
     }
     return this.#spare ? this.#spare.then(() => undefined, () => undefined) : Promise.resolve();
   }
@@ -246,12 +249,13 @@ export class RunnerHost {
 
   /** The directory of runner directories: runners may pass through it (0711), not list it. */
   #root(): Promise<string> {
-    return (this.#dir ??= (async () => {
+    this.#dir ??= (async () => {
       const root = this.#o.dir ?? (await mkdtemp(join(tmpdir(), 'hearth-runners-')));
       await mkdir(root, { recursive: true });
       await chmod(root, 0o711);
       return root;
-    })());
+    })();
+    return this.#dir;
   }
 
   /** Stops the spare and every runner still alive. */

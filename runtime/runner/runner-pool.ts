@@ -96,7 +96,8 @@ export class RunnerPool extends PoolLifecycle {
   }
 
   start(): Promise<void> {
-    return (this.#starting ??= this.#boot(true));
+    this.#starting ??= this.#boot(true);
+    return this.#starting;
   }
 
   /** Fetches the artifacts and takes a runner (the spare) at once, then loads the version in it. */
@@ -269,7 +270,10 @@ export class RunnerPool extends PoolLifecycle {
       const done = (error: HearthError | undefined, frame?: Frame): void => {
         if (!this.#inflight.delete(id)) return;
         options.signal?.removeEventListener('abort', onAbort);
-        if (error) return reject(error);
+        if (error) {
+          reject(error);
+          return;
+        }
         try {
           resolve(read(frame!));
         } catch (e) {

@@ -74,7 +74,9 @@ export class RunnerProcess {
       });
     }
     let hello: () => void = () => undefined;
-    this.ready = new Promise((resolve) => (hello = resolve));
+    this.ready = new Promise((resolve) => {
+      hello = resolve;
+    });
     this.#channel = new Channel(child.stdio[3] as Socket, (frame) => {
       const id = frame.header.id as number | undefined;
       if (frame.header.t === 'hello') {

@@ -55,7 +55,10 @@ function waitForPort(url: string, child: ChildProcess, what: string): Promise<vo
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const tick = (): void => {
-      if (child.exitCode !== null) return reject(new Error(`${what} exited with ${child.exitCode}`));
+      if (child.exitCode !== null) {
+        reject(new Error(`${what} exited with ${child.exitCode}`));
+        return;
+      }
       // Any HTTP answer (even an error for this empty probe) means the server is up.
       fetch(url, { method: 'GET' }).then(() => resolve(), () => (Date.now() - started > 60_000 ? reject(new Error(`${what} did not start`)) : setTimeout(tick, 250)));
     };

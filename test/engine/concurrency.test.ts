@@ -36,7 +36,9 @@ describe('forwards run off the JS thread', () => {
     expect(model.info.inflight).toBeGreaterThan(1);
     const results = await Promise.all(pending);
     const reference = pythonForwardMany(modelPath('mlp'), inputs.slice(0, 4).map((x) => [x]));
-    results.forEach((r, i) => expect(r.outputs[0]!.shape).toEqual([1 + (i % 4), 1024]));
+    results.forEach((r, i) => {
+      expect(r.outputs[0]!.shape).toEqual([1 + (i % 4), 1024]);
+    });
     reference.forEach((ref, i) => {
       expect(maxAbsDiff(results[i]!.outputs[0]!.data as Float32Array, ref.outputs[0]!.data as Float32Array)).toBeLessThan(1e-4);
     });

@@ -52,7 +52,9 @@ describe('forward matches python3-torch', () => {
       expect(ref.kind, name).toBe(kind);
       expect(ours.outputs.map((o) => o.name), name).toEqual(names);
       expect(ours.outputs.map((o) => o.shape), name).toEqual(ref.outputs.map((o) => o.shape));
-      ours.outputs.forEach((o, i) => expect(Array.from(floats(o)), `${name} ${o.name}`).toEqual(Array.from(floats(ref.outputs[i]!))));
+      ours.outputs.forEach((o, i) => {
+        expect(Array.from(floats(o)), `${name} ${o.name}`).toEqual(Array.from(floats(ref.outputs[i]!)));
+      });
       model.dispose();
     }
   });
@@ -113,7 +115,9 @@ describe('forward matches python3-torch', () => {
     const ours = await model.forwardBatch([a, b]);
     const ref = pythonForward(modelPath('add_mul'), [cat(a), cat(b)]);
     expect(ours.outputs.map((o) => o.shape)).toEqual([[4, 3], [4, 3]]);
-    ours.outputs.forEach((o, i) => expect(Array.from(floats(o))).toEqual(Array.from(floats(ref.outputs[i]!))));
+    ours.outputs.forEach((o, i) => {
+      expect(Array.from(floats(o))).toEqual(Array.from(floats(ref.outputs[i]!)));
+    });
     await expect(model.forwardBatch([a, [randomTensor('FP32', [1, 4], 9)]])).rejects.toThrow(/do not concatenate|size/);
   });
 

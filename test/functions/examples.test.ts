@@ -96,7 +96,9 @@ describe('example functions', () => {
     const mean = [0.485, 0.456, 0.406];
     const std = [0.229, 0.224, 0.225];
     const x = new Float32Array(3 * 224 * 224);
-    [dr, dg, db].forEach((v, c) => x.fill((v / 255 - mean[c]!) / std[c]!, c * 224 * 224, (c + 1) * 224 * 224));
+    [dr, dg, db].forEach((v, c) => {
+      x.fill((v / 255 - mean[c]!) / std[c]!, c * 224 * 224, (c + 1) * 224 * 224);
+    });
     const logits = pythonForward(join(FUNCTIONS, 'image-classifier', 'model.pt'), [{ dtype: 'FP32', shape: [1, 3, 224, 224], data: x }]).outputs[0]!.data as Float32Array;
     const max = Math.max(...logits);
     const exp = Array.from(logits, (l) => Math.exp(l - max));

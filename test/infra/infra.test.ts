@@ -16,6 +16,7 @@ import { Metrics } from '../../platform/metrics/metrics.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { testNode } from '../helpers/node.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: Kubernetes objects of every kind, read as their YAML says
 type Doc = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: any; data?: Record<string, string>; stringData?: Record<string, string> };
 
 const INFRA = join(REPO_ROOT, 'infra');
@@ -26,6 +27,7 @@ const docs: Doc[] = files.flatMap((file) => parseAllDocuments(readFileSync(file,
 }));
 const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
 const workloads = docs.filter((d) => d.kind === 'Deployment' || d.kind === 'StatefulSet');
+// biome-ignore lint/suspicious/noExplicitAny: a container spec as its YAML says
 const containers = (w: Doc): any[] => w.spec.template.spec.containers;
 const hearth = byKind('Deployment').find((d) => d.metadata.name === 'hearth-node')!;
 const metricNames = new Set((await new Metrics(() => []).registry.getMetricsAsJSON()).map((m) => m.name));

@@ -40,7 +40,9 @@ async function receiver(failFirst = 0): Promise<{ url: string; received: { heade
   const state = { received: [] as { headers: Record<string, string>; body: string }[], tries: 0 };
   const server = createServer((req, res) => {
     let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('data', (c: Buffer) => {
+      body += c.toString();
+    });
     req.on('end', () => {
       state.tries++;
       if (state.tries <= failFirst) return res.writeHead(500).end();

@@ -30,7 +30,7 @@ describe('webhook policy', () => {
 
   it('refuses at connect a host whose name resolves to loopback, before any byte is sent', async () => {
     let hits = 0;
-    const server = createServer((req, res) => {
+    const server = createServer((_req, res) => {
       hits++;
       res.end();
     });
@@ -46,7 +46,7 @@ describe('webhook policy', () => {
 
   it('never follows a redirect', async () => {
     let hits = 0;
-    const server = createServer((req, res) => {
+    const server = createServer((_req, res) => {
       hits++;
       res.writeHead(307, { location: 'http://169.254.169.254/latest/meta-data' }).end();
     });

@@ -97,7 +97,9 @@ describe('pool', () => {
     const p = await pool(spec, modelPath('dtypes'));
     const xs = [3, 5, 3, 5, 3].map((w, i) => randomTensor('FP32', [1, w], 70 + i));
     const results = await Promise.all(xs.map((x) => p.infer({ x })));
-    results.forEach((r, i) => expect(Array.from(r.y!.data as Float32Array)).toEqual(Array.from(xs[i]!.data as Float32Array, (v) => v + v)));
+    results.forEach((r, i) => {
+      expect(Array.from(r.y!.data as Float32Array)).toEqual(Array.from(xs[i]!.data as Float32Array, (v) => v + v));
+    });
     expect(p.stats().execCount).toBeGreaterThanOrEqual(3);
   });
 

@@ -218,7 +218,9 @@ describe('BYTES / TYPE_STRING tensors, into TorchScript as List[str]', () => {
     };
     const lists = [['x', 'yz'], ['hello'], words];
     const answers = await Promise.all(lists.map(one));
-    answers.forEach((got, i) => expect(got.equals(serialized(lists[i]!.map((w) => w.toUpperCase())))).toBe(true));
+    answers.forEach((got, i) => {
+      expect(got.equals(serialized(lists[i]!.map((w) => w.toUpperCase())))).toBe(true);
+    });
   });
 
   it('takes gRPC bytes_contents and raw contents', async () => {

@@ -195,7 +195,9 @@ describe('gRPC ModelStreamInfer', () => {
     const { stream, responses, done } = inferStream(rpc);
     const x = (seed: number) => randomTensor('FP32', [1, 2, 2], seed);
     const sent = [x(21), x(22), x(23)];
-    sent.forEach((t, i) => stream.write({ model_name: 'reshape_model', id: `r${i}`, inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 2, 2] }], raw_input_contents: [Buffer.from(t.data.buffer)] }));
+    sent.forEach((t, i) => {
+      stream.write({ model_name: 'reshape_model', id: `r${i}`, inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 2, 2] }], raw_input_contents: [Buffer.from(t.data.buffer)] });
+    });
     stream.write({ model_name: 'no_such_model', id: 'bad', inputs: [] });
     stream.end();
     await done;

@@ -70,7 +70,9 @@ describe('sequence batching', () => {
   it('oldest: state kept by CORRID across batches that move rows', async () => {
     const inputs = [[3, 1, 4, 1, 5], [9, 2, 6], [5, 3, 5, 8]];
     const results = await Promise.all(inputs.map((values, i) => sequence('oldest_sequence', 7 + i, values)));
-    results.forEach((r, i) => expect(r).toEqual(sums(inputs[i]!)));
+    results.forEach((r, i) => {
+      expect(r).toEqual(sums(inputs[i]!));
+    });
   });
 
   it('refuses requests without a sequence id, without START on the first, and after END, with Triton\'s words', async () => {

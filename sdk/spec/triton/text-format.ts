@@ -94,7 +94,8 @@ class Parser {
       }
       if (t.kind !== 'ident') throw new TextFormatError(`line ${t.line}: expected a field name, got "${t.text}"`);
       this.pos++;
-      const values = (message[t.text] ??= []);
+      const values = message[t.text] ?? [];
+      message[t.text] = values;
       let next = this.peek(`a value for ${t.text}`);
       const colon = next.kind === 'punct' && next.text === ':';
       if (colon) {
