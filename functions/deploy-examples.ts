@@ -12,13 +12,17 @@ import { deployFolder } from '../sdk/cli/deploy.js';
 import { Hearth } from '../sdk/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const python = process.env.HEARTH_PYTHON ?? (statSync('/usr/bin/python3', { throwIfNoEntry: false }) ? '/usr/bin/python3' : 'python3');
+const python =
+  process.env.HEARTH_PYTHON ??
+  (statSync('/usr/bin/python3', { throwIfNoEntry: false }) ? '/usr/bin/python3' : 'python3');
 const hearth = new Hearth();
 if (!(await hearth.ready())) {
   console.error(`no Hearth node is ready at ${hearth.url}: start one with \`npm start\` (or set HEARTH_URL)`);
   process.exit(1);
 }
-for (const name of readdirSync(here).filter((f) => statSync(join(here, f)).isDirectory()).sort()) {
+for (const name of readdirSync(here)
+  .filter((f) => statSync(join(here, f)).isDirectory())
+  .sort()) {
   const dir = join(here, name);
   execFileSync(python, ['export.py'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
   const r = await deployFolder(hearth, dir, { progress: process.stderr.isTTY });

@@ -21,7 +21,8 @@ export function authorize(keys: ApiKey[], scope: Scope, header: (name: string) =
   const given = bearer?.startsWith('Bearer ') ? bearer.slice(7) : header('x-api-key');
   const key = keys.find((k) => k.key === given);
   if (!key) throw new UnauthenticatedError('send an API key: Authorization: Bearer <key>');
-  if (scope === 'admin' && key.scope !== 'admin') throw new PermissionDeniedError('this API key may invoke functions but not manage them (needs scope admin)');
+  if (scope === 'admin' && key.scope !== 'admin')
+    throw new PermissionDeniedError('this API key may invoke functions but not manage them (needs scope admin)');
   return key.key;
 }
 
@@ -31,6 +32,7 @@ export function authorize(keys: ApiKey[], scope: Scope, header: (name: string) =
  */
 export function parseVersion(value: unknown): number | undefined {
   if (value === undefined || value === '') return undefined;
-  if (typeof value !== 'string' || !/^[1-9]\d*$/.test(value)) throw new InvalidInputError(`version "${String(value)}" must be a positive integer`);
+  if (typeof value !== 'string' || !/^[1-9]\d*$/.test(value))
+    throw new InvalidInputError(`version "${String(value)}" must be a positive integer`);
   return Number(value);
 }

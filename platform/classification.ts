@@ -11,19 +11,28 @@ import { bytesTensor } from '../sdk/tensor-bytes.js';
 import { bfloat16ToFloat, halfToFloat } from '../sdk/tensor-json.js';
 
 function values(t: Tensor): { value: (i: number) => number | bigint; text: (v: number | bigint) => string } {
-  const floating = (v: number | bigint) => (Number(v)).toFixed(6);
+  const floating = (v: number | bigint) => Number(v).toFixed(6);
   switch (t.dtype) {
-    case 'FP32': case 'FP64': return { value: (i) => (t.data as Float32Array)[i]!, text: floating };
-    case 'FP16': return { value: (i) => halfToFloat((t.data as Uint16Array)[i]!), text: floating };
-    case 'BF16': return { value: (i) => bfloat16ToFloat((t.data as Uint16Array)[i]!), text: floating };
-    case 'BYTES': throw new InvalidInputError('classification needs a numeric output, not BYTES');
-    default: return { value: (i) => (t.data as unknown as ArrayLike<number | bigint>)[i]!, text: (v) => String(v) };
+    case 'FP32':
+    case 'FP64':
+      return { value: (i) => (t.data as Float32Array)[i]!, text: floating };
+    case 'FP16':
+      return { value: (i) => halfToFloat((t.data as Uint16Array)[i]!), text: floating };
+    case 'BF16':
+      return { value: (i) => bfloat16ToFloat((t.data as Uint16Array)[i]!), text: floating };
+    case 'BYTES':
+      throw new InvalidInputError('classification needs a numeric output, not BYTES');
+    default:
+      return { value: (i) => (t.data as unknown as ArrayLike<number | bigint>)[i]!, text: (v) => String(v) };
   }
 }
 
 /** The top `count` classes of each row of `t` (each item when the model has no batch dimension). */
 export function classify(t: Tensor, spec: OutputSpec, count: number, batched: boolean): Tensor<'BYTES'> {
-  if (!Number.isInteger(count) || count < 1) throw new InvalidInputError(`output "${spec.name}": classification must be a positive integer, got ${String(count)}`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new InvalidInputError(
+      `output "${spec.name}": classification must be a positive integer, got ${String(count)}`,
+    );
   const rows = batched ? (t.shape[0] ?? 1) : 1;
   const per = rows === 0 ? 0 : numel(t.shape) / rows;
   const k = Math.min(count, per);

@@ -5,7 +5,14 @@ import { loadConfig } from './config.js';
 describe('configuration', () => {
   it('has the defaults of the embedded single-node setup', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ httpPort: 8000, grpcPort: 8001, metricsPort: 8002, host: '127.0.0.1', dataDir: './.hearth', apiKeys: [] });
+    expect(c).toMatchObject({
+      httpPort: 8000,
+      grpcPort: 8001,
+      metricsPort: 8002,
+      host: '127.0.0.1',
+      dataDir: './.hearth',
+      apiKeys: [],
+    });
     expect(c.redisUrl).toBeUndefined();
     expect(c.s3).toBeUndefined();
     expect(c.maxBodyBytes).toBe(64 * 2 ** 20);
@@ -13,14 +20,21 @@ describe('configuration', () => {
 
   it('maps caller-named shared memory only on a loopback bind, unless told otherwise', () => {
     expect(loadConfig({}).systemSharedMemory).toBe(true);
-    expect(loadConfig({ HEARTH_HOST: '0.0.0.0', HEARTH_API_KEYS: 'admin-key-456:admin' }).systemSharedMemory).toBe(false);
-    expect(loadConfig({ HEARTH_HOST: '0.0.0.0', HEARTH_API_KEYS: 'admin-key-456:admin', HEARTH_SYSTEM_SHARED_MEMORY: 'on' }).systemSharedMemory).toBe(true);
+    expect(loadConfig({ HEARTH_HOST: '0.0.0.0', HEARTH_API_KEYS: 'admin-key-456:admin' }).systemSharedMemory).toBe(
+      false,
+    );
+    expect(
+      loadConfig({ HEARTH_HOST: '0.0.0.0', HEARTH_API_KEYS: 'admin-key-456:admin', HEARTH_SYSTEM_SHARED_MEMORY: 'on' })
+        .systemSharedMemory,
+    ).toBe(true);
     expect(loadConfig({ HEARTH_SYSTEM_SHARED_MEMORY: 'off' }).systemSharedMemory).toBe(false);
     expect(() => loadConfig({ HEARTH_SYSTEM_SHARED_MEMORY: 'yes' })).toThrow(/HEARTH_SYSTEM_SHARED_MEMORY/);
   });
 
   it('names the variable in each error', () => {
-    expect(() => loadConfig({ HEARTH_HTTP_PORT: 'eighty' })).toThrow(/HEARTH_HTTP_PORT: HEARTH_HTTP_PORT must be a port number/);
+    expect(() => loadConfig({ HEARTH_HTTP_PORT: 'eighty' })).toThrow(
+      /HEARTH_HTTP_PORT: HEARTH_HTTP_PORT must be a port number/,
+    );
     expect(() => loadConfig({ HEARTH_GRPC_PORT: '70000' })).toThrow(/HEARTH_GRPC_PORT/);
     expect(() => loadConfig({ REDIS_URL: 'localhost:6379' })).toThrow(/REDIS_URL must start with redis:\/\//);
     expect(() => loadConfig({ HEARTH_S3_BUCKET: 'Bad_Bucket' })).toThrow(/HEARTH_S3_BUCKET/);
@@ -30,8 +44,11 @@ describe('configuration', () => {
 
   it('takes port 0 (a free port), API keys with scopes, and S3 settings', () => {
     const c = loadConfig({
-      HEARTH_HTTP_PORT: '0', HEARTH_API_KEYS: 'invoke-key-123:invoke, admin-key-456:admin,plainkey-789',
-      HEARTH_S3_BUCKET: 'models', HEARTH_S3_ENDPOINT: 'http://127.0.0.1:9000', HEARTH_S3_PREFIX: 'team/a/',
+      HEARTH_HTTP_PORT: '0',
+      HEARTH_API_KEYS: 'invoke-key-123:invoke, admin-key-456:admin,plainkey-789',
+      HEARTH_S3_BUCKET: 'models',
+      HEARTH_S3_ENDPOINT: 'http://127.0.0.1:9000',
+      HEARTH_S3_PREFIX: 'team/a/',
     });
     expect(c.httpPort).toBe(0);
     expect(c.apiKeys).toEqual([
@@ -39,7 +56,12 @@ describe('configuration', () => {
       { key: 'admin-key-456', scope: 'admin' },
       { key: 'plainkey-789', scope: 'admin' },
     ]);
-    expect(c.s3).toEqual({ bucket: 'models', endpoint: 'http://127.0.0.1:9000', region: 'us-east-1', prefix: 'team/a/' });
+    expect(c.s3).toEqual({
+      bucket: 'models',
+      endpoint: 'http://127.0.0.1:9000',
+      region: 'us-east-1',
+      prefix: 'team/a/',
+    });
   });
 
   it('refuses to bind beyond loopback without API keys unless explicitly allowed', () => {

@@ -11,7 +11,12 @@ import type { WebhookPolicy } from './jobs/webhook-policy.js';
 import { parseAllowHosts } from './jobs/webhook-policy.js';
 
 const port = (name: string, fallback: number) =>
-  z.coerce.number({ message: `${name} must be a port number` }).int(`${name} must be an integer`).min(0, `${name} must be 0-65535 (0 picks a free port)`).max(65535, `${name} must be 0-65535 (0 picks a free port)`).default(fallback);
+  z.coerce
+    .number({ message: `${name} must be a port number` })
+    .int(`${name} must be an integer`)
+    .min(0, `${name} must be 0-65535 (0 picks a free port)`)
+    .max(65535, `${name} must be 0-65535 (0 picks a free port)`)
+    .default(fallback);
 
 const ApiKey = z.object({ key: z.string().min(8), scope: z.enum(['invoke', 'admin']) });
 export type ApiKey = z.infer<typeof ApiKey>;
@@ -19,13 +24,20 @@ export type ApiKey = z.infer<typeof ApiKey>;
 /** `key1:admin,key2:invoke` (a key without a scope is an admin key). */
 function parseApiKeys(value: string | undefined): ApiKey[] {
   if (!value) return [];
-  return value.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
-    const at = entry.lastIndexOf(':');
-    const [key, scope] = at > 0 ? [entry.slice(0, at), entry.slice(at + 1)] : [entry, 'admin'];
-    const parsed = ApiKey.safeParse({ key, scope });
-    if (!parsed.success) throw new InvalidInputError(`HEARTH_API_KEYS: each entry must be KEY:invoke or KEY:admin with a key of at least 8 characters (got "${entry.replace(/^(.{3}).*/, '$1…')}")`);
-    return parsed.data;
-  });
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const at = entry.lastIndexOf(':');
+      const [key, scope] = at > 0 ? [entry.slice(0, at), entry.slice(at + 1)] : [entry, 'admin'];
+      const parsed = ApiKey.safeParse({ key, scope });
+      if (!parsed.success)
+        throw new InvalidInputError(
+          `HEARTH_API_KEYS: each entry must be KEY:invoke or KEY:admin with a key of at least 8 characters (got "${entry.replace(/^(.{3}).*/, '$1…')}")`,
+        );
+      return parsed.data;
+    });
 }
 
 export const ConfigSchema = z.object({
@@ -34,30 +46,100 @@ export const ConfigSchema = z.object({
   HEARTH_METRICS_PORT: port('HEARTH_METRICS_PORT', 8002),
   HEARTH_HOST: z.string().min(1, 'HEARTH_HOST must not be empty').default('127.0.0.1'),
   HEARTH_DATA_DIR: z.string().min(1, 'HEARTH_DATA_DIR must not be empty').default('./.hearth'),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://').optional(),
-  HEARTH_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]+$/, 'HEARTH_REDIS_PREFIX may hold letters, digits, ":", "_" and "-"').default('hearth:'),
-  HEARTH_S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'HEARTH_S3_BUCKET must be a valid S3 bucket name').optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
+    .optional(),
+  HEARTH_REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_-]+$/, 'HEARTH_REDIS_PREFIX may hold letters, digits, ":", "_" and "-"')
+    .default('hearth:'),
+  HEARTH_S3_BUCKET: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'HEARTH_S3_BUCKET must be a valid S3 bucket name')
+    .optional(),
   HEARTH_S3_ENDPOINT: z.url({ message: 'HEARTH_S3_ENDPOINT must be a URL' }).optional(),
   HEARTH_S3_REGION: z.string().default('us-east-1'),
-  HEARTH_S3_PREFIX: z.string().regex(/^([A-Za-z0-9._-]+\/)*$/, 'HEARTH_S3_PREFIX must be empty or end with "/" (letters, digits, ".", "_", "-")').default(''),
-  HEARTH_CACHE_MAX_BYTES: z.coerce.number({ message: 'HEARTH_CACHE_MAX_BYTES must be a number of bytes' }).int().min(1 << 20, 'HEARTH_CACHE_MAX_BYTES must be at least 1 MiB').default(20 * 2 ** 30),
-  HEARTH_MAX_BODY_BYTES: z.coerce.number({ message: 'HEARTH_MAX_BODY_BYTES must be a number of bytes' }).int().min(1024).default(64 * 2 ** 20),
+  HEARTH_S3_PREFIX: z
+    .string()
+    .regex(/^([A-Za-z0-9._-]+\/)*$/, 'HEARTH_S3_PREFIX must be empty or end with "/" (letters, digits, ".", "_", "-")')
+    .default(''),
+  HEARTH_CACHE_MAX_BYTES: z.coerce
+    .number({ message: 'HEARTH_CACHE_MAX_BYTES must be a number of bytes' })
+    .int()
+    .min(1 << 20, 'HEARTH_CACHE_MAX_BYTES must be at least 1 MiB')
+    .default(20 * 2 ** 30),
+  HEARTH_MAX_BODY_BYTES: z.coerce
+    .number({ message: 'HEARTH_MAX_BODY_BYTES must be a number of bytes' })
+    .int()
+    .min(1024)
+    .default(64 * 2 ** 20),
   HEARTH_API_KEYS: z.string().optional(),
   HEARTH_ALLOW_INSECURE_BIND: z.enum(['0', '1', 'true', 'false']).default('0'),
   HEARTH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  HEARTH_INTRA_OP_THREADS: z.coerce.number({ message: 'HEARTH_INTRA_OP_THREADS must be a number of threads' }).int().min(1, 'HEARTH_INTRA_OP_THREADS must be at least 1').optional(),
-  HEARTH_WEBHOOK_SECRET: z.string().regex(/^(whsec_)?[A-Za-z0-9+/]{16,}={0,2}$/, 'HEARTH_WEBHOOK_SECRET must be base64 (optionally after whsec_), at least 12 bytes').optional(),
-  HEARTH_JOB_ATTEMPTS: z.coerce.number({ message: 'HEARTH_JOB_ATTEMPTS must be a number' }).int().min(1).max(20).default(3),
-  HEARTH_JOB_BACKOFF_MS: z.coerce.number({ message: 'HEARTH_JOB_BACKOFF_MS must be a number of milliseconds' }).int().min(1).default(1000),
-  HEARTH_JOB_RESULT_TTL_S: z.coerce.number({ message: 'HEARTH_JOB_RESULT_TTL_S must be a number of seconds' }).int().min(1).default(86_400),
-  HEARTH_JOB_LOCK_MS: z.coerce.number({ message: 'HEARTH_JOB_LOCK_MS must be a number of milliseconds' }).int().min(1000).default(30_000),
-  HEARTH_JOB_CONCURRENCY: z.coerce.number({ message: 'HEARTH_JOB_CONCURRENCY must be a number' }).int().min(1).max(1024).default(64),
+  HEARTH_INTRA_OP_THREADS: z.coerce
+    .number({ message: 'HEARTH_INTRA_OP_THREADS must be a number of threads' })
+    .int()
+    .min(1, 'HEARTH_INTRA_OP_THREADS must be at least 1')
+    .optional(),
+  HEARTH_WEBHOOK_SECRET: z
+    .string()
+    .regex(
+      /^(whsec_)?[A-Za-z0-9+/]{16,}={0,2}$/,
+      'HEARTH_WEBHOOK_SECRET must be base64 (optionally after whsec_), at least 12 bytes',
+    )
+    .optional(),
+  HEARTH_JOB_ATTEMPTS: z.coerce
+    .number({ message: 'HEARTH_JOB_ATTEMPTS must be a number' })
+    .int()
+    .min(1)
+    .max(20)
+    .default(3),
+  HEARTH_JOB_BACKOFF_MS: z.coerce
+    .number({ message: 'HEARTH_JOB_BACKOFF_MS must be a number of milliseconds' })
+    .int()
+    .min(1)
+    .default(1000),
+  HEARTH_JOB_RESULT_TTL_S: z.coerce
+    .number({ message: 'HEARTH_JOB_RESULT_TTL_S must be a number of seconds' })
+    .int()
+    .min(1)
+    .default(86_400),
+  HEARTH_JOB_LOCK_MS: z.coerce
+    .number({ message: 'HEARTH_JOB_LOCK_MS must be a number of milliseconds' })
+    .int()
+    .min(1000)
+    .default(30_000),
+  HEARTH_JOB_CONCURRENCY: z.coerce
+    .number({ message: 'HEARTH_JOB_CONCURRENCY must be a number' })
+    .int()
+    .min(1)
+    .max(1024)
+    .default(64),
   HEARTH_WEBHOOK_ALLOW_HOSTS: z.string().optional(),
   HEARTH_SYSTEM_SHARED_MEMORY: z.enum(['auto', 'on', 'off']).default('auto'),
-  HEARTH_ISOLATION: z.enum(['process', 'none'], { message: 'HEARTH_ISOLATION must be process (each function version in its own runner process) or none (in the node, for trusted single-tenant use)' }).default('process'),
-  HEARTH_RUNNER_USER: z.string().regex(/^[a-z_][a-z0-9_-]*\$?$/, 'HEARTH_RUNNER_USER must be a user name').default('nobody'),
-  HEARTH_RUNNER_UID_BASE: z.coerce.number({ message: 'HEARTH_RUNNER_UID_BASE must be a uid' }).int().min(1000, 'HEARTH_RUNNER_UID_BASE must be at least 1000 (clear of system users)').max(2 ** 31 - 65_537).default(200_000),
-  HEARTH_AUTOSCALE_TICK_MS: z.coerce.number({ message: 'HEARTH_AUTOSCALE_TICK_MS must be a number of milliseconds' }).int().min(10).max(1000, 'HEARTH_AUTOSCALE_TICK_MS must be at most 1000: a queue over its target scales up within one tick').default(1000),
+  HEARTH_ISOLATION: z
+    .enum(['process', 'none'], {
+      message:
+        'HEARTH_ISOLATION must be process (each function version in its own runner process) or none (in the node, for trusted single-tenant use)',
+    })
+    .default('process'),
+  HEARTH_RUNNER_USER: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_-]*\$?$/, 'HEARTH_RUNNER_USER must be a user name')
+    .default('nobody'),
+  HEARTH_RUNNER_UID_BASE: z.coerce
+    .number({ message: 'HEARTH_RUNNER_UID_BASE must be a uid' })
+    .int()
+    .min(1000, 'HEARTH_RUNNER_UID_BASE must be at least 1000 (clear of system users)')
+    .max(2 ** 31 - 65_537)
+    .default(200_000),
+  HEARTH_AUTOSCALE_TICK_MS: z.coerce
+    .number({ message: 'HEARTH_AUTOSCALE_TICK_MS must be a number of milliseconds' })
+    .int()
+    .min(10)
+    .max(1000, 'HEARTH_AUTOSCALE_TICK_MS must be at most 1000: a queue over its target scales up within one tick')
+    .default(1000),
 });
 
 export interface Config {
@@ -84,7 +166,14 @@ export interface Config {
   autoscaleTickMs: number;
   /** Signs webhooks (Standard Webhooks); without it, requests that ask for a webhook are refused. */
   webhookSecret?: string;
-  jobs: { attempts: number; backoffMs: number; resultTtlS: number; lockMs: number; concurrency: number; webhooks: WebhookPolicy };
+  jobs: {
+    attempts: number;
+    backoffMs: number;
+    resultTtlS: number;
+    lockMs: number;
+    concurrency: number;
+    webhooks: WebhookPolicy;
+  };
   /**
    * Triton's system shared memory: a caller names a POSIX segment on this host for the node to map.
    * On by default only on a loopback bind (the callers are on this host); a node reachable from
@@ -109,15 +198,20 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result = ConfigSchema.safeParse(env);
   if (!result.success) {
-    throw new InvalidInputError(`invalid configuration: ${result.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; ')}`);
+    throw new InvalidInputError(
+      `invalid configuration: ${result.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; ')}`,
+    );
   }
   const e = result.data;
   const apiKeys = parseApiKeys(e.HEARTH_API_KEYS);
   const insecure = e.HEARTH_ALLOW_INSECURE_BIND === '1' || e.HEARTH_ALLOW_INSECURE_BIND === 'true';
   if (!LOOPBACK.test(e.HEARTH_HOST) && apiKeys.length === 0 && !insecure) {
-    throw new InvalidInputError(`HEARTH_HOST=${e.HEARTH_HOST} is reachable beyond this machine but HEARTH_API_KEYS is empty: set API keys, or HEARTH_ALLOW_INSECURE_BIND=1 to serve without them`);
+    throw new InvalidInputError(
+      `HEARTH_HOST=${e.HEARTH_HOST} is reachable beyond this machine but HEARTH_API_KEYS is empty: set API keys, or HEARTH_ALLOW_INSECURE_BIND=1 to serve without them`,
+    );
   }
-  if (e.HEARTH_S3_ENDPOINT && !e.HEARTH_S3_BUCKET) throw new InvalidInputError('HEARTH_S3_ENDPOINT is set but HEARTH_S3_BUCKET is not: name the bucket');
+  if (e.HEARTH_S3_ENDPOINT && !e.HEARTH_S3_BUCKET)
+    throw new InvalidInputError('HEARTH_S3_ENDPOINT is set but HEARTH_S3_BUCKET is not: name the bucket');
   return {
     httpPort: e.HEARTH_HTTP_PORT,
     grpcPort: e.HEARTH_GRPC_PORT,
@@ -126,7 +220,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.HEARTH_DATA_DIR,
     redisUrl: e.REDIS_URL,
     redisPrefix: e.HEARTH_REDIS_PREFIX,
-    s3: e.HEARTH_S3_BUCKET ? { bucket: e.HEARTH_S3_BUCKET, endpoint: e.HEARTH_S3_ENDPOINT, region: e.HEARTH_S3_REGION, prefix: e.HEARTH_S3_PREFIX } : undefined,
+    s3: e.HEARTH_S3_BUCKET
+      ? {
+          bucket: e.HEARTH_S3_BUCKET,
+          endpoint: e.HEARTH_S3_ENDPOINT,
+          region: e.HEARTH_S3_REGION,
+          prefix: e.HEARTH_S3_PREFIX,
+        }
+      : undefined,
     cacheMaxBytes: e.HEARTH_CACHE_MAX_BYTES,
     maxBodyBytes: e.HEARTH_MAX_BODY_BYTES,
     apiKeys,
@@ -134,12 +235,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     intraOpThreads: e.HEARTH_INTRA_OP_THREADS ?? Math.max(1, availableParallelism() - 1),
     autoscaleTickMs: e.HEARTH_AUTOSCALE_TICK_MS,
     webhookSecret: e.HEARTH_WEBHOOK_SECRET,
-    systemSharedMemory: e.HEARTH_SYSTEM_SHARED_MEMORY === 'on' || (e.HEARTH_SYSTEM_SHARED_MEMORY === 'auto' && LOOPBACK.test(e.HEARTH_HOST)),
+    systemSharedMemory:
+      e.HEARTH_SYSTEM_SHARED_MEMORY === 'on' ||
+      (e.HEARTH_SYSTEM_SHARED_MEMORY === 'auto' && LOOPBACK.test(e.HEARTH_HOST)),
     isolation: e.HEARTH_ISOLATION,
     runnerUser: e.HEARTH_RUNNER_USER,
     runnerUidBase: e.HEARTH_RUNNER_UID_BASE,
     jobs: {
-      attempts: e.HEARTH_JOB_ATTEMPTS, backoffMs: e.HEARTH_JOB_BACKOFF_MS, resultTtlS: e.HEARTH_JOB_RESULT_TTL_S, lockMs: e.HEARTH_JOB_LOCK_MS, concurrency: e.HEARTH_JOB_CONCURRENCY,
+      attempts: e.HEARTH_JOB_ATTEMPTS,
+      backoffMs: e.HEARTH_JOB_BACKOFF_MS,
+      resultTtlS: e.HEARTH_JOB_RESULT_TTL_S,
+      lockMs: e.HEARTH_JOB_LOCK_MS,
+      concurrency: e.HEARTH_JOB_CONCURRENCY,
       webhooks: { allowHosts: parseAllowHosts(e.HEARTH_WEBHOOK_ALLOW_HOSTS) },
     },
   };

@@ -30,13 +30,17 @@ export async function runDemo(modelPath = process.env.HEARTH_DEMO_MODEL ?? DEFAU
   const report = devices();
   const cpu = report.devices[0]!;
   setIntraOpThreads(Math.max(1, (await import('node:os')).availableParallelism()));
-  console.log(`Hearth engine: LibTorch ${report.torchVersion}; ${cpu.name}; CUDA ${report.cudaAvailable ? `${report.cudaDeviceCount} device(s)` : 'not available'}`);
+  console.log(
+    `Hearth engine: LibTorch ${report.torchVersion}; ${cpu.name}; CUDA ${report.cudaAvailable ? `${report.cudaDeviceCount} device(s)` : 'not available'}`,
+  );
 
   const image = syntheticImage();
   const device = report.cudaAvailable ? 'cuda:0' : 'cpu';
   const model = await loadModel(modelPath, { device, warmup: { inputs: [image], runs: 3 } });
   const info = model.info;
-  console.log(`loaded ${modelPath} on ${info.device}: load ${info.loadMs.toFixed(0)} ms, warm-up ${info.warmupRuns} passes ${info.warmupMs.toFixed(0)} ms, weights ${(info.weightBytes / 1e6).toFixed(1)} MB`);
+  console.log(
+    `loaded ${modelPath} on ${info.device}: load ${info.loadMs.toFixed(0)} ms, warm-up ${info.warmupRuns} passes ${info.warmupMs.toFixed(0)} ms, weights ${(info.weightBytes / 1e6).toFixed(1)} MB`,
+  );
 
   const started = performance.now();
   const { outputs } = await model.forward([image]);
@@ -45,7 +49,10 @@ export async function runDemo(modelPath = process.env.HEARTH_DEMO_MODEL ?? DEFAU
   const max = Math.max(...logits);
   const exps = Array.from(logits, (v) => Math.exp(v - max));
   const sum = exps.reduce((a, b) => a + b, 0);
-  const top = exps.map((p, i) => ({ i, p: p / sum })).sort((a, b) => b.p - a.p).slice(0, 5);
+  const top = exps
+    .map((p, i) => ({ i, p: p / sum }))
+    .sort((a, b) => b.p - a.p)
+    .slice(0, 5);
   console.log(`prediction in ${elapsed.toFixed(1)} ms (random weights, so the classes mean nothing yet):`);
   for (const { i, p } of top) console.log(`  class ${String(i).padStart(3)}  p=${p.toFixed(4)}`);
   model.dispose();

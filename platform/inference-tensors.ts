@@ -14,10 +14,18 @@ import { classify } from './classification.js';
 import type { SequenceFlags } from '../runtime/index.js';
 
 /** The input's datatype and shape, checked; `where` names it in messages. */
-export function inputHead(tensors: HookTensors, input: { name: string; datatype: string; shape: unknown[] }, where: string): { dtype: DType; shape: number[] } {
-  if (!isDType(input.datatype)) throw new InvalidInputError(`${where}.datatype "${input.datatype}" is not a KServe v2 datatype`, { reason: 'ERR_DTYPE' });
+export function inputHead(
+  tensors: HookTensors,
+  input: { name: string; datatype: string; shape: unknown[] },
+  where: string,
+): { dtype: DType; shape: number[] } {
+  if (!isDType(input.datatype))
+    throw new InvalidInputError(`${where}.datatype "${input.datatype}" is not a KServe v2 datatype`, {
+      reason: 'ERR_DTYPE',
+    });
   const shape = input.shape.map(Number);
-  if (shape.some((d) => !Number.isInteger(d) || d < 0)) throw new InvalidInputError(`${where}.shape must be a list of non-negative integers`, { reason: 'ERR_SHAPE' });
+  if (shape.some((d) => !Number.isInteger(d) || d < 0))
+    throw new InvalidInputError(`${where}.shape must be a list of non-negative integers`, { reason: 'ERR_SHAPE' });
   if (tensors[input.name]) throw new InvalidInputError(`input "${input.name}" is given twice`);
   return { dtype: input.datatype as DType, shape };
 }
@@ -34,7 +42,10 @@ export function tensorFromRaw(name: string, dtype: DType, shape: number[], bytes
   }
   const expected = numel(shape) * elementSize(dtype);
   if (bytes.byteLength !== expected) {
-    throw new InvalidInputError(`input "${name}": ${field} has ${bytes.byteLength} bytes but shape [${shape.join(', ')}] × ${dtype} needs ${expected}`, { reason: 'ERR_SHAPE' });
+    throw new InvalidInputError(
+      `input "${name}": ${field} has ${bytes.byteLength} bytes but shape [${shape.join(', ')}] × ${dtype} needs ${expected}`,
+      { reason: 'ERR_SHAPE' },
+    );
   }
   const data = allocate(dtype, numel(shape));
   new Uint8Array(data.buffer).set(bytes);
@@ -44,7 +55,10 @@ export function tensorFromRaw(name: string, dtype: DType, shape: number[], bytes
 /** Flat JSON values in the given shape. */
 export function tensorFromValues(dtype: DType, values: unknown[], shape: number[], where: string): Tensor {
   if (dtype === 'BYTES') {
-    if (values.length !== numel(shape)) throw new InvalidInputError(`${where}: ${values.length} string(s) for shape [${shape.join(', ')}]`, { reason: 'ERR_SHAPE' });
+    if (values.length !== numel(shape))
+      throw new InvalidInputError(`${where}: ${values.length} string(s) for shape [${shape.join(', ')}]`, {
+        reason: 'ERR_SHAPE',
+      });
     const elements = values.map((v, i) => {
       if (typeof v === 'string' || v instanceof Uint8Array) return v;
       throw new InvalidInputError(`${where}[${i}] must be a string for a BYTES input`, { reason: 'ERR_DTYPE' });
@@ -68,12 +82,18 @@ export interface RequestedOutput {
  * The outputs a response carries, in order: those asked for (all the spec's when none are), each
  * turned into its classification when the request asks for one.
  */
-export function selectOutputs(outputs: HookTensors, spec: FunctionSpec, requested: readonly RequestedOutput[]): { name: string; tensor: Tensor }[] {
-  const wanted: readonly RequestedOutput[] = requested.length > 0 ? requested : spec.outputs.map((o) => ({ name: o.name }));
+export function selectOutputs(
+  outputs: HookTensors,
+  spec: FunctionSpec,
+  requested: readonly RequestedOutput[],
+): { name: string; tensor: Tensor }[] {
+  const wanted: readonly RequestedOutput[] =
+    requested.length > 0 ? requested : spec.outputs.map((o) => ({ name: o.name }));
   return wanted.map((w) => {
     const t = outputs[w.name];
     const declared = spec.outputs.find((o) => o.name === w.name);
-    if (!t || !declared) throw new InvalidInputError(`unexpected inference output '${w.name}' for model '${spec.name}'`);
+    if (!t || !declared)
+      throw new InvalidInputError(`unexpected inference output '${w.name}' for model '${spec.name}'`);
     if (w.classification === undefined) return { name: w.name, tensor: t };
     return { name: w.name, tensor: classify(t, declared, Number(w.classification), spec.maxBatchSize > 0) };
   });
@@ -86,7 +106,8 @@ export function selectOutputs(outputs: HookTensors, spec: FunctionSpec, requeste
 export function sequenceFlags(parameters: Record<string, unknown> | undefined): SequenceFlags | undefined {
   const raw = parameters?.sequence_id;
   if (raw === undefined || raw === 0 || raw === 0n || raw === '') {
-    if (parameters?.sequence_start === true || parameters?.sequence_end === true) throw new InvalidInputError('sequence_start and sequence_end need a non-zero or non-empty sequence_id');
+    if (parameters?.sequence_start === true || parameters?.sequence_end === true)
+      throw new InvalidInputError('sequence_start and sequence_end need a non-zero or non-empty sequence_id');
     return undefined;
   }
   let id: bigint | string;
@@ -94,7 +115,8 @@ export function sequenceFlags(parameters: Record<string, unknown> | undefined): 
     if (raw < 0n) throw new InvalidInputError('sequence_id must be a non-negative integer or a string');
     id = raw;
   } else if (typeof raw === 'number') {
-    if (!Number.isSafeInteger(raw) || raw < 0) throw new InvalidInputError('sequence_id must be a non-negative integer or a string');
+    if (!Number.isSafeInteger(raw) || raw < 0)
+      throw new InvalidInputError('sequence_id must be a non-negative integer or a string');
     id = BigInt(raw);
   } else if (typeof raw === 'string') {
     if (raw.length > 256) throw new InvalidInputError('sequence_id strings are at most 256 characters');

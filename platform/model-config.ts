@@ -32,7 +32,12 @@ function common(t: InputSpec | OutputSpec): object {
   };
 }
 
-const input = (t: InputSpec) => ({ ...common(t), format: t.format ?? 'FORMAT_NONE', allow_ragged_batch: false, optional: false });
+const input = (t: InputSpec) => ({
+  ...common(t),
+  format: t.format ?? 'FORMAT_NONE',
+  allow_ragged_batch: false,
+  optional: false,
+});
 const output = (t: OutputSpec) => ({ ...common(t), label_filename: t.labelFile ?? '' });
 
 export function modelConfig(spec: FunctionSpec, options: { cudaAvailable: boolean }): Record<string, unknown> {
@@ -49,24 +54,46 @@ export function modelConfig(spec: FunctionSpec, options: { cudaAvailable: boolea
     output: spec.outputs.map(output),
     batch_input: [],
     batch_output: [],
-    optimization: { priority: 'PRIORITY_DEFAULT', input_pinned_memory: { enable: true }, output_pinned_memory: { enable: true }, gather_kernel_buffer_threshold: 0, eager_batching: false },
+    optimization: {
+      priority: 'PRIORITY_DEFAULT',
+      input_pinned_memory: { enable: true },
+      output_pinned_memory: { enable: true },
+      gather_kernel_buffer_threshold: 0,
+      eager_batching: false,
+    },
     // A sequence model is batched by the sequence batcher; every other model with a batch
     // dimension by the dynamic batcher.
     ...(spec.sequence ? { sequence_batching: sequenceBatching(spec.sequence) } : {}),
     ...(spec.maxBatchSize > 0 && !spec.sequence
       ? {
-        dynamic_batching: {
-          preferred_batch_size: b.preferredBatchSizes,
-          max_queue_delay_microseconds: b.maxQueueDelayUs,
-          preserve_ordering: false,
-          priority_levels: b.priorityLevels > 1 ? b.priorityLevels : 0,
-          default_priority_level: b.priorityLevels > 1 ? b.defaultPriorityLevel : 0,
-          default_queue_policy: { timeout_action: 'REJECT', default_timeout_microseconds: b.defaultTimeoutUs, allow_timeout_override: false, max_queue_size: b.maxQueueSize },
-          priority_queue_policy: {},
-        },
-      }
+          dynamic_batching: {
+            preferred_batch_size: b.preferredBatchSizes,
+            max_queue_delay_microseconds: b.maxQueueDelayUs,
+            preserve_ordering: false,
+            priority_levels: b.priorityLevels > 1 ? b.priorityLevels : 0,
+            default_priority_level: b.priorityLevels > 1 ? b.defaultPriorityLevel : 0,
+            default_queue_policy: {
+              timeout_action: 'REJECT',
+              default_timeout_microseconds: b.defaultTimeoutUs,
+              allow_timeout_override: false,
+              max_queue_size: b.maxQueueSize,
+            },
+            priority_queue_policy: {},
+          },
+        }
       : {}),
-    instance_group: [{ name: `${spec.name}_0`, kind, count: spec.instances.count, gpus, secondary_devices: [], profile: [], passive: false, host_policy: '' }],
+    instance_group: [
+      {
+        name: `${spec.name}_0`,
+        kind,
+        count: spec.instances.count,
+        gpus,
+        secondary_devices: [],
+        profile: [],
+        passive: false,
+        host_policy: '',
+      },
+    ],
     default_model_filename: basename(spec.model),
     cc_model_filenames: {},
     metric_tags: {},
@@ -75,27 +102,55 @@ export function modelConfig(spec: FunctionSpec, options: { cudaAvailable: boolea
       name: w.name,
       batch_size: w.batchSize,
       count: w.count,
-      inputs: Object.fromEntries(Object.entries(w.inputs).map(([name, i]) => [name, { data_type: TYPE_NAMES[i.dtype], dims: i.dims, ...(i.fill === 'zero' ? { zero_data: true } : { random_data: true }) }])),
+      inputs: Object.fromEntries(
+        Object.entries(w.inputs).map(([name, i]) => [
+          name,
+          {
+            data_type: TYPE_NAMES[i.dtype],
+            dims: i.dims,
+            ...(i.fill === 'zero' ? { zero_data: true } : { random_data: true }),
+          },
+        ]),
+      ),
     })),
   };
 }
 
-const CONTROL_KINDS = { start: 'CONTROL_SEQUENCE_START', end: 'CONTROL_SEQUENCE_END', ready: 'CONTROL_SEQUENCE_READY', corrid: 'CONTROL_SEQUENCE_CORRID' } as const;
+const CONTROL_KINDS = {
+  start: 'CONTROL_SEQUENCE_START',
+  end: 'CONTROL_SEQUENCE_END',
+  ready: 'CONTROL_SEQUENCE_READY',
+  corrid: 'CONTROL_SEQUENCE_CORRID',
+} as const;
 
 function sequenceBatching(s: SequenceSpec): object {
   return {
     max_sequence_idle_microseconds: s.maxSequenceIdleUs,
     control_input: s.controls.map((c) => ({
       name: c.name,
-      control: [{
-        kind: CONTROL_KINDS[c.kind],
-        ...(c.kind === 'corrid' ? { data_type: TYPE_NAMES[c.dtype] }
-          : c.dtype === 'FP32' ? { fp32_false_true: c.values } : c.dtype === 'BOOL' ? { bool_false_true: c.values.map(Boolean) } : { int32_false_true: c.values }),
-      }],
+      control: [
+        {
+          kind: CONTROL_KINDS[c.kind],
+          ...(c.kind === 'corrid'
+            ? { data_type: TYPE_NAMES[c.dtype] }
+            : c.dtype === 'FP32'
+              ? { fp32_false_true: c.values }
+              : c.dtype === 'BOOL'
+                ? { bool_false_true: c.values.map(Boolean) }
+                : { int32_false_true: c.values }),
+        },
+      ],
     })),
     state: [],
     ...(s.strategy === 'oldest'
-      ? { oldest: { max_candidate_sequences: s.maxCandidateSequences ?? 0, preferred_batch_size: [], max_queue_delay_microseconds: s.maxQueueDelayUs, preserve_ordering: false } }
+      ? {
+          oldest: {
+            max_candidate_sequences: s.maxCandidateSequences ?? 0,
+            preferred_batch_size: [],
+            max_queue_delay_microseconds: s.maxQueueDelayUs,
+            preserve_ordering: false,
+          },
+        }
       : { direct: { max_queue_delay_microseconds: s.maxQueueDelayUs, minimum_slot_utilization: 0 } }),
   };
 }

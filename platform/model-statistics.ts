@@ -32,7 +32,12 @@ export function modelStatistics(name: string, version: number, c: PoolCounters):
     },
     response_stats: {},
     batch_stats: Object.entries(c.batchCompute)
-      .map(([size, s]) => ({ batch_size: Number(size), compute_input: zero(s.count), compute_infer: ns(s), compute_output: zero(s.count) }))
+      .map(([size, s]) => ({
+        batch_size: Number(size),
+        compute_input: zero(s.count),
+        compute_infer: ns(s),
+        compute_output: zero(s.count),
+      }))
       .sort((a, b) => a.batch_size - b.batch_size),
     memory_usage: [],
   };

@@ -52,29 +52,57 @@ export async function startNode(config: Config): Promise<HearthNode> {
   if (config.redisUrl) await checkNoEviction(config.redisUrl);
   setIntraOpThreads(config.intraOpThreads);
   const registry = createRegistry(config);
-  const artifacts = createArtifactStore(config, (sha256, actual) => log.error({ sha256, actual }, 'artifact refused: its bytes do not match its hash'));
+  const artifacts = createArtifactStore(config, (sha256, actual) =>
+    log.error({ sha256, actual }, 'artifact refused: its bytes do not match its hash'),
+  );
   let metrics: Metrics | undefined;
   const nodeId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const cluster = config.redisUrl ? new Cluster({ redisUrl: config.redisUrl, prefix: config.redisPrefix, nodeId }) : undefined;
-  const runners = config.isolation === 'process' ? new RunnerHost({
-    // A root node runs user code as another user; a node that is not root cannot switch.
-    users: process.getuid?.() === 0 ? { firstUid: config.runnerUidBase, gid: await groupOf(config.runnerUser) } : undefined,
-    intraOpThreads: config.intraOpThreads,
-    onLine: (line, runner) => log.info({ function: runner.label, runner: runner.pid, line }, 'runner output'),
-  }) : undefined;
+  const cluster = config.redisUrl
+    ? new Cluster({ redisUrl: config.redisUrl, prefix: config.redisPrefix, nodeId })
+    : undefined;
+  const runners =
+    config.isolation === 'process'
+      ? new RunnerHost({
+          // A root node runs user code as another user; a node that is not root cannot switch.
+          users:
+            process.getuid?.() === 0
+              ? { firstUid: config.runnerUidBase, gid: await groupOf(config.runnerUser) }
+              : undefined,
+          intraOpThreads: config.intraOpThreads,
+          onLine: (line, runner) => log.info({ function: runner.label, runner: runner.pid, line }, 'runner output'),
+        })
+      : undefined;
   // The node is ready once its spare runner is up, so its first cold start does not wait for one.
   const spareUp = runners?.warm();
-  const service = new FunctionService({ runners, registry, artifacts, dataDir: config.dataDir, log, autoscaleTickMs: config.autoscaleTickMs, cluster, queuedElsewhere: (n, v) => (cluster?.queued(n, v) ?? 0) + jobs.waiting(n), onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases) });
-  metrics = new Metrics(() => service.pools(), () => service.refreshStats());
+  const service = new FunctionService({
+    runners,
+    registry,
+    artifacts,
+    dataDir: config.dataDir,
+    log,
+    autoscaleTickMs: config.autoscaleTickMs,
+    cluster,
+    queuedElsewhere: (n, v) => (cluster?.queued(n, v) ?? 0) + jobs.waiting(n),
+    onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases),
+  });
+  metrics = new Metrics(
+    () => service.pools(),
+    () => service.refreshStats(),
+  );
   const jobs = createJobQueue(config, nodeId, (name, version, request) => service.invoke(name, version, request), log);
   // Cluster mode: this node takes any function's jobs, not only those it accepted, and learns of
   // functions deployed through other nodes within a few seconds.
   // A GPU node also adopts the versions that wait for a GPU (deployed through a node without one).
   const serveAll = (): void => {
-    void registry.list().then((fs) => {
-      for (const f of fs) jobs.serve(f.name);
-    }, () => undefined);
-    void service.adoptWaiting().catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'adopting waiting versions failed'));
+    void registry.list().then(
+      (fs) => {
+        for (const f of fs) jobs.serve(f.name);
+      },
+      () => undefined,
+    );
+    void service
+      .adoptWaiting()
+      .catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'adopting waiting versions failed'));
   };
   const serving = jobs.kind === 'bullmq' ? setInterval(serveAll, 5000).unref() : undefined;
   if (serving) setTimeout(serveAll, 100).unref();
@@ -82,8 +110,27 @@ export async function startNode(config: Config): Promise<HearthNode> {
   let ready = false;
   const inflight = new InFlight();
   const sharedMemory = new SharedMemoryRegions(config.systemSharedMemory);
-  const app = createApp({ service, artifacts, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, version: VERSION, inflight, jobs, sharedMemory, onUpload: (bytes) => metrics?.observeUpload(bytes) });
-  const hot = createHotRoutes({ service, jobs, apiKeys: config.apiKeys, maxBodyBytes: config.maxBodyBytes, ready: () => ready, inflight, sharedMemory });
+  const app = createApp({
+    service,
+    artifacts,
+    apiKeys: config.apiKeys,
+    maxBodyBytes: config.maxBodyBytes,
+    ready: () => ready,
+    version: VERSION,
+    inflight,
+    jobs,
+    sharedMemory,
+    onUpload: (bytes) => metrics?.observeUpload(bytes),
+  });
+  const hot = createHotRoutes({
+    service,
+    jobs,
+    apiKeys: config.apiKeys,
+    maxBodyBytes: config.maxBodyBytes,
+    ready: () => ready,
+    inflight,
+    sharedMemory,
+  });
   const rest = getRequestListener(app.fetch);
   const server = createServer((req, res) => {
     if (!hot(req, res)) void rest(req, res);
@@ -94,14 +141,35 @@ export async function startNode(config: Config): Promise<HearthNode> {
   server.headersTimeout = 66_000;
   server.listen(config.httpPort, config.host);
   const httpPort = await listen(server);
-  const grpcServer = createGrpcServer({ service, apiKeys: config.apiKeys, ready: () => ready, version: VERSION, maxMessageBytes: config.maxBodyBytes, sharedMemory });
+  const grpcServer = createGrpcServer({
+    service,
+    apiKeys: config.apiKeys,
+    ready: () => ready,
+    version: VERSION,
+    maxMessageBytes: config.maxBodyBytes,
+    sharedMemory,
+  });
   const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const httpUrl = `http://${host}:${httpPort}`;
   cluster?.start(() => service.pools(), httpUrl);
   await spareUp;
   ready = true;
-  log.info({ node: nodeId, http: httpPort, grpc: grpcPort, metrics: metricsServer.port, intraOpThreads: config.intraOpThreads, isolation: config.isolation, host: config.host, registry: registry.kind, artifacts: artifacts.kind, dataDir: config.dataDir }, 'hearth listening');
+  log.info(
+    {
+      node: nodeId,
+      http: httpPort,
+      grpc: grpcPort,
+      metrics: metricsServer.port,
+      intraOpThreads: config.intraOpThreads,
+      isolation: config.isolation,
+      host: config.host,
+      registry: registry.kind,
+      artifacts: artifacts.kind,
+      dataDir: config.dataDir,
+    },
+    'hearth listening',
+  );
 
   let closed = false;
   const close = async (): Promise<void> => {

@@ -41,7 +41,8 @@ const MAX_REGIONS = 256;
 
 function integer(value: unknown, what: string, min: number): number {
   const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min) throw new InvalidInputError(`${what} must be an integer ≥ ${min}`);
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min)
+    throw new InvalidInputError(`${what} must be an integer ≥ ${min}`);
   return n;
 }
 
@@ -61,15 +62,25 @@ export class SharedMemoryRegions {
   }
 
   register(owner: string, name: string, request: { key?: unknown; offset?: unknown; byte_size?: unknown }): void {
-    if (!this.enabled) throw new UnsupportedError('system shared memory is off on this node: it serves callers beyond this host (set HEARTH_SYSTEM_SHARED_MEMORY=on to allow it)');
-    if (!NAME.test(name)) throw new InvalidInputError(`shared memory region name "${name}" must be letters, digits, "_", "-" or "."`);
+    if (!this.enabled)
+      throw new UnsupportedError(
+        'system shared memory is off on this node: it serves callers beyond this host (set HEARTH_SYSTEM_SHARED_MEMORY=on to allow it)',
+      );
+    if (!NAME.test(name))
+      throw new InvalidInputError(`shared memory region name "${name}" must be letters, digits, "_", "-" or "."`);
     const key = request.key;
-    if (typeof key !== 'string' || !KEY.test(key)) throw new InvalidInputError('key must name a POSIX shared memory segment: "/name" (letters, digits, "_", "-", ".")');
+    if (typeof key !== 'string' || !KEY.test(key))
+      throw new InvalidInputError(
+        'key must name a POSIX shared memory segment: "/name" (letters, digits, "_", "-", ".")',
+      );
     const offset = integer(request.offset ?? 0, 'offset', 0);
     const byteSize = integer(request.byte_size, 'byte_size', 1);
     const regions = this.#regions(owner);
     if (regions.has(name)) throw new InvalidInputError(`shared memory region '${name}' already in manager`);
-    if (regions.size >= MAX_REGIONS) throw new InvalidInputError(`at most ${MAX_REGIONS} shared memory regions may be registered at once; unregister some first`);
+    if (regions.size >= MAX_REGIONS)
+      throw new InvalidInputError(
+        `at most ${MAX_REGIONS} shared memory regions may be registered at once; unregister some first`,
+      );
     const bytes = new Uint8Array(mapSharedMemory(key, offset, byteSize));
     regions.set(name, { name, key, offset, byte_size: byteSize, bytes });
   }
@@ -83,7 +94,8 @@ export class SharedMemoryRegions {
   status(owner: string, name?: string): RegionStatus[] {
     const regions = [...(this.#byOwner.get(owner)?.values() ?? [])];
     const found = name === undefined || name === '' ? regions : regions.filter((r) => r.name === name);
-    if (name && found.length === 0) throw new InvalidInputError(`Unable to find system shared memory region: '${name}'`);
+    if (name && found.length === 0)
+      throw new InvalidInputError(`Unable to find system shared memory region: '${name}'`);
     return found.map(({ name: n, key, offset, byte_size }) => ({ name: n, key, offset, byte_size }));
   }
 
@@ -92,14 +104,19 @@ export class SharedMemoryRegions {
     const region = this.#byOwner.get(owner)?.get(ref.region);
     if (!region) throw new InvalidInputError(`${what}: Unable to find system shared memory region: '${ref.region}'`);
     if (ref.offset + ref.byteSize > region.byte_size) {
-      throw new InvalidInputError(`${what}: offset ${ref.offset} + byte size ${ref.byteSize} runs past shared memory region '${ref.region}' of ${region.byte_size} bytes`);
+      throw new InvalidInputError(
+        `${what}: offset ${ref.offset} + byte size ${ref.byteSize} runs past shared memory region '${ref.region}' of ${region.byte_size} bytes`,
+      );
     }
     return region.bytes.subarray(ref.offset, ref.offset + ref.byteSize);
   }
 }
 
 /** A tensor's shared-memory parameters (HTTP JSON numbers, or gRPC InferParameter values already unwrapped). */
-export function sharedMemoryRef(parameters: Record<string, unknown> | undefined, what: string): SharedMemoryRef | undefined {
+export function sharedMemoryRef(
+  parameters: Record<string, unknown> | undefined,
+  what: string,
+): SharedMemoryRef | undefined {
   const region = parameters?.shared_memory_region;
   if (region === undefined) return undefined;
   if (typeof region !== 'string') throw new InvalidInputError(`${what}: shared_memory_region must be a string`);
@@ -117,10 +134,17 @@ export function regionBytes(shm: ShmContext | undefined, ref: SharedMemoryRef, w
 }
 
 /** Writes an output's bytes into the region its request named; refuses a region too small for them. */
-export function writeToRegion(shm: ShmContext | undefined, ref: SharedMemoryRef, name: string, data: ArrayBufferView): void {
+export function writeToRegion(
+  shm: ShmContext | undefined,
+  ref: SharedMemoryRef,
+  name: string,
+  data: ArrayBufferView,
+): void {
   const target = regionBytes(shm, ref, `output '${name}'`);
   if (target.byteLength < data.byteLength) {
-    throw new InvalidInputError(`shared memory size specified with the request for output '${name}' (${target.byteLength} bytes) should be at least ${data.byteLength} bytes to hold the results`);
+    throw new InvalidInputError(
+      `shared memory size specified with the request for output '${name}' (${target.byteLength} bytes) should be at least ${data.byteLength} bytes to hold the results`,
+    );
   }
   target.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
 }

@@ -117,7 +117,8 @@ async function check(response: Response): Promise<Response> {
   } catch {
     body = undefined;
   }
-  if (body && typeof body.error === 'string' && typeof body.code === 'string') throw errorFromBody({ error: body.error, code: body.code });
+  if (body && typeof body.error === 'string' && typeof body.code === 'string')
+    throw errorFromBody({ error: body.error, code: body.code });
   throw new HearthError(`HTTP ${response.status}: ${text.slice(0, 200) || response.statusText}`);
 }
 
@@ -145,7 +146,10 @@ export class Hearth {
     try {
       return await this.#fetch(`${this.url}${path}`, { ...init, headers });
     } catch (cause) {
-      throw new UnavailableError(`cannot reach Hearth at ${this.url}: ${(cause as Error).cause instanceof Error ? ((cause as Error).cause as Error).message : (cause as Error).message}`, { cause });
+      throw new UnavailableError(
+        `cannot reach Hearth at ${this.url}: ${(cause as Error).cause instanceof Error ? ((cause as Error).cause as Error).message : (cause as Error).message}`,
+        { cause },
+      );
     }
   }
 
@@ -180,10 +184,16 @@ export class Hearth {
   }
 
   /** Uploads bytes under their sha256 (streamed when given a stream). */
-  async uploadArtifact(sha256: string, body: Uint8Array | ReadableStream<Uint8Array>, size?: number): Promise<ArtifactInfo & { created: boolean }> {
+  async uploadArtifact(
+    sha256: string,
+    body: Uint8Array | ReadableStream<Uint8Array>,
+    size?: number,
+  ): Promise<ArtifactInfo & { created: boolean }> {
     const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
     if (size !== undefined) headers['content-length'] = String(size);
-    return this.#json(`/api/v1/artifacts/${sha256}`, { method: 'PUT', body, headers, duplex: 'half' } as RequestInit & { headers: Record<string, string> });
+    return this.#json(`/api/v1/artifacts/${sha256}`, { method: 'PUT', body, headers, duplex: 'half' } as RequestInit & {
+      headers: Record<string, string>;
+    });
   }
 
   /** Brings an object of the node's S3 bucket and prefix in as an artifact (`s3://bucket/prefix/key`). */
@@ -193,9 +203,17 @@ export class Hearth {
 
   // --- functions ---------------------------------------------------------------------------------
 
-  async deploy(spec: FunctionSpecInput | Record<string, unknown>, artifacts: { model: string; hook?: string }, options: { keepTraffic?: boolean } = {}): Promise<DeployResult> {
+  async deploy(
+    spec: FunctionSpecInput | Record<string, unknown>,
+    artifacts: { model: string; hook?: string },
+    options: { keepTraffic?: boolean } = {},
+  ): Promise<DeployResult> {
     const body = { spec, artifacts, ...(options.keepTraffic ? { keepTraffic: true } : {}) };
-    const r = await this.#send('/api/v1/functions', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const r = await this.#send('/api/v1/functions', {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
     // 422 (the version failed to load) still carries the version and its reason.
     if (r.status === 422) return (await r.json()) as DeployResult;
     return (await (await check(r)).json()) as DeployResult;
@@ -214,7 +232,10 @@ export class Hearth {
   }
 
   /** Replaces the traffic split: `{ "2": 90, "3": 10 }`. */
-  setTraffic(name: string, traffic: Record<string, number>): Promise<{ name: string; traffic: Record<string, number> }> {
+  setTraffic(
+    name: string,
+    traffic: Record<string, number>,
+  ): Promise<{ name: string; traffic: Record<string, number> }> {
     return this.#post(`/api/v1/functions/${encodeURIComponent(name)}/traffic`, { traffic }, 'PUT');
   }
 
@@ -238,16 +259,35 @@ export class Hearth {
   /** Calls a function and waits for its response. */
   async invoke(name: string, data: unknown, options: InvokeOptions = {}): Promise<InvokeResult> {
     const { body, type } = toBody(data, options.contentType);
-    const r = await this.#request(this.#path(name, options.version), { method: 'POST', body, headers: this.#invokeHeaders(type, options) });
+    const r = await this.#request(this.#path(name, options.version), {
+      method: 'POST',
+      body,
+      headers: this.#invokeHeaders(type, options),
+    });
     const bytes = new Uint8Array(await r.arrayBuffer());
     const text = () => new TextDecoder().decode(bytes);
-    return { status: r.status, contentType: r.headers.get('content-type') ?? '', version: Number(r.headers.get('hearth-version')), body: bytes, text, json: <T>() => JSON.parse(text()) as T };
+    return {
+      status: r.status,
+      contentType: r.headers.get('content-type') ?? '',
+      version: Number(r.headers.get('hearth-version')),
+      body: bytes,
+      text,
+      json: <T>() => JSON.parse(text()) as T,
+    };
   }
 
   /** Submits an async invocation: `{ id, status, statusUrl }` at once; `webhook` hears the outcome. */
-  invokeAsync(name: string, data: unknown, options: InvokeOptions & { webhook?: string } = {}): Promise<{ id: string; status: string; statusUrl: string }> {
+  invokeAsync(
+    name: string,
+    data: unknown,
+    options: InvokeOptions & { webhook?: string } = {},
+  ): Promise<{ id: string; status: string; statusUrl: string }> {
     const { body, type } = toBody(data, options.contentType);
-    const headers = { ...this.#invokeHeaders(type, options), prefer: 'respond-async', ...(options.webhook ? { 'hearth-webhook-url': options.webhook } : {}) };
+    const headers = {
+      ...this.#invokeHeaders(type, options),
+      prefer: 'respond-async',
+      ...(options.webhook ? { 'hearth-webhook-url': options.webhook } : {}),
+    };
     return this.#json(this.#path(name, options.version), { method: 'POST', body, headers });
   }
 
@@ -277,12 +317,23 @@ export class Hearth {
   // --- KServe v2 -------------------------------------------------------------------------------------
 
   /** Raw tensors in, raw tensors out (no hooks), over Triton's binary tensor extension. */
-  async infer(name: string, inputs: Record<string, Tensor>, options: { version?: number; timeoutMs?: number } = {}): Promise<Record<string, InferOutput>> {
+  async infer(
+    name: string,
+    inputs: Record<string, Tensor>,
+    options: { version?: number; timeoutMs?: number } = {},
+  ): Promise<Record<string, InferOutput>> {
     const entries = Object.entries(inputs);
-    const header = new TextEncoder().encode(JSON.stringify({
-      inputs: entries.map(([n, t]) => ({ name: n, shape: t.shape, datatype: t.dtype, parameters: { binary_data_size: (t.data as ArrayBufferView).byteLength } })),
-      parameters: { binary_data_output: true },
-    }));
+    const header = new TextEncoder().encode(
+      JSON.stringify({
+        inputs: entries.map(([n, t]) => ({
+          name: n,
+          shape: t.shape,
+          datatype: t.dtype,
+          parameters: { binary_data_size: (t.data as ArrayBufferView).byteLength },
+        })),
+        parameters: { binary_data_output: true },
+      }),
+    );
     const size = entries.reduce((n, [, t]) => n + (t.data as ArrayBufferView).byteLength, header.byteLength);
     const body = new Uint8Array(size);
     body.set(header);
@@ -294,12 +345,24 @@ export class Hearth {
     }
     const path = `/v2/models/${encodeURIComponent(name)}${options.version === undefined ? '' : `/versions/${options.version}`}/infer`;
     // Raw tensors compress poorly: fetch would otherwise ask for gzip on every response.
-    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.byteLength), 'accept-encoding': 'identity' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/octet-stream',
+      'inference-header-content-length': String(header.byteLength),
+      'accept-encoding': 'identity',
+    };
     if (options.timeoutMs !== undefined) headers['hearth-timeout-ms'] = String(options.timeoutMs);
     const r = await this.#request(path, { method: 'POST', body, headers });
     const bytes = new Uint8Array(await r.arrayBuffer());
     const headerLength = Number(r.headers.get('inference-header-content-length') ?? bytes.byteLength);
-    const response = JSON.parse(new TextDecoder().decode(bytes.subarray(0, headerLength))) as { outputs: { name: string; shape: number[]; datatype: DType; data?: number[]; parameters?: { binary_data_size?: number } }[] };
+    const response = JSON.parse(new TextDecoder().decode(bytes.subarray(0, headerLength))) as {
+      outputs: {
+        name: string;
+        shape: number[];
+        datatype: DType;
+        data?: number[];
+        parameters?: { binary_data_size?: number };
+      }[];
+    };
     let at = headerLength;
     const out: Record<string, InferOutput> = {};
     for (const o of response.outputs) {
@@ -308,7 +371,8 @@ export class Hearth {
       // A copy, so the typed array starts at an aligned offset.
       const data = viewAs(o.datatype, bytes.slice(at, at + n));
       at += n;
-      if (data.length * elementSize(o.datatype) !== n) throw new HearthError(`output ${o.name}: ${n} bytes do not fit ${o.datatype}`);
+      if (data.length * elementSize(o.datatype) !== n)
+        throw new HearthError(`output ${o.name}: ${n} bytes do not fit ${o.datatype}`);
       out[o.name] = { name: o.name, dtype: o.datatype, shape: o.shape, data } as InferOutput;
     }
     return out;

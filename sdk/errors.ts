@@ -152,7 +152,9 @@ const BY_CODE: Record<string, new (message: string, options?: HearthErrorOptions
 
 /** Any thrown value as a HearthError: itself, or an InferenceError carrying its message. */
 export function toHearthError(error: unknown): HearthError {
-  return error instanceof HearthError ? error : new InferenceError((error as Error)?.message ?? String(error), { cause: error });
+  return error instanceof HearthError
+    ? error
+    : new InferenceError((error as Error)?.message ?? String(error), { cause: error });
 }
 
 /** An error body (`{"error", "code"}`, as every transport sends it) back as its class. */

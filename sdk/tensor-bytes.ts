@@ -33,9 +33,11 @@ export function checkBytes(data: Uint8Array, count: number): void {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let n = 0;
   for (let at = 0; at < data.byteLength; n++) {
-    if (at + 4 > data.byteLength) throw new TypeError(`BYTES element ${n}: ${data.byteLength - at} byte(s) left, too few for its 4-byte length`);
+    if (at + 4 > data.byteLength)
+      throw new TypeError(`BYTES element ${n}: ${data.byteLength - at} byte(s) left, too few for its 4-byte length`);
     const length = view.getUint32(at, true);
-    if (at + 4 + length > data.byteLength) throw new TypeError(`BYTES element ${n} says ${length} byte(s) but ${data.byteLength - at - 4} are left`);
+    if (at + 4 + length > data.byteLength)
+      throw new TypeError(`BYTES element ${n} says ${length} byte(s) but ${data.byteLength - at - 4} are left`);
     at += 4 + length;
   }
   if (n !== count) throw new TypeError(`the BYTES data holds ${n} element(s) but the shape needs ${count}`);
@@ -50,13 +52,20 @@ export function decodeBytes(data: Uint8Array, count?: number): Uint8Array[] {
   const out: Uint8Array[] = [];
   let at = 0;
   while (at < data.byteLength) {
-    if (at + 4 > data.byteLength) throw new TypeError(`BYTES element ${out.length}: ${data.byteLength - at} byte(s) left, too few for its 4-byte length`);
+    if (at + 4 > data.byteLength)
+      throw new TypeError(
+        `BYTES element ${out.length}: ${data.byteLength - at} byte(s) left, too few for its 4-byte length`,
+      );
     const length = view.getUint32(at, true);
-    if (at + 4 + length > data.byteLength) throw new TypeError(`BYTES element ${out.length} says ${length} byte(s) but ${data.byteLength - at - 4} are left`);
+    if (at + 4 + length > data.byteLength)
+      throw new TypeError(
+        `BYTES element ${out.length} says ${length} byte(s) but ${data.byteLength - at - 4} are left`,
+      );
     out.push(data.subarray(at + 4, at + 4 + length));
     at += 4 + length;
   }
-  if (count !== undefined && out.length !== count) throw new TypeError(`the BYTES data holds ${out.length} element(s) but the shape needs ${count}`);
+  if (count !== undefined && out.length !== count)
+    throw new TypeError(`the BYTES data holds ${out.length} element(s) but the shape needs ${count}`);
   return out;
 }
 

@@ -4,10 +4,16 @@ import { tensorFromJson, tensorToJson } from './tensor-json.js';
 
 describe('tensors as JSON', () => {
   it('reads a nested array with its shape and prints it back', () => {
-    const t = tensorFromJson('FP32', [[1, 2, 3], [4, 5, 6]]);
+    const t = tensorFromJson('FP32', [
+      [1, 2, 3],
+      [4, 5, 6],
+    ]);
     expect(t.shape).toEqual([2, 3]);
     expect(Array.from(t.data as Float32Array)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(tensorToJson(t)).toEqual([[1, 2, 3], [4, 5, 6]]);
+    expect(tensorToJson(t)).toEqual([
+      [1, 2, 3],
+      [4, 5, 6],
+    ]);
   });
 
   it('reads a scalar (shape []) as the bare number tensorToJson prints', () => {

@@ -27,7 +27,7 @@ export function floatToHalf(value: number): number {
     return sign | half;
   }
   let half = sign | (e << 10) | (mant >>> 13);
-  if (mant & 0x1000 && (mant & 0x2fff)) half++; // round to nearest even
+  if (mant & 0x1000 && mant & 0x2fff) half++; // round to nearest even
   return half;
 }
 
@@ -66,7 +66,8 @@ export function nestedShape(value: unknown, where = 'value'): number[] {
       if (Array.isArray(v)) throw new RangeError(`${path} is nested deeper than its siblings`);
       return;
     }
-    if (!Array.isArray(v) || v.length !== shape[depth]) throw new RangeError(`${path} is ragged: expected ${shape[depth]} elements`);
+    if (!Array.isArray(v) || v.length !== shape[depth])
+      throw new RangeError(`${path} is ragged: expected ${shape[depth]} elements`);
     v.forEach((x, i) => {
       check(x, depth + 1, `${path}[${i}]`);
     });
@@ -85,29 +86,47 @@ function toElement(dtype: DType, v: unknown, where: string): number | bigint {
     if (typeof v === 'string' && /^-?\d+$/.test(v)) return BigInt(v);
     throw new TypeError(`${where} must be an integer`);
   }
-  if (typeof v !== 'number' || Number.isNaN(v) && dtype !== 'FP32' && dtype !== 'FP64' && dtype !== 'FP16' && dtype !== 'BF16') {
+  if (
+    typeof v !== 'number' ||
+    (Number.isNaN(v) && dtype !== 'FP32' && dtype !== 'FP64' && dtype !== 'FP16' && dtype !== 'BF16')
+  ) {
     throw new TypeError(`${where} must be a number`);
   }
   if (dtype === 'FP16') return floatToHalf(v);
   if (dtype === 'BF16') return floatToBFloat16(v);
-  if (dtype !== 'FP32' && dtype !== 'FP64' && !Number.isInteger(v)) throw new TypeError(`${where} must be an integer for ${dtype}`);
+  if (dtype !== 'FP32' && dtype !== 'FP64' && !Number.isInteger(v))
+    throw new TypeError(`${where} must be an integer for ${dtype}`);
   return v;
 }
 
 /** A tensor from a nested array (or a flat array with an explicit shape). */
-export function tensorFromJson<D extends DType>(dtype: D, value: unknown, shape?: number[], where = 'value'): Tensor<D> {
+export function tensorFromJson<D extends DType>(
+  dtype: D,
+  value: unknown,
+  shape?: number[],
+  where = 'value',
+): Tensor<D> {
   if (dtype === 'BYTES') throw new TypeError('BYTES tensors cannot be made from JSON numbers');
   const dims = shape ?? nestedShape(value, where);
   // A scalar (shape []) is a bare number, as tensorToJson prints it.
-  const flat = !Array.isArray(value) && dims.length === 0 ? [value] : shape ? (value as unknown[]) : (value as unknown[]).flat(Infinity);
-  if (!Array.isArray(flat) || flat.length !== numel(dims)) throw new RangeError(`${where} has ${Array.isArray(flat) ? flat.length : 0} elements but shape [${dims.join(', ')}] needs ${numel(dims)}`);
+  const flat =
+    !Array.isArray(value) && dims.length === 0
+      ? [value]
+      : shape
+        ? (value as unknown[])
+        : (value as unknown[]).flat(Infinity);
+  if (!Array.isArray(flat) || flat.length !== numel(dims))
+    throw new RangeError(
+      `${where} has ${Array.isArray(flat) ? flat.length : 0} elements but shape [${dims.join(', ')}] needs ${numel(dims)}`,
+    );
   const data = allocate(dtype, flat.length);
   for (let i = 0; i < flat.length; i++) (data as unknown as (number | bigint)[])[i] = toElement(dtype, flat[i], where);
   return { dtype, shape: dims, data: data as TypedArrayFor<D> };
 }
 
 function fromElement(dtype: DType, v: number | bigint): number | string | boolean {
-  if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+  if (typeof v === 'bigint')
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
   if (dtype === 'BOOL') return v !== 0;
   if (dtype === 'FP16') return halfToFloat(v);
   if (dtype === 'BF16') return bfloat16ToFloat(v);

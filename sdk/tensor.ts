@@ -9,13 +9,36 @@
 
 /** Element types on the wire (KServe v2 names). FP16 and BF16 travel as raw 16-bit words. */
 export const DTYPES = [
-  'BOOL', 'UINT8', 'UINT16', 'UINT32', 'UINT64', 'INT8', 'INT16', 'INT32', 'INT64',
-  'FP16', 'BF16', 'FP32', 'FP64', 'BYTES',
+  'BOOL',
+  'UINT8',
+  'UINT16',
+  'UINT32',
+  'UINT64',
+  'INT8',
+  'INT16',
+  'INT32',
+  'INT64',
+  'FP16',
+  'BF16',
+  'FP32',
+  'FP64',
+  'BYTES',
 ] as const;
 export type DType = (typeof DTYPES)[number];
 
 /** The dtypes LibTorch computes with (TorchScript has no unsigned types beyond UINT8, nor BYTES). */
-export const ENGINE_DTYPES = ['BOOL', 'UINT8', 'INT8', 'INT16', 'INT32', 'INT64', 'FP16', 'BF16', 'FP32', 'FP64'] as const;
+export const ENGINE_DTYPES = [
+  'BOOL',
+  'UINT8',
+  'INT8',
+  'INT16',
+  'INT32',
+  'INT64',
+  'FP16',
+  'BF16',
+  'FP32',
+  'FP64',
+] as const;
 export type EngineDType = (typeof ENGINE_DTYPES)[number];
 
 export interface TypedArrayByDType {
@@ -48,7 +71,12 @@ export interface NamedTensor<D extends DType = DType> extends Tensor<D> {
   name: string;
 }
 
-const ARRAY_TYPES: { [D in DType]: { new (buffer: ArrayBufferLike, byteOffset?: number, length?: number): TypedArrayByDType[D]; BYTES_PER_ELEMENT: number } } = {
+const ARRAY_TYPES: {
+  [D in DType]: {
+    new (buffer: ArrayBufferLike, byteOffset?: number, length?: number): TypedArrayByDType[D];
+    BYTES_PER_ELEMENT: number;
+  };
+} = {
   BOOL: Uint8Array,
   UINT8: Uint8Array,
   UINT16: Uint16Array,

@@ -36,7 +36,8 @@ export function toTensor(img: { width: number; height: number; data: Uint8Array 
 
 export default defineHook({
   pre(request) {
-    if (request.kind !== 'bytes') throw new InvalidInputError('send the image bytes with content-type image/jpeg or image/png, not JSON');
+    if (request.kind !== 'bytes')
+      throw new InvalidInputError('send the image bytes with content-type image/jpeg or image/png, not JSON');
     return { x: { dtype: 'FP32', shape: [1, 3, SIZE, SIZE], data: toTensor(decodeImage(request.bytes)) } };
   },
   post(outputs) {
@@ -44,7 +45,10 @@ export default defineHook({
     const max = Math.max(...logits);
     const exp = Array.from(logits, (l) => Math.exp(l - max));
     const sum = exp.reduce((a, b) => a + b, 0);
-    const top = exp.map((e, i) => ({ index: i, label: (labels as string[])[i]!, score: e / sum })).sort((a, b) => b.score - a.score).slice(0, 5);
+    const top = exp
+      .map((e, i) => ({ index: i, label: (labels as string[])[i]!, score: e / sum }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 5);
     return { top5: top };
   },
 });

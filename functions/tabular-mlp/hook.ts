@@ -6,7 +6,8 @@ export default defineHook({
     if (request.kind !== 'json') throw new InvalidInputError('send JSON: {"rows": [[1024 numbers], ...]}');
     const body = request.json as { rows?: unknown; row?: unknown };
     const rows = body.rows ?? (body.row === undefined ? undefined : [body.row]);
-    if (!Array.isArray(rows)) throw new InvalidInputError('send {"rows": [[1024 numbers], ...]} or {"row": [1024 numbers]}');
+    if (!Array.isArray(rows))
+      throw new InvalidInputError('send {"rows": [[1024 numbers], ...]} or {"row": [1024 numbers]}');
     return { x: tensorFromJson('FP32', rows) };
   },
   post(outputs) {

@@ -38,7 +38,8 @@ export interface ArtifactStore {
 }
 
 export function checkSha(sha256: string): void {
-  if (!SHA256.test(sha256)) throw new InvalidInputError(`"${sha256}" is not a sha256 (64 lowercase hex digits)`, { reason: 'sha256' });
+  if (!SHA256.test(sha256))
+    throw new InvalidInputError(`"${sha256}" is not a sha256 (64 lowercase hex digits)`, { reason: 'sha256' });
 }
 
 /**
@@ -46,7 +47,10 @@ export function checkSha(sha256: string): void {
  * with back-pressure: through pipeline() and an async generator, the same 100 MB fetch took about
  * a third longer (bench:coldstart).
  */
-export async function writeHashed(path: string, body: Readable | AsyncIterable<Uint8Array>): Promise<{ sha256: string; size: number }> {
+export async function writeHashed(
+  path: string,
+  body: Readable | AsyncIterable<Uint8Array>,
+): Promise<{ sha256: string; size: number }> {
   const hash = createHash('sha256');
   let size = 0;
   const file = createWriteStream(path, { highWaterMark: 1 << 20 });
@@ -120,12 +124,18 @@ export class VerifiedFiles {
  */
 export function allowedS3Key(uri: string, bucket: string, prefix: string): string {
   const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri);
-  if (!m) throw new InvalidInputError(`"${uri}" is not an s3://bucket/key URI; Hearth fetches nothing else (upload the file instead)`, { reason: 'uri' });
+  if (!m)
+    throw new InvalidInputError(
+      `"${uri}" is not an s3://bucket/key URI; Hearth fetches nothing else (upload the file instead)`,
+      { reason: 'uri' },
+    );
   const [, b, key] = m as unknown as [string, string, string];
-  if (b !== bucket) throw new InvalidInputError(`s3://${b}/… is outside the configured bucket ${bucket}`, { reason: 'uri' });
+  if (b !== bucket)
+    throw new InvalidInputError(`s3://${b}/… is outside the configured bucket ${bucket}`, { reason: 'uri' });
   if (key.split('/').some((seg) => seg === '..' || seg === '.') || key.includes('\\') || /%2e|%2f/i.test(key)) {
     throw new InvalidInputError(`"${uri}" has a relative path segment`, { reason: 'uri' });
   }
-  if (!key.startsWith(prefix)) throw new InvalidInputError(`"${uri}" is outside the configured prefix "${prefix}"`, { reason: 'uri' });
+  if (!key.startsWith(prefix))
+    throw new InvalidInputError(`"${uri}" is outside the configured prefix "${prefix}"`, { reason: 'uri' });
   return key;
 }

@@ -53,7 +53,9 @@ export class ArtifactCache {
   }
 
   /** Streams bytes whose hash is not known yet into the cache, under the hash they turn out to have. */
-  async putUnknown(body: Readable | AsyncIterable<Uint8Array>): Promise<{ sha256: string; path: string; size: number }> {
+  async putUnknown(
+    body: Readable | AsyncIterable<Uint8Array>,
+  ): Promise<{ sha256: string; path: string; size: number }> {
     await mkdir(this.#dir, { recursive: true });
     const tmp = join(this.#dir, `incoming-${randomUUID()}.tmp`);
     try {
@@ -70,8 +72,13 @@ export class ArtifactCache {
   /** Removes least recently used files until the cache fits its budget (never `keep`). */
   async evict(keep?: string): Promise<string[]> {
     const names = (await readdir(this.#dir).catch(() => [] as string[])).filter((n) => /^[0-9a-f]{64}$/.test(n));
-    const files = await Promise.all(names.map(async (name) => ({ name, s: await stat(join(this.#dir, name)).catch(() => undefined) })));
-    const live = files.filter((f) => f.s).map((f) => ({ name: f.name, size: f.s!.size, used: f.s!.mtimeMs })).sort((a, b) => a.used - b.used);
+    const files = await Promise.all(
+      names.map(async (name) => ({ name, s: await stat(join(this.#dir, name)).catch(() => undefined) })),
+    );
+    const live = files
+      .filter((f) => f.s)
+      .map((f) => ({ name: f.name, size: f.s!.size, used: f.s!.mtimeMs }))
+      .sort((a, b) => a.used - b.used);
     let total = live.reduce((n, f) => n + f.size, 0);
     const evicted: string[] = [];
     for (const f of live) {

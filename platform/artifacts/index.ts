@@ -12,7 +12,10 @@ export { ArtifactCache } from './cache.js';
 export { FsArtifactStore } from './fs/fs-artifact-store.js';
 export { S3ArtifactStore } from './s3/s3-artifact-store.js';
 
-export function createArtifactStore(config: Config, onRefused?: (sha256: string, actual: string) => void): ArtifactStore {
+export function createArtifactStore(
+  config: Config,
+  onRefused?: (sha256: string, actual: string) => void,
+): ArtifactStore {
   if (!config.s3) return new FsArtifactStore(config.dataDir);
   const cache = new ArtifactCache(join(config.dataDir, 'cache'), config.cacheMaxBytes, onRefused);
   return new S3ArtifactStore(config.s3, cache);

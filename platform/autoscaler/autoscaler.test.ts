@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { ScaleDecider } from './autoscaler.js';
 import type { ScaleDecision, ScalingPolicy } from './autoscaler.js';
 
-const policy: ScalingPolicy = { minInstances: 0, maxInstances: 4, targetQueueDepth: 8, scaleDownAfterS: 60, stableWindowS: 10 };
+const policy: ScalingPolicy = {
+  minInstances: 0,
+  maxInstances: 4,
+  targetQueueDepth: 8,
+  scaleDownAfterS: 60,
+  stableWindowS: 10,
+};
 
 /** Runs the decider once a second over `loads`, applying its decisions; returns the counts. */
 function simulate(loads: number[], start = 1, p = policy, room = 64): { counts: number[]; decisions: ScaleDecision[] } {
@@ -49,8 +55,16 @@ describe('ScaleDecider', () => {
 
   it('waits for room on the device instead of scaling past it', () => {
     const d = new ScaleDecider(policy);
-    expect(d.decide({ now: 0, load: 32, instances: 1, lastRequestAt: 0, room: 0 })).toEqual({ action: 'hold', wanted: 4, reason: 'no-room' });
-    expect(d.decide({ now: 1000, load: 32, instances: 1, lastRequestAt: 1000, room: 1 })).toEqual({ action: 'up', to: 2, wanted: 4 });
+    expect(d.decide({ now: 0, load: 32, instances: 1, lastRequestAt: 0, room: 0 })).toEqual({
+      action: 'hold',
+      wanted: 4,
+      reason: 'no-room',
+    });
+    expect(d.decide({ now: 1000, load: 32, instances: 1, lastRequestAt: 1000, room: 1 })).toEqual({
+      action: 'up',
+      to: 2,
+      wanted: 4,
+    });
   });
 
   it('scales down only after a whole window of lower load, to the highest count wanted in it', () => {

@@ -62,7 +62,12 @@ export class ScaleDecider {
     this.#window.push({ at: s.now, wanted });
     while (this.#window.length > 0 && this.#window[0]!.at < s.now - p.stableWindowS * 1000) this.#window.shift();
 
-    if (p.minInstances === 0 && s.load === 0 && s.instances > 0 && s.now - s.lastRequestAt >= p.scaleDownAfterS * 1000) {
+    if (
+      p.minInstances === 0 &&
+      s.load === 0 &&
+      s.instances > 0 &&
+      s.now - s.lastRequestAt >= p.scaleDownAfterS * 1000
+    ) {
       this.#window.length = 0;
       return { action: 'zero', wanted: 0 };
     }
@@ -72,7 +77,8 @@ export class ScaleDecider {
     }
     // Never below one while the pool is up: going to zero is the idle rule's alone.
     const settled = Math.max(1, p.minInstances, ...this.#window.map((w) => w.wanted));
-    if (settled < s.instances && s.now - this.#since >= p.stableWindowS * 1000) return { action: 'down', to: settled, wanted };
+    if (settled < s.instances && s.now - this.#since >= p.stableWindowS * 1000)
+      return { action: 'down', to: settled, wanted };
     return { action: 'hold', wanted };
   }
 }

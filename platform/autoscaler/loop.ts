@@ -58,7 +58,13 @@ export class AutoscaleLoop {
       const instances = stats.instances.total;
       const load = stats.pending + (this.#o.queuedElsewhere?.(pool.spec.name, pool.version) ?? 0);
       const wantsMore = scaler.wanted(load) > instances;
-      const decision = scaler.decide({ now: performance.now(), load, instances, lastRequestAt: pool.lastRequestAt, room: wantsMore ? pool.room() : 0 });
+      const decision = scaler.decide({
+        now: performance.now(),
+        load,
+        instances,
+        lastRequestAt: pool.lastRequestAt,
+        room: wantsMore ? pool.room() : 0,
+      });
       const where = { function: pool.spec.name, version: pool.version };
       if (decision.action === 'up') {
         for (let n = instances; n < decision.to; n++) pool.addInstance();

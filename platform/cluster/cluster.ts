@@ -19,7 +19,13 @@ import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, DeadlineExceededError, errorFromBody, HearthError as HearthErrorClass, UnavailableError } from '../../sdk/errors.js';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  errorFromBody,
+  HearthError as HearthErrorClass,
+  UnavailableError,
+} from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
 import { viewAs } from '../../sdk/tensor.js';
@@ -59,7 +65,12 @@ export type ForwardResult =
   | { kind: 'infer'; tensors: HookTensors };
 
 /** Runs a forwarded call on this node, without forwarding it again. */
-export type LocalHandler = (name: string, version: number, call: Forwarded, deadline: number | undefined) => Promise<ForwardResult>;
+export type LocalHandler = (
+  name: string,
+  version: number,
+  call: Forwarded,
+  deadline: number | undefined,
+) => Promise<ForwardResult>;
 
 interface WireTensor {
   dtype: DType;
@@ -68,23 +79,49 @@ interface WireTensor {
 }
 
 function encodeTensors(t: HookTensors): Record<string, WireTensor> {
-  return Object.fromEntries(Object.entries(t).map(([name, x]) => [name, { dtype: x.dtype, shape: x.shape, b64: Buffer.from((x.data as ArrayBufferView).buffer, (x.data as ArrayBufferView).byteOffset, (x.data as ArrayBufferView).byteLength).toString('base64') }]));
+  return Object.fromEntries(
+    Object.entries(t).map(([name, x]) => [
+      name,
+      {
+        dtype: x.dtype,
+        shape: x.shape,
+        b64: Buffer.from(
+          (x.data as ArrayBufferView).buffer,
+          (x.data as ArrayBufferView).byteOffset,
+          (x.data as ArrayBufferView).byteLength,
+        ).toString('base64'),
+      },
+    ]),
+  );
 }
 
 function decodeTensors(t: Record<string, WireTensor>): HookTensors {
   // A fresh copy: a typed array needs its offset aligned to its element size.
-  return Object.fromEntries(Object.entries(t).map(([name, x]) => [name, { dtype: x.dtype, shape: x.shape, data: viewAs(x.dtype, new Uint8Array(Buffer.from(x.b64, 'base64'))) } as Tensor]));
+  return Object.fromEntries(
+    Object.entries(t).map(([name, x]) => [
+      name,
+      { dtype: x.dtype, shape: x.shape, data: viewAs(x.dtype, new Uint8Array(Buffer.from(x.b64, 'base64'))) } as Tensor,
+    ]),
+  );
 }
 
 /** A call or a result as JSON for Redis: bytes as base64. */
-type Wire = { kind: 'invoke'; body: string; contentType: string; version?: number } | { kind: 'infer'; tensors: Record<string, WireTensor> };
+type Wire =
+  | { kind: 'invoke'; body: string; contentType: string; version?: number }
+  | { kind: 'infer'; tensors: Record<string, WireTensor> };
 
 function encode(p: Forwarded | ForwardResult): Wire {
-  return p.kind === 'invoke' ? { ...p, body: Buffer.from(p.body).toString('base64') } : { kind: 'infer', tensors: encodeTensors(p.tensors) };
+  return p.kind === 'invoke'
+    ? { ...p, body: Buffer.from(p.body).toString('base64') }
+    : { kind: 'infer', tensors: encodeTensors(p.tensors) };
 }
 
 function decode<T extends Forwarded | ForwardResult>(w: Wire): T {
-  return (w.kind === 'invoke' ? { ...w, body: new Uint8Array(Buffer.from(w.body, 'base64')) } : { kind: 'infer', tensors: decodeTensors(w.tensors) }) as T;
+  return (
+    w.kind === 'invoke'
+      ? { ...w, body: new Uint8Array(Buffer.from(w.body, 'base64')) }
+      : { kind: 'infer', tensors: decodeTensors(w.tensors) }
+  ) as T;
 }
 
 interface CallData {
@@ -163,7 +200,10 @@ export class Cluster {
 
   /** Whether another live node holds this version warm. */
   warmElsewhere(name: string, version: number): boolean {
-    return this.#nodes.some((n) => n.id !== this.nodeId && n.pools.some((p) => p.function === name && p.version === version && p.state === 'warm'));
+    return this.#nodes.some(
+      (n) =>
+        n.id !== this.nodeId && n.pools.some((p) => p.function === name && p.version === version && p.state === 'warm'),
+    );
   }
 
   /** Takes the version's cold-start lease: true for the one node that should load it now. */
@@ -178,7 +218,14 @@ export class Cluster {
   async releaseColdStart(name: string, version: number): Promise<void> {
     const key = `${this.#o.prefix}lease:${name}@${version}`;
     // Only our own lease: compare and delete in one step.
-    await this.#redis.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, key, this.nodeId).catch(() => undefined);
+    await this.#redis
+      .eval(
+        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
+        1,
+        key,
+        this.nodeId,
+      )
+      .catch(() => undefined);
   }
 
   /**
@@ -186,29 +233,65 @@ export class Cluster {
    * or drops the version while the call still waits in the queue, `fallback` runs it here instead
    * (checked every heartbeat, once the holder is gone from the cluster's view).
    */
-  async forward(name: string, version: number, call: Forwarded, deadline: number | undefined, fallback?: () => Promise<ForwardResult>, signal?: AbortSignal): Promise<ForwardResult> {
+  async forward(
+    name: string,
+    version: number,
+    call: Forwarded,
+    deadline: number | undefined,
+    fallback?: () => Promise<ForwardResult>,
+    signal?: AbortSignal,
+  ): Promise<ForwardResult> {
     // BullMQ job ids may not hold ":" (node ids do).
     const id = `call-${randomUUID()}`;
-    const wallDeadline = deadline === undefined ? Date.now() + this.#o.forwardTimeoutMs : Date.now() + Math.max(0, deadline - performance.now());
+    const wallDeadline =
+      deadline === undefined
+        ? Date.now() + this.#o.forwardTimeoutMs
+        : Date.now() + Math.max(0, deadline - performance.now());
     const answer = new Promise<ForwardResult>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#waiting.delete(id);
-        reject(new DeadlineExceededError(`no node answered for ${name} v${version} in time`));
-      }, Math.max(0, wallDeadline - Date.now()));
-      this.#waiting.set(id, { resolve, reject, timer, name, version, since: Date.now(), ...(fallback ? { fallback } : {}) });
+      const timer = setTimeout(
+        () => {
+          this.#waiting.delete(id);
+          reject(new DeadlineExceededError(`no node answered for ${name} v${version} in time`));
+        },
+        Math.max(0, wallDeadline - Date.now()),
+      );
+      this.#waiting.set(id, {
+        resolve,
+        reject,
+        timer,
+        name,
+        version,
+        since: Date.now(),
+        ...(fallback ? { fallback } : {}),
+      });
       // The caller went away: stop waiting, and take the call back if nobody has started it.
-      signal?.addEventListener('abort', () => {
-        const waiting = this.#waiting.get(id);
-        if (!waiting) return;
-        this.#waiting.delete(id);
-        clearTimeout(waiting.timer);
-        void this.#queue(name, version).getJob(id).then((job) => job?.remove(), () => undefined).catch(() => undefined);
-        reject(new CancelledError('the request was cancelled'));
-      }, { once: true });
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const waiting = this.#waiting.get(id);
+          if (!waiting) return;
+          this.#waiting.delete(id);
+          clearTimeout(waiting.timer);
+          void this.#queue(name, version)
+            .getJob(id)
+            .then(
+              (job) => job?.remove(),
+              () => undefined,
+            )
+            .catch(() => undefined);
+          reject(new CancelledError('the request was cancelled'));
+        },
+        { once: true },
+      );
     });
     const data: CallData = { call: encode(call), replyTo: this.nodeId, deadline: wallDeadline };
     try {
-      await this.#queue(name, version).add('call', data, { jobId: id, attempts: 1, removeOnComplete: true, removeOnFail: true });
+      await this.#queue(name, version).add('call', data, {
+        jobId: id,
+        attempts: 1,
+        removeOnComplete: true,
+        removeOnFail: true,
+      });
     } catch (error) {
       const waiting = this.#waiting.get(id);
       clearTimeout(waiting?.timer);
@@ -222,18 +305,26 @@ export class Cluster {
   serve(name: string, version: number, handler: LocalHandler): void {
     const key = `${name}@${version}`;
     if (this.#workers.has(key)) return;
-    const worker = new Worker<CallData>(this.#queueName(name, version), async (job: Job<CallData>) => {
-      const { call, replyTo, deadline } = job.data;
-      let reply: Reply;
-      if (deadline !== undefined && Date.now() > deadline) return; // nobody waits any more
-      try {
-        const local = deadline === undefined ? undefined : performance.now() + (deadline - Date.now());
-        reply = { id: job.id!, ok: true, result: encode(await handler(name, version, decode<Forwarded>(call), local)) };
-      } catch (error) {
-        reply = { id: job.id!, ok: false, error: errorBody(error) };
-      }
-      await this.#redis.publish(this.#replyChannel(replyTo), JSON.stringify(reply));
-    }, { ...bullConnection(this.#o.redisUrl, this.#o.prefix), concurrency: this.#o.concurrency });
+    const worker = new Worker<CallData>(
+      this.#queueName(name, version),
+      async (job: Job<CallData>) => {
+        const { call, replyTo, deadline } = job.data;
+        let reply: Reply;
+        if (deadline !== undefined && Date.now() > deadline) return; // nobody waits any more
+        try {
+          const local = deadline === undefined ? undefined : performance.now() + (deadline - Date.now());
+          reply = {
+            id: job.id!,
+            ok: true,
+            result: encode(await handler(name, version, decode<Forwarded>(call), local)),
+          };
+        } catch (error) {
+          reply = { id: job.id!, ok: false, error: errorBody(error) };
+        }
+        await this.#redis.publish(this.#replyChannel(replyTo), JSON.stringify(reply));
+      },
+      { ...bullConnection(this.#o.redisUrl, this.#o.prefix), concurrency: this.#o.concurrency },
+    );
     worker.on('error', () => undefined);
     this.#workers.set(key, worker);
   }
@@ -295,14 +386,29 @@ export class Cluster {
     const now = Date.now();
     for (const [id, w] of this.#waiting) {
       if (!w.fallback || now - w.since < this.#o.heartbeatMs * 2) continue;
-      const held = this.#nodes.some((n) => n.pools.some((p) => p.function === w.name && p.version === w.version && (p.state === 'warm' || p.state === 'loading')));
+      const held = this.#nodes.some((n) =>
+        n.pools.some(
+          (p) => p.function === w.name && p.version === w.version && (p.state === 'warm' || p.state === 'loading'),
+        ),
+      );
       if (held) continue;
-      const job = await this.#queue(w.name, w.version).getJob(id).catch(() => undefined);
+      const job = await this.#queue(w.name, w.version)
+        .getJob(id)
+        .catch(() => undefined);
       // A job a worker holds (locked) cannot be removed: its answer may still come.
-      if (!job || !(await job.remove().then(() => true, () => false))) continue;
+      if (
+        !job ||
+        !(await job.remove().then(
+          () => true,
+          () => false,
+        ))
+      )
+        continue;
       this.#waiting.delete(id);
       clearTimeout(w.timer);
-      w.fallback().then(w.resolve, (error: unknown) => w.reject(error instanceof HearthErrorClass ? error : new UnavailableError((error as Error).message)));
+      w.fallback().then(w.resolve, (error: unknown) =>
+        w.reject(error instanceof HearthErrorClass ? error : new UnavailableError((error as Error).message)),
+      );
     }
   }
 
@@ -318,18 +424,39 @@ export class Cluster {
 
   async #heartbeat(): Promise<void> {
     const now = Date.now();
-    const pools: PoolBrief[] = this.#pools().map((p) => ({ node: this.nodeId, function: p.function, version: p.version, state: p.state, device: p.device, instances: p.instances, queueDepth: p.queueDepth, pending: p.pending, success: p.success, failure: p.failure }));
+    const pools: PoolBrief[] = this.#pools().map((p) => ({
+      node: this.nodeId,
+      function: p.function,
+      version: p.version,
+      state: p.state,
+      device: p.device,
+      instances: p.instances,
+      queueDepth: p.queueDepth,
+      pending: p.pending,
+      success: p.success,
+      failure: p.failure,
+    }));
     const self: ClusterNode = { id: this.nodeId, http: this.#httpUrl, startedAt: this.#startedAt, seenAt: now, pools };
     const ttl = this.#o.heartbeatMs * 3;
     const nodesKey = `${this.#o.prefix}nodes`;
-    await this.#redis.multi().set(`${this.#o.prefix}node:${this.nodeId}`, JSON.stringify(self), 'PX', ttl).zadd(nodesKey, now, this.nodeId).zremrangebyscore(nodesKey, 0, now - ttl).exec();
+    await this.#redis
+      .multi()
+      .set(`${this.#o.prefix}node:${this.nodeId}`, JSON.stringify(self), 'PX', ttl)
+      .zadd(nodesKey, now, this.nodeId)
+      .zremrangebyscore(nodesKey, 0, now - ttl)
+      .exec();
     const ids = await this.#redis.zrangebyscore(nodesKey, now - ttl, '+inf');
     const raw = ids.length ? await this.#redis.mget(...ids.map((id) => `${this.#o.prefix}node:${id}`)) : [];
     this.#nodes = raw.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as ClusterNode);
     await this.#reroute();
     for (const key of this.#workers.keys()) {
       const at = key.lastIndexOf('@');
-      this.#queued.set(key, await this.#queue(key.slice(0, at), Number(key.slice(at + 1))).getWaitingCount().catch(() => 0));
+      this.#queued.set(
+        key,
+        await this.#queue(key.slice(0, at), Number(key.slice(at + 1)))
+          .getWaitingCount()
+          .catch(() => 0),
+      );
     }
   }
 }

@@ -30,7 +30,11 @@ export interface FunctionServiceOptions {
   registry: Registry;
   artifacts: ArtifactStore;
   dataDir: string;
-  log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
+  log?: {
+    info(o: object, msg?: string): void;
+    warn(o: object, msg?: string): void;
+    error(o: object, msg?: string): void;
+  };
   /** Called when a pool of this node finishes a cold start. */
   onColdStart?: (name: string, version: number, phases: Partial<ColdStart>) => void;
   /** How often the autoscaler looks at every pool (default 1000 ms). */
@@ -59,8 +63,19 @@ export class FunctionService {
   constructor(options: FunctionServiceOptions) {
     this.#o = options;
     this.#records = new RecordCache(options.registry);
-    this.#pools = new PoolSet({ artifacts: options.artifacts, dataDir: options.dataDir, runners: options.runners, cluster: options.cluster, log: options.log, onColdStart: options.onColdStart });
-    this.#autoscaler = new AutoscaleLoop(this.#pools, { tickMs: options.autoscaleTickMs, queuedElsewhere: options.queuedElsewhere, log: options.log });
+    this.#pools = new PoolSet({
+      artifacts: options.artifacts,
+      dataDir: options.dataDir,
+      runners: options.runners,
+      cluster: options.cluster,
+      log: options.log,
+      onColdStart: options.onColdStart,
+    });
+    this.#autoscaler = new AutoscaleLoop(this.#pools, {
+      tickMs: options.autoscaleTickMs,
+      queuedElsewhere: options.queuedElsewhere,
+      log: options.log,
+    });
   }
 
   /** One autoscaler tick over every warm pool (autoscaler/loop.ts). */
@@ -73,14 +88,22 @@ export class FunctionService {
   }
 
   /** Creates and loads a new version; traffic moves to it once it is warm (unless `keepTraffic`). */
-  async deploy(spec: FunctionSpec, artifacts: FunctionVersion['artifacts'], options: { keepTraffic?: boolean } = {}): Promise<FunctionVersion> {
+  async deploy(
+    spec: FunctionSpec,
+    artifacts: FunctionVersion['artifacts'],
+    options: { keepTraffic?: boolean } = {},
+  ): Promise<FunctionVersion> {
     for (const [role, sha] of Object.entries(artifacts)) {
-      if (sha && !(await this.#o.artifacts.stat(sha))) throw new VersionNotFoundError(`the ${role} artifact ${sha} has not been uploaded`);
+      if (sha && !(await this.#o.artifacts.stat(sha)))
+        throw new VersionNotFoundError(`the ${role} artifact ${sha} has not been uploaded`);
     }
     const device = spec.instances.device;
     if (device.startsWith('cuda') && !devices().cudaAvailable) {
       if (!this.#o.cluster) {
-        throw new InvalidInputError(`${spec.name}: instances.device is "${device}" (a KIND_GPU instance group) but this node has no CUDA device; run it on the CPU with \`hearth deploy --device cpu\` (or instances.device: cpu), or deploy to a node with a GPU`, { reason: 'instances.device' });
+        throw new InvalidInputError(
+          `${spec.name}: instances.device is "${device}" (a KIND_GPU instance group) but this node has no CUDA device; run it on the CPU with \`hearth deploy --device cpu\` (or instances.device: cpu), or deploy to a node with a GPU`,
+          { reason: 'instances.device' },
+        );
       }
       // Cluster mode: the version waits, pending, for a node with a GPU to load it (adoptWaiting).
       const created = await this.#o.registry.createVersion(spec, artifacts);
@@ -105,7 +128,8 @@ export class FunctionService {
     }
     await this.#o.registry.setStatus(spec.name, created.version, 'ready');
     const record = (await this.#o.registry.get(spec.name))!;
-    if (!options.keepTraffic || Object.keys(record.traffic).length === 0) await this.setTraffic(spec.name, { [created.version]: 100 });
+    if (!options.keepTraffic || Object.keys(record.traffic).length === 0)
+      await this.setTraffic(spec.name, { [created.version]: 100 });
     this.#records.forget(spec.name);
     this.#o.log?.info({ function: spec.name, version: created.version }, 'version ready');
     return { ...created, status: 'ready' };
@@ -127,7 +151,8 @@ export class FunctionService {
           await this.#pools.obtain(record.name, v).start();
           await this.#o.registry.setStatus(record.name, v.version, 'ready');
           const current = (await this.#o.registry.get(record.name))!;
-          if (!v.reason.endsWith(KEEP_TRAFFIC) || Object.keys(current.traffic).length === 0) await this.setTraffic(record.name, { [v.version]: 100 });
+          if (!v.reason.endsWith(KEEP_TRAFFIC) || Object.keys(current.traffic).length === 0)
+            await this.setTraffic(record.name, { [v.version]: 100 });
           this.#o.log?.info({ function: record.name, version: v.version }, 'adopted a version that waited for a GPU');
         } catch (error) {
           await this.#o.registry.setStatus(record.name, v.version, 'failed', (error as Error).message);
@@ -167,7 +192,12 @@ export class FunctionService {
   }
 
   /** A request through the hooks, to the version named or picked by traffic. */
-  async invoke(name: string, version: number | undefined, request: { body: Uint8Array; contentType: string }, options: InvokeOptions = {}): Promise<InvokeResponse & { version: number }> {
+  async invoke(
+    name: string,
+    version: number | undefined,
+    request: { body: Uint8Array; contentType: string },
+    options: InvokeOptions = {},
+  ): Promise<InvokeResponse & { version: number }> {
     const v = await this.resolve(name, version);
     const result = await this.#call(name, v, { kind: 'invoke', ...request }, options);
     if (result.kind !== 'invoke') throw new UnavailableError('a node answered an invoke with tensors');
@@ -175,7 +205,12 @@ export class FunctionService {
   }
 
   /** Raw tensors (KServe v2): no hooks. */
-  async infer(name: string, version: number | undefined, tensors: HookTensors, options: InvokeOptions = {}): Promise<{ outputs: HookTensors; version: FunctionVersion }> {
+  async infer(
+    name: string,
+    version: number | undefined,
+    tensors: HookTensors,
+    options: InvokeOptions = {},
+  ): Promise<{ outputs: HookTensors; version: FunctionVersion }> {
     const v = await this.resolve(name, version);
     const result = await this.#call(name, v, { kind: 'infer', tensors }, options);
     if (result.kind !== 'infer') throw new UnavailableError('a node answered an infer with a body');
@@ -187,7 +222,15 @@ export class FunctionService {
     this.#unloaded.delete(name);
     const cluster = this.#o.cluster;
     // A sequence's requests carry their flags only to a local pool: sequences stay on this node.
-    if (cluster && !options.sequence && (await this.#elsewhere(cluster, name, v))) return cluster.forward(name, v.version, call, options.deadline, () => this.#local(name, v, call, options), options.signal);
+    if (cluster && !options.sequence && (await this.#elsewhere(cluster, name, v)))
+      return cluster.forward(
+        name,
+        v.version,
+        call,
+        options.deadline,
+        () => this.#local(name, v, call, options),
+        options.signal,
+      );
     return this.#local(name, v, call, options);
   }
 
@@ -223,7 +266,8 @@ export class FunctionService {
   async unload(name: string, version?: number): Promise<void> {
     const record = await this.get(name);
     this.#unloaded.add(name);
-    for (const v of record.versions) if (version === undefined || v.version === version) await this.#pools.stop(name, v.version);
+    for (const v of record.versions)
+      if (version === undefined || v.version === version) await this.#pools.stop(name, v.version);
   }
 
   isUnloaded(name: string): boolean {
@@ -231,15 +275,23 @@ export class FunctionService {
   }
 
   /** Triton's repository index: every version with its state on this node. */
-  async repositoryIndex(): Promise<{ name: string; version: string; state: 'READY' | 'UNAVAILABLE' | 'UNLOADED'; reason?: string }[]> {
+  async repositoryIndex(): Promise<
+    { name: string; version: string; state: 'READY' | 'UNAVAILABLE' | 'UNLOADED'; reason?: string }[]
+  > {
     const records = await this.#o.registry.list();
-    return records.flatMap((r) => r.versions.map((v) => ({
-      name: r.name,
-      version: String(v.version),
-      state: this.isWarm(r.name, v.version) ? ('READY' as const) : v.status === 'failed' ? ('UNAVAILABLE' as const) : ('UNLOADED' as const),
-      ...(this.#unloaded.has(r.name) ? { reason: 'unloaded' } : {}),
-      ...(v.reason ? { reason: v.reason } : {}),
-    })));
+    return records.flatMap((r) =>
+      r.versions.map((v) => ({
+        name: r.name,
+        version: String(v.version),
+        state: this.isWarm(r.name, v.version)
+          ? ('READY' as const)
+          : v.status === 'failed'
+            ? ('UNAVAILABLE' as const)
+            : ('UNLOADED' as const),
+        ...(this.#unloaded.has(r.name) ? { reason: 'unloaded' } : {}),
+        ...(v.reason ? { reason: v.reason } : {}),
+      })),
+    );
   }
 
   /**
@@ -307,14 +359,19 @@ export class FunctionService {
    * Each version's counters (Triton's statistics): of one version, of every ready version of one
    * function, or of every ready version of every function.
    */
-  async statistics(name?: string, version?: number): Promise<{ name: string; version: number; counters: PoolCounters }[]> {
+  async statistics(
+    name?: string,
+    version?: number,
+  ): Promise<{ name: string; version: number; counters: PoolCounters }[]> {
     const records = name === undefined ? await this.#o.registry.list() : [await this.get(name)];
     await this.refreshStats();
     if (name !== undefined && version !== undefined && !records[0]!.versions.some((v) => v.version === version)) {
       throw new VersionNotFoundError(`Request for unknown model: '${name}' version ${version} is not found`);
     }
-    return records.flatMap((r) => r.versions
-      .filter((v) => (version === undefined ? v.status === 'ready' : v.version === version))
-      .map((v) => ({ name: r.name, version: v.version, counters: this.versionCounters(r.name, v.version) })));
+    return records.flatMap((r) =>
+      r.versions
+        .filter((v) => (version === undefined ? v.status === 'ready' : v.version === version))
+        .map((v) => ({ name: r.name, version: v.version, counters: this.versionCounters(r.name, v.version) })),
+    );
   }
 }

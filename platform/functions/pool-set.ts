@@ -5,7 +5,15 @@
  */
 import type { HookTensors } from '../../sdk/hook.js';
 import { addCounters, newCounters, Pool, RunnerPool } from '../../runtime/index.js';
-import type { ColdStart, InvokeOptions, PoolCounters, PoolEvent, PoolSummary, RunnerCrash, RunnerHost } from '../../runtime/index.js';
+import type {
+  ColdStart,
+  InvokeOptions,
+  PoolCounters,
+  PoolEvent,
+  PoolSummary,
+  RunnerCrash,
+  RunnerHost,
+} from '../../runtime/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { Cluster, Forwarded, ForwardResult } from '../cluster/index.js';
 import type { FunctionVersion } from '../registry/index.js';
@@ -16,7 +24,11 @@ export type { PoolSummary } from '../../runtime/index.js';
 /** A version's pool: in a runner process, or (isolation none) in the node. */
 export type ServingPool = Pool | RunnerPool;
 
-type Log = { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
+type Log = {
+  info(o: object, msg?: string): void;
+  warn(o: object, msg?: string): void;
+  error(o: object, msg?: string): void;
+};
 
 export interface PoolSetOptions {
   artifacts: ArtifactStore;
@@ -30,8 +42,14 @@ export interface PoolSetOptions {
 }
 
 /** A call on a pool, as a ForwardResult (the shape cluster forwarding carries). */
-export async function callPool(pool: ServingPool, version: number, call: Forwarded, options: InvokeOptions): Promise<ForwardResult> {
-  if (call.kind === 'infer') return { kind: 'infer', tensors: (await pool.infer(call.tensors, options)) as HookTensors };
+export async function callPool(
+  pool: ServingPool,
+  version: number,
+  call: Forwarded,
+  options: InvokeOptions,
+): Promise<ForwardResult> {
+  if (call.kind === 'infer')
+    return { kind: 'infer', tensors: (await pool.infer(call.tensors, options)) as HookTensors };
   const response = await pool.invoke({ body: call.body, contentType: call.contentType }, options);
   return { kind: 'invoke', ...response, version };
 }
@@ -72,7 +90,14 @@ export class PoolSet {
   warm(name: string, version: FunctionVersion): ServingPool {
     const pool = this.obtain(name, version);
     if (pool.state === 'cold') {
-      pool.start().catch((error: unknown) => this.#o.log?.error({ function: name, version: version.version, reason: (error as Error).message }, 'cold start failed'));
+      pool
+        .start()
+        .catch((error: unknown) =>
+          this.#o.log?.error(
+            { function: name, version: version.version, reason: (error as Error).message },
+            'cold start failed',
+          ),
+        );
     }
     return pool;
   }
@@ -97,12 +122,20 @@ export class PoolSet {
   }
 
   summaries(): PoolSummary[] {
-    return [...this.#pools.values()].map((p) => ({ function: p.spec.name, version: p.version, device: p.device, ...p.stats(), events: p.events.slice(-20) }));
+    return [...this.#pools.values()].map((p) => ({
+      function: p.spec.name,
+      version: p.version,
+      device: p.device,
+      ...p.stats(),
+      events: p.events.slice(-20),
+    }));
   }
 
   /** Brings every runner's counters up to now (statistics and pool listings read right after a request see it). */
   async refreshStats(): Promise<void> {
-    await Promise.all([...this.#pools.values()].map((p) => (p instanceof RunnerPool ? p.refresh().catch(() => undefined) : undefined)));
+    await Promise.all(
+      [...this.#pools.values()].map((p) => (p instanceof RunnerPool ? p.refresh().catch(() => undefined) : undefined)),
+    );
   }
 
   /** A version's counters on this node since it was first loaded here: retired pools plus the live one. */
@@ -134,10 +167,28 @@ export class PoolSet {
     let pool: ServingPool;
     if (runners) {
       const runnerPool = new RunnerPool({ spec: version.spec, version: version.version, host: runners, artifacts });
-      runnerPool.on('crash', (c: RunnerCrash) => log?.error({ function: name, version: version.version, signal: c.exit.signal, exitCode: c.exit.code, killedFor: c.exit.killedFor, lastLines: c.exit.lastLines.slice(-5), restarts: c.restarts, restartInMs: c.delayMs }, 'runner ended; restarting'));
+      runnerPool.on('crash', (c: RunnerCrash) =>
+        log?.error(
+          {
+            function: name,
+            version: version.version,
+            signal: c.exit.signal,
+            exitCode: c.exit.code,
+            killedFor: c.exit.killedFor,
+            lastLines: c.exit.lastLines.slice(-5),
+            restarts: c.restarts,
+            restartInMs: c.delayMs,
+          },
+          'runner ended; restarting',
+        ),
+      );
       pool = runnerPool;
     } else {
-      pool = new Pool({ spec: version.spec, version: version.version, artifacts: async () => importable(await artifacts(), this.#o.dataDir) });
+      pool = new Pool({
+        spec: version.spec,
+        version: version.version,
+        artifacts: async () => importable(await artifacts(), this.#o.dataDir),
+      });
     }
     pool.on('cold-start', (phases: ColdStart) => {
       this.#o.onColdStart?.(name, version.version, phases);
@@ -146,9 +197,12 @@ export class PoolSet {
     pool.on('cold-start-queue', (queue: number) => this.#o.onColdStart?.(name, version.version, { queue }));
     if (cluster) {
       // Calls other nodes send for this version come here while the pool lives.
-      cluster.serve(name, version.version, (_n, _v, call, deadline) => callPool(this.warm(name, version), version.version, call, { deadline }));
+      cluster.serve(name, version.version, (_n, _v, call, deadline) =>
+        callPool(this.warm(name, version), version.version, call, { deadline }),
+      );
       pool.on('event', (e: PoolEvent) => {
-        if (e.type === 'state' && (e.state === 'warm' || e.state === 'failed')) void cluster.releaseColdStart(name, version.version);
+        if (e.type === 'state' && (e.state === 'warm' || e.state === 'failed'))
+          void cluster.releaseColdStart(name, version.version);
       });
     }
     return pool;

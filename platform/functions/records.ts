@@ -40,8 +40,10 @@ export class RecordCache {
     if (v === undefined) throw new UnavailableError(`function ${name} has no version ready to serve`);
     const found = record.versions.find((x) => x.version === v);
     if (!found) throw new VersionNotFoundError(`Request for unknown model: '${name}' version ${v} is not found`);
-    if (found.status === 'failed') throw new UnavailableError(`${name} v${v} failed to load: ${found.reason ?? 'unknown reason'}`);
-    if (found.status === 'pending' && found.reason?.startsWith(WAITING_FOR_GPU)) throw new UnavailableError(`${name} v${v} is ${found.reason}`);
+    if (found.status === 'failed')
+      throw new UnavailableError(`${name} v${v} failed to load: ${found.reason ?? 'unknown reason'}`);
+    if (found.status === 'pending' && found.reason?.startsWith(WAITING_FOR_GPU))
+      throw new UnavailableError(`${name} v${v} is ${found.reason}`);
     return found;
   }
 

@@ -29,7 +29,10 @@ export async function importable(files: VersionFiles, dataDir: string): Promise<
   const { hook } = files;
   if (!hook) return files;
   const path = join(dataDir, 'hooks', `${hook.sha256}.mjs`);
-  const present = await stat(path).then((s) => s.size === hook.size, () => false);
+  const present = await stat(path).then(
+    (s) => s.size === hook.size,
+    () => false,
+  );
   if (!present) {
     await mkdir(join(dataDir, 'hooks'), { recursive: true });
     await copyFile(hook.path, path);

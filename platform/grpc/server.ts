@@ -27,11 +27,20 @@ import { grpcInputsToTensors, requestedOutputs, tensorsToGrpcOutputs, unwrapPara
 /** Triton's own grpc_service.proto and model_config.proto, unchanged (./proto, with their licence). */
 export const PROTO_PATH = fileURLToPath(new URL('./proto/grpc_service.proto', import.meta.url));
 
-export const PROTO_OPTIONS: protoLoader.Options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [fileURLToPath(new URL('./proto', import.meta.url))] };
+export const PROTO_OPTIONS: protoLoader.Options = {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+  includeDirs: [fileURLToPath(new URL('./proto', import.meta.url))],
+};
 
 export function loadInferenceService(): grpc.ServiceDefinition {
   const definition = protoLoader.loadSync(PROTO_PATH, PROTO_OPTIONS);
-  const pkg = grpc.loadPackageDefinition(definition) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } };
+  const pkg = grpc.loadPackageDefinition(definition) as unknown as {
+    inference: { GRPCInferenceService: grpc.ServiceClientConstructor };
+  };
   return pkg.inference.GRPCInferenceService.service;
 }
 
@@ -57,7 +66,10 @@ interface InferRequest {
 type Handler = (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>) => Promise<unknown>;
 
 export function createGrpcServer(o: GrpcOptions): grpc.Server {
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': o.maxMessageBytes, 'grpc.max_send_message_length': -1 });
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': o.maxMessageBytes,
+    'grpc.max_send_message_length': -1,
+  });
   const { service } = o;
 
   /** The caller's key ('' with none configured), from the authorization (or x-api-key) metadata. */
@@ -70,38 +82,78 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
   };
   const shmOf = (call: { metadata: grpc.Metadata }) => ({ regions: o.sharedMemory, owner: authorize(call, 'invoke') });
 
-  const unary = (scope: Scope | 'none', handler: Handler): grpc.handleUnaryCall<Record<string, unknown>, unknown> => (call, callback) => {
-    Promise.resolve()
-      .then(() => authorize(call, scope))
-      .then(() => handler(call))
-      .then((response) => callback(null, response), (error: unknown) => callback(toGrpcStatus(error) as grpc.ServiceError));
-  };
+  const unary =
+    (scope: Scope | 'none', handler: Handler): grpc.handleUnaryCall<Record<string, unknown>, unknown> =>
+    (call, callback) => {
+      Promise.resolve()
+        .then(() => authorize(call, scope))
+        .then(() => handler(call))
+        .then(
+          (response) => callback(null, response),
+          (error: unknown) => callback(toGrpcStatus(error) as grpc.ServiceError),
+        );
+    };
 
   /** ModelInfer's work, for unary calls and streams alike. */
-  const infer = async (r: InferRequest, deadline: number | undefined, shm: ShmContext): Promise<Record<string, unknown>> => {
+  const infer = async (
+    r: InferRequest,
+    deadline: number | undefined,
+    shm: ShmContext,
+  ): Promise<Record<string, unknown>> => {
     if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
     const tensors = grpcInputsToTensors(r.inputs ?? [], r.raw_input_contents ?? [], shm);
     const sequence = sequenceFlags(unwrapParameters(r.parameters, true));
-    const { outputs, version } = await service.infer(r.model_name, parseVersion(r.model_version), tensors, { deadline, ...(sequence ? { sequence } : {}) });
-    const formatted = tensorsToGrpcOutputs(selectOutputs(outputs, version.spec, requestedOutputs(r.outputs ?? [])), r.outputs ?? [], shm);
-    return { model_name: r.model_name, model_version: String(version.version), id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
+    const { outputs, version } = await service.infer(r.model_name, parseVersion(r.model_version), tensors, {
+      deadline,
+      ...(sequence ? { sequence } : {}),
+    });
+    const formatted = tensorsToGrpcOutputs(
+      selectOutputs(outputs, version.spec, requestedOutputs(r.outputs ?? [])),
+      r.outputs ?? [],
+      shm,
+    );
+    return {
+      model_name: r.model_name,
+      model_version: String(version.version),
+      id: r.id,
+      outputs: formatted.outputs,
+      raw_output_contents: formatted.raw,
+    };
   };
 
   server.addService(loadInferenceService(), {
     ServerLive: unary('none', async () => ({ live: true })),
     ServerReady: unary('none', async () => ({ ready: o.ready() })),
-    ModelReady: unary('invoke', async (call) => ({ ready: await service.modelReady(String(call.request.name), parseVersion(call.request.version)) })),
-    ServerMetadata: unary('invoke', async () => ({ name: 'hearth', version: o.version, extensions: serverExtensions(o.sharedMemory.enabled) })),
+    ModelReady: unary('invoke', async (call) => ({
+      ready: await service.modelReady(String(call.request.name), parseVersion(call.request.version)),
+    })),
+    ServerMetadata: unary('invoke', async () => ({
+      name: 'hearth',
+      version: o.version,
+      extensions: serverExtensions(o.sharedMemory.enabled),
+    })),
     ModelMetadata: unary('invoke', async (call) => {
       const name = String(call.request.name);
       const record = await service.get(name);
       const v = await service.resolve(name, parseVersion(call.request.version));
-      return modelMetadata(v.spec, record.versions.filter((x) => x.status === 'ready').map((x) => x.version));
+      return modelMetadata(
+        v.spec,
+        record.versions.filter((x) => x.status === 'ready').map((x) => x.version),
+      );
     }),
     ModelInfer: unary('invoke', async (call) => {
       const deadline = call.getDeadline();
-      const ms = deadline instanceof Date ? deadline.getTime() - Date.now() : Number.isFinite(deadline) ? Number(deadline) - Date.now() : undefined;
-      return infer(call.request as unknown as InferRequest, ms === undefined ? undefined : performance.now() + ms, shmOf(call));
+      const ms =
+        deadline instanceof Date
+          ? deadline.getTime() - Date.now()
+          : Number.isFinite(deadline)
+            ? Number(deadline) - Date.now()
+            : undefined;
+      return infer(
+        call.request as unknown as InferRequest,
+        ms === undefined ? undefined : performance.now() + ms,
+        shmOf(call),
+      );
     }),
     // One response per request, in the order they finish, each carrying its request's id; a
     // failed request answers with error_message and the stream goes on.
@@ -120,13 +172,19 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
       };
       call.on('data', (request: Record<string, unknown>) => {
         open++;
-        infer(request as unknown as InferRequest, undefined, shm).then(
-          (response) => call.write({ error_message: '', infer_response: response }),
-          (error: unknown) => call.write({ error_message: toGrpcStatus(error).details ?? 'internal error', infer_response: { id: String(request.id ?? ''), model_name: String(request.model_name ?? '') } }),
-        ).finally(() => {
-          open--;
-          finish();
-        });
+        infer(request as unknown as InferRequest, undefined, shm)
+          .then(
+            (response) => call.write({ error_message: '', infer_response: response }),
+            (error: unknown) =>
+              call.write({
+                error_message: toGrpcStatus(error).details ?? 'internal error',
+                infer_response: { id: String(request.id ?? ''), model_name: String(request.model_name ?? '') },
+              }),
+          )
+          .finally(() => {
+            open--;
+            finish();
+          });
       });
       call.on('end', () => {
         ended = true;
@@ -175,6 +233,8 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
 export function bindGrpc(server: grpc.Server, host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    );
   });
 }

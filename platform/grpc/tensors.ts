@@ -19,22 +19,38 @@ export interface GrpcInput {
 }
 
 const CONTENTS_FIELD: Partial<Record<DType, string>> = {
-  BOOL: 'bool_contents', INT8: 'int_contents', INT16: 'int_contents', INT32: 'int_contents', INT64: 'int64_contents',
-  UINT8: 'uint_contents', UINT16: 'uint_contents', UINT32: 'uint_contents', UINT64: 'uint64_contents',
-  FP32: 'fp32_contents', FP64: 'fp64_contents', BYTES: 'bytes_contents',
+  BOOL: 'bool_contents',
+  INT8: 'int_contents',
+  INT16: 'int_contents',
+  INT32: 'int_contents',
+  INT64: 'int64_contents',
+  UINT8: 'uint_contents',
+  UINT16: 'uint_contents',
+  UINT32: 'uint_contents',
+  UINT64: 'uint64_contents',
+  FP32: 'fp32_contents',
+  FP64: 'fp64_contents',
+  BYTES: 'bytes_contents',
 };
 
 /**
  * InferParameter oneofs unwrapped to their values. int64/uint64 travel as strings: with `bigints`
  * they come back as bigint (sequence ids), else as numbers.
  */
-export function unwrapParameters(parameters: Record<string, Record<string, unknown>> | undefined, bigints = false): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(parameters ?? {}).map(([k, p]) => {
-    const choice = typeof p.parameter_choice === 'string' ? p.parameter_choice : Object.keys(p).find((f) => f.endsWith('_param'));
-    const value = choice ? p[choice] : undefined;
-    if ((choice === 'int64_param' || choice === 'uint64_param') && value !== undefined) return [k, bigints ? BigInt(String(value)) : Number(value)];
-    return [k, value];
-  }));
+export function unwrapParameters(
+  parameters: Record<string, Record<string, unknown>> | undefined,
+  bigints = false,
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(parameters ?? {}).map(([k, p]) => {
+      const choice =
+        typeof p.parameter_choice === 'string' ? p.parameter_choice : Object.keys(p).find((f) => f.endsWith('_param'));
+      const value = choice ? p[choice] : undefined;
+      if ((choice === 'int64_param' || choice === 'uint64_param') && value !== undefined)
+        return [k, bigints ? BigInt(String(value)) : Number(value)];
+      return [k, value];
+    }),
+  );
 }
 
 /**
@@ -49,19 +65,36 @@ export function grpcInputsToTensors(inputs: GrpcInput[], raw: Uint8Array[], shm?
     const { dtype, shape } = inputHead(tensors, input, `input "${input.name}"`);
     const shared = sharedMemoryRef(unwrapParameters(input.parameters), `input '${input.name}'`);
     if (shared) {
-      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, regionBytes(shm, shared, `input '${input.name}'`), 'shared_memory_byte_size');
+      tensors[input.name] = tensorFromRaw(
+        input.name,
+        dtype,
+        shape,
+        regionBytes(shm, shared, `input '${input.name}'`),
+        'shared_memory_byte_size',
+      );
       return;
     }
     if (raw.length > 0) {
       const bytes = raw[next++];
-      if (!bytes) throw new InvalidInputError(`raw_input_contents has ${raw.length} entries, too few for the inputs not in shared memory`);
+      if (!bytes)
+        throw new InvalidInputError(
+          `raw_input_contents has ${raw.length} entries, too few for the inputs not in shared memory`,
+        );
       tensors[input.name] = tensorFromRaw(input.name, dtype, shape, bytes, 'raw_input_contents');
       return;
     }
     const field = CONTENTS_FIELD[dtype];
     const values = field ? input.contents?.[field] : undefined;
-    if (!field || !values) throw new InvalidInputError(`input "${input.name}": send ${dtype} data in raw_input_contents${field ? ` or contents.${field}` : ''}`);
-    tensors[input.name] = tensorFromValues(dtype, values.map((v) => (typeof v === 'string' && dtype !== 'INT64' && dtype !== 'UINT64' ? Number(v) : v)), shape, `inputs.${input.name}`);
+    if (!field || !values)
+      throw new InvalidInputError(
+        `input "${input.name}": send ${dtype} data in raw_input_contents${field ? ` or contents.${field}` : ''}`,
+      );
+    tensors[input.name] = tensorFromValues(
+      dtype,
+      values.map((v) => (typeof v === 'string' && dtype !== 'INT64' && dtype !== 'UINT64' ? Number(v) : v)),
+      shape,
+      `inputs.${input.name}`,
+    );
   });
   if (raw.length > next) throw new InvalidInputError(`raw_input_contents has ${raw.length} entries for ${next} inputs`);
   return tensors;
@@ -84,7 +117,15 @@ export function tensorsToGrpcOutputs(
     const shared = sharedMemoryRef(unwrapParameters(asked?.parameters), `output '${name}'`);
     if (shared) {
       writeToRegion(shm, shared, name, t.data);
-      outputs.push({ name, datatype: t.dtype, shape: t.shape, parameters: { shared_memory_region: { string_param: shared.region }, shared_memory_byte_size: { int64_param: t.data.byteLength } } });
+      outputs.push({
+        name,
+        datatype: t.dtype,
+        shape: t.shape,
+        parameters: {
+          shared_memory_region: { string_param: shared.region },
+          shared_memory_byte_size: { int64_param: t.data.byteLength },
+        },
+      });
       raw.push(Buffer.alloc(0));
     } else {
       outputs.push({ name, datatype: t.dtype, shape: t.shape });
@@ -101,9 +142,11 @@ export interface GrpcRequestedOutput {
 }
 
 export function requestedOutputs(outputs: readonly GrpcRequestedOutput[]): RequestedOutput[] {
-  return outputs.filter((o) => o.name).map((o) => {
-    const c = unwrapParameters(o.parameters).classification;
-    const count = c === undefined ? undefined : Number(c);
-    return { name: o.name, ...(count === undefined ? {} : { classification: count }) };
-  });
+  return outputs
+    .filter((o) => o.name)
+    .map((o) => {
+      const c = unwrapParameters(o.parameters).classification;
+      const count = c === undefined ? undefined : Number(c);
+      return { name: o.name, ...(count === undefined ? {} : { classification: count }) };
+    });
 }

@@ -56,7 +56,10 @@ type AppEnv = { Variables: { owner: string } };
 
 function auth(keys: ApiKey[], scope: Scope): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    c.set('owner', authorize(keys, scope, (name) => c.req.header(name)));
+    c.set(
+      'owner',
+      authorize(keys, scope, (name) => c.req.header(name)),
+    );
     return next();
   };
 }
@@ -120,7 +123,9 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   // --- health and server metadata (health needs no key) ------------------------------------------
   app.get('/v2/health/live', (c) => c.json({ live: true }));
   app.get('/v2/health/ready', (c) => (o.ready() ? c.json({ ready: true }) : c.json({ ready: false }, 503)));
-  app.get('/v2', auth(o.apiKeys, 'invoke'), (c) => c.json({ name: 'hearth', version: o.version, extensions: serverExtensions(o.sharedMemory.enabled) }));
+  app.get('/v2', auth(o.apiKeys, 'invoke'), (c) =>
+    c.json({ name: 'hearth', version: o.version, extensions: serverExtensions(o.sharedMemory.enabled) }),
+  );
 
   // --- artifacts -----------------------------------------------------------------------------------
   const admin = auth(o.apiKeys, 'admin');
@@ -140,7 +145,10 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     if (existing) return c.json({ ...existing, created: false });
     const body = c.req.raw.body;
     if (!body) throw new InvalidInputError('send the artifact bytes as the request body');
-    const info = await o.artifacts.put(sha, Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>));
+    const info = await o.artifacts.put(
+      sha,
+      Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>),
+    );
     o.onUpload?.(info.size);
     return c.json({ ...info, created: true }, 201);
   });
@@ -152,24 +160,46 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
 
   // --- functions -----------------------------------------------------------------------------------
   app.post('/api/v1/functions', admin, limit(o.maxBodyBytes), async (c) => {
-    const body = (await c.req.json().catch(() => undefined)) as { spec?: unknown; artifacts?: { model?: unknown; hook?: unknown }; keepTraffic?: boolean } | undefined;
-    if (!body) throw new InvalidInputError('send {"spec": {...}, "artifacts": {"model": "<sha256>", "hook": "<sha256>"}}');
+    const body = (await c.req.json().catch(() => undefined)) as
+      | { spec?: unknown; artifacts?: { model?: unknown; hook?: unknown }; keepTraffic?: boolean }
+      | undefined;
+    if (!body)
+      throw new InvalidInputError('send {"spec": {...}, "artifacts": {"model": "<sha256>", "hook": "<sha256>"}}');
     const spec = parseSpec(body.spec);
     const model = body.artifacts?.model;
     const hook = body.artifacts?.hook;
-    if (typeof model !== 'string') throw new InvalidInputError('artifacts.model must be the sha256 of an uploaded model');
+    if (typeof model !== 'string')
+      throw new InvalidInputError('artifacts.model must be the sha256 of an uploaded model');
     checkSha(model);
     if (hook !== undefined) {
-      if (typeof hook !== 'string') throw new InvalidInputError('artifacts.hook must be the sha256 of an uploaded hook bundle');
+      if (typeof hook !== 'string')
+        throw new InvalidInputError('artifacts.hook must be the sha256 of an uploaded hook bundle');
       checkSha(hook);
     }
     const version = await service.deploy(spec, { model, ...(hook ? { hook } : {}) }, { keepTraffic: body.keepTraffic });
     o.jobs.serve(spec.name);
-    return c.json({ name: spec.name, version: version.version, status: version.status, reason: version.reason, url: `/fn/${encodeURIComponent(spec.name)}` }, version.status === 'failed' ? 422 : version.status === 'pending' ? 202 : 201);
+    return c.json(
+      {
+        name: spec.name,
+        version: version.version,
+        status: version.status,
+        reason: version.reason,
+        url: `/fn/${encodeURIComponent(spec.name)}`,
+      },
+      version.status === 'failed' ? 422 : version.status === 'pending' ? 202 : 201,
+    );
   });
   app.get('/api/v1/functions', admin, async (c) => {
     const records = await service.registry.list();
-    return c.json({ functions: records.map((r) => ({ name: r.name, createdAt: r.createdAt, versions: r.versions.length, latest: r.versions.at(-1)?.version, traffic: r.traffic })) });
+    return c.json({
+      functions: records.map((r) => ({
+        name: r.name,
+        createdAt: r.createdAt,
+        versions: r.versions.length,
+        latest: r.versions.at(-1)?.version,
+        traffic: r.traffic,
+      })),
+    });
   });
   app.get('/api/v1/functions/:name', admin, async (c) => {
     const record = await service.get(c.req.param('name'));
@@ -185,7 +215,8 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   });
   app.put('/api/v1/functions/:name/traffic', admin, async (c) => {
     const { traffic } = (await c.req.json().catch(() => ({}))) as { traffic?: Record<string, number> };
-    if (!traffic || typeof traffic !== 'object') throw new InvalidInputError('send {"traffic": {"<version>": <weight>, ...}}');
+    if (!traffic || typeof traffic !== 'object')
+      throw new InvalidInputError('send {"traffic": {"<version>": <weight>, ...}}');
     const record = await service.setTraffic(c.req.param('name'), traffic);
     return c.json({ name: record.name, traffic: record.traffic });
   });
@@ -204,7 +235,8 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     const record = await o.jobs.get(id);
     const key = owner(c);
     const admin = o.apiKeys.length === 0 || o.apiKeys.some((k) => k.key === key && k.scope === 'admin');
-    if (!record || (!admin && (record.owner ?? '') !== callerId(key))) throw new JobNotFoundError(`no job ${id} (unknown, or its record expired)`);
+    if (!record || (!admin && (record.owner ?? '') !== callerId(key)))
+      throw new JobNotFoundError(`no job ${id} (unknown, or its record expired)`);
     return record;
   };
   app.get('/api/v1/jobs/:id', invoke, async (c) => c.json(jobView(await job(c))));
@@ -213,7 +245,10 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     const record = await job(c);
     if (record.status === 'failed') return c.json(record.error, httpStatus(record.error?.code ?? 'INTERNAL') as 400);
     if (!record.result) return c.json(jobView(record), 202);
-    return new Response(record.result.body.slice(), { status: 200, headers: { 'content-type': record.result.contentType, 'hearth-version': String(record.result.version) } });
+    return new Response(record.result.body.slice(), {
+      status: 200,
+      headers: { 'content-type': record.result.contentType, 'hearth-version': String(record.result.version) },
+    });
   });
 
   // --- KServe v2 models --------------------------------------------------------------------------------
@@ -221,11 +256,18 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     const name = c.req.param('name')!;
     const record = await service.get(name);
     const v = await service.resolve(name, versionParam(c));
-    return c.json(modelMetadata(v.spec, record.versions.filter((x) => x.status === 'ready').map((x) => x.version)));
+    return c.json(
+      modelMetadata(
+        v.spec,
+        record.versions.filter((x) => x.status === 'ready').map((x) => x.version),
+      ),
+    );
   };
   const modelReady = async (c: Context): Promise<Response> => {
     const name = c.req.param('name')!;
-    return (await service.modelReady(name, versionParam(c))) ? c.json({ name, ready: true }) : c.json({ name, ready: false }, 503);
+    return (await service.modelReady(name, versionParam(c)))
+      ? c.json({ name, ready: true })
+      : c.json({ name, ready: false }, 503);
   };
   const config = async (c: Context): Promise<Response> => {
     const v = await service.resolve(c.req.param('name')!, versionParam(c));
@@ -253,7 +295,8 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   app.get('/v2/systemsharedmemory/region/:region/status', invoke, shmStatus);
   app.post('/v2/systemsharedmemory/region/:region/register', invoke, async (c) => {
     const body = parseJson(await c.req.text(), 'the register request');
-    if (typeof body !== 'object' || body === null) throw new InvalidInputError('send {"key": "/name", "offset": 0, "byte_size": N}');
+    if (typeof body !== 'object' || body === null)
+      throw new InvalidInputError('send {"key": "/name", "offset": 0, "byte_size": N}');
     shm.register(owner(c), c.req.param('region'), body as Record<string, unknown>);
     return c.json({});
   });

@@ -60,10 +60,10 @@ function deadlineOf(header: (name: string) => string | undefined): number | unde
   const raw = header('hearth-timeout-ms');
   if (raw === undefined) return undefined;
   const ms = Number(raw);
-  if (!Number.isFinite(ms) || ms <= 0) throw new InvalidInputError('Hearth-Timeout-Ms must be a positive number of milliseconds');
+  if (!Number.isFinite(ms) || ms <= 0)
+    throw new InvalidInputError('Hearth-Timeout-Ms must be a positive number of milliseconds');
   return performance.now() + ms;
 }
-
 
 function decode(segment: string): string {
   try {
@@ -109,7 +109,8 @@ type Coding = keyof typeof codecs;
 async function decodeBody(body: Uint8Array, encoding: string | undefined, max: number): Promise<Uint8Array> {
   const coding = encoding?.trim().toLowerCase();
   if (!coding || coding === 'identity') return body;
-  if (!(coding in codecs)) throw new InvalidInputError(`Content-Encoding "${encoding}" is not supported: send gzip, deflate or identity`);
+  if (!(coding in codecs))
+    throw new InvalidInputError(`Content-Encoding "${encoding}" is not supported: send gzip, deflate or identity`);
   try {
     return await codecs[coding as Coding].decode(body, { maxOutputLength: max });
   } catch (error) {
@@ -141,13 +142,31 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
 
   const callFunction = async (call: Call): Promise<Reply> => {
     const contentType = call.header('content-type') ?? 'application/octet-stream';
-    if (/\brespond-async\b/i.test(call.header('prefer') ?? '') || call.query.get('async') === '1') return submitJob(call, contentType);
-    const run = () => service.invoke(call.name, call.version, { body: call.body, contentType }, { deadline: deadlineOf(call.header), signal: call.signal });
+    if (/\brespond-async\b/i.test(call.header('prefer') ?? '') || call.query.get('async') === '1')
+      return submitJob(call, contentType);
+    const run = () =>
+      service.invoke(
+        call.name,
+        call.version,
+        { body: call.body, contentType },
+        { deadline: deadlineOf(call.header), signal: call.signal },
+      );
     const key = call.header('idempotency-key');
-    if (key !== undefined && (key.length === 0 || key.length > 256)) throw new InvalidInputError('Idempotency-Key must be 1 to 256 characters');
-    const { value, replayed } = key === undefined ? { value: run(), replayed: false } : idempotency.run(`${callerId(call.owner)}\0${call.name}/${call.version ?? ''}/${key}`, requestHash(contentType, call.body), run);
+    if (key !== undefined && (key.length === 0 || key.length > 256))
+      throw new InvalidInputError('Idempotency-Key must be 1 to 256 characters');
+    const { value, replayed } =
+      key === undefined
+        ? { value: run(), replayed: false }
+        : idempotency.run(
+            `${callerId(call.owner)}\0${call.name}/${call.version ?? ''}/${key}`,
+            requestHash(contentType, call.body),
+            run,
+          );
     const result = await value;
-    const headers: Record<string, string> = { 'content-type': result.contentType, 'hearth-version': String(result.version) };
+    const headers: Record<string, string> = {
+      'content-type': result.contentType,
+      'hearth-version': String(result.version),
+    };
     if (replayed) headers['idempotent-replayed'] = 'true';
     return { status: 200, headers, body: result.body };
   };
@@ -157,11 +176,27 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     await service.resolve(call.name, call.version);
     const webhook = call.header('hearth-webhook-url') ?? call.query.get('webhook') ?? undefined;
     const key = call.header('idempotency-key');
-    const { record, existing } = await o.jobs.submit({ function: call.name, version: call.version, body: call.body, contentType, webhook, idempotencyKey: key, owner: callerId(call.owner) });
+    const { record, existing } = await o.jobs.submit({
+      function: call.name,
+      version: call.version,
+      body: call.body,
+      contentType,
+      webhook,
+      idempotencyKey: key,
+      owner: callerId(call.owner),
+    });
     const statusUrl = `/api/v1/jobs/${record.id}`;
-    const headers: Record<string, string> = { 'content-type': 'application/json', location: statusUrl, 'preference-applied': 'respond-async' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      location: statusUrl,
+      'preference-applied': 'respond-async',
+    };
     if (existing) headers['idempotent-replayed'] = 'true';
-    return { status: 202, headers, body: Buffer.from(JSON.stringify({ id: record.id, status: record.status, statusUrl })) };
+    return {
+      status: 202,
+      headers,
+      body: Buffer.from(JSON.stringify({ id: record.id, status: record.status, statusUrl })),
+    };
   };
 
   const infer = async (call: Call): Promise<Reply> => {
@@ -169,7 +204,11 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     const shm = { regions: o.sharedMemory, owner: call.owner };
     const { request, tensors } = parseInferRequest(call.body, header === undefined ? undefined : Number(header), shm);
     const sequence = sequenceFlags(request.parameters as Record<string, unknown> | undefined);
-    const { outputs, version } = await service.infer(call.name, call.version, tensors, { deadline: deadlineOf(call.header), signal: call.signal, ...(sequence ? { sequence } : {}) });
+    const { outputs, version } = await service.infer(call.name, call.version, tensors, {
+      deadline: deadlineOf(call.header),
+      signal: call.signal,
+      ...(sequence ? { sequence } : {}),
+    });
     const out = formatInferResponse({ name: call.name, version: version.version }, request, outputs, version.spec, shm);
     const headers: Record<string, string> = { 'content-type': out.contentType };
     if (out.headerLength !== undefined) headers['inference-header-content-length'] = String(out.headerLength);
@@ -188,7 +227,11 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
 
   const fail = (res: ServerResponse, error: unknown, closeConnection: boolean): void => {
     const { status, body, headers } = toHttpResponse(error);
-    send(res, { status, headers: { ...headers, 'content-type': 'application/json', ...(closeConnection ? { connection: 'close' } : {}) }, body: Buffer.from(JSON.stringify(body)) });
+    send(res, {
+      status,
+      headers: { ...headers, 'content-type': 'application/json', ...(closeConnection ? { connection: 'close' } : {}) },
+      body: Buffer.from(JSON.stringify(body)),
+    });
   };
 
   return (req, res) => {
@@ -219,7 +262,15 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       const version = parseVersion(match[2] === undefined ? undefined : decode(match[2]));
       const body = await decodeBody(await readBody(req, o.maxBodyBytes), header('content-encoding'), o.maxBodyBytes);
       bodyRead = true;
-      const reply = await handler({ name, version, query: q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1)), header, body, signal: controller.signal, owner });
+      const reply = await handler({
+        name,
+        version,
+        query: q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1)),
+        header,
+        body,
+        signal: controller.signal,
+        owner,
+      });
       const coding = acceptedCoding(header('accept-encoding'));
       if (coding && reply.body.byteLength > 0) {
         reply.body = await codecs[coding].encode(reply.body);

@@ -24,11 +24,18 @@ export class IdempotencyCache {
   }
 
   /** The first call's response for `key` (which must have been for the same `request` hash), or `run()`'s. */
-  run(key: string, request: string, run: () => Promise<StoredResponse>): { value: Promise<StoredResponse>; replayed: boolean } {
+  run(
+    key: string,
+    request: string,
+    run: () => Promise<StoredResponse>,
+  ): { value: Promise<StoredResponse>; replayed: boolean } {
     const now = Date.now();
     const found = this.#entries.get(key);
     if (found && now - found.at < this.#ttlMs) {
-      if (found.request !== request) throw new IdempotencyConflictError('this Idempotency-Key was used for a different request; use a new key for a new request');
+      if (found.request !== request)
+        throw new IdempotencyConflictError(
+          'this Idempotency-Key was used for a different request; use a new key for a new request',
+        );
       return { value: found.value, replayed: true };
     }
     const value = run();

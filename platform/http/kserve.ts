@@ -19,21 +19,44 @@ interface RequestInput {
   shape: number[];
   datatype: string;
   data?: unknown;
-  parameters?: { binary_data_size?: number; shared_memory_region?: string; shared_memory_byte_size?: number; shared_memory_offset?: number };
+  parameters?: {
+    binary_data_size?: number;
+    shared_memory_region?: string;
+    shared_memory_byte_size?: number;
+    shared_memory_offset?: number;
+  };
 }
 
 export interface InferRequest {
   id?: string;
   inputs: RequestInput[];
-  outputs?: { name: string; parameters?: { binary_data?: boolean; classification?: number; shared_memory_region?: string; shared_memory_byte_size?: number; shared_memory_offset?: number } }[];
+  outputs?: {
+    name: string;
+    parameters?: {
+      binary_data?: boolean;
+      classification?: number;
+      shared_memory_region?: string;
+      shared_memory_byte_size?: number;
+      shared_memory_offset?: number;
+    };
+  }[];
   parameters?: { binary_data_output?: boolean };
 }
 
 /** Parses an infer request body (JSON, or JSON header + binary tail) into named tensors. */
-export function parseInferRequest(body: Uint8Array, headerLength: number | undefined, shm?: ShmContext): { request: InferRequest; tensors: HookTensors } {
+export function parseInferRequest(
+  body: Uint8Array,
+  headerLength: number | undefined,
+  shm?: ShmContext,
+): { request: InferRequest; tensors: HookTensors } {
   const jsonBytes = headerLength === undefined ? body : body.subarray(0, headerLength);
-  if (headerLength !== undefined && (!Number.isInteger(headerLength) || headerLength < 0 || headerLength > body.byteLength)) {
-    throw new InvalidInputError(`Inference-Header-Content-Length ${headerLength} does not fit a body of ${body.byteLength} bytes`);
+  if (
+    headerLength !== undefined &&
+    (!Number.isInteger(headerLength) || headerLength < 0 || headerLength > body.byteLength)
+  ) {
+    throw new InvalidInputError(
+      `Inference-Header-Content-Length ${headerLength} does not fit a body of ${body.byteLength} bytes`,
+    );
   }
   let request: InferRequest;
   try {
@@ -41,22 +64,42 @@ export function parseInferRequest(body: Uint8Array, headerLength: number | undef
   } catch (error) {
     throw new InvalidInputError(`the infer request is not valid JSON: ${(error as Error).message}`);
   }
-  if (!request || !Array.isArray(request.inputs)) throw new InvalidInputError('the infer request needs "inputs": [{name, shape, datatype, data}]');
+  if (!request || !Array.isArray(request.inputs))
+    throw new InvalidInputError('the infer request needs "inputs": [{name, shape, datatype, data}]');
   let offset = headerLength ?? 0;
   const tensors: HookTensors = {};
   for (const [i, input] of request.inputs.entries()) {
     const where = `inputs[${i}]`;
     if (typeof input?.name !== 'string') throw new InvalidInputError(`${where}.name must be a string`);
-    if (!Array.isArray(input.shape)) throw new InvalidInputError(`${where}.shape must be a list of non-negative integers`, { reason: 'ERR_SHAPE' });
+    if (!Array.isArray(input.shape))
+      throw new InvalidInputError(`${where}.shape must be a list of non-negative integers`, { reason: 'ERR_SHAPE' });
     const { dtype, shape } = inputHead(tensors, input, where);
     const size = input.parameters?.binary_data_size;
     const shared = sharedMemoryRef(input.parameters, `input '${input.name}'`);
     if (shared) {
-      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, regionBytes(shm, shared, `input '${input.name}'`), 'shared_memory_byte_size');
+      tensors[input.name] = tensorFromRaw(
+        input.name,
+        dtype,
+        shape,
+        regionBytes(shm, shared, `input '${input.name}'`),
+        'shared_memory_byte_size',
+      );
     } else if (size !== undefined) {
-      if (headerLength === undefined) throw new InvalidInputError(`${where} has binary_data_size but the request has no Inference-Header-Content-Length`);
-      if (!Number.isInteger(size) || size < 0 || offset + size > body.byteLength) throw new InvalidInputError(`input "${input.name}": the body ends before its ${size} bytes`, { reason: 'ERR_SHAPE' });
-      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, body.subarray(offset, offset + size), 'binary_data_size');
+      if (headerLength === undefined)
+        throw new InvalidInputError(
+          `${where} has binary_data_size but the request has no Inference-Header-Content-Length`,
+        );
+      if (!Number.isInteger(size) || size < 0 || offset + size > body.byteLength)
+        throw new InvalidInputError(`input "${input.name}": the body ends before its ${size} bytes`, {
+          reason: 'ERR_SHAPE',
+        });
+      tensors[input.name] = tensorFromRaw(
+        input.name,
+        dtype,
+        shape,
+        body.subarray(offset, offset + size),
+        'binary_data_size',
+      );
       offset += size;
     } else {
       if (input.data === undefined) throw new InvalidInputError(`${where} has neither data nor binary_data_size`);
@@ -65,7 +108,9 @@ export function parseInferRequest(body: Uint8Array, headerLength: number | undef
     }
   }
   if (offset !== body.byteLength && headerLength !== undefined) {
-    throw new InvalidInputError(`the body has ${body.byteLength - offset} bytes past the inputs' binary data`, { reason: 'ERR_SHAPE' });
+    throw new InvalidInputError(`the body has ${body.byteLength - offset} bytes past the inputs' binary data`, {
+      reason: 'ERR_SHAPE',
+    });
   }
   return { request, tensors };
 }
@@ -79,7 +124,11 @@ export function formatInferResponse(
   shm?: ShmContext,
 ): { body: Uint8Array; contentType: string; headerLength?: number } {
   const asked = request.outputs ?? [];
-  const selected = selectOutputs(outputs, spec, asked.map((o) => ({ name: o.name, classification: o.parameters?.classification })));
+  const selected = selectOutputs(
+    outputs,
+    spec,
+    asked.map((o) => ({ name: o.name, classification: o.parameters?.classification })),
+  );
   const binaryAll = request.parameters?.binary_data_output === true;
   const parts: Uint8Array[] = [];
   const json = {
@@ -90,7 +139,16 @@ export function formatInferResponse(
       const shared = sharedMemoryRef(asked[i]?.parameters, `output '${name}'`);
       if (shared) {
         writeToRegion(shm, shared, name, t.data);
-        return { name, datatype: t.dtype, shape: t.shape, parameters: { shared_memory_region: shared.region, shared_memory_byte_size: t.data.byteLength, ...(shared.offset ? { shared_memory_offset: shared.offset } : {}) } };
+        return {
+          name,
+          datatype: t.dtype,
+          shape: t.shape,
+          parameters: {
+            shared_memory_region: shared.region,
+            shared_memory_byte_size: t.data.byteLength,
+            ...(shared.offset ? { shared_memory_offset: shared.offset } : {}),
+          },
+        };
       }
       const binary = asked[i]?.parameters?.binary_data ?? binaryAll;
       if (binary) {
@@ -98,7 +156,10 @@ export function formatInferResponse(
         parts.push(bytes);
         return { name, datatype: t.dtype, shape: t.shape, parameters: { binary_data_size: bytes.byteLength } };
       }
-      const data = t.dtype === 'BYTES' ? decodeBytes(t.data as Uint8Array).map((b) => utf8.decode(b)) : (tensorToJson({ ...t, shape: [numel(t.shape)] }) as unknown[]);
+      const data =
+        t.dtype === 'BYTES'
+          ? decodeBytes(t.data as Uint8Array).map((b) => utf8.decode(b))
+          : (tensorToJson({ ...t, shape: [numel(t.shape)] }) as unknown[]);
       return { name, datatype: t.dtype, shape: t.shape, data };
     }),
   };
@@ -113,5 +174,3 @@ export function formatInferResponse(
   }
   return { body, contentType: 'application/octet-stream', headerLength: header.byteLength };
 }
-
-

@@ -14,7 +14,16 @@ import type { Redis } from 'ioredis';
 
 import { InvalidInputError, UnavailableError } from '../../sdk/errors.js';
 import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from './jobs.js';
-import { checkSubmission, decodeRecord, encodeRecord, errorBody, isTransient, jobId, newRecord, sameRequest } from './jobs.js';
+import {
+  checkSubmission,
+  decodeRecord,
+  encodeRecord,
+  errorBody,
+  isTransient,
+  jobId,
+  newRecord,
+  sameRequest,
+} from './jobs.js';
 import { bullConnection, closeBounded, commandConnection, redisUp } from '../redis/index.js';
 import { deliver, webhookMessage } from './webhook.js';
 
@@ -49,7 +58,9 @@ export async function checkNoEviction(redisUrl: string): Promise<void> {
     await redis.connect();
     const [, policy] = (await redis.config('GET', 'maxmemory-policy')) as [string, string];
     if (policy !== 'noeviction') {
-      throw new InvalidInputError(`Redis at ${redisUrl.replace(/\/\/[^@]*@/, '//')} has maxmemory-policy ${policy}: Hearth's job queues need noeviction (an evicted queue key loses jobs). Run CONFIG SET maxmemory-policy noeviction, or set it in redis.conf`);
+      throw new InvalidInputError(
+        `Redis at ${redisUrl.replace(/\/\/[^@]*@/, '//')} has maxmemory-policy ${policy}: Hearth's job queues need noeviction (an evicted queue key loses jobs). Run CONFIG SET maxmemory-policy noeviction, or set it in redis.conf`,
+      );
     }
   } finally {
     redis.disconnect();
@@ -81,10 +92,18 @@ export class BullJobQueue implements JobQueue {
       const secret = options.webhookSecret;
       this.#webhooks = new Queue(WEBHOOK_QUEUE, this.#queueOptions());
       this.#webhooks.on('error', () => undefined);
-      this.#webhookWorker = new Worker<{ url: string; message: { id: string; body: string } }>(WEBHOOK_QUEUE, async (job) => deliver(job.data.url, secret, job.data.message, this.#o.webhooks), { ...this.#workerOptions(), concurrency: 16 });
+      this.#webhookWorker = new Worker<{ url: string; message: { id: string; body: string } }>(
+        WEBHOOK_QUEUE,
+        async (job) => deliver(job.data.url, secret, job.data.message, this.#o.webhooks),
+        { ...this.#workerOptions(), concurrency: 16 },
+      );
       this.#webhookWorker.on('error', () => undefined);
       this.#webhookWorker.on('failed', (job, error) => {
-        if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) this.#o.log?.warn({ job: job.data.message.id, url: job.data.url, reason: error.message }, 'webhook not delivered');
+        if (job && job.attemptsMade >= (job.opts.attempts ?? 1))
+          this.#o.log?.warn(
+            { job: job.data.message.id, url: job.data.url, reason: error.message },
+            'webhook not delivered',
+          );
       });
     }
   }
@@ -95,7 +114,12 @@ export class BullJobQueue implements JobQueue {
   }
 
   #workerOptions() {
-    return { ...this.#queueOptions(), lockDuration: this.#o.lockMs, stalledInterval: Math.max(1000, Math.floor(this.#o.lockMs / 2)), maxStalledCount: 2 };
+    return {
+      ...this.#queueOptions(),
+      lockDuration: this.#o.lockMs,
+      stalledInterval: Math.max(1000, Math.floor(this.#o.lockMs / 2)),
+      maxStalledCount: 2,
+    };
   }
 
   #key(id: string): string {
@@ -116,7 +140,10 @@ export class BullJobQueue implements JobQueue {
   serve(fn: string): void {
     if (this.#closed || this.#workers.has(fn)) return;
     this.#queue(fn); // counted for the autoscaler from now on
-    const worker = new Worker<JobData>(`fn.${fn}`, (job) => this.#process(job), { ...this.#workerOptions(), concurrency: this.#o.concurrency });
+    const worker = new Worker<JobData>(`fn.${fn}`, (job) => this.#process(job), {
+      ...this.#workerOptions(),
+      concurrency: this.#o.concurrency,
+    });
     worker.on('error', () => undefined);
     this.#workers.set(fn, worker);
   }
@@ -134,12 +161,19 @@ export class BullJobQueue implements JobQueue {
     checkSubmission(request, this.#o);
     const id = jobId(request);
     const record = newRecord(id, request);
-    const created = await this.#redis.set(this.#key(id), encodeRecord(record), 'EX', this.#o.resultTtlS, 'NX').catch(redisDown);
+    const created = await this.#redis
+      .set(this.#key(id), encodeRecord(record), 'EX', this.#o.resultTtlS, 'NX')
+      .catch(redisDown);
     if (created === null) {
       const existing = await this.get(id);
       if (existing) return { record: sameRequest(existing, request), existing: true };
     }
-    const data: JobData = { function: request.function, ...(request.version === undefined ? {} : { version: request.version }), body: Buffer.from(request.body).toString('base64'), contentType: request.contentType };
+    const data: JobData = {
+      function: request.function,
+      ...(request.version === undefined ? {} : { version: request.version }),
+      body: Buffer.from(request.body).toString('base64'),
+      contentType: request.contentType,
+    };
     try {
       await this.#queue(request.function).add('invoke', data, {
         jobId: id,
@@ -163,7 +197,9 @@ export class BullJobQueue implements JobQueue {
     if (record.status === 'queued' || record.status === 'running') {
       // A job BullMQ gave up on (stalled too often) never reached our processor's catch: its
       // record is settled from the queue's own state, so nothing says "running" forever.
-      const job = await this.#queue(record.function).getJob(id).catch(() => undefined);
+      const job = await this.#queue(record.function)
+        .getJob(id)
+        .catch(() => undefined);
       if (job && (await job.getState().catch(() => undefined)) === 'failed') {
         // The processor writes its outcome before BullMQ marks the job failed: read the record
         // again, and settle it here only if it still says nothing final.
@@ -202,13 +238,30 @@ export class BullJobQueue implements JobQueue {
     // One delivery job per job id, kept an hour after it is done: a job that ran again after its
     // node died between its result and its webhook queues the webhook again, and BullMQ drops the
     // repeat if the first got through.
-    await this.#webhooks.add('deliver', { url: record.webhook, message: webhookMessage(record) }, { jobId: `webhook-${record.id}`, attempts: 5, backoff: { type: 'exponential', delay: this.#o.backoffMs }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 3600 } });
+    await this.#webhooks.add(
+      'deliver',
+      { url: record.webhook, message: webhookMessage(record) },
+      {
+        jobId: `webhook-${record.id}`,
+        attempts: 5,
+        backoff: { type: 'exponential', delay: this.#o.backoffMs },
+        removeOnComplete: { age: 3600 },
+        removeOnFail: { age: 3600 },
+      },
+    );
   }
 
   async #process(job: Job<JobData>): Promise<void> {
     const id = job.id!;
     const raw = await this.#redis.get(this.#key(id));
-    const record: JobRecord = raw ? decodeRecord(raw) : newRecord(id, { function: job.data.function, version: job.data.version, body: new Uint8Array(), contentType: job.data.contentType });
+    const record: JobRecord = raw
+      ? decodeRecord(raw)
+      : newRecord(id, {
+          function: job.data.function,
+          version: job.data.version,
+          body: new Uint8Array(),
+          contentType: job.data.contentType,
+        });
     // A job that ran twice (its first node died after finishing) keeps its first result.
     if (record.status === 'succeeded') return this.#notify(record);
     record.status = 'running';
@@ -217,14 +270,19 @@ export class BullJobQueue implements JobQueue {
     record.node = this.#o.nodeId;
     await this.#save(record);
     try {
-      const result = await this.#invoke(job.data.function, job.data.version, { body: new Uint8Array(Buffer.from(job.data.body, 'base64')), contentType: job.data.contentType });
+      const result = await this.#invoke(job.data.function, job.data.version, {
+        body: new Uint8Array(Buffer.from(job.data.body, 'base64')),
+        contentType: job.data.contentType,
+      });
       const done: JobRecord = { ...record, status: 'succeeded', result, finishedAt: Date.now() };
       delete done.error;
       await this.#save(done);
       await this.#notify(done);
     } catch (error) {
       const last = !isTransient(error) || record.attempts >= this.#o.attempts;
-      const next: JobRecord = last ? { ...record, status: 'failed', error: errorBody(error), finishedAt: Date.now() } : { ...record, status: 'queued', error: errorBody(error) };
+      const next: JobRecord = last
+        ? { ...record, status: 'failed', error: errorBody(error), finishedAt: Date.now() }
+        : { ...record, status: 'queued', error: errorBody(error) };
       await this.#save(next);
       if (last) await this.#notify(next);
       if (!isTransient(error)) throw new UnrecoverableError(errorBody(error).error);

@@ -9,7 +9,12 @@ export { BullJobQueue, checkNoEviction } from './bull.js';
 export { MemoryJobQueue } from './memory.js';
 
 /** In cluster mode, call checkNoEviction first (startNode does, before it opens anything). */
-export function createJobQueue(config: Config, nodeId: string, invoke: Invoker, log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void }): JobQueue {
+export function createJobQueue(
+  config: Config,
+  nodeId: string,
+  invoke: Invoker,
+  log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void },
+): JobQueue {
   const options = { ...config.jobs, webhookSecret: config.webhookSecret, log };
   if (!config.redisUrl) return new MemoryJobQueue(invoke, options);
   return new BullJobQueue(invoke, { ...options, redisUrl: config.redisUrl, prefix: config.redisPrefix, nodeId });

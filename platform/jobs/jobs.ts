@@ -66,7 +66,11 @@ export interface JobQueue {
 }
 
 /** What runs a job: the function service's synchronous path. */
-export type Invoker = (name: string, version: number | undefined, request: { body: Uint8Array; contentType: string }) => Promise<{ body: Uint8Array; contentType: string; version: number }>;
+export type Invoker = (
+  name: string,
+  version: number | undefined,
+  request: { body: Uint8Array; contentType: string },
+) => Promise<{ body: Uint8Array; contentType: string; version: number }>;
 
 export interface JobOptions {
   /** Tries per job for transient failures (default 3). */
@@ -79,20 +83,37 @@ export interface JobOptions {
   webhooks: WebhookPolicy;
 }
 
-export const DEFAULT_JOB_OPTIONS: JobOptions = { attempts: 3, backoffMs: 1000, resultTtlS: 86_400, webhooks: { allowHosts: [] } };
+export const DEFAULT_JOB_OPTIONS: JobOptions = {
+  attempts: 3,
+  backoffMs: 1000,
+  resultTtlS: 86_400,
+  webhooks: { allowHosts: [] },
+};
 
 /**
  * Failures worth another try: the node or pool was busy, loading, draining or gone. Bad input, an
  * unknown function and a hook that throws fail at once: trying again gives the same answer.
  */
-const TRANSIENT = new Set(['UNAVAILABLE', 'DEADLINE_EXCEEDED', 'QUEUE_FULL', 'MODEL_LOAD_FAILED', 'DEVICE_UNAVAILABLE', 'DISPOSED', 'INFERENCE_FAILED', 'INTERNAL', 'CANCELLED']);
+const TRANSIENT = new Set([
+  'UNAVAILABLE',
+  'DEADLINE_EXCEEDED',
+  'QUEUE_FULL',
+  'MODEL_LOAD_FAILED',
+  'DEVICE_UNAVAILABLE',
+  'DISPOSED',
+  'INFERENCE_FAILED',
+  'INTERNAL',
+  'CANCELLED',
+]);
 
 export function isTransient(error: unknown): boolean {
   return !(error instanceof HearthError) || TRANSIENT.has(error.code);
 }
 
 export function errorBody(error: unknown): { error: string; code: string } {
-  return error instanceof HearthError ? { error: error.message, code: error.code } : { error: (error as Error)?.message ?? String(error), code: 'INTERNAL' };
+  return error instanceof HearthError
+    ? { error: error.message, code: error.code }
+    : { error: (error as Error)?.message ?? String(error), code: 'INTERNAL' };
 }
 
 /** Exponential backoff: backoffMs, 2×, 4×… before the 2nd, 3rd, 4th try. */
@@ -103,8 +124,12 @@ export function retryDelayMs(options: JobOptions, attemptsMade: number): number 
 /** The job id: random, or derived from the submitter, the function and the idempotency key. */
 export function jobId(request: JobRequest): string {
   if (request.idempotencyKey === undefined) return randomUUID();
-  if (request.idempotencyKey.length === 0 || request.idempotencyKey.length > 256) throw new InvalidInputError('Idempotency-Key must be 1 to 256 characters');
-  return `idem-${createHash('sha256').update(`${request.owner ?? ''}\0${request.function}\0${request.version ?? ''}\0${request.idempotencyKey}`).digest('hex').slice(0, 32)}`;
+  if (request.idempotencyKey.length === 0 || request.idempotencyKey.length > 256)
+    throw new InvalidInputError('Idempotency-Key must be 1 to 256 characters');
+  return `idem-${createHash('sha256')
+    .update(`${request.owner ?? ''}\0${request.function}\0${request.version ?? ''}\0${request.idempotencyKey}`)
+    .digest('hex')
+    .slice(0, 32)}`;
 }
 
 /** A caller's stable id from its API key: never the key itself ('' with no keys configured). */
@@ -119,7 +144,9 @@ export function requestHash(contentType: string, body: Uint8Array): string {
 /** The job an idempotency key already names, if the request is the same one; else 422. */
 export function sameRequest(existing: JobRecord, request: JobRequest): JobRecord {
   if (existing.requestHash !== undefined && existing.requestHash !== requestHash(request.contentType, request.body)) {
-    throw new IdempotencyConflictError('this Idempotency-Key was used for a different request; use a new key for a new request');
+    throw new IdempotencyConflictError(
+      'this Idempotency-Key was used for a different request; use a new key for a new request',
+    );
   }
   return existing;
 }
@@ -140,20 +167,29 @@ export function newRecord(id: string, request: JobRequest): JobRecord {
 
 /** Records as JSON (bodies as base64), for Redis and for job payloads. */
 export function encodeRecord(r: JobRecord): string {
-  return JSON.stringify({ ...r, ...(r.result ? { result: { ...r.result, body: Buffer.from(r.result.body).toString('base64') } } : {}) });
+  return JSON.stringify({
+    ...r,
+    ...(r.result ? { result: { ...r.result, body: Buffer.from(r.result.body).toString('base64') } } : {}),
+  });
 }
 
 export function decodeRecord(s: string): JobRecord {
   const r = JSON.parse(s) as JobRecord & { result?: { body: string } };
-  return r.result ? { ...r, result: { ...r.result, body: new Uint8Array(Buffer.from(r.result.body, 'base64')) } } : (r as JobRecord);
+  return r.result
+    ? { ...r, result: { ...r.result, body: new Uint8Array(Buffer.from(r.result.body, 'base64')) } }
+    : (r as JobRecord);
 }
 
 /** What every adapter refuses before it accepts a job. */
 /** A job's webhook is checked against the policy, and needs a signing secret, before the job is accepted. */
-export function checkSubmission(request: JobRequest, options: { webhookSecret?: string; webhooks: WebhookPolicy }): void {
+export function checkSubmission(
+  request: JobRequest,
+  options: { webhookSecret?: string; webhooks: WebhookPolicy },
+): void {
   if (request.webhook === undefined) return;
   checkWebhookUrl(request.webhook, options.webhooks);
-  if (!options.webhookSecret) throw new InvalidInputError('webhooks need HEARTH_WEBHOOK_SECRET set on the node, to sign them');
+  if (!options.webhookSecret)
+    throw new InvalidInputError('webhooks need HEARTH_WEBHOOK_SECRET set on the node, to sign them');
 }
 
 /** A job as the API and webhooks show it: a JSON result inline, other bytes as base64. */
@@ -170,7 +206,11 @@ export function jobView(r: JobRecord): Record<string, unknown> {
         parsed = undefined;
       }
     }
-    result = { contentType: r.result.contentType, version: r.result.version, ...(parsed !== undefined ? { json: parsed } : { base64: Buffer.from(r.result.body).toString('base64') }) };
+    result = {
+      contentType: r.result.contentType,
+      version: r.result.version,
+      ...(parsed !== undefined ? { json: parsed } : { base64: Buffer.from(r.result.body).toString('base64') }),
+    };
   }
   return {
     id: r.id,

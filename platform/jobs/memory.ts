@@ -75,7 +75,10 @@ export class MemoryJobQueue implements JobQueue {
       record.startedAt ??= Date.now();
       record.attempts = attempt;
       try {
-        const result = await this.#invoke(request.function, request.version, { body: request.body, contentType: request.contentType });
+        const result = await this.#invoke(request.function, request.version, {
+          body: request.body,
+          contentType: request.contentType,
+        });
         record.status = 'succeeded';
         record.result = result;
         delete record.error;

@@ -19,10 +19,28 @@ export interface WebhookPolicy {
 
 const BLOCKED = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['fd00:ec2::', 64]] as const) BLOCKED.addSubnet(net, prefix, 'ipv6');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  BLOCKED.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['fd00:ec2::', 64],
+] as const)
+  BLOCKED.addSubnet(net, prefix, 'ipv6');
 
 /** Loopback, private, link-local (cloud metadata), CGNAT, multicast and reserved addresses. */
 export function isBlockedAddress(address: string): boolean {
@@ -49,12 +67,17 @@ export function checkWebhookUrl(url: string, policy: WebhookPolicy): URL {
   } catch {
     throw new InvalidInputError(`the webhook "${url}" is not a URL`);
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidInputError(`the webhook must be an https URL, not ${parsed.protocol}`);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new InvalidInputError(`the webhook must be an https URL, not ${parsed.protocol}`);
   const host = hostOf(parsed);
   if (allowed(policy, host)) return parsed;
-  if (parsed.protocol !== 'https:') throw new InvalidInputError('the webhook must be an https URL (http only for hosts in HEARTH_WEBHOOK_ALLOW_HOSTS)');
+  if (parsed.protocol !== 'https:')
+    throw new InvalidInputError('the webhook must be an https URL (http only for hosts in HEARTH_WEBHOOK_ALLOW_HOSTS)');
   if (parsed.username || parsed.password) throw new InvalidInputError('the webhook URL must not carry credentials');
-  if (isIP(host) && isBlockedAddress(host)) throw new InvalidInputError(`the webhook's address ${host} is loopback, private, link-local or reserved; such hosts must be listed in HEARTH_WEBHOOK_ALLOW_HOSTS`);
+  if (isIP(host) && isBlockedAddress(host))
+    throw new InvalidInputError(
+      `the webhook's address ${host} is loopback, private, link-local or reserved; such hosts must be listed in HEARTH_WEBHOOK_ALLOW_HOSTS`,
+    );
   return parsed;
 }
 
@@ -64,14 +87,21 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  * A dns.lookup for http(s).request that refuses, on every connect, a host that resolves to a
  * blocked address (unless the host is allowed).
  */
-export function guardedLookup(policy: WebhookPolicy): (hostname: string, options: LookupOptions, callback: LookupCallback) => void {
+export function guardedLookup(
+  policy: WebhookPolicy,
+): (hostname: string, options: LookupOptions, callback: LookupCallback) => void {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '');
       const list = addresses as LookupAddress[];
       const bad = allowed(policy, hostname) ? undefined : list.find((a) => isBlockedAddress(a.address));
       if (bad) {
-        const refused = Object.assign(new Error(`the webhook host ${hostname} resolves to ${bad.address}, a loopback, private, link-local or reserved address`), { code: 'ERR_WEBHOOK_ADDRESS' });
+        const refused = Object.assign(
+          new Error(
+            `the webhook host ${hostname} resolves to ${bad.address}, a loopback, private, link-local or reserved address`,
+          ),
+          { code: 'ERR_WEBHOOK_ADDRESS' },
+        );
         return callback(refused, '');
       }
       if (options.all) return callback(null, list);
@@ -83,5 +113,13 @@ export function guardedLookup(policy: WebhookPolicy): (hostname: string, options
 }
 
 export function parseAllowHosts(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((h) => h.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter(Boolean);
+  return (value ?? '')
+    .split(',')
+    .map((h) =>
+      h
+        .trim()
+        .toLowerCase()
+        .replace(/^\[|\]$/g, ''),
+    )
+    .filter(Boolean);
 }

@@ -22,7 +22,11 @@ export function sign(secret: string, id: string, timestamp: number, body: string
 
 /** The message for a finished job; its id is the job's, so a receiver can drop a repeat. */
 export function webhookMessage(record: JobRecord): { id: string; body: string } {
-  const body = JSON.stringify({ type: record.status === 'succeeded' ? 'invocation.succeeded' : 'invocation.failed', timestamp: new Date().toISOString(), data: jobView(record) });
+  const body = JSON.stringify({
+    type: record.status === 'succeeded' ? 'invocation.succeeded' : 'invocation.failed',
+    timestamp: new Date().toISOString(),
+    data: jobView(record),
+  });
   return { id: `job_${record.id}`, body };
 }
 
@@ -31,21 +35,36 @@ export function webhookMessage(record: JobRecord): { id: string; body: string } 
  * the policy again, every address it resolves to is checked as the connection is made, and a
  * redirect is a failure (never followed).
  */
-export async function deliver(url: string, secret: string, message: { id: string; body: string }, policy: WebhookPolicy): Promise<void> {
+export async function deliver(
+  url: string,
+  secret: string,
+  message: { id: string; body: string },
+  policy: WebhookPolicy,
+): Promise<void> {
   const target = checkWebhookUrl(url, policy);
   const timestamp = Math.floor(Date.now() / 1000);
   const body = Buffer.from(message.body);
   const status = await new Promise<number>((resolve, reject) => {
-    const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, {
-      method: 'POST',
-      lookup: guardedLookup(policy),
-      headers: { 'content-type': 'application/json', 'content-length': String(body.byteLength), 'webhook-id': message.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': sign(secret, message.id, timestamp, message.body) },
-      timeout: 10_000,
-    }, (response) => {
-      response.resume();
-      response.once('end', () => resolve(response.statusCode ?? 0));
-      response.once('error', reject);
-    });
+    const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(
+      target,
+      {
+        method: 'POST',
+        lookup: guardedLookup(policy),
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(body.byteLength),
+          'webhook-id': message.id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': sign(secret, message.id, timestamp, message.body),
+        },
+        timeout: 10_000,
+      },
+      (response) => {
+        response.resume();
+        response.once('end', () => resolve(response.statusCode ?? 0));
+        response.once('error', reject);
+      },
+    );
     request.once('timeout', () => request.destroy(new Error(`webhook ${url} did not answer within 10 s`)));
     request.once('error', reject);
     request.end(body);

@@ -28,7 +28,10 @@ export class Metrics {
     const labels = (p: PoolSummary) => ({ model: p.function, version: String(p.version) });
     const counter = (name: string, help: string, value: (p: PoolSummary) => number): void => {
       new Counter({
-        name, help, labelNames: LABELS, registers: [this.registry],
+        name,
+        help,
+        labelNames: LABELS,
+        registers: [this.registry],
         collect() {
           this.reset();
           for (const p of pools()) this.inc(labels(p), value(p));
@@ -38,18 +41,31 @@ export class Metrics {
     counter('nv_inference_request_success', 'Requests that got a response', (p) => p.success);
     counter('nv_inference_count', 'Inferences (rows) performed', (p) => p.inferenceCount);
     counter('nv_inference_exec_count', 'Forward passes (batches) run', (p) => p.execCount);
-    counter('nv_inference_request_duration_us', 'Cumulative request time, microseconds', (p) => Math.round(p.durations.request.totalUs));
-    counter('nv_inference_queue_duration_us', 'Cumulative time requests waited in the queue, microseconds', (p) => Math.round(p.durations.queue.totalUs));
-    counter('nv_inference_compute_infer_duration_us', 'Cumulative forward time of batches, microseconds', (p) => Math.round(p.durations.compute.totalUs));
+    counter('nv_inference_request_duration_us', 'Cumulative request time, microseconds', (p) =>
+      Math.round(p.durations.request.totalUs),
+    );
+    counter('nv_inference_queue_duration_us', 'Cumulative time requests waited in the queue, microseconds', (p) =>
+      Math.round(p.durations.queue.totalUs),
+    );
+    counter('nv_inference_compute_infer_duration_us', 'Cumulative forward time of batches, microseconds', (p) =>
+      Math.round(p.durations.compute.totalUs),
+    );
     new Counter({
-      name: 'nv_inference_request_failure', help: 'Requests that failed, by reason', labelNames: [...LABELS, 'reason'], registers: [this.registry],
+      name: 'nv_inference_request_failure',
+      help: 'Requests that failed, by reason',
+      labelNames: [...LABELS, 'reason'],
+      registers: [this.registry],
       collect() {
         this.reset();
-        for (const p of pools()) for (const [reason, n] of Object.entries(p.failures)) this.inc({ ...labels(p), reason }, n);
+        for (const p of pools())
+          for (const [reason, n] of Object.entries(p.failures)) this.inc({ ...labels(p), reason }, n);
       },
     });
     new Counter({
-      name: 'hearth_hook_duration_us', help: 'Cumulative time in hooks, microseconds, by phase', labelNames: [...LABELS, 'phase'], registers: [this.registry],
+      name: 'hearth_hook_duration_us',
+      help: 'Cumulative time in hooks, microseconds, by phase',
+      labelNames: [...LABELS, 'phase'],
+      registers: [this.registry],
       collect() {
         this.reset();
         for (const p of pools()) {
@@ -59,21 +75,30 @@ export class Metrics {
       },
     });
     new Gauge({
-      name: 'nv_inference_pending_request_count', help: 'Requests inside the pool: in hooks, queued or running', labelNames: LABELS, registers: [this.registry],
+      name: 'nv_inference_pending_request_count',
+      help: 'Requests inside the pool: in hooks, queued or running',
+      labelNames: LABELS,
+      registers: [this.registry],
       collect() {
         this.reset();
         for (const p of pools()) this.set(labels(p), p.pending);
       },
     });
     new Gauge({
-      name: 'hearth_queue_depth', help: 'Requests waiting in the batcher queue', labelNames: LABELS, registers: [this.registry],
+      name: 'hearth_queue_depth',
+      help: 'Requests waiting in the batcher queue',
+      labelNames: LABELS,
+      registers: [this.registry],
       collect() {
         this.reset();
         for (const p of pools()) this.set(labels(p), p.queueDepth);
       },
     });
     new Gauge({
-      name: 'hearth_pool_instances', help: 'Model instances by state', labelNames: [...LABELS, 'state'], registers: [this.registry],
+      name: 'hearth_pool_instances',
+      help: 'Model instances by state',
+      labelNames: [...LABELS, 'state'],
+      registers: [this.registry],
       collect() {
         this.reset();
         for (const p of pools()) {
@@ -83,9 +108,16 @@ export class Metrics {
         }
       },
     });
-    this.#uploaded = new Counter({ name: 'hearth_artifact_upload_bytes_total', help: 'Bytes of artifact uploads this node stored', registers: [this.registry] });
+    this.#uploaded = new Counter({
+      name: 'hearth_artifact_upload_bytes_total',
+      help: 'Bytes of artifact uploads this node stored',
+      registers: [this.registry],
+    });
     this.#coldStart = new Histogram({
-      name: 'hearth_cold_start_seconds', help: 'Cold start time by phase: queue (the first request\'s whole wait), fetch, load, warmup', labelNames: [...LABELS, 'phase'], registers: [this.registry],
+      name: 'hearth_cold_start_seconds',
+      help: "Cold start time by phase: queue (the first request's whole wait), fetch, load, warmup",
+      labelNames: [...LABELS, 'phase'],
+      registers: [this.registry],
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     });
   }
@@ -107,13 +139,17 @@ export class Metrics {
   async listen(host: string, port: number): Promise<{ server: Server; port: number }> {
     const server = createServer((req, res) => {
       if (req.url !== '/metrics') {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'metrics are at /metrics', code: 'NOT_FOUND' }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: 'metrics are at /metrics', code: 'NOT_FOUND' }));
         return;
       }
-      this.#refresh().then(() => this.registry.metrics()).then(
-        (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
-        (error: unknown) => res.writeHead(500).end(String(error)),
-      );
+      this.#refresh()
+        .then(() => this.registry.metrics())
+        .then(
+          (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
+          (error: unknown) => res.writeHead(500).end(String(error)),
+        );
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -10,21 +10,27 @@ export interface Closable {
   close(force?: boolean): Promise<void>;
 }
 
-export async function closeBounded(closables: Iterable<Closable>, redisUp: () => boolean, graceMs = 60_000): Promise<void> {
-  await Promise.all([...closables].map(async (c) => {
-    let done = false;
-    const finish = (): void => {
-      done = true;
-    };
-    const closed = c.close().then(finish, finish);
-    const giveUp = Date.now() + graceMs;
-    while (!done) {
-      await Promise.race([closed, sleep(250)]);
-      if (done) return;
-      if (!redisUp() || Date.now() > giveUp) {
-        void c.close(true).catch(() => undefined);
-        return;
+export async function closeBounded(
+  closables: Iterable<Closable>,
+  redisUp: () => boolean,
+  graceMs = 60_000,
+): Promise<void> {
+  await Promise.all(
+    [...closables].map(async (c) => {
+      let done = false;
+      const finish = (): void => {
+        done = true;
+      };
+      const closed = c.close().then(finish, finish);
+      const giveUp = Date.now() + graceMs;
+      while (!done) {
+        await Promise.race([closed, sleep(250)]);
+        if (done) return;
+        if (!redisUp() || Date.now() > giveUp) {
+          void c.close(true).catch(() => undefined);
+          return;
+        }
       }
-    }
-  }));
+    }),
+  );
 }

@@ -7,7 +7,11 @@ import { Redis } from 'ioredis';
 
 /** For commands: fails fast while Redis is down. */
 export function commandConnection(url: string, options: { lazyConnect?: boolean; offlineQueue?: boolean } = {}): Redis {
-  return new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: options.offlineQueue ?? false, lazyConnect: options.lazyConnect ?? false });
+  return new Redis(url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: options.offlineQueue ?? false,
+    lazyConnect: options.lazyConnect ?? false,
+  });
 }
 
 /** For subscribers and blocking commands: retries for as long as Redis is away. */
@@ -16,7 +20,10 @@ export function blockingConnection(url: string): Redis {
 }
 
 /** BullMQ's connection options (it opens its own, blocking, connections) and its key prefix. */
-export function bullConnection(url: string, prefix: string): { connection: { url: string; maxRetriesPerRequest: null }; prefix: string } {
+export function bullConnection(
+  url: string,
+  prefix: string,
+): { connection: { url: string; maxRetriesPerRequest: null }; prefix: string } {
   return { connection: { url, maxRetriesPerRequest: null }, prefix: `${prefix}bull` };
 }
 

@@ -42,14 +42,20 @@ export interface Registry {
 /** The checks every implementation applies to a traffic change, on the record it is about to write. */
 export function applyTraffic(record: FunctionRecord, weights: Record<string, number>): FunctionRecord {
   const entries = Object.entries(weights);
-  if (entries.length === 0) throw new InvalidInputError('traffic needs at least one version with a weight', { reason: 'traffic' });
+  if (entries.length === 0)
+    throw new InvalidInputError('traffic needs at least one version with a weight', { reason: 'traffic' });
   let total = 0;
   const traffic: Record<string, number> = {};
   for (const [v, w] of entries) {
     const version = record.versions.find((x) => String(x.version) === v);
     if (!version) throw new VersionNotFoundError(`${record.name} has no version ${v}`);
-    if (version.status !== 'ready') throw new InvalidInputError(`${record.name} v${v} is ${version.status}${version.reason ? ` (${version.reason})` : ''}: only ready versions take traffic`, { reason: 'traffic' });
-    if (!Number.isFinite(w) || w < 0) throw new InvalidInputError(`the weight of v${v} must be a number ≥ 0`, { reason: 'traffic' });
+    if (version.status !== 'ready')
+      throw new InvalidInputError(
+        `${record.name} v${v} is ${version.status}${version.reason ? ` (${version.reason})` : ''}: only ready versions take traffic`,
+        { reason: 'traffic' },
+      );
+    if (!Number.isFinite(w) || w < 0)
+      throw new InvalidInputError(`the weight of v${v} must be a number ≥ 0`, { reason: 'traffic' });
     if (w > 0) traffic[v] = w;
     total += w;
   }
@@ -57,19 +63,28 @@ export function applyTraffic(record: FunctionRecord, weights: Record<string, num
   return { ...record, traffic };
 }
 
-export function applyStatus(record: FunctionRecord, version: number, status: VersionStatus, reason?: string): FunctionRecord {
+export function applyStatus(
+  record: FunctionRecord,
+  version: number,
+  status: VersionStatus,
+  reason?: string,
+): FunctionRecord {
   const found = record.versions.find((v) => v.version === version);
   if (!found) throw new VersionNotFoundError(`${record.name} has no version ${version}`);
   return {
     ...record,
-    versions: record.versions.map((v) => (v.version === version ? { ...v, status, ...(reason === undefined ? { reason: undefined } : { reason }) } : v)),
+    versions: record.versions.map((v) =>
+      v.version === version ? { ...v, status, ...(reason === undefined ? { reason: undefined } : { reason }) } : v,
+    ),
   };
 }
 
 /** Triton's own words for an unknown model, which its clients and tests look for. */
 export function notFound(name: string, version?: number): FunctionNotFoundError {
   const shown = FUNCTION_NAME.test(name) ? name : JSON.stringify(name).slice(1, -1).slice(0, 200);
-  return new FunctionNotFoundError(`Request for unknown model: '${shown}'${version === undefined ? '' : ` version ${version}`} is not found`);
+  return new FunctionNotFoundError(
+    `Request for unknown model: '${shown}'${version === undefined ? '' : ` version ${version}`} is not found`,
+  );
 }
 
 /**

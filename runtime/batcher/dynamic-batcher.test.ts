@@ -1,13 +1,25 @@
 import { describe, expect, it } from 'vitest';
 
-import { CancelledError, DeadlineExceededError, type HearthError, InvalidInputError, QueueFullError, UnavailableError } from '../../sdk/errors.js';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  type HearthError,
+  InvalidInputError,
+  QueueFullError,
+  UnavailableError,
+} from '../../sdk/errors.js';
 import { ManualClock } from './clock.js';
 import type { BatcherOptions, BatchEntry } from './dynamic-batcher.js';
 import { DynamicBatcher } from './dynamic-batcher.js';
 
 const defaults: BatcherOptions = {
-  maxBatchSize: 8, preferredBatchSizes: [], maxQueueDelayUs: 0, maxQueueSize: 0,
-  defaultTimeoutUs: 0, priorityLevels: 1, defaultPriorityLevel: 1,
+  maxBatchSize: 8,
+  preferredBatchSizes: [],
+  maxQueueDelayUs: 0,
+  maxQueueSize: 0,
+  defaultTimeoutUs: 0,
+  priorityLevels: 1,
+  defaultPriorityLevel: 1,
 };
 
 function setup(options: Partial<BatcherOptions> = {}, instances = 1) {
@@ -15,10 +27,29 @@ function setup(options: Partial<BatcherOptions> = {}, instances = 1) {
   const batches: string[][] = [];
   const rejected: [string, HearthError][] = [];
   const incoming = { count: 0 };
-  const batcher = new DynamicBatcher<string>({ ...defaults, ...options }, (b: BatchEntry<string>[]) => batches.push(b.map((e) => e.payload)), clock, () => incoming.count);
+  const batcher = new DynamicBatcher<string>(
+    { ...defaults, ...options },
+    (b: BatchEntry<string>[]) => batches.push(b.map((e) => e.payload)),
+    clock,
+    () => incoming.count,
+  );
   for (let i = 0; i < instances; i++) batcher.addInstance();
-  const enqueue = (id: string, rows = 1, extra: { signature?: string; priority?: number; timeoutUs?: number; signal?: AbortSignal } = {}): void =>
-    batcher.enqueue(id, { rows, signature: extra.signature ?? 's', priority: extra.priority, timeoutUs: extra.timeoutUs, signal: extra.signal }, (e) => rejected.push([id, e]));
+  const enqueue = (
+    id: string,
+    rows = 1,
+    extra: { signature?: string; priority?: number; timeoutUs?: number; signal?: AbortSignal } = {},
+  ): void =>
+    batcher.enqueue(
+      id,
+      {
+        rows,
+        signature: extra.signature ?? 's',
+        priority: extra.priority,
+        timeoutUs: extra.timeoutUs,
+        signal: extra.signal,
+      },
+      (e) => rejected.push([id, e]),
+    );
   /** Enqueues the ids one `gapUs` apart. */
   const arrive = (ids: string[], gapUs = 10): void =>
     ids.forEach((id, i) => {
@@ -75,7 +106,10 @@ describe('dynamic batcher', () => {
     for (const id of ['1', '2', '3', '4', '5', '6']) enqueue(id);
     batcher.release();
     batcher.release();
-    expect(batches.slice(1)).toEqual([['1', '2', '3', '4'], ['5', '6']]);
+    expect(batches.slice(1)).toEqual([
+      ['1', '2', '3', '4'],
+      ['5', '6'],
+    ]);
   });
 
   it("counts a request's own rows and never splits a request", () => {
@@ -226,7 +260,10 @@ describe('dynamic batcher', () => {
     batcher.release();
     batcher.release();
     batcher.release();
-    expect(batches.slice(1)).toEqual([['high', 'mid1'], ['mid2', 'low']]);
+    expect(batches.slice(1)).toEqual([
+      ['high', 'mid1'],
+      ['mid2', 'low'],
+    ]);
     expect(() => enqueue('bad', 1, { priority: 4 })).toThrow(InvalidInputError);
   });
 

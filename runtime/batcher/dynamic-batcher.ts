@@ -19,7 +19,13 @@
  *
  * The batcher only decides; the pool runs each batch and calls release() when its instance is free.
  */
-import { CancelledError, DeadlineExceededError, InvalidInputError, QueueFullError, UnavailableError } from '../../sdk/errors.js';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  InvalidInputError,
+  QueueFullError,
+  UnavailableError,
+} from '../../sdk/errors.js';
 import type { HearthError } from '../../sdk/errors.js';
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
@@ -113,7 +119,12 @@ export class DynamicBatcher<T> {
   readonly #incoming: () => number;
 
   /** `incoming`: requests on their way to the queue (see the class comment); none by default. */
-  constructor(options: BatcherOptions, dispatch: Dispatch<T>, clock: Clock = systemClock, incoming: () => number = () => 0) {
+  constructor(
+    options: BatcherOptions,
+    dispatch: Dispatch<T>,
+    clock: Clock = systemClock,
+    incoming: () => number = () => 0,
+  ) {
     this.#options = options;
     this.#dispatch = dispatch;
     this.#clock = clock;
@@ -182,7 +193,9 @@ export class DynamicBatcher<T> {
     const o = this.#options;
     if (this.#draining) throw new UnavailableError('the pool is draining and takes no new requests');
     if (o.maxBatchSize > 0 && options.rows > o.maxBatchSize) {
-      throw new InvalidInputError(`the request has ${options.rows} rows but maxBatchSize is ${o.maxBatchSize}`, { reason: 'ERR_SHAPE' });
+      throw new InvalidInputError(`the request has ${options.rows} rows but maxBatchSize is ${o.maxBatchSize}`, {
+        reason: 'ERR_SHAPE',
+      });
     }
     if (o.maxQueueSize > 0 && this.#depth >= o.maxQueueSize) {
       throw new QueueFullError(`the queue is full (${o.maxQueueSize} requests); retry later`);
@@ -263,7 +276,8 @@ export class DynamicBatcher<T> {
     for (const level of this.#levels) {
       level.compact();
       for (const entry of level.live()) {
-        if (run.length > 0 && (max === 0 || entry.signature !== run[0]!.signature || rows + entry.rows > max)) return run;
+        if (run.length > 0 && (max === 0 || entry.signature !== run[0]!.signature || rows + entry.rows > max))
+          return run;
         run.push(entry);
         rows += entry.rows;
       }
@@ -281,7 +295,13 @@ export class DynamicBatcher<T> {
     // Requests whose timeout has passed leave first; the earliest remaining timeout wakes us.
     for (const level of this.#levels) {
       for (const entry of level.live()) {
-        if (entry.deadline <= now) this.#leave(entry, new DeadlineExceededError(`the request waited ${Math.round((now - entry.enqueuedAt) / 1000)} ms in the queue, past its timeout`));
+        if (entry.deadline <= now)
+          this.#leave(
+            entry,
+            new DeadlineExceededError(
+              `the request waited ${Math.round((now - entry.enqueuedAt) / 1000)} ms in the queue, past its timeout`,
+            ),
+          );
         else wakeAt = Math.min(wakeAt, entry.deadline);
       }
     }

@@ -10,9 +10,19 @@ type Batch = { lane: number; rows: (string | null)[] };
 function router(strategy: 'direct' | 'oldest', batchSize: number, lanes = 1, maxCandidateSequences?: number) {
   const batches: Batch[] = [];
   const clock = new ManualClock();
-  const r = new SequenceRouter<string>({ strategy, batchSize, maxSequenceIdleUs: 1e12, model: 'm', ...(maxCandidateSequences ? { maxCandidateSequences } : {}) }, (lane, rows: SequenceRow<string>[]) => {
-    batches.push({ lane, rows: rows.map((row) => (row.filler ? null : row.payload)) });
-  }, clock);
+  const r = new SequenceRouter<string>(
+    {
+      strategy,
+      batchSize,
+      maxSequenceIdleUs: 1e12,
+      model: 'm',
+      ...(maxCandidateSequences ? { maxCandidateSequences } : {}),
+    },
+    (lane, rows: SequenceRow<string>[]) => {
+      batches.push({ lane, rows: rows.map((row) => (row.filler ? null : row.payload)) });
+    },
+    clock,
+  );
   for (let i = 0; i < lanes; i++) r.addLane();
   // Each request arrives 1 µs after the one before.
   const send = (payload: string, id: bigint | string, start = false, end = false) => {
@@ -27,15 +37,15 @@ function router(strategy: 'direct' | 'oldest', batchSize: number, lanes = 1, max
 describe('sequence router', () => {
   it('direct: keeps each sequence in its slot, fills idle slots below the last busy one, one request per sequence per batch', () => {
     const { r, batches, send } = router('direct', 3);
-    send('a1', 1n, true);        // lane idle: runs alone in slot 0
-    send('b1', 2n, true);        // slot 1
+    send('a1', 1n, true); // lane idle: runs alone in slot 0
+    send('b1', 2n, true); // slot 1
     send('a2', 1n);
     send('b2', 2n);
-    send('c1', 3n, true);        // slot 2
-    r.release(0);                // next batch: each slot's oldest request: a2, b1, c1
+    send('c1', 3n, true); // slot 2
+    r.release(0); // next batch: each slot's oldest request: a2, b1, c1
     send('c2', 3n);
-    r.release(0);                // a has nothing queued: a filler row holds slot 0
-    r.release(0);                // nothing left: no batch
+    r.release(0); // a has nothing queued: a filler row holds slot 0
+    r.release(0); // nothing left: no batch
     expect(batches).toEqual([
       { lane: 0, rows: ['a1'] },
       { lane: 0, rows: ['a2', 'b1', 'c1'] },
@@ -46,10 +56,13 @@ describe('sequence router', () => {
   it('direct: a sequence waiting for a slot takes the one an END frees, in the batch after it, never alongside', () => {
     const { r, batches, send } = router('direct', 1);
     send('a1', 1n, true, false);
-    send('b1', 2n, true);        // no slot: waits
+    send('b1', 2n, true); // no slot: waits
     send('a2', 1n, false, true); // END
-    r.release(0);                // a2 runs; its slot goes to b once dispatched
-    expect(batches).toEqual([{ lane: 0, rows: ['a1'] }, { lane: 0, rows: ['a2'] }]);
+    r.release(0); // a2 runs; its slot goes to b once dispatched
+    expect(batches).toEqual([
+      { lane: 0, rows: ['a1'] },
+      { lane: 0, rows: ['a2'] },
+    ]);
     r.release(0);
     expect(batches.at(-1)).toEqual({ lane: 0, rows: ['b1'] });
     expect(batches).toHaveLength(3);
@@ -60,10 +73,14 @@ describe('sequence router', () => {
     send('a1', 1n, true);
     send('b1', 2n, true);
     send('c1', 3n, true);
-    send('a2', 1n);              // newer than b1 and c1
+    send('a2', 1n); // newer than b1 and c1
     r.release(0);
     r.release(0);
-    expect(batches).toEqual([{ lane: 0, rows: ['a1'] }, { lane: 0, rows: ['b1', 'c1'] }, { lane: 0, rows: ['a2'] }]);
+    expect(batches).toEqual([
+      { lane: 0, rows: ['a1'] },
+      { lane: 0, rows: ['b1', 'c1'] },
+      { lane: 0, rows: ['a2'] },
+    ]);
   });
 
   it('places new sequences on the lane with the fewest, and refuses a request with no START or after END', () => {

@@ -80,7 +80,9 @@ export class SequenceRouter<T> {
   }
 
   get #slotsPerLane(): number {
-    return this.#o.strategy === 'direct' ? Math.max(1, this.#o.batchSize) : Math.max(1, this.#o.maxCandidateSequences ?? this.#o.batchSize);
+    return this.#o.strategy === 'direct'
+      ? Math.max(1, this.#o.batchSize)
+      : Math.max(1, this.#o.maxCandidateSequences ?? this.#o.batchSize);
   }
 
   get lanes(): number {
@@ -113,16 +115,26 @@ export class SequenceRouter<T> {
     const key = typeof flags.id === 'string' ? `s:${flags.id}` : `n:${flags.id}`;
     let sequence = this.#sequences.get(key);
     if (flags.start) {
-      if (sequence) throw new InvalidInputError(`inference request for sequence ${String(flags.id)} to model '${this.#o.model}' has the START flag but that sequence is already in progress; end it first (sequence_end)`);
-      if (this.#waiting.length >= MAX_WAITING) throw new QueueFullError(`model '${this.#o.model}' has ${MAX_WAITING} sequences waiting for a batch slot; try again later`);
+      if (sequence)
+        throw new InvalidInputError(
+          `inference request for sequence ${String(flags.id)} to model '${this.#o.model}' has the START flag but that sequence is already in progress; end it first (sequence_end)`,
+        );
+      if (this.#waiting.length >= MAX_WAITING)
+        throw new QueueFullError(
+          `model '${this.#o.model}' has ${MAX_WAITING} sequences waiting for a batch slot; try again later`,
+        );
       sequence = { key, id: flags.id, lane: -1, slot: -1, queue: [], lastSeen: this.#clock.now(), ending: false };
       this.#sequences.set(key, sequence);
       this.#waiting.push(sequence);
       this.#place();
     } else if (!sequence) {
-      throw new InvalidInputError(`inference request for sequence ${String(flags.id)} to model '${this.#o.model}' must specify the START flag on the first request of the sequence`);
+      throw new InvalidInputError(
+        `inference request for sequence ${String(flags.id)} to model '${this.#o.model}' must specify the START flag on the first request of the sequence`,
+      );
     } else if (sequence.ending) {
-      throw new InvalidInputError(`inference request for sequence ${String(flags.id)} to model '${this.#o.model}' came after its END request`);
+      throw new InvalidInputError(
+        `inference request for sequence ${String(flags.id)} to model '${this.#o.model}' came after its END request`,
+      );
     }
     if (flags.end) sequence.ending = true;
     sequence.lastSeen = this.#clock.now();
@@ -196,7 +208,9 @@ export class SequenceRouter<T> {
       if (last < 0) return;
       rows = ready.slice(0, last + 1).map((s) => (s ? take(s) : { filler: true }));
     } else {
-      const ready = lane.slots.filter((s): s is Sequence<T> => !!s && s.queue.length > 0).sort((a, b) => a.queue[0]!.at - b.queue[0]!.at);
+      const ready = lane.slots
+        .filter((s): s is Sequence<T> => !!s && s.queue.length > 0)
+        .sort((a, b) => a.queue[0]!.at - b.queue[0]!.at);
       if (ready.length === 0) return;
       rows = ready.slice(0, Math.max(1, this.#o.batchSize)).map(take);
     }

@@ -91,7 +91,9 @@ export interface RawAddon {
 }
 
 /** Where `npm run build:native` puts the addon. */
-export const DEFAULT_ADDON_PATH = fileURLToPath(new URL('../../native/build/Release/hearth_native.node', import.meta.url));
+export const DEFAULT_ADDON_PATH = fileURLToPath(
+  new URL('../../native/build/Release/hearth_native.node', import.meta.url),
+);
 
 let addon: RawAddon | undefined;
 
@@ -101,7 +103,10 @@ export function native(): RawAddon {
     try {
       addon = createRequire(import.meta.url)(path) as RawAddon;
     } catch (cause) {
-      throw new Error(`cannot load Hearth's native addon at ${path}: run \`npm run build:native\` (or infra/bootstrap.sh) first`, { cause });
+      throw new Error(
+        `cannot load Hearth's native addon at ${path}: run \`npm run build:native\` (or infra/bootstrap.sh) first`,
+        { cause },
+      );
     }
   }
   return addon;

@@ -31,8 +31,8 @@ export async function loadModel(source: string | Uint8Array, options: LoadOption
     const raw = await native().load(
       source,
       options.device ?? 'cpu',
-      (options.warmup?.inputs ?? []),
-      options.warmup === undefined ? 0 : options.warmup.runs ?? DEFAULT_WARMUP_RUNS,
+      options.warmup?.inputs ?? [],
+      options.warmup === undefined ? 0 : (options.warmup.runs ?? DEFAULT_WARMUP_RUNS),
       options.execution ?? {},
     );
     return new Model(raw);

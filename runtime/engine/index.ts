@@ -1,5 +1,14 @@
 /** The native LibTorch engine, typed. */
-export { loadModel, devices, mapSharedMemory, setIntraOpThreads, setExecutorThreads, threads, prefault, DEFAULT_WARMUP_RUNS } from './engine.js';
+export {
+  loadModel,
+  devices,
+  mapSharedMemory,
+  setIntraOpThreads,
+  setExecutorThreads,
+  threads,
+  prefault,
+  DEFAULT_WARMUP_RUNS,
+} from './engine.js';
 export type { LoadOptions, DeviceReport } from './engine.js';
 export { Model } from './model.js';
 export type { ForwardResult, ModelInfo, OutputKind } from './model.js';

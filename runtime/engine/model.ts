@@ -75,7 +75,12 @@ export class Model {
     }
     return {
       kind: raw.kind,
-      outputs: raw.outputs.map((o) => ({ name: o.name, dtype: o.dtype, shape: o.shape, data: viewAs(o.dtype, o.data) })),
+      outputs: raw.outputs.map((o) => ({
+        name: o.name,
+        dtype: o.dtype,
+        shape: o.shape,
+        data: viewAs(o.dtype, o.data),
+      })),
     };
   }
 

@@ -11,7 +11,10 @@ export class DefaultHookInputError extends Error {}
 export const defaultHook: Hook = {
   name: 'default',
   pre(request, context) {
-    if (request.kind !== 'json') throw new DefaultHookInputError(`send JSON {"inputs": {...}} (got ${request.contentType || 'no content type'}), or give the function a hook`);
+    if (request.kind !== 'json')
+      throw new DefaultHookInputError(
+        `send JSON {"inputs": {...}} (got ${request.contentType || 'no content type'}), or give the function a hook`,
+      );
     const inputs = (request.json as { inputs?: unknown } | null)?.inputs;
     if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs)) {
       throw new DefaultHookInputError('the body must be {"inputs": {"<name>": <nested array>, ...}}');

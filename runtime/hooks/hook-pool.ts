@@ -16,7 +16,15 @@ import { CancelledError, DeadlineExceededError, HookError, InvalidInputError } f
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { hookWorkerFile } from './bundle.js';
-import type { HookFailure, HookTask, HookWorkerData, PostResult, PreResult, RawRequest, SetupResult } from './messages.js';
+import type {
+  HookFailure,
+  HookTask,
+  HookWorkerData,
+  PostResult,
+  PreResult,
+  RawRequest,
+  SetupResult,
+} from './messages.js';
 
 export interface HookPoolOptions {
   spec: FunctionSpec;
@@ -115,7 +123,8 @@ export class HookPool {
    * exhausts the heap fails.
    */
   pre(request: RawRequest, options: CallOptions): Promise<{ tensors: HookTensors; body: Uint8Array }> {
-    if (options.signal?.aborted) return Promise.reject(new CancelledError('the request was cancelled before its pre hook ran'));
+    if (options.signal?.aborted)
+      return Promise.reject(new CancelledError('the request was cancelled before its pre hook ran'));
     return new Promise((resolve, reject) => {
       this.#preQueue.push({ request, options, resolve, reject });
       this.#flushPre();
@@ -146,10 +155,15 @@ export class HookPool {
     const transfer = group.length === 1 ? [group[0]!.request.body.buffer] : [];
     let result: PreResult;
     try {
-      result = (await this.#run({ op: 'pre', requests: group.map((w) => w.request) }, 'pre', {
-        deadline: deadline === Infinity ? undefined : deadline,
-        signal: group.length === 1 ? group[0]!.options.signal : undefined,
-      }, transfer)) as PreResult;
+      result = (await this.#run(
+        { op: 'pre', requests: group.map((w) => w.request) },
+        'pre',
+        {
+          deadline: deadline === Infinity ? undefined : deadline,
+          signal: group.length === 1 ? group[0]!.options.signal : undefined,
+        },
+        transfer,
+      )) as PreResult;
     } catch (error) {
       if (group.length > 1 && isolateOnCrash) {
         await Promise.all(group.map((w) => this.#runPre([w], false)));
@@ -196,7 +210,12 @@ export class HookPool {
     return new HookError(`hook ${this.name} failed in ${f.phase}: ${f.message}`, { reason: f.phase });
   }
 
-  async #run(task: HookTask, phase: HookFailure['phase'], options: CallOptions, transfer: ArrayBufferLike[] = []): Promise<unknown> {
+  async #run(
+    task: HookTask,
+    phase: HookFailure['phase'],
+    options: CallOptions,
+    transfer: ArrayBufferLike[] = [],
+  ): Promise<unknown> {
     const now = performance.now();
     // Setup (loading the hook, a vocabulary, a label list) runs once and may take longer than a call.
     const limit = phase === 'setup' ? Math.max(this.#timeoutMs, SETUP_LIMIT_MS) : this.#timeoutMs;
@@ -206,16 +225,28 @@ export class HookPool {
     const timeout = setTimeout(() => timer.abort(), budget);
     const signal = options.signal ? AbortSignal.any([options.signal, timer.signal]) : timer.signal;
     try {
-      const transferList = [...new Set(transfer)].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer && b.byteLength > 0);
+      const transferList = [...new Set(transfer)].filter(
+        (b): b is ArrayBuffer => b instanceof ArrayBuffer && b.byteLength > 0,
+      );
       return await this.#piscina.run(task, { signal, transferList });
     } catch (error) {
       if (options.signal?.aborted) throw error;
       if (timer.signal.aborted) {
-        if (budget < limit) throw new DeadlineExceededError(`the request's deadline passed while the hook's ${phase} ran; its thread was replaced`, { cause: error });
-        throw new HookError(`hook ${this.name} failed in ${phase}: ran past its ${limit} ms limit and was terminated`, { cause: error, reason: phase });
+        if (budget < limit)
+          throw new DeadlineExceededError(
+            `the request's deadline passed while the hook's ${phase} ran; its thread was replaced`,
+            { cause: error },
+          );
+        throw new HookError(`hook ${this.name} failed in ${phase}: ran past its ${limit} ms limit and was terminated`, {
+          cause: error,
+          reason: phase,
+        });
       }
       const code = (error as { code?: string }).code;
-      const why = code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'ran out of memory; its thread was replaced' : `its thread failed: ${(error as Error).message}`;
+      const why =
+        code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? 'ran out of memory; its thread was replaced'
+          : `its thread failed: ${(error as Error).message}`;
       throw new HookError(`hook ${this.name} failed in ${phase}: ${why}`, { cause: error, reason: phase });
     } finally {
       clearTimeout(timeout);

@@ -27,9 +27,14 @@ export function decodeImage(bytes: Uint8Array): DecodedImage {
       if (bytes.length < 24) throw new Error('the PNG ends before its header');
       const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       const pixels = view.getUint32(16) * view.getUint32(20);
-      if (pixels > MAX_PIXELS) throw new Error(`the PNG declares ${pixels} pixels, more than ${MAX_PIXELS} are decoded`);
+      if (pixels > MAX_PIXELS)
+        throw new Error(`the PNG declares ${pixels} pixels, more than ${MAX_PIXELS} are decoded`);
       const png = PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-      return { width: png.width, height: png.height, data: new Uint8Array(png.data.buffer, png.data.byteOffset, png.data.byteLength) };
+      return {
+        width: png.width,
+        height: png.height,
+        data: new Uint8Array(png.data.buffer, png.data.byteOffset, png.data.byteLength),
+      };
     }
   } catch (error) {
     throw new InvalidInputError(`the image does not decode: ${(error as Error).message}`);

@@ -169,11 +169,29 @@ export class HookSandbox {
       const g = context.global;
       await g.set('globalThis', g.derefInto());
       await g.set('$log', new ivm.Reference((level: string, text: string) => options.log(level, text)));
-      await g.set('$random', new ivm.Reference((n: number) => randomFillSync(new Uint8Array(Math.min(65_536, Math.max(0, n))))));
-      await g.set('$url', new ivm.Reference((input: string, base?: string) => {
-        const u = new globalThis.URL(input, base);
-        return { href: u.href, origin: u.origin, protocol: u.protocol, username: u.username, password: u.password, host: u.host, hostname: u.hostname, port: u.port, pathname: u.pathname, search: u.search, hash: u.hash };
-      }));
+      await g.set(
+        '$random',
+        new ivm.Reference((n: number) => randomFillSync(new Uint8Array(Math.min(65_536, Math.max(0, n))))),
+      );
+      await g.set(
+        '$url',
+        new ivm.Reference((input: string, base?: string) => {
+          const u = new globalThis.URL(input, base);
+          return {
+            href: u.href,
+            origin: u.origin,
+            protocol: u.protocol,
+            username: u.username,
+            password: u.password,
+            host: u.host,
+            hostname: u.hostname,
+            port: u.port,
+            pathname: u.pathname,
+            search: u.search,
+            hash: u.hash,
+          };
+        }),
+      );
       await g.set('$image', new ivm.Reference((bytes: Uint8Array) => decodeImage(bytes)));
       await g.set('$encode', new ivm.Reference((text: string) => encoder.encode(text)));
       await g.set('$decode', new ivm.Reference((bytes: Uint8Array) => decoder.decode(bytes)));
@@ -184,7 +202,9 @@ export class HookSandbox {
       const resolve = (specifier: string): ivm.Module => {
         if (specifier === 'hook') return hook;
         if (specifier === 'node:module' || specifier === 'module') return shim;
-        throw new Error(`hooks run without Node.js modules or packages outside their bundle: import ${JSON.stringify(specifier)} is not available`);
+        throw new Error(
+          `hooks run without Node.js modules or packages outside their bundle: import ${JSON.stringify(specifier)} is not available`,
+        );
       };
       await shim.instantiate(context, resolve);
       await hook.instantiate(context, resolve);
@@ -222,8 +242,16 @@ export class HookSandbox {
     return this.#call('pre', [this.#body(body, contentType), contentType]);
   }
 
-  async post(outputs: HookTensors, body: Uint8Array, contentType: string): Promise<SandboxOutcome<{ bytes: Uint8Array; contentType: string }>> {
-    const r = await this.#call<{ bytes?: Uint8Array; text?: string; contentType?: string }>('post', [outputs, this.#body(body, contentType), contentType]);
+  async post(
+    outputs: HookTensors,
+    body: Uint8Array,
+    contentType: string,
+  ): Promise<SandboxOutcome<{ bytes: Uint8Array; contentType: string }>> {
+    const r = await this.#call<{ bytes?: Uint8Array; text?: string; contentType?: string }>('post', [
+      outputs,
+      this.#body(body, contentType),
+      contentType,
+    ]);
     if (!r.ok || r.text === undefined) return r as SandboxOutcome<{ bytes: Uint8Array; contentType: string }>;
     return { ok: true, bytes: encoder.encode(r.text), contentType: 'application/json' };
   }
@@ -236,15 +264,35 @@ export class HookSandbox {
    */
   async #call<T>(name: 'setup' | 'pre' | 'post', args: unknown[]): Promise<SandboxOutcome<T>> {
     try {
-      const r = (name === 'setup'
-        ? await this.#calls.setup.apply(undefined, args, { arguments: { copy: true }, result: { promise: true, copy: true }, timeout: Math.max(this.#timeout, 60_000) })
-        : this.#calls[name].applySync(undefined, args, { arguments: { copy: true }, result: { copy: true }, timeout: this.#timeout })) as SandboxOutcome<T> | { parked: number };
-      if ('parked' in r) return (await this.#calls.wait.apply(undefined, [r.parked], { result: { promise: true, copy: true }, timeout: this.#timeout })) as SandboxOutcome<T>;
+      const r = (
+        name === 'setup'
+          ? await this.#calls.setup.apply(undefined, args, {
+              arguments: { copy: true },
+              result: { promise: true, copy: true },
+              timeout: Math.max(this.#timeout, 60_000),
+            })
+          : this.#calls[name].applySync(undefined, args, {
+              arguments: { copy: true },
+              result: { copy: true },
+              timeout: this.#timeout,
+            })
+      ) as SandboxOutcome<T> | { parked: number };
+      if ('parked' in r)
+        return (await this.#calls.wait.apply(undefined, [r.parked], {
+          result: { promise: true, copy: true },
+          timeout: this.#timeout,
+        })) as SandboxOutcome<T>;
       return r;
     } catch (error) {
       const disposed = this.#isolate.isDisposed;
       const message = (error as Error)?.message ?? String(error);
-      return { ok: false, input: false, message: disposed ? `ran out of memory (its ArrayBuffers and heap are capped at limits.hookMemoryMb): ${message}` : message };
+      return {
+        ok: false,
+        input: false,
+        message: disposed
+          ? `ran out of memory (its ArrayBuffers and heap are capped at limits.hookMemoryMb): ${message}`
+          : message,
+      };
     }
   }
 

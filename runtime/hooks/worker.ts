@@ -14,7 +14,17 @@ import { checkTensors } from '../tensors/index.js';
 import { defaultHook, DefaultHookInputError } from './default-hook.js';
 import { decodeImage } from './images.js';
 import { HookSandbox } from './sandbox.js';
-import type { HookFailure, HookTask, HookWorkerData, PostItemResult, PostResult, PreItemResult, PreResult, RawRequest, SetupResult } from './messages.js';
+import type {
+  HookFailure,
+  HookTask,
+  HookWorkerData,
+  PostItemResult,
+  PostResult,
+  PreItemResult,
+  PreResult,
+  RawRequest,
+  SetupResult,
+} from './messages.js';
 
 // A result whose buffers move rather than copy: Piscina.move() marks it with a symbol private to
 // piscina's module, so this must be the same piscina that runs the worker (it stays external).
@@ -58,7 +68,10 @@ function hookRequest(raw: RawRequest): HookRequest {
 }
 
 function failure(phase: HookFailure['phase'], error: unknown): HookFailure {
-  const input = error instanceof InputError || error instanceof DefaultHookInputError || (error as { code?: string })?.code === 'INVALID_INPUT';
+  const input =
+    error instanceof InputError ||
+    error instanceof DefaultHookInputError ||
+    (error as { code?: string })?.code === 'INVALID_INPUT';
   return {
     ok: false,
     phase,
@@ -77,14 +90,19 @@ interface LoadedHook {
   /** The function's own hook (its tensors that do not fit the spec are its fault), not the default. */
   own: boolean;
   pre(raw: RawRequest): Promise<{ ok: true; tensors: HookTensors } | HookFailure>;
-  post(outputs: HookTensors, raw: RawRequest): Promise<{ ok: true; body: Uint8Array; contentType: string } | HookFailure>;
+  post(
+    outputs: HookTensors,
+    raw: RawRequest,
+  ): Promise<{ ok: true; body: Uint8Array; contentType: string } | HookFailure>;
 }
 
 /** The hook imported into this thread: the default hook, or a user hook under isolation none. */
 async function loadDirect(data: HookWorkerData): Promise<LoadedHook> {
   // SDK helpers that need the host (decodeImage) find it here, as they do in a sandbox.
   (globalThis as { __hearth?: object }).__hearth = { decodeImage };
-  const hook = data.bundlePath ? ((await import(pathToFileURL(data.bundlePath).href)) as { default?: Hook }).default : defaultHook;
+  const hook = data.bundlePath
+    ? ((await import(pathToFileURL(data.bundlePath).href)) as { default?: Hook }).default
+    : defaultHook;
   if (!hook || typeof hook.pre !== 'function' || typeof hook.post !== 'function') {
     throw new Error('the hook module must `export default defineHook({ pre, post })`');
   }
@@ -114,7 +132,13 @@ async function loadDirect(data: HookWorkerData): Promise<LoadedHook> {
   };
 }
 
-const contextBase = (data: HookWorkerData) => ({ function: data.function, version: data.version, inputs: data.inputs, outputs: data.outputs, maxBatchSize: data.maxBatchSize });
+const contextBase = (data: HookWorkerData) => ({
+  function: data.function,
+  version: data.version,
+  inputs: data.inputs,
+  outputs: data.outputs,
+  maxBatchSize: data.maxBatchSize,
+});
 
 /**
  * The function's hook in a V8 isolate (runtime/hooks/sandbox.ts). An isolate that ran out of
@@ -127,7 +151,12 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
     const current = sandbox && (await sandbox.catch(() => undefined));
     if (current?.alive) return current;
     sandbox = (async () => {
-      const created = await HookSandbox.create({ bundlePath: data.bundlePath!, memoryMb: data.memoryMb ?? 256, timeoutMs: data.timeoutMs ?? 10_000, log: (level, text) => hookLog(data, level, text) });
+      const created = await HookSandbox.create({
+        bundlePath: data.bundlePath!,
+        memoryMb: data.memoryMb ?? 256,
+        timeoutMs: data.timeoutMs ?? 10_000,
+        log: (level, text) => hookLog(data, level, text),
+      });
       const setup = await created.setup(contextBase(data));
       if (!setup.ok) {
         created.dispose();
@@ -137,7 +166,10 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
     })();
     return sandbox;
   };
-  const asFailure = (phase: HookFailure['phase'], f: { message: string; input: boolean; reason?: string }): HookFailure => ({ ok: false, phase, kind: f.input ? 'input' : 'hook', message: f.message, reason: f.reason });
+  const asFailure = (
+    phase: HookFailure['phase'],
+    f: { message: string; input: boolean; reason?: string },
+  ): HookFailure => ({ ok: false, phase, kind: f.input ? 'input' : 'hook', message: f.message, reason: f.reason });
   return async () => {
     await live();
     return {
@@ -190,7 +222,8 @@ export function createHookWorker(data: HookWorkerData): (task: HookTask) => Prom
           }
           const { tensors } = result;
           try {
-            if (typeof tensors !== 'object' || tensors === null) throw new Error('pre must return an object of tensors by input name');
+            if (typeof tensors !== 'object' || tensors === null)
+              throw new Error('pre must return an object of tensors by input name');
             checkTensors(tensors, data.inputs, data.maxBatchSize);
           } catch (error) {
             const f = failure('pre', error);

@@ -1,5 +1,13 @@
 export { Pool } from './pool.js';
-export type { PoolArtifacts, PoolOptions, PoolStats, PoolSummary, InvokeOptions, InvokeResponse, ColdStart } from './types.js';
+export type {
+  PoolArtifacts,
+  PoolOptions,
+  PoolStats,
+  PoolSummary,
+  InvokeOptions,
+  InvokeResponse,
+  ColdStart,
+} from './types.js';
 export type { PoolState, PoolEvent } from './lifecycle.js';
 export type { PoolCounters, DurationSummary } from './stats.js';
 export { addCounters, countFailure, newCounters, observe } from './stats.js';

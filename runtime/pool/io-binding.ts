@@ -49,11 +49,18 @@ function fail(spec: FunctionSpec, why: string): never {
 }
 
 /** A permutation check: positions must be 0..n-1, each once. */
-function checkPositions(spec: FunctionSpec, names: readonly string[], positions: readonly number[], what: string, count: string): void {
+function checkPositions(
+  spec: FunctionSpec,
+  names: readonly string[],
+  positions: readonly number[],
+  what: string,
+  count: string,
+): void {
   const seen = new Map<number, string>();
   positions.forEach((p, i) => {
     const other = seen.get(p);
-    if (other !== undefined) fail(spec, `${what} "${other}" and "${names[i]}" both bind to position ${p}; each position must be named once`);
+    if (other !== undefined)
+      fail(spec, `${what} "${other}" and "${names[i]}" both bind to position ${p}; each position must be named once`);
     if (p >= names.length) fail(spec, `${what} "${names[i]}" binds to position ${p} but ${count}`);
     seen.set(p, names[i]!);
   });
@@ -65,15 +72,26 @@ export function bindIo(spec: FunctionSpec, model: ForwardSignature): IoBinding {
   const n = inputs.length;
   // forward(self, inputs: Dict[str, Tensor]): every input by its name, as Triton's PyTorch backend passes them.
   if (model.argTypes.length === 1 && model.argTypes[0]!.startsWith('Dict')) {
-    if (!/^Dict\(str, Tensor\)$/.test(model.argTypes[0]!)) fail(spec, `forward() takes a ${model.argTypes[0]}; a dict input must be Dict[str, Tensor]`);
+    if (!/^Dict\(str, Tensor\)$/.test(model.argTypes[0]!))
+      fail(spec, `forward() takes a ${model.argTypes[0]}; a dict input must be Dict[str, Tensor]`);
     return { inputRule: 'dict', forwardOrder: inputs.map((_, i) => i), dictKeys: inputs, ...bindOutputs(spec) };
   }
   if (n < model.minInputs || (model.maxInputs >= 0 && n > model.maxInputs)) {
-    const expected = model.minInputs === model.maxInputs ? String(model.maxInputs) : `${model.minInputs} to ${model.maxInputs < 0 ? 'any number of' : model.maxInputs}`;
-    fail(spec, `the configuration has ${n} input(s) but the model's forward(${model.argNames.join(', ')}) takes ${expected}`);
+    const expected =
+      model.minInputs === model.maxInputs
+        ? String(model.maxInputs)
+        : `${model.minInputs} to ${model.maxInputs < 0 ? 'any number of' : model.maxInputs}`;
+    fail(
+      spec,
+      `the configuration has ${n} input(s) but the model's forward(${model.argNames.join(', ')}) takes ${expected}`,
+    );
   }
   model.argTypes.forEach((type, p) => {
-    if (p < n && type.startsWith('Dict')) fail(spec, `forward() argument "${model.argNames[p]}" is a ${type}: only a forward() whose one argument is a Dict[str, Tensor] takes a dict (as in Triton)`);
+    if (p < n && type.startsWith('Dict'))
+      fail(
+        spec,
+        `forward() argument "${model.argNames[p]}" is a ${type}: only a forward() whose one argument is a Dict[str, Tensor] takes a dict (as in Triton)`,
+      );
   });
 
   let inputRule: InputRule;
@@ -82,7 +100,11 @@ export function bindIo(spec: FunctionSpec, model: ForwardSignature): IoBinding {
     inputRule = 'forward-argument';
     positions = inputs.map((name) => model.argNames.indexOf(name));
     positions.forEach((p, i) => {
-      if (p >= n) fail(spec, `input "${inputs[i]}" is forward()'s argument ${p} (0-based), but only ${n} input(s) are configured: configure the arguments before it too`);
+      if (p >= n)
+        fail(
+          spec,
+          `input "${inputs[i]}" is forward()'s argument ${p} (0-based), but only ${n} input(s) are configured: configure the arguments before it too`,
+        );
     });
   } else if (inputs.every((name) => namedIndex(name) !== undefined)) {
     inputRule = 'named-index';

@@ -48,7 +48,15 @@ export abstract class PoolLifecycle extends EventEmitter {
     if (deadline === undefined) return started;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DeadlineExceededError(`function ${this.spec.name} v${this.version} was still loading at the request's deadline`)), Math.max(0, deadline - performance.now()));
+      timer = setTimeout(
+        () =>
+          reject(
+            new DeadlineExceededError(
+              `function ${this.spec.name} v${this.version} was still loading at the request's deadline`,
+            ),
+          ),
+        Math.max(0, deadline - performance.now()),
+      );
     });
     try {
       await Promise.race([started, late]);

@@ -49,8 +49,12 @@ export function settleable(
     };
     const remainingMs = options.deadline === undefined ? undefined : options.deadline - performance.now();
     if (remainingMs !== undefined) {
-      if (remainingMs <= 0) return pending.reject(new DeadlineExceededError('the request\'s deadline passed before it was queued'));
-      timer = setTimeout(() => pending.reject(new DeadlineExceededError('the request\'s deadline passed before its response was ready')), remainingMs);
+      if (remainingMs <= 0)
+        return pending.reject(new DeadlineExceededError("the request's deadline passed before it was queued"));
+      timer = setTimeout(
+        () => pending.reject(new DeadlineExceededError("the request's deadline passed before its response was ready")),
+        remainingMs,
+      );
     }
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {

@@ -15,9 +15,15 @@ import type { SequenceRow } from '../batcher/index.js';
  * A List[str] output of a batch, cut back into each request's rows: the list holds `total` rows of
  * equal length, in order (as Triton reads TYPE_STRING outputs, one-dimensional per row).
  */
-export function splitStrings(name: string, t: Tensor<'BYTES'>, rows: readonly number[], total: number): Tensor<'BYTES'>[] {
+export function splitStrings(
+  name: string,
+  t: Tensor<'BYTES'>,
+  rows: readonly number[],
+  total: number,
+): Tensor<'BYTES'>[] {
   const count = t.shape[0] ?? 0;
-  if (count % total !== 0) throw new InferenceError(`output "${name}" has ${count} strings for a batch of ${total} rows`);
+  if (count % total !== 0)
+    throw new InferenceError(`output "${name}" has ${count} strings for a batch of ${total} rows`);
   const per = count / total;
   const view = new DataView(t.data.buffer, t.data.byteOffset, t.data.byteLength);
   let at = 0;
@@ -52,7 +58,11 @@ export function sequenceControls(spec: FunctionSpec, rows: readonly SequenceRow<
 /** A tensor of zeros, or of small random values (Triton's zero_data / random_data). */
 export function filled(dtype: DType, shape: number[], fill: 'zero' | 'random'): Tensor {
   const n = numel(shape);
-  if (dtype === 'BYTES') return bytesTensor(shape, Array.from({ length: n }, () => (fill === 'zero' ? '' : Math.random().toString(36).slice(2))));
+  if (dtype === 'BYTES')
+    return bytesTensor(
+      shape,
+      Array.from({ length: n }, () => (fill === 'zero' ? '' : Math.random().toString(36).slice(2))),
+    );
   const data = allocate(dtype, n);
   if (fill === 'random') {
     for (let i = 0; i < n; i++) {
@@ -71,17 +81,30 @@ export function filled(dtype: DType, shape: number[], fill: 'zero' | 'random'): 
  * sequence model, as filler rows: READY false); else, for stateless models of engine dtypes, `runs`
  * passes of zeros with -1 dims as 1 and a batch of one.
  */
-export function warmupSamples(spec: FunctionSpec, runs: number): { tensors: HookTensors; runs: number; always: boolean }[] {
+export function warmupSamples(
+  spec: FunctionSpec,
+  runs: number,
+): { tensors: HookTensors; runs: number; always: boolean }[] {
   const batched = spec.maxBatchSize > 0;
   if (spec.warmup) {
     return spec.warmup.map((w) => ({
-      tensors: Object.fromEntries(Object.entries(w.inputs).map(([name, i]) => [name, filled(i.dtype, [...(batched ? [w.batchSize] : []), ...i.dims], i.fill)])),
+      tensors: Object.fromEntries(
+        Object.entries(w.inputs).map(([name, i]) => [
+          name,
+          filled(i.dtype, [...(batched ? [w.batchSize] : []), ...i.dims], i.fill),
+        ]),
+      ),
       runs: w.count,
       always: true,
     }));
   }
   // A stateful model gets no dummy passes: a made-up row could touch a sequence's state.
   if (spec.sequence || !spec.inputs.every((i) => (ENGINE_DTYPES as readonly string[]).includes(i.dtype))) return [];
-  const tensors = Object.fromEntries(spec.inputs.map((i) => [i.name, filled(i.dtype, [...(batched ? [1] : []), ...i.dims.map((d) => (d < 0 ? 1 : d))], 'zero')]));
+  const tensors = Object.fromEntries(
+    spec.inputs.map((i) => [
+      i.name,
+      filled(i.dtype, [...(batched ? [1] : []), ...i.dims.map((d) => (d < 0 ? 1 : d))], 'zero'),
+    ]),
+  );
   return [{ tensors, runs, always: false }];
 }

@@ -13,7 +13,13 @@
  * Instances on one device share the model's weights (Model.share()).
  */
 import type { HearthError } from '../../sdk/errors.js';
-import { InferenceError, InvalidInputError, ModelLoadError, toHearthError, UnavailableError } from '../../sdk/errors.js';
+import {
+  InferenceError,
+  InvalidInputError,
+  ModelLoadError,
+  toHearthError,
+  UnavailableError,
+} from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { Tensor } from '../../sdk/tensor.js';
 import type { BatchEntry, Clock } from '../batcher/index.js';
@@ -85,8 +91,6 @@ export class Pool extends PoolLifecycle {
     }
   }
 
-
-
   get device(): string {
     return this.#device;
   }
@@ -102,7 +106,8 @@ export class Pool extends PoolLifecycle {
     try {
       const { spec } = this;
       if (spec.instances.threads > 0) setIntraOpThreads(spec.instances.threads);
-      this.#device = spec.instances.device === 'auto' ? (devices().cudaAvailable ? 'cuda:0' : 'cpu') : spec.instances.device;
+      this.#device =
+        spec.instances.device === 'auto' ? (devices().cudaAvailable ? 'cuda:0' : 'cpu') : spec.instances.device;
       const fetchStarted = performance.now();
       const artifacts = await this.#artifacts();
       const fetch = (performance.now() - fetchStarted) / 1000;
@@ -110,7 +115,14 @@ export class Pool extends PoolLifecycle {
       // The hook threads start while the model loads (on the engine's thread).
       this.#loading++;
       const [hooks, loaded] = await Promise.allSettled([
-        HookPool.create({ spec, version: this.version, bundlePath: artifacts.hookBundle, timeoutMs: spec.limits.hookTimeoutMs, maxHeapMb: spec.limits.hookMemoryMb, ...this.#options.hooks }),
+        HookPool.create({
+          spec,
+          version: this.version,
+          bundlePath: artifacts.hookBundle,
+          timeoutMs: spec.limits.hookTimeoutMs,
+          maxHeapMb: spec.limits.hookMemoryMb,
+          ...this.#options.hooks,
+        }),
         loadModel(artifacts.model, { device: this.#device, execution: spec.execution }),
       ]).finally(() => this.#loading--);
       if (hooks.status === 'fulfilled') this.#hooks = hooks.value;
@@ -129,7 +141,8 @@ export class Pool extends PoolLifecycle {
         // forward() as requests are. The spec's own samples (model_warmup) always run.
         const t0 = performance.now();
         for (const sample of warmupSamples(spec, this.#options.warmupRuns ?? 2)) {
-          if (sample.always || this.#pending + (this.#options.waitingOutside ?? 0) === 0) await this.#warmUp(first, sample.tensors, sample.runs);
+          if (sample.always || this.#pending + (this.#options.waitingOutside ?? 0) === 0)
+            await this.#warmUp(first, sample.tensors, sample.runs);
         }
         warmup = (performance.now() - t0) / 1000;
       } catch (error) {
@@ -138,18 +151,31 @@ export class Pool extends PoolLifecycle {
       }
       // What the first instance took beyond its weights: what each shared instance adds.
       this.#instanceBytes = instanceCost(freeBefore, freeBytes(this.#device), info.weightBytes);
-      this.#coldStart = { fetch, load: info.loadMs / 1000, warmup, ...(artifacts.source ? { source: artifacts.source } : {}) };
+      this.#coldStart = {
+        fetch,
+        load: info.loadMs / 1000,
+        warmup,
+        ...(artifacts.source ? { source: artifacts.source } : {}),
+      };
       this.#addLoaded(first);
       for (let i = 1; i < count; i++) this.#addLoaded(first.share());
       this.setState('warm');
       const c = this.#coldStart;
-      this.event('cold-start', 'warm', `fetch ${c.fetch.toFixed(3)} s (${c.source ?? 'local'}), load ${c.load.toFixed(3)} s, warm-up ${c.warmup.toFixed(3)} s`);
+      this.event(
+        'cold-start',
+        'warm',
+        `fetch ${c.fetch.toFixed(3)} s (${c.source ?? 'local'}), load ${c.load.toFixed(3)} s, warm-up ${c.warmup.toFixed(3)} s`,
+      );
       this.emit('cold-start', this.#coldStart);
     } catch (error) {
       const reason = toHearthError(error);
       this.event('load-failed', 'failed', reason.message);
       this.setState('failed');
-      this.#batcher.rejectAll(new UnavailableError(`function ${this.spec.name} v${this.version} failed to load: ${reason.message}`, { cause: reason }));
+      this.#batcher.rejectAll(
+        new UnavailableError(`function ${this.spec.name} v${this.version} failed to load: ${reason.message}`, {
+          cause: reason,
+        }),
+      );
       await this.#hooks?.close();
       throw reason;
     }
@@ -159,12 +185,20 @@ export class Pool extends PoolLifecycle {
   async #warmUp(instance: Model, inputs: HookTensors, runs: number): Promise<void> {
     // A sequence model warms up on filler rows: READY false, so no sequence's state is touched.
     const rows = this.spec.maxBatchSize > 0 ? (Object.values(inputs)[0]?.shape[0] ?? 1) : 1;
-    const controls = this.spec.sequence ? sequenceControls(this.spec, Array.from({ length: rows }, () => ({ filler: true as const }))) : [];
+    const controls = this.spec.sequence
+      ? sequenceControls(
+          this.spec,
+          Array.from({ length: rows }, () => ({ filler: true as const })),
+        )
+      : [];
     const args = this.#forwardArgs([inputs], controls).map((parts) => parts[0]!);
     try {
       for (let i = 0; i < runs; i++) await instance.forward(args, this.#binding!.dictKeys);
     } catch (error) {
-      throw new ModelLoadError(`warm-up forward failed: ${(error as Error).message}`, { cause: error, reason: 'ERR_WARMUP' });
+      throw new ModelLoadError(`warm-up forward failed: ${(error as Error).message}`, {
+        cause: error,
+        reason: 'ERR_WARMUP',
+      });
     }
   }
 
@@ -180,7 +214,9 @@ export class Pool extends PoolLifecycle {
       if (i >= spec.inputs.length) return [controls[i - spec.inputs.length]!];
       const input = spec.inputs[i]!;
       const template = requests.find((r) => r[input.name])![input.name]!;
-      return requests.map((tensors) => toModelShape(input, tensors[input.name] ?? filled(template.dtype, template.shape, 'zero'), batched));
+      return requests.map((tensors) =>
+        toModelShape(input, tensors[input.name] ?? filled(template.dtype, template.shape, 'zero'), batched),
+      );
     });
   }
 
@@ -188,7 +224,8 @@ export class Pool extends PoolLifecycle {
   #artifacts(): Promise<PoolArtifacts> {
     const { artifacts, model, hookBundle } = this.#options;
     if (artifacts) return artifacts();
-    if (model === undefined) return Promise.reject(new ModelLoadError(`function ${this.spec.name}: the pool was given no model`));
+    if (model === undefined)
+      return Promise.reject(new ModelLoadError(`function ${this.spec.name}: the pool was given no model`));
     return Promise.resolve({ model, hookBundle });
   }
 
@@ -200,7 +237,10 @@ export class Pool extends PoolLifecycle {
   /** Adds an instance over the same weights (the autoscaler's scale-up). */
   addInstance(): void {
     const source = this.#instances[0];
-    if (!source || this.state !== 'warm') throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state}; instances are added to a warm pool`);
+    if (!source || this.state !== 'warm')
+      throw new UnavailableError(
+        `function ${this.spec.name} v${this.version} is ${this.state}; instances are added to a warm pool`,
+      );
     this.#addLoaded(source.share());
   }
 
@@ -242,7 +282,10 @@ export class Pool extends PoolLifecycle {
   async invoke(request: RawRequest, options: InvokeOptions = {}): Promise<InvokeResponse> {
     return this.#track(async () => {
       this.#accepting();
-      if (this.#sequences) throw new InvalidInputError(`${this.spec.name} is a sequence (stateful) model: send KServe infer requests with the sequence_id, sequence_start and sequence_end parameters`);
+      if (this.#sequences)
+        throw new InvalidInputError(
+          `${this.spec.name} is a sequence (stateful) model: send KServe infer requests with the sequence_id, sequence_start and sequence_end parameters`,
+        );
       if (!this.#hooks && this.#starting) await this.untilStarted(this.#starting, options.deadline);
       const hooks = this.#hooks;
       if (!hooks) throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state}`);
@@ -258,7 +301,11 @@ export class Pool extends PoolLifecycle {
         this.#inPre--;
       }
       observe(this.#counters.durations.pre, (performance.now() - t0) * US);
-      return (await this.#enqueue(pre.tensors, { body: pre.body, contentType: request.contentType }, options)) as InvokeResponse;
+      return (await this.#enqueue(
+        pre.tensors,
+        { body: pre.body, contentType: request.contentType },
+        options,
+      )) as InvokeResponse;
     });
   }
 
@@ -267,7 +314,8 @@ export class Pool extends PoolLifecycle {
     return this.#track(async () => {
       this.#accepting();
       if (this.#sequences) return this.#enqueueSequence(tensors, options);
-      if (options.sequence) throw new InvalidInputError(`${this.spec.name} is not a sequence model: send no sequence_id`);
+      if (options.sequence)
+        throw new InvalidInputError(`${this.spec.name} is not a sequence model: send no sequence_id`);
       return (await this.#enqueue(tensors, undefined, options)) as HookTensors;
     });
   }
@@ -275,13 +323,21 @@ export class Pool extends PoolLifecycle {
   /** A request of a sequence: one row, queued behind its sequence's earlier requests. */
   #enqueueSequence(tensors: HookTensors, options: InvokeOptions): Promise<HookTensors> {
     const flags = options.sequence;
-    if (!flags || flags.id === '' || flags.id === 0n) throw new InvalidInputError(`inference request to model '${this.spec.name}' must specify a non-zero or non-empty correlation ID (sequence_id)`);
+    if (!flags || flags.id === '' || flags.id === 0n)
+      throw new InvalidInputError(
+        `inference request to model '${this.spec.name}' must specify a non-zero or non-empty correlation ID (sequence_id)`,
+      );
     const rows = checkTensors(tensors, this.spec.inputs, this.spec.maxBatchSize);
-    if (rows !== 1) throw new InvalidInputError(`a sequence model takes one row per request; this one has ${rows}`, { reason: 'ERR_SHAPE' });
+    if (rows !== 1)
+      throw new InvalidInputError(`a sequence model takes one row per request; this one has ${rows}`, {
+        reason: 'ERR_SHAPE',
+      });
     if (typeof flags.id === 'string' && this.spec.sequence!.controls.some((c) => c.kind === 'corrid')) {
       throw new InvalidInputError(`model '${this.spec.name}' takes its CORRID as a number: send a numeric sequence_id`);
     }
-    return settleable(tensors, undefined, options, (pending) => this.#sequences!.enqueue(pending, flags, (error) => pending.reject(error))) as Promise<HookTensors>;
+    return settleable(tensors, undefined, options, (pending) =>
+      this.#sequences!.enqueue(pending, flags, (error) => pending.reject(error)),
+    ) as Promise<HookTensors>;
   }
 
   #accepting(): void {
@@ -293,7 +349,8 @@ export class Pool extends PoolLifecycle {
   async #track<T>(body: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
     this.#lastRequestAt = t0;
-    if ((this.state === 'cold' || this.state === 'loading') && this.#coldWaitFrom === undefined && !this.#coldStart) this.#coldWaitFrom = t0;
+    if ((this.state === 'cold' || this.state === 'loading') && this.#coldWaitFrom === undefined && !this.#coldStart)
+      this.#coldWaitFrom = t0;
     this.#pending++;
     try {
       const result = await body();
@@ -314,19 +371,25 @@ export class Pool extends PoolLifecycle {
     }
   }
 
-  #enqueue(tensors: HookTensors, request: RawRequest | undefined, options: InvokeOptions): Promise<HookTensors | InvokeResponse> {
+  #enqueue(
+    tensors: HookTensors,
+    request: RawRequest | undefined,
+    options: InvokeOptions,
+  ): Promise<HookTensors | InvokeResponse> {
     const rows = checkTensors(tensors, this.spec.inputs, this.spec.maxBatchSize);
-    return settleable(tensors, request, options, (pending, remainingMs) => this.#batcher.enqueue(
-      pending,
-      {
-        rows,
-        signature: batchSignature(tensors, this.spec.inputs, this.spec.maxBatchSize),
-        priority: options.priority,
-        timeoutUs: remainingMs === undefined ? undefined : Math.max(1, Math.floor(remainingMs * US)),
-        signal: options.signal,
-      },
-      (error) => pending.reject(error),
-    ));
+    return settleable(tensors, request, options, (pending, remainingMs) =>
+      this.#batcher.enqueue(
+        pending,
+        {
+          rows,
+          signature: batchSignature(tensors, this.spec.inputs, this.spec.maxBatchSize),
+          priority: options.priority,
+          timeoutUs: remainingMs === undefined ? undefined : Math.max(1, Math.floor(remainingMs * US)),
+          signal: options.signal,
+        },
+        (error) => pending.reject(error),
+      ),
+    );
   }
 
   async #run(batch: BatchEntry<Pending>[]): Promise<void> {
@@ -351,7 +414,14 @@ export class Pool extends PoolLifecycle {
     try {
       const parts = this.#forwardArgs(batch.map((e) => e.payload.tensors));
       const keys = this.#binding!.dictKeys;
-      result = await this.#watched(rows, () => (batch.length === 1 ? instance.forward(parts.map((p) => p[0]!), keys) : instance.forwardBatch(parts, keys)));
+      result = await this.#watched(rows, () =>
+        batch.length === 1
+          ? instance.forward(
+              parts.map((p) => p[0]!),
+              keys,
+            )
+          : instance.forwardBatch(parts, keys),
+      );
     } catch (error) {
       failure = toHearthError(error);
     } finally {
@@ -415,9 +485,19 @@ export class Pool extends PoolLifecycle {
     let result: ForwardResult | undefined;
     let failure: HearthError | undefined;
     try {
-      const args = this.#forwardArgs(rows.map((r) => (r.filler ? {} : r.payload.tensors)), sequenceControls(this.spec, rows));
+      const args = this.#forwardArgs(
+        rows.map((r) => (r.filler ? {} : r.payload.tensors)),
+        sequenceControls(this.spec, rows),
+      );
       const keys = this.#binding!.dictKeys;
-      result = await this.#watched(rows.length, () => (rows.length === 1 ? instance.forward(args.map((parts) => parts[0]!), keys) : instance.forwardBatch(args, keys)));
+      result = await this.#watched(rows.length, () =>
+        rows.length === 1
+          ? instance.forward(
+              args.map((parts) => parts[0]!),
+              keys,
+            )
+          : instance.forwardBatch(args, keys),
+      );
     } catch (error) {
       failure = toHearthError(error);
     }
@@ -425,7 +505,12 @@ export class Pool extends PoolLifecycle {
     this.#countForward(rows.length, callers.length, t0);
     try {
       if (failure || !result) throw failure ?? new InferenceError('the forward returned nothing');
-      const split = splitOutputs(this.spec, this.#binding!, result, rows.map(() => 1));
+      const split = splitOutputs(
+        this.spec,
+        this.#binding!,
+        result,
+        rows.map(() => 1),
+      );
       rows.forEach((r, i) => {
         if (!r.filler) r.payload.resolve(split[i]!);
       });
@@ -436,7 +521,13 @@ export class Pool extends PoolLifecycle {
     }
   }
 
-  async #finish(batch: BatchEntry<Pending>[], rows: number, t0: number, result: ForwardResult | undefined, failure: HearthError | undefined): Promise<void> {
+  async #finish(
+    batch: BatchEntry<Pending>[],
+    rows: number,
+    t0: number,
+    result: ForwardResult | undefined,
+    failure: HearthError | undefined,
+  ): Promise<void> {
     this.#countForward(rows, batch.length, t0);
     if (failure || !result) {
       for (const e of batch) e.payload.reject(failure ?? new InferenceError('the forward returned nothing'));
@@ -444,12 +535,19 @@ export class Pool extends PoolLifecycle {
     }
     let split: HookTensors[];
     try {
-      split = splitOutputs(this.spec, this.#binding!, result, batch.map((e) => e.rows));
+      split = splitOutputs(
+        this.spec,
+        this.#binding!,
+        result,
+        batch.map((e) => e.rows),
+      );
     } catch (error) {
       for (const e of batch) e.payload.reject(toHearthError(error));
       return;
     }
-    const hooked = batch.map((e, i) => ({ e, outputs: split[i]! })).filter(({ e }) => e.payload.request && !e.payload.settled);
+    const hooked = batch
+      .map((e, i) => ({ e, outputs: split[i]! }))
+      .filter(({ e }) => e.payload.request && !e.payload.settled);
     batch.forEach((e, i) => {
       if (!e.payload.request) e.payload.resolve(split[i]!);
     });
@@ -503,7 +601,12 @@ export class Pool extends PoolLifecycle {
     return {
       ...structuredClone(c),
       state: this.state,
-      instances: { total: this.#instances.length, idle: this.#idle.length, busy: this.#instances.length - this.#idle.length, loading: this.#loading },
+      instances: {
+        total: this.#instances.length,
+        idle: this.#idle.length,
+        busy: this.#instances.length - this.#idle.length,
+        loading: this.#loading,
+      },
       queueDepth: this.#batcher.queueDepth + (this.#sequences?.queueDepth ?? 0),
       pending: this.#pending,
       hookThreads: this.#hooks?.threads ?? 0,
@@ -511,6 +614,4 @@ export class Pool extends PoolLifecycle {
       ...(latency ? { latency } : {}),
     };
   }
-
-
 }

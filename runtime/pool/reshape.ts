@@ -13,10 +13,16 @@ export function resolveShape(target: readonly number[], elements: number, what: 
   const known = target.reduce((n, d) => (d < 0 ? n : n * d), 1);
   const free = target.indexOf(-1);
   if (free < 0) {
-    if (known !== elements) throw new InvalidInputError(`${what}: ${elements} element(s) do not reshape to [${target.join(', ')}]`, { reason: 'ERR_SHAPE' });
+    if (known !== elements)
+      throw new InvalidInputError(`${what}: ${elements} element(s) do not reshape to [${target.join(', ')}]`, {
+        reason: 'ERR_SHAPE',
+      });
     return [...target];
   }
-  if (known === 0 || elements % known !== 0) throw new InvalidInputError(`${what}: ${elements} element(s) do not reshape to [${target.join(', ')}]`, { reason: 'ERR_SHAPE' });
+  if (known === 0 || elements % known !== 0)
+    throw new InvalidInputError(`${what}: ${elements} element(s) do not reshape to [${target.join(', ')}]`, {
+      reason: 'ERR_SHAPE',
+    });
   const out = [...target];
   out[free] = elements / known;
   return out;

@@ -4,14 +4,20 @@ import { FunctionSpecSchema } from '../../sdk/spec/function-spec.js';
 import type { ForwardResult } from '../engine/index.js';
 import { splitOutputs } from './split.js';
 
-const spec = (maxBatchSize = 8) => FunctionSpecSchema.parse({
-  name: 'f', model: 'model.pt', maxBatchSize,
-  inputs: [{ name: 'x', dtype: 'FP32', dims: [2] }],
-  outputs: [{ name: 'a', dtype: 'FP32', dims: [2] }, { name: 'b', dtype: 'INT64', dims: [1] }],
-});
+const spec = (maxBatchSize = 8) =>
+  FunctionSpecSchema.parse({
+    name: 'f',
+    model: 'model.pt',
+    maxBatchSize,
+    inputs: [{ name: 'x', dtype: 'FP32', dims: [2] }],
+    outputs: [
+      { name: 'a', dtype: 'FP32', dims: [2] },
+      { name: 'b', dtype: 'INT64', dims: [1] },
+    ],
+  });
 const byPlace = { outputIndex: [0, 1], outputRule: 'config-order' as const };
 
-describe('splitOutputs: a batch\'s outputs back to each request', () => {
+describe("splitOutputs: a batch's outputs back to each request", () => {
   const batch: ForwardResult = {
     kind: 'tuple',
     outputs: [
@@ -30,11 +36,17 @@ describe('splitOutputs: a batch\'s outputs back to each request', () => {
     expect((second!.a!.data as Float32Array).buffer).toBe(batch.outputs[0]!.data.buffer);
   });
 
-  it('picks outputs by the binding\'s index, and from a dict by name', () => {
+  it("picks outputs by the binding's index, and from a dict by name", () => {
     const swapped = { kind: 'tuple', outputs: [batch.outputs[1], batch.outputs[0]] } as ForwardResult;
     const [only] = splitOutputs(spec(), { outputIndex: [1, 0], outputRule: 'config-order' as const }, swapped, [3]);
     expect(only!.a!.dtype).toBe('FP32');
-    const dict = { kind: 'dict', outputs: [{ ...batch.outputs[1], name: 'b' }, { ...batch.outputs[0], name: 'a' }] } as ForwardResult;
+    const dict = {
+      kind: 'dict',
+      outputs: [
+        { ...batch.outputs[1], name: 'b' },
+        { ...batch.outputs[0], name: 'a' },
+      ],
+    } as ForwardResult;
     expect(splitOutputs(spec(), byPlace, dict, [3])[0]!.b!.dtype).toBe('INT64');
   });
 

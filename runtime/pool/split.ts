@@ -13,17 +13,29 @@ import { splitStrings } from './pool-tensors.js';
 import { fromModelShape } from './reshape.js';
 
 /** `rows[i]` rows of each output go to request i, in order; a spec without batching takes them whole. */
-export function splitOutputs(spec: FunctionSpec, binding: Pick<IoBinding, 'outputIndex' | 'outputRule'>, result: ForwardResult, rows: readonly number[]): HookTensors[] {
+export function splitOutputs(
+  spec: FunctionSpec,
+  binding: Pick<IoBinding, 'outputIndex' | 'outputRule'>,
+  result: ForwardResult,
+  rows: readonly number[],
+): HookTensors[] {
   const byName = result.kind === 'dict';
   const { outputIndex, outputRule } = binding;
   const named = spec.outputs.map((o, i) => {
     const t = byName ? result.outputs.find((r) => r.name === o.name) : result.outputs[outputIndex[i]!];
-    if (!t && byName) throw new InferenceError(`the model returned no output "${o.name}" (it returned ${result.outputs.map((r) => `"${r.name}"`).join(', ')})`);
-    if (!t) throw new InferenceError(`the model returned ${result.outputs.length} output(s); output "${o.name}" is its output ${outputIndex[i]} (${outputRule === 'named-index' ? 'by its __<index> suffix' : 'by its place in the spec'})`);
+    if (!t && byName)
+      throw new InferenceError(
+        `the model returned no output "${o.name}" (it returned ${result.outputs.map((r) => `"${r.name}"`).join(', ')})`,
+      );
+    if (!t)
+      throw new InferenceError(
+        `the model returned ${result.outputs.length} output(s); output "${o.name}" is its output ${outputIndex[i]} (${outputRule === 'named-index' ? 'by its __<index> suffix' : 'by its place in the spec'})`,
+      );
     return { o, name: o.name, t };
   });
   const total = rows.reduce((n, r) => n + r, 0);
-  if (spec.maxBatchSize === 0) return [Object.fromEntries(named.map(({ o, name, t }) => [name, fromModelShape(o, t, false)]))];
+  if (spec.maxBatchSize === 0)
+    return [Object.fromEntries(named.map(({ o, name, t }) => [name, fromModelShape(o, t, false)]))];
   const out: HookTensors[] = rows.map(() => ({}));
   for (const { o, name, t } of named) {
     if (t.dtype === 'BYTES') {
@@ -32,11 +44,15 @@ export function splitOutputs(spec: FunctionSpec, binding: Pick<IoBinding, 'outpu
       });
       continue;
     }
-    if (t.shape[0] !== total) throw new InferenceError(`output "${name}" has ${t.shape[0]} rows for a batch of ${total}`);
+    if (t.shape[0] !== total)
+      throw new InferenceError(`output "${name}" has ${t.shape[0]} rows for a batch of ${total}`);
     const rowElems = total === 0 ? 0 : t.data.length / total;
     let offset = 0;
     rows.forEach((n, i) => {
-      const data = (t.data as unknown as { subarray(a: number, b: number): Tensor['data'] }).subarray(offset * rowElems, (offset + n) * rowElems);
+      const data = (t.data as unknown as { subarray(a: number, b: number): Tensor['data'] }).subarray(
+        offset * rowElems,
+        (offset + n) * rowElems,
+      );
       out[i]![name] = fromModelShape(o, { dtype: t.dtype, shape: [n, ...t.shape.slice(1)], data } as Tensor, true);
       offset += n;
     });

@@ -51,19 +51,34 @@ export function newCounters(): PoolCounters {
     batchSizes: {},
     batchCompute: {},
     lastInferenceMs: 0,
-    durations: { request: summary(), success: summary(), failure: summary(), queue: summary(), compute: summary(), requestCompute: summary(), pre: summary(), post: summary() },
+    durations: {
+      request: summary(),
+      success: summary(),
+      failure: summary(),
+      queue: summary(),
+      compute: summary(),
+      requestCompute: summary(),
+      pre: summary(),
+      post: summary(),
+    },
   };
 }
 
 /** Adds `b` into `a` (a retired pool's counters into its version's running total). */
 export function addCounters(a: PoolCounters, b: PoolCounters): PoolCounters {
-  const sum = (x: DurationSummary, y: DurationSummary): DurationSummary => ({ count: x.count + y.count, totalUs: x.totalUs + y.totalUs, maxUs: Math.max(x.maxUs, y.maxUs) });
+  const sum = (x: DurationSummary, y: DurationSummary): DurationSummary => ({
+    count: x.count + y.count,
+    totalUs: x.totalUs + y.totalUs,
+    maxUs: Math.max(x.maxUs, y.maxUs),
+  });
   const merge = <T>(x: Record<string, T>, y: Record<string, T>, add: (p: T, q: T) => T): Record<string, T> => {
     const out = { ...x };
     for (const [k, v] of Object.entries(y)) out[k] = out[k] === undefined ? v : add(out[k]!, v);
     return out;
   };
-  const durations = Object.fromEntries(Object.entries(a.durations).map(([k, v]) => [k, sum(v, b.durations[k as keyof PoolCounters['durations']])])) as PoolCounters['durations'];
+  const durations = Object.fromEntries(
+    Object.entries(a.durations).map(([k, v]) => [k, sum(v, b.durations[k as keyof PoolCounters['durations']])]),
+  ) as PoolCounters['durations'];
   return {
     success: a.success + b.success,
     failure: a.failure + b.failure,
@@ -110,7 +125,8 @@ export class RecentLatencies {
   percentiles(): { p50Ms: number; p99Ms: number; of: number } | undefined {
     if (this.#filled === 0) return undefined;
     const sorted = this.#ring.slice(0, this.#filled).sort();
-    const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]! / 10) / 100;
+    const at = (q: number) =>
+      Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]! / 10) / 100;
     return { p50Ms: at(0.5), p99Ms: at(0.99), of: this.#filled };
   }
 }

@@ -52,7 +52,12 @@ export function unpackTensors(wire: Record<string, WireTensor>, blobs: Uint8Arra
   for (const [name, w] of Object.entries(wire)) {
     const b = blobs[w.blob];
     const shapeOk = Array.isArray(w.shape) && w.shape.every((d) => Number.isSafeInteger(d) && d >= 0);
-    if (!b || !isDType(w.dtype) || !shapeOk || (w.dtype !== 'BYTES' && numel(w.shape) * elementSize(w.dtype) !== b.byteLength)) {
+    if (
+      !b ||
+      !isDType(w.dtype) ||
+      !shapeOk ||
+      (w.dtype !== 'BYTES' && numel(w.shape) * elementSize(w.dtype) !== b.byteLength)
+    ) {
       throw new InferenceError(`tensor "${name}" came back malformed from the runner`);
     }
     out[name] = { dtype: w.dtype, shape: w.shape, data: viewAs(w.dtype, b) } as Tensor;
@@ -95,7 +100,12 @@ export class Channel {
    * `onFrame` for each frame received; the frames of one chunk read from the socket are delivered
    * inside one call of `around` (the runner gathers them into one batching decision).
    */
-  constructor(socket: Socket, onFrame: (frame: Frame) => void, onMalformed: (why: string) => void = () => undefined, around: (deliver: () => void) => void = (deliver) => deliver()) {
+  constructor(
+    socket: Socket,
+    onFrame: (frame: Frame) => void,
+    onMalformed: (why: string) => void = () => undefined,
+    around: (deliver: () => void) => void = (deliver) => deliver(),
+  ) {
     this.#socket = socket;
     const deliver = (): void => {
       while (this.#have >= 4) {
@@ -144,11 +154,13 @@ export class Channel {
     const view = new DataView(bytes.buffer);
     const headerLength = view.getUint32(4, true);
     const header = JSON.parse(decoder.decode(bytes.subarray(8, 8 + headerLength))) as Header & { b?: number[] };
-    if (typeof header !== 'object' || header === null || typeof header.t !== 'string') throw new Error('a frame without a type');
+    if (typeof header !== 'object' || header === null || typeof header.t !== 'string')
+      throw new Error('a frame without a type');
     const blobs: Uint8Array[] = [];
     let offset = pad(8 + headerLength);
     for (const size of header.b ?? []) {
-      if (!Number.isSafeInteger(size) || size < 0 || offset + size > total) throw new Error('a blob past the end of its frame');
+      if (!Number.isSafeInteger(size) || size < 0 || offset + size > total)
+        throw new Error('a blob past the end of its frame');
       blobs.push(bytes.subarray(offset, offset + size));
       offset = pad(offset + size);
     }
@@ -162,7 +174,9 @@ export class Channel {
    * a lone request waited ~30-45 µs for the rest of its HTTP handler before it left.
    */
   send(header: Header, blobs: Uint8Array[] = []): void {
-    const json = encoder.encode(JSON.stringify(blobs.length ? { ...header, b: blobs.map((b) => b.byteLength) } : header));
+    const json = encoder.encode(
+      JSON.stringify(blobs.length ? { ...header, b: blobs.map((b) => b.byteLength) } : header),
+    );
     let length = pad(8 + json.length);
     for (const b of blobs) length = pad(length + b.byteLength);
     const head = Buffer.allocUnsafe(pad(8 + json.length));

@@ -54,7 +54,8 @@ export interface RunnerHostOptions {
  * never credentials. BLAS settings matter: without the machine's OPENBLAS_CORETYPE, OpenBLAS
  * picked slower kernels in a runner and its MLP forwards took 1.3× as long as the node's.
  */
-const PASSED_ENV = /^(LD_LIBRARY_PATH|TZ|LANG|LC_[A-Z]+|OPENBLAS_[A-Z0-9_]+|OMP_[A-Z_]+|GOMP_[A-Z_]+|KMP_[A-Z_]+|MKL_[A-Z_]+|MALLOC_[A-Z_]+_?|GLIBC_TUNABLES|HEARTH_MALLOC_TUNING|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|PYTORCH_[A-Z_]+)$/;
+const PASSED_ENV =
+  /^(LD_LIBRARY_PATH|TZ|LANG|LC_[A-Z]+|OPENBLAS_[A-Z0-9_]+|OMP_[A-Z_]+|GOMP_[A-Z_]+|KMP_[A-Z_]+|MKL_[A-Z_]+|MALLOC_[A-Z_]+_?|GLIBC_TUNABLES|HEARTH_MALLOC_TUNING|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|PYTORCH_[A-Z_]+)$/;
 
 let runnerFile: Promise<string> | undefined;
 
@@ -107,7 +108,12 @@ export class RunnerHost {
         this.#spare = undefined;
       });
     }
-    return this.#spare ? this.#spare.then(() => undefined, () => undefined) : Promise.resolve();
+    return this.#spare
+      ? this.#spare.then(
+          () => undefined,
+          () => undefined,
+        )
+      : Promise.resolve();
   }
 
   /**
@@ -154,7 +160,10 @@ export class RunnerHost {
   }
 
   /** Links a version's model and hook into the runner's directory; their paths there. */
-  async place(runner: RunnerProcess, files: { model: string; hookBundle?: string }): Promise<{ model: string; hookBundle?: string }> {
+  async place(
+    runner: RunnerProcess,
+    files: { model: string; hookBundle?: string },
+  ): Promise<{ model: string; hookBundle?: string }> {
     const put = async (from: string, name: string): Promise<string> => {
       const to = join(runner.dir, name);
       await rm(to, { force: true });
@@ -162,7 +171,10 @@ export class RunnerHost {
       await link(from, to).catch(() => copyFile(from, to));
       return to;
     };
-    return { model: await put(files.model, 'model.pt'), ...(files.hookBundle ? { hookBundle: await put(files.hookBundle, 'hook.mjs') } : {}) };
+    return {
+      model: await put(files.model, 'model.pt'),
+      ...(files.hookBundle ? { hookBundle: await put(files.hookBundle, 'hook.mjs') } : {}),
+    };
   }
 
   async #spawn(spare: boolean): Promise<RunnerProcess> {
@@ -174,17 +186,26 @@ export class RunnerHost {
     await mkdir(dir, { mode: 0o700 });
     if (user) await chown(dir, user.uid, user.gid);
     const addon = process.env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH;
-    const env: Record<string, string> = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: dir, HEARTH_NATIVE_ADDON: addon, HEARTH_HOOK_WORKER: hookWorker };
-    for (const [name, value] of Object.entries(process.env)) if (value !== undefined && PASSED_ENV.test(name)) env[name] = value;
+    const env: Record<string, string> = {
+      PATH: '/usr/local/bin:/usr/bin:/bin',
+      HOME: dir,
+      HEARTH_NATIVE_ADDON: addon,
+      HEARTH_HOOK_WORKER: hookWorker,
+    };
+    for (const [name, value] of Object.entries(process.env))
+      if (value !== undefined && PASSED_ENV.test(name)) env[name] = value;
     if (this.#o.intraOpThreads !== undefined) env.HEARTH_INTRA_OP_THREADS = String(this.#o.intraOpThreads);
-    const permissions = this.#o.permissions === false ? [] : [
-      '--experimental-permission',
-      `--allow-fs-read=${NODE_MODULES}/*`,
-      `--allow-fs-read=${addon}`,
-      `--allow-fs-read=${dir}/*`,
-      '--allow-worker',
-      '--allow-addons',
-    ];
+    const permissions =
+      this.#o.permissions === false
+        ? []
+        : [
+            '--experimental-permission',
+            `--allow-fs-read=${NODE_MODULES}/*`,
+            `--allow-fs-read=${addon}`,
+            `--allow-fs-read=${dir}/*`,
+            '--allow-worker',
+            '--allow-addons',
+          ];
     const child = spawn(process.execPath, [...permissions, '--no-warnings', entry], {
       cwd: dir,
       env,
@@ -203,7 +224,9 @@ export class RunnerHost {
       return rm(dir, { recursive: true, force: true });
     });
     const exited = runner.exited.then((exit) => {
-      throw new Error(`a runner exited as it started (${exit.signal ?? `code ${exit.code}`}): ${exit.lastLines.slice(-5).join(' | ')}`);
+      throw new Error(
+        `a runner exited as it started (${exit.signal ?? `code ${exit.code}`}): ${exit.lastLines.slice(-5).join(' | ')}`,
+      );
     });
     try {
       await Promise.race([runner.ready, exited]);
@@ -230,7 +253,10 @@ export class RunnerHost {
     timer.unref();
     this.#parked.set(version, { runner, timer });
     while (this.#parked.size > MAX_PARKED) {
-      const [oldest, entry] = this.#parked.entries().next().value as [string, { runner: RunnerProcess; timer: NodeJS.Timeout }];
+      const [oldest, entry] = this.#parked.entries().next().value as [
+        string,
+        { runner: RunnerProcess; timer: NodeJS.Timeout },
+      ];
       this.#parked.delete(oldest);
       clearTimeout(entry.timer);
       void entry.runner.close(1000);
@@ -265,7 +291,10 @@ export class RunnerHost {
     this.#parked.clear();
     const spare = this.#spare;
     this.#spare = undefined;
-    await spare?.then((r) => r.close(), () => undefined);
+    await spare?.then(
+      (r) => r.close(),
+      () => undefined,
+    );
     await Promise.all([...this.#live].map((r) => r.close(1000)));
     if (this.#dir && !this.#o.dir) await rm(await this.#dir, { recursive: true, force: true });
   }

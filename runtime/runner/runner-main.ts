@@ -30,7 +30,12 @@ const PREFAULT_BYTES = 256 * 2 ** 20;
 let pool: Pool | undefined;
 const inflight = new Map<number, AbortController>();
 // Requests that arrive in one read are batched together (Pool.gather).
-const channel = new Channel(new Socket({ fd: 3, readable: true, writable: true }), (frame) => void handle(frame), () => undefined, (deliver) => (pool ? pool.gather(deliver) : deliver()));
+const channel = new Channel(
+  new Socket({ fd: 3, readable: true, writable: true }),
+  (frame) => void handle(frame),
+  () => undefined,
+  (deliver) => (pool ? pool.gather(deliver) : deliver()),
+);
 let snapshotTimer: NodeJS.Timeout | undefined;
 
 process.on('uncaughtException', (error) => {
@@ -52,7 +57,14 @@ function snapshot(): Header {
 
 async function start(id: number, m: StartMessage): Promise<void> {
   // Hooks run in V8 isolates here: user code sees no Node API, even inside its own runner.
-  pool = new Pool({ spec: m.spec, version: m.version, model: m.model, hookBundle: m.hookBundle, hooks: { sandbox: true }, waitingOutside: m.waiting });
+  pool = new Pool({
+    spec: m.spec,
+    version: m.version,
+    model: m.model,
+    hookBundle: m.hookBundle,
+    hooks: { sandbox: true },
+    waitingOutside: m.waiting,
+  });
   pool.on('event', (event: PoolEvent) => channel.send({ t: 'event', event }));
   pool.on('hung', (detail: { rows: number; limitMs: number }) => {
     // The node kills this process on `hung`; should the message not get out, it goes anyway.
@@ -75,7 +87,9 @@ async function call(id: number, header: Header, blobs: Uint8Array[]): Promise<vo
     deadline: remainingMs === undefined ? undefined : performance.now() + remainingMs,
     signal: controller.signal,
     priority: header.priority as number | undefined,
-    ...(sequence ? { sequence: { id: sequence.big ? BigInt(sequence.id) : sequence.id, start: sequence.start, end: sequence.end } } : {}),
+    ...(sequence
+      ? { sequence: { id: sequence.big ? BigInt(sequence.id) : sequence.id, start: sequence.start, end: sequence.end } }
+      : {}),
   };
   try {
     if (header.t === 'invoke') {

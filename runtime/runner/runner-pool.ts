@@ -111,14 +111,21 @@ export class RunnerPool extends PoolLifecycle {
       const artifacts = await this.#o.artifacts();
       const fetch = (performance.now() - t0) / 1000;
       runner = await taken;
-      if (this.state === 'stopped' || this.state === 'draining') throw new UnavailableError(`function ${this.spec.name} v${this.version} stopped while it loaded`);
+      if (this.state === 'stopped' || this.state === 'draining')
+        throw new UnavailableError(`function ${this.spec.name} v${this.version} stopped while it loaded`);
       this.#runner = runner;
       runner.label = this.#key;
       runner.onMessage = (frame) => this.#message(runner!, frame);
       runner.watchMemory(this.spec.limits.runnerMemoryMb * 2 ** 20);
       void runner.exited.then((exit) => this.#exited(runner!, exit));
       const placed = await this.#o.host.place(runner, artifacts);
-      const reply = await runner.request({ t: 'start', spec: this.spec, version: this.version, ...placed, waiting: this.#pending });
+      const reply = await runner.request({
+        t: 'start',
+        spec: this.spec,
+        version: this.version,
+        ...placed,
+        waiting: this.#pending,
+      });
       if (!reply.header.ok) throw unpackError(reply.header.error as WireError);
       this.#snapshot = reply.header as unknown as Snapshot;
       const loaded = reply.header.coldStart as ColdStart | undefined;
@@ -126,13 +133,20 @@ export class RunnerPool extends PoolLifecycle {
       this.setState('warm');
       if (first && loaded) {
         this.#coldStart = { ...loaded, fetch, ...(artifacts.source ? { source: artifacts.source } : {}) };
-        this.event('cold-start', 'warm', `fetch ${fetch.toFixed(3)} s, load ${loaded.load.toFixed(3)} s, warm-up ${loaded.warmup.toFixed(3)} s (in a runner, pid ${runner.pid})`);
+        this.event(
+          'cold-start',
+          'warm',
+          `fetch ${fetch.toFixed(3)} s, load ${loaded.load.toFixed(3)} s, warm-up ${loaded.warmup.toFixed(3)} s (in a runner, pid ${runner.pid})`,
+        );
         this.emit('cold-start', this.#coldStart);
       }
     } catch (error) {
       if (runner && this.#runner === runner) this.#runner = undefined;
       runner?.kill('its version failed to load');
-      taken.then((r) => r !== runner && r.kill(), () => undefined);
+      taken.then(
+        (r) => r !== runner && r.kill(),
+        () => undefined,
+      );
       if (first) {
         this.event('load-failed', 'failed', (error as Error).message);
         this.setState('failed');
@@ -160,7 +174,9 @@ export class RunnerPool extends PoolLifecycle {
         return;
       }
       case 'hung':
-        runner.kill(`a forward of ${String(header.rows)} row(s) ran past its ${String(header.limitMs)} ms limit (limits.forwardTimeoutMs)`);
+        runner.kill(
+          `a forward of ${String(header.rows)} row(s) ran past its ${String(header.limitMs)} ms limit (limits.forwardTimeoutMs)`,
+        );
         return;
       default:
     }
@@ -205,7 +221,10 @@ export class RunnerPool extends PoolLifecycle {
 
   /** Adds an instance over the same weights, in the runner. */
   addInstance(): void {
-    if (this.state !== 'warm') throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state}; instances are added to a warm pool`);
+    if (this.state !== 'warm')
+      throw new UnavailableError(
+        `function ${this.spec.name} v${this.version} is ${this.state}; instances are added to a warm pool`,
+      );
     this.#runner?.tell({ t: 'add' });
   }
 
@@ -224,16 +243,27 @@ export class RunnerPool extends PoolLifecycle {
   }
 
   invoke(request: RawRequest, options: InvokeOptions = {}): Promise<InvokeResponse> {
-    return this.#call('invoke', { contentType: request.contentType }, [request.body], options, (frame) => ({ body: frame.blobs[0]!, contentType: frame.header.contentType as string }));
+    return this.#call('invoke', { contentType: request.contentType }, [request.body], options, (frame) => ({
+      body: frame.blobs[0]!,
+      contentType: frame.header.contentType as string,
+    }));
   }
 
   infer(tensors: HookTensors, options: InvokeOptions = {}): Promise<HookTensors> {
     const blobs: Uint8Array[] = [];
     const wire = packTensors(tensors, blobs);
-    return this.#call('infer', { tensors: wire }, blobs, options, (frame) => unpackTensors(frame.header.tensors as never, frame.blobs));
+    return this.#call('infer', { tensors: wire }, blobs, options, (frame) =>
+      unpackTensors(frame.header.tensors as never, frame.blobs),
+    );
   }
 
-  async #call<T>(t: 'invoke' | 'infer', fields: Record<string, unknown>, blobs: Uint8Array[], options: InvokeOptions, read: (frame: Frame) => T): Promise<T> {
+  async #call<T>(
+    t: 'invoke' | 'infer',
+    fields: Record<string, unknown>,
+    blobs: Uint8Array[],
+    options: InvokeOptions,
+    read: (frame: Frame) => T,
+  ): Promise<T> {
     const t0 = performance.now();
     this.#lastRequestAt = t0;
     this.#pending++;
@@ -256,10 +286,20 @@ export class RunnerPool extends PoolLifecycle {
     }
   }
 
-  #send<T>(runner: RunnerProcess, t: string, fields: Record<string, unknown>, blobs: Uint8Array[], options: InvokeOptions, read: (frame: Frame) => T): Promise<T> {
+  #send<T>(
+    runner: RunnerProcess,
+    t: string,
+    fields: Record<string, unknown>,
+    blobs: Uint8Array[],
+    options: InvokeOptions,
+    read: (frame: Frame) => T,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const remainingMs = options.deadline === undefined ? undefined : options.deadline - performance.now();
-      if (remainingMs !== undefined && remainingMs <= 0) return reject(this.#nodeFailure(new DeadlineExceededError('the request\'s deadline passed before it was queued')));
+      if (remainingMs !== undefined && remainingMs <= 0)
+        return reject(
+          this.#nodeFailure(new DeadlineExceededError("the request's deadline passed before it was queued")),
+        );
       if (options.signal?.aborted) return reject(this.#nodeFailure(new CancelledError('the request was cancelled')));
       const seq = options.sequence;
       let id = 0;
@@ -280,18 +320,24 @@ export class RunnerPool extends PoolLifecycle {
           reject(e);
         }
       };
-      id = runner.send({
-        t,
-        ...fields,
-        ...(remainingMs === undefined ? {} : { remainingMs }),
-        ...(options.priority === undefined ? {} : { priority: options.priority }),
-        ...(seq ? { sequence: { id: String(seq.id), big: typeof seq.id === 'bigint', start: seq.start, end: seq.end } } : {}),
-      }, blobs, (frame) => {
-        if (frame.header.ok) return done(undefined, frame);
-        const error = unpackError(frame.header.error as WireError);
-        // A runner that died holding it never counted it.
-        done(frame.header.unanswered ? this.#nodeFailure(error) : error, frame);
-      });
+      id = runner.send(
+        {
+          t,
+          ...fields,
+          ...(remainingMs === undefined ? {} : { remainingMs }),
+          ...(options.priority === undefined ? {} : { priority: options.priority }),
+          ...(seq
+            ? { sequence: { id: String(seq.id), big: typeof seq.id === 'bigint', start: seq.start, end: seq.end } }
+            : {}),
+        },
+        blobs,
+        (frame) => {
+          if (frame.header.ok) return done(undefined, frame);
+          const error = unpackError(frame.header.error as WireError);
+          // A runner that died holding it never counted it.
+          done(frame.header.unanswered ? this.#nodeFailure(error) : error, frame);
+        },
+      );
       this.#inflight.add(id);
       options.signal?.addEventListener('abort', onAbort, { once: true });
     });
@@ -313,7 +359,10 @@ export class RunnerPool extends PoolLifecycle {
   }
 
   #notServing(): HearthError {
-    if (this.state === 'restarting') return new UnavailableError(`function ${this.spec.name} v${this.version} is restarting: its runner ended (${this.#lastExit ?? 'unknown'})`);
+    if (this.state === 'restarting')
+      return new UnavailableError(
+        `function ${this.spec.name} v${this.version} is restarting: its runner ended (${this.#lastExit ?? 'unknown'})`,
+      );
     return new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state} and takes no requests`);
   }
 
@@ -361,8 +410,12 @@ export class RunnerPool extends PoolLifecycle {
     clearTimeout(this.#restartTimer);
     const runner = this.#runner;
     if (runner) {
-      const reply = await Promise.race([runner.request({ t: 'stop' }), new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000).unref())]);
-      if (reply?.header.ok && reply.header.stats) this.#snapshot = { ...this.#snapshot!, stats: reply.header.stats as PoolStats };
+      const reply = await Promise.race([
+        runner.request({ t: 'stop' }),
+        new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000).unref()),
+      ]);
+      if (reply?.header.ok && reply.header.stats)
+        this.#snapshot = { ...this.#snapshot!, stats: reply.header.stats as PoolStats };
       this.#runner = undefined;
       runner.onMessage = () => undefined;
       // Stopped cleanly, it waits to serve this version again (a scale-from-zero or a load soon

@@ -31,7 +31,10 @@ async function residentBytes(pid: number): Promise<number | undefined> {
 /** The reply a request gets when its runner cannot answer it (`unanswered`: no runner counted it). */
 function unanswered(message: string): Frame {
   const gone = new UnavailableError(message);
-  return { header: { t: 'reply', ok: false, unanswered: true, error: { code: gone.code, error: gone.message } }, blobs: [] };
+  return {
+    header: { t: 'reply', ok: false, unanswered: true, error: { code: gone.code, error: gone.message } },
+    blobs: [],
+  };
 }
 
 export class RunnerProcess {
@@ -77,27 +80,38 @@ export class RunnerProcess {
     this.ready = new Promise((resolve) => {
       hello = resolve;
     });
-    this.#channel = new Channel(child.stdio[3] as Socket, (frame) => {
-      const id = frame.header.id as number | undefined;
-      if (frame.header.t === 'hello') {
-        if (this.#waiting.size === 0) this.#channel.hold(false);
-        return hello();
-      }
-      if (frame.header.t === 'reply' && id !== undefined) {
-        const waiter = this.#waiting.get(id);
-        this.#waiting.delete(id);
-        if (this.#waiting.size === 0) this.#channel.hold(false);
-        return waiter?.(frame);
-      }
-      this.onMessage(frame);
-    }, (why) => this.kill(`it sent a malformed frame (${why})`));
+    this.#channel = new Channel(
+      child.stdio[3] as Socket,
+      (frame) => {
+        const id = frame.header.id as number | undefined;
+        if (frame.header.t === 'hello') {
+          if (this.#waiting.size === 0) this.#channel.hold(false);
+          return hello();
+        }
+        if (frame.header.t === 'reply' && id !== undefined) {
+          const waiter = this.#waiting.get(id);
+          this.#waiting.delete(id);
+          if (this.#waiting.size === 0) this.#channel.hold(false);
+          return waiter?.(frame);
+        }
+        this.onMessage(frame);
+      },
+      (why) => this.kill(`it sent a malformed frame (${why})`),
+    );
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.#alive = false;
         clearInterval(this.#memoryTimer);
         this.#channel.close();
-        const exit: RunnerExit = { code, signal, lastLines: [...this.#lines], ...(this.#killedFor ? { killedFor: this.#killedFor } : {}) };
-        const gone = unanswered(`${this.label ?? 'the function'}: its runner process ended (${describeExit(exit)}) while it held this request; it restarts`);
+        const exit: RunnerExit = {
+          code,
+          signal,
+          lastLines: [...this.#lines],
+          ...(this.#killedFor ? { killedFor: this.#killedFor } : {}),
+        };
+        const gone = unanswered(
+          `${this.label ?? 'the function'}: its runner process ended (${describeExit(exit)}) while it held this request; it restarts`,
+        );
         for (const waiter of this.#waiting.values()) waiter(gone);
         this.#waiting.clear();
         resolve(exit);
@@ -126,7 +140,9 @@ export class RunnerProcess {
   send(header: Header, blobs: Uint8Array[], onReply: (frame: Frame) => void): number {
     const id = this.#nextId++;
     if (!this.#alive) {
-      queueMicrotask(() => onReply(unanswered(`${this.label ?? 'the function'}: its runner process has exited; it restarts`)));
+      queueMicrotask(() =>
+        onReply(unanswered(`${this.label ?? 'the function'}: its runner process has exited; it restarts`)),
+      );
       return id;
     }
     this.#waiting.set(id, onReply);
@@ -145,7 +161,10 @@ export class RunnerProcess {
     clearInterval(this.#memoryTimer);
     this.#memoryTimer = setInterval(async () => {
       const rss = await residentBytes(this.child.pid!);
-      if (rss !== undefined && rss > limitBytes) this.kill(`its resident memory reached ${(rss / 2 ** 20).toFixed(0)} MiB, past its ${(limitBytes / 2 ** 20).toFixed(0)} MiB limit (limits.runnerMemoryMb)`);
+      if (rss !== undefined && rss > limitBytes)
+        this.kill(
+          `its resident memory reached ${(rss / 2 ** 20).toFixed(0)} MiB, past its ${(limitBytes / 2 ** 20).toFixed(0)} MiB limit (limits.runnerMemoryMb)`,
+        );
     }, everyMs);
     this.#memoryTimer.unref();
   }

@@ -42,9 +42,14 @@ export async function readSpec(dir: string): Promise<FunctionSpec> {
 async function readFolder(dir: string): Promise<{ spec: FunctionSpec; notes: string[] }> {
   const yaml = await readFile(join(dir, 'hearth.yaml'), 'utf8').catch(() => undefined);
   if (yaml !== undefined) return { spec: parseSpecYaml(yaml, join(dir, 'hearth.yaml')), notes: [] };
-  const triton = await stat(join(dir, 'config.pbtxt')).then(() => true, () => false);
+  const triton = await stat(join(dir, 'config.pbtxt')).then(
+    () => true,
+    () => false,
+  );
   if (triton) return loadTritonModelFolder(dir);
-  throw new InvalidInputError(`${dir} has neither hearth.yaml nor config.pbtxt: run \`hearth init ${dir}\` to start one`);
+  throw new InvalidInputError(
+    `${dir} has neither hearth.yaml nor config.pbtxt: run \`hearth init ${dir}\` to start one`,
+  );
 }
 
 async function sha256File(path: string): Promise<string> {
@@ -54,11 +59,21 @@ async function sha256File(path: string): Promise<string> {
 }
 
 /** Uploads a file unless the node has it; true when bytes were sent. */
-async function ensureArtifact(client: Hearth, path: string, label: string, progress: boolean): Promise<{ sha256: string; uploaded: boolean }> {
+async function ensureArtifact(
+  client: Hearth,
+  path: string,
+  label: string,
+  progress: boolean,
+): Promise<{ sha256: string; uploaded: boolean }> {
   const sha256 = await sha256File(path);
   if (await client.artifact(sha256)) return { sha256, uploaded: false };
   const { size } = await stat(path);
-  const bar = progress ? new SingleBar({ format: `${label.padEnd(6)} [{bar}] {percentage}% | {value}/{total} MB | {rate} MB/s`, hideCursor: true }) : undefined;
+  const bar = progress
+    ? new SingleBar({
+        format: `${label.padEnd(6)} [{bar}] {percentage}% | {value}/{total} MB | {rate} MB/s`,
+        hideCursor: true,
+      })
+    : undefined;
   const started = performance.now();
   let sent = 0;
   bar?.start(Math.ceil(size / 1e6), 0, { rate: '0.0' });
@@ -86,11 +101,22 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
     spec = parseSpec({ ...spec, instances: { ...spec.instances, device: options.device } }, '--device');
   }
   const limits = Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined));
-  if (Object.keys(limits).length > 0) spec = parseSpec({ ...spec, limits: { ...spec.limits, ...limits } }, 'the limit flags');
+  if (Object.keys(limits).length > 0)
+    spec = parseSpec({ ...spec, limits: { ...spec.limits, ...limits } }, 'the limit flags');
   const modelPath = join(dir, spec.model);
-  if (!(await stat(modelPath).then((s) => s.isFile(), () => false))) {
-    const exporter = await stat(join(dir, 'export.py')).then(() => true, () => false);
-    throw new InvalidInputError(`${modelPath} does not exist${exporter ? `: run \`python3 export.py\` in ${folder} to make it` : ''}`);
+  if (
+    !(await stat(modelPath).then(
+      (s) => s.isFile(),
+      () => false,
+    ))
+  ) {
+    const exporter = await stat(join(dir, 'export.py')).then(
+      () => true,
+      () => false,
+    );
+    throw new InvalidInputError(
+      `${modelPath} does not exist${exporter ? `: run \`python3 export.py\` in ${folder} to make it` : ''}`,
+    );
   }
   let hookBundle: string | undefined;
   const work = await mkdtemp(join(tmpdir(), 'hearth-deploy-'));
@@ -98,7 +124,11 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
     if (spec.hook) hookBundle = (await bundleHook(join(dir, spec.hook), work)).path;
     const model = await ensureArtifact(client, modelPath, 'model', options.progress ?? false);
     const hook = hookBundle ? await ensureArtifact(client, hookBundle, 'hook', false) : undefined;
-    const result = await client.deploy(spec, { model: model.sha256, ...(hook ? { hook: hook.sha256 } : {}) }, { keepTraffic: options.keepTraffic });
+    const result = await client.deploy(
+      spec,
+      { model: model.sha256, ...(hook ? { hook: hook.sha256 } : {}) },
+      { keepTraffic: options.keepTraffic },
+    );
     return { ...result, uploaded: { model: model.uploaded, hook: hook?.uploaded ?? false }, notes };
   } finally {
     await rm(work, { recursive: true, force: true });

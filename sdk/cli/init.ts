@@ -9,7 +9,9 @@ import { basename, join, resolve } from 'node:path';
 
 import { InvalidInputError } from '../errors.js';
 
-const yaml = (name: string) => `# ${name}: a Hearth function. Reference: the README's spec section, or sdk/spec/hearth.schema.json.
+const yaml = (
+  name: string,
+) => `# ${name}: a Hearth function. Reference: the README's spec section, or sdk/spec/hearth.schema.json.
 name: ${name}
 model: model.pt          # TorchScript, made by export.py
 hook: hook.ts            # JSON in, tensors to the model, tensors out, JSON back
@@ -77,21 +79,47 @@ hearth.yaml and the JSON handling in hook.ts.
 
 /** A DNS label from a folder name. */
 export function functionName(dir: string): string {
-  const name = basename(resolve(dir)).toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63);
+  const name = basename(resolve(dir))
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63);
   if (!name) throw new InvalidInputError(`cannot make a function name from "${dir}": pass --name`);
   return name;
 }
 
-export async function initFunction(dir: string, options: { name?: string; python?: string } = {}): Promise<{ name: string; files: string[]; model: boolean; hint?: string }> {
+export async function initFunction(
+  dir: string,
+  options: { name?: string; python?: string } = {},
+): Promise<{ name: string; files: string[]; model: boolean; hint?: string }> {
   const existing = await readdir(dir).catch(() => [] as string[]);
   if (existing.length > 0) throw new InvalidInputError(`${dir} is not empty: init writes into a new or empty folder`);
   const name = options.name ?? functionName(dir);
-  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name)) throw new InvalidInputError(`--name ${name}: a function name is a DNS label (lowercase letters, digits, "-")`);
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name))
+    throw new InvalidInputError(`--name ${name}: a function name is a DNS label (lowercase letters, digits, "-")`);
   await mkdir(dir, { recursive: true });
-  const files: [string, string][] = [['hearth.yaml', yaml(name)], ['hook.ts', HOOK], ['export.py', EXPORT], ['README.md', README(name)]];
+  const files: [string, string][] = [
+    ['hearth.yaml', yaml(name)],
+    ['hook.ts', HOOK],
+    ['export.py', EXPORT],
+    ['README.md', README(name)],
+  ];
   for (const [file, text] of files) await writeFile(join(dir, file), text);
   // The first Python that has PyTorch: the one named, then python3 on PATH, then the system's.
-  const candidates = [...new Set([options.python ?? process.env.HEARTH_PYTHON, 'python3', '/usr/bin/python3'].filter((p): p is string => Boolean(p)))];
-  const model = candidates.some((python) => spawnSync(python, ['export.py'], { cwd: dir, encoding: 'utf8' }).status === 0);
-  return { name, files: [...files.map(([f]) => f), ...(model ? ['model.pt'] : [])], model, ...(model ? {} : { hint: `run \`python3 export.py\` in ${dir} (it needs PyTorch) to make model.pt` }) };
+  const candidates = [
+    ...new Set(
+      [options.python ?? process.env.HEARTH_PYTHON, 'python3', '/usr/bin/python3'].filter((p): p is string =>
+        Boolean(p),
+      ),
+    ),
+  ];
+  const model = candidates.some(
+    (python) => spawnSync(python, ['export.py'], { cwd: dir, encoding: 'utf8' }).status === 0,
+  );
+  return {
+    name,
+    files: [...files.map(([f]) => f), ...(model ? ['model.pt'] : [])],
+    model,
+    ...(model ? {} : { hint: `run \`python3 export.py\` in ${dir} (it needs PyTorch) to make model.pt` }),
+  };
 }

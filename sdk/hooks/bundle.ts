@@ -36,7 +36,10 @@ export async function writeOnce(dir: string, code: string): Promise<{ path: stri
  * esbuild: `entry` and everything it imports but `external` as one ES module for Node. CommonJS
  * dependencies that require() Node's modules get a real require inside the ES module.
  */
-export async function esmBundle(entry: string, options: { external?: string[]; alias?: Record<string, string> } = {}): Promise<string> {
+export async function esmBundle(
+  entry: string,
+  options: { external?: string[]; alias?: Record<string, string> } = {},
+): Promise<string> {
   const result = await build({
     entryPoints: [entry],
     bundle: true,
@@ -46,7 +49,9 @@ export async function esmBundle(entry: string, options: { external?: string[]; a
     target: 'node20',
     ...(options.alias ? { alias: options.alias } : {}),
     external: options.external ?? [],
-    banner: { js: "import { createRequire as __hearthRequire } from 'node:module'; const require = __hearthRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __hearthRequire } from 'node:module'; const require = __hearthRequire(import.meta.url);",
+    },
     logLevel: 'silent',
   });
   return result.outputFiles[0]!.text;
@@ -56,15 +61,23 @@ export async function esmBundle(entry: string, options: { external?: string[]; a
  * Bundles a hook (and everything it imports but `external`) into one ES module, written to
  * `outDir/<sha256>.mjs`. `@hearth/sdk` resolves to this repository's sdk/hook-sdk.ts.
  */
-export async function bundleHook(entry: string, outDir: string, options: BundleOptions = {}): Promise<{ path: string; sha256: string }> {
+export async function bundleHook(
+  entry: string,
+  outDir: string,
+  options: BundleOptions = {},
+): Promise<{ path: string; sha256: string }> {
   let code: string;
   try {
     code = await esmBundle(entry, { alias: { '@hearth/sdk': SDK_ENTRY }, external: options.external ?? [] });
   } catch (cause) {
     const errors = (cause as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors;
-    const detail = errors?.map((e) => (e.location ? `${e.location.file}:${e.location.line}: ${e.text}` : e.text)).join('; ');
-    throw new HookError(`the hook ${entry} does not bundle: ${detail ?? (cause as Error).message}`, { cause, reason: 'bundle' });
+    const detail = errors
+      ?.map((e) => (e.location ? `${e.location.file}:${e.location.line}: ${e.text}` : e.text))
+      .join('; ');
+    throw new HookError(`the hook ${entry} does not bundle: ${detail ?? (cause as Error).message}`, {
+      cause,
+      reason: 'bundle',
+    });
   }
   return writeOnce(outDir, code);
 }
-

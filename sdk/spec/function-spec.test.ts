@@ -28,13 +28,37 @@ describe('function spec', () => {
   it('fills in the defaults a user would expect', () => {
     const spec = parseSpec(minimal);
     expect(spec.maxBatchSize).toBe(0);
-    expect(spec.batching).toEqual({ preferredBatchSizes: [], maxQueueDelayUs: 0, maxQueueSize: 0, defaultTimeoutUs: 0, priorityLevels: 1, defaultPriorityLevel: 1 });
+    expect(spec.batching).toEqual({
+      preferredBatchSizes: [],
+      maxQueueDelayUs: 0,
+      maxQueueSize: 0,
+      defaultTimeoutUs: 0,
+      priorityLevels: 1,
+      defaultPriorityLevel: 1,
+    });
     expect(spec.instances).toEqual({ count: 1, device: 'auto', threads: 0 });
-    expect(spec.scaling).toEqual({ minInstances: 0, maxInstances: 4, targetQueueDepth: 8, scaleDownAfterS: 300, stableWindowS: 30 });
+    expect(spec.scaling).toEqual({
+      minInstances: 0,
+      maxInstances: 4,
+      targetQueueDepth: 8,
+      scaleDownAfterS: 300,
+      stableWindowS: 30,
+    });
     expect(spec.hook).toBeUndefined();
   });
 
-  it.each(['..', '.', '../x', 'a/b', '.hidden', '-a', 'a b', 'a%2Fb', '', 'a'.repeat(129)])('refuses the name %j', (name) => {
+  it.each([
+    '..',
+    '.',
+    '../x',
+    'a/b',
+    '.hidden',
+    '-a',
+    'a b',
+    'a%2Fb',
+    '',
+    'a'.repeat(129),
+  ])('refuses the name %j', (name) => {
     expect(error({ ...minimal, name }).reason).toBe('name');
   });
 
@@ -44,7 +68,9 @@ describe('function spec', () => {
   });
 
   it('refuses model and hook paths that leave the folder', () => {
-    expect(error({ ...minimal, model: '../model.pt' }).message).toMatch(/model: must be a path inside the function folder/);
+    expect(error({ ...minimal, model: '../model.pt' }).message).toMatch(
+      /model: must be a path inside the function folder/,
+    );
     expect(error({ ...minimal, model: '/etc/model.pt' }).reason).toBe('model');
     expect(error({ ...minimal, hook: 'a/../../hook.ts' }).reason).toBe('hook');
   });
@@ -58,11 +84,23 @@ describe('function spec', () => {
 
   it('checks fields against each other', () => {
     expect(error({ ...minimal, batching: { preferredBatchSizes: [4] } }).message).toMatch(/needs maxBatchSize > 0/);
-    expect(error({ ...minimal, maxBatchSize: 8, batching: { preferredBatchSizes: [4, 16] } }).reason).toBe('batching.preferredBatchSizes[1]');
+    expect(error({ ...minimal, maxBatchSize: 8, batching: { preferredBatchSizes: [4, 16] } }).reason).toBe(
+      'batching.preferredBatchSizes[1]',
+    );
     expect(error({ ...minimal, scaling: { minInstances: 5, maxInstances: 2 } }).reason).toBe('scaling.minInstances');
-    expect(error({ ...minimal, batching: { priorityLevels: 2, defaultPriorityLevel: 3 } }).reason).toBe('batching.defaultPriorityLevel');
+    expect(error({ ...minimal, batching: { priorityLevels: 2, defaultPriorityLevel: 3 } }).reason).toBe(
+      'batching.defaultPriorityLevel',
+    );
     expect(error({ ...minimal, instances: { count: 9 } }).reason).toBe('instances.count');
-    expect(error({ ...minimal, outputs: [{ name: 'y', dtype: 'FP32', dims: [1] }, { name: 'y', dtype: 'FP32', dims: [1] }] }).reason).toBe('outputs[1].name');
+    expect(
+      error({
+        ...minimal,
+        outputs: [
+          { name: 'y', dtype: 'FP32', dims: [1] },
+          { name: 'y', dtype: 'FP32', dims: [1] },
+        ],
+      }).reason,
+    ).toBe('outputs[1].name');
   });
 
   it('reads hearth.yaml', () => {
@@ -88,7 +126,7 @@ instances: { count: 2, device: cpu }
     expect(onDisk.properties.batching.properties.maxQueueDelayUs.minimum).toBe(0);
   });
 
-  it('keeps the README\'s spec reference in sync with the schema (npm run schema)', () => {
+  it("keeps the README's spec reference in sync with the schema (npm run schema)", () => {
     const readme = readFileSync(README_FILE, 'utf8');
     expect(readme).toBe(withReference(readme));
     expect(specReference()).toContain('| `scaling.targetQueueDepth` | integer 1… | `8` |');

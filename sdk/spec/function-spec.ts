@@ -21,7 +21,8 @@ import { DTYPES } from '../tensor.js';
  * Names reach file paths and Redis keys only after this check (see assertFunctionName).
  */
 export const FUNCTION_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
-export const FUNCTION_NAME_RULE = 'letters, digits, "_", "-" and ".", at most 128 characters, starting with a letter, digit or "_"';
+export const FUNCTION_NAME_RULE =
+  'letters, digits, "_", "-" and ".", at most 128 characters, starting with a letter, digit or "_"';
 
 const relativePath = z
   .string()
@@ -31,38 +32,88 @@ const relativePath = z
   });
 
 export const TensorSpecSchema = z.object({
-  name: z.string().min(1).max(128).regex(/^[A-Za-z0-9_][A-Za-z0-9_.:-]*$/, 'must start with a letter, digit or "_" and hold only letters, digits, "_", ".", ":" and "-"').describe('The tensor\'s name: a key of the hook\'s tensors, and the name KServe clients use.'),
-  dtype: z.enum(DTYPES).describe('Triton\'s datatype names (FP32, INT64, …).'),
+  name: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(
+      /^[A-Za-z0-9_][A-Za-z0-9_.:-]*$/,
+      'must start with a letter, digit or "_" and hold only letters, digits, "_", ".", ":" and "-"',
+    )
+    .describe("The tensor's name: a key of the hook's tensors, and the name KServe clients use."),
+  dtype: z.enum(DTYPES).describe("Triton's datatype names (FP32, INT64, …)."),
   /** Dimensions without the batch dimension; -1 is variable. */
   dims: z.array(z.number().int().min(-1)).describe('Dimensions without the batch dimension; -1 is variable.'),
   /** The shape the model takes or returns instead of dims (Triton's reshape); the bytes are the same. */
-  reshape: z.array(z.number().int().min(-1)).optional().describe('The shape (without the batch dimension) the model takes or returns instead of dims, as Triton\'s reshape; the bytes are the same.'),
+  reshape: z
+    .array(z.number().int().min(-1))
+    .optional()
+    .describe(
+      "The shape (without the batch dimension) the model takes or returns instead of dims, as Triton's reshape; the bytes are the same.",
+    ),
 });
 
 export const InputSpecSchema = TensorSpecSchema.extend({
   /** An image input's layout (Triton's format), reported in the model config for clients such as image_client. */
-  format: z.enum(['FORMAT_NONE', 'FORMAT_NCHW', 'FORMAT_NHWC']).optional().describe('An image input\'s layout (Triton\'s format: FORMAT_NCHW, FORMAT_NHWC), reported in the model config.'),
+  format: z
+    .enum(['FORMAT_NONE', 'FORMAT_NCHW', 'FORMAT_NHWC'])
+    .optional()
+    .describe("An image input's layout (Triton's format: FORMAT_NCHW, FORMAT_NHWC), reported in the model config."),
 });
 
 export const OutputSpecSchema = TensorSpecSchema.extend({
   /** The file the labels came from (Triton's label_filename), as the model config reports it. */
-  labelFile: z.string().max(1024).optional().describe('The file the labels came from (Triton\'s label_filename), as the model config reports it.'),
+  labelFile: z
+    .string()
+    .max(1024)
+    .optional()
+    .describe("The file the labels came from (Triton's label_filename), as the model config reports it."),
   /** Class labels, one per index of this output (Triton's label_filename), for classification. */
-  labels: z.array(z.string().max(1024)).max(1_000_000).optional().describe('Class labels, one per index of this output (Triton\'s label_filename): the label part of a classification\'s "score:index:label".'),
+  labels: z
+    .array(z.string().max(1024))
+    .max(1_000_000)
+    .optional()
+    .describe(
+      'Class labels, one per index of this output (Triton\'s label_filename): the label part of a classification\'s "score:index:label".',
+    ),
 });
 
 export const BatchingSchema = z
   .object({
     /** Batch sizes the batcher forms when it can (Triton's preferred_batch_size). */
-    preferredBatchSizes: z.array(z.number().int().min(1)).default([]).describe('Batch sizes the batcher forms when it can (Triton\'s preferred_batch_size).'),
+    preferredBatchSizes: z
+      .array(z.number().int().min(1))
+      .default([])
+      .describe("Batch sizes the batcher forms when it can (Triton's preferred_batch_size)."),
     /** How long a request may wait for a preferred batch to fill, while an instance is free. */
-    maxQueueDelayUs: z.number().int().min(0).default(0).describe('How long a request may wait for a preferred batch to fill, while an instance is free.'),
+    maxQueueDelayUs: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('How long a request may wait for a preferred batch to fill, while an instance is free.'),
     /** Requests queued at most (0 = unbounded); beyond it requests fail with QueueFullError. */
-    maxQueueSize: z.number().int().min(0).default(0).describe('Requests queued at most (0 = unbounded); beyond it requests fail with QueueFullError.'),
+    maxQueueSize: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Requests queued at most (0 = unbounded); beyond it requests fail with QueueFullError.'),
     /** A request still queued after this long fails without running (0 = no timeout). */
-    defaultTimeoutUs: z.number().int().min(0).default(0).describe('A request still queued after this long fails without running (0 = no timeout).'),
+    defaultTimeoutUs: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('A request still queued after this long fails without running (0 = no timeout).'),
     /** Priority levels (1 = highest); requests of a higher level are batched first. */
-    priorityLevels: z.number().int().min(1).max(32).default(1).describe('Priority levels (1 = highest); requests of a higher level are batched first.'),
+    priorityLevels: z
+      .number()
+      .int()
+      .min(1)
+      .max(32)
+      .default(1)
+      .describe('Priority levels (1 = highest); requests of a higher level are batched first.'),
     /** The level of a request that names none. */
     defaultPriorityLevel: z.number().int().min(1).default(1).describe('The level of a request that names none.'),
   })
@@ -73,11 +124,29 @@ export const BatchingSchema = z
 
 export const InstancesSchema = z.object({
   /** Instances started with the pool; they share one copy of the weights per device. */
-  count: z.number().int().min(1).max(64).default(1).describe('Instances started with the pool; they share one copy of the weights per device.'),
+  count: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(1)
+    .describe('Instances started with the pool; they share one copy of the weights per device.'),
   /** `auto` (CUDA when there is one, else CPU), `cpu`, `cuda`, `cuda:N`, or `model` (the devices the model was saved on; inputs on the CPU — Triton's KIND_MODEL). */
-  device: z.string().regex(/^(auto|cpu|model|cuda(:\d+)?)$/, 'must be auto, cpu, cuda, cuda:N or model').default('auto').describe('`auto` (CUDA when there is one, else CPU), `cpu`, `cuda`, `cuda:N`, or `model`: the devices the model was saved on, inputs on the CPU (Triton\'s KIND_MODEL).'),
+  device: z
+    .string()
+    .regex(/^(auto|cpu|model|cuda(:\d+)?)$/, 'must be auto, cpu, cuda, cuda:N or model')
+    .default('auto')
+    .describe(
+      "`auto` (CUDA when there is one, else CPU), `cpu`, `cuda`, `cuda:N`, or `model`: the devices the model was saved on, inputs on the CPU (Triton's KIND_MODEL).",
+    ),
   /** LibTorch intra-op threads per forward (0 = the node's default). */
-  threads: z.number().int().min(0).max(256).default(0).describe('LibTorch intra-op threads per forward (0 = the node\'s default).'),
+  threads: z
+    .number()
+    .int()
+    .min(0)
+    .max(256)
+    .default(0)
+    .describe("LibTorch intra-op threads per forward (0 = the node's default)."),
 });
 
 /** A warm-up sample (Triton's model_warmup): inputs made of zeros or random values, run `count` times at load. */
@@ -85,20 +154,32 @@ export const WarmupSchema = z.object({
   name: z.string().max(128).default('warmup').describe('A name for people and logs.'),
   batchSize: z.number().int().min(1).default(1).describe('Rows of the sample (with maxBatchSize > 0).'),
   count: z.number().int().min(1).max(1000).default(1).describe('How many times the sample runs.'),
-  inputs: z.record(z.string(), z.object({
-    dtype: z.enum(DTYPES),
-    dims: z.array(z.number().int().min(1)),
-    fill: z.enum(['zero', 'random']).default('zero'),
-  })).describe('Every input of the model, by name: its dtype, dims (no batch dimension) and fill.'),
+  inputs: z
+    .record(
+      z.string(),
+      z.object({
+        dtype: z.enum(DTYPES),
+        dims: z.array(z.number().int().min(1)),
+        fill: z.enum(['zero', 'random']).default('zero'),
+      }),
+    )
+    .describe('Every input of the model, by name: its dtype, dims (no batch dimension) and fill.'),
 });
 
 /** A control input the sequence batcher fills (Triton's CONTROL_SEQUENCE_START / END / READY / CORRID). */
 export const SequenceControlSchema = z.object({
   name: z.string().min(1).max(128).describe('The forward() input it feeds.'),
-  kind: z.enum(['start', 'end', 'ready', 'corrid']).describe('start/end: the request opens/closes its sequence; ready: the row holds a request (0 for a filler row); corrid: the sequence id.'),
+  kind: z
+    .enum(['start', 'end', 'ready', 'corrid'])
+    .describe(
+      'start/end: the request opens/closes its sequence; ready: the row holds a request (0 for a filler row); corrid: the sequence id.',
+    ),
   dtype: z.enum(['BOOL', 'INT32', 'INT64', 'FP32']).describe('Its datatype.'),
   /** The values for false and true (start/end/ready). */
-  values: z.tuple([z.number(), z.number()]).default([0, 1]).describe('The values for false and true (start, end, ready).'),
+  values: z
+    .tuple([z.number(), z.number()])
+    .default([0, 1])
+    .describe('The values for false and true (start, end, ready).'),
 });
 
 /**
@@ -106,71 +187,192 @@ export const SequenceControlSchema = z.object({
  * stays on one instance (and, for direct, one batch slot), one request at a time, in order.
  */
 export const SequenceSchema = z.object({
-  strategy: z.enum(['direct', 'oldest']).default('direct').describe('direct: each sequence keeps one batch slot of one instance; oldest: batches take the oldest requests of the instance\'s sequences.'),
-  maxSequenceIdleUs: z.number().int().min(1).default(1_000_000).describe('A sequence with no request for this long is released.'),
-  maxQueueDelayUs: z.number().int().min(0).default(0).describe('How long a batch may wait for more of its sequences\' requests.'),
-  maxCandidateSequences: z.number().int().min(1).optional().describe('oldest: sequences one instance holds at once (default maxBatchSize, at least 1).'),
+  strategy: z
+    .enum(['direct', 'oldest'])
+    .default('direct')
+    .describe(
+      "direct: each sequence keeps one batch slot of one instance; oldest: batches take the oldest requests of the instance's sequences.",
+    ),
+  maxSequenceIdleUs: z
+    .number()
+    .int()
+    .min(1)
+    .default(1_000_000)
+    .describe('A sequence with no request for this long is released.'),
+  maxQueueDelayUs: z
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe("How long a batch may wait for more of its sequences' requests."),
+  maxCandidateSequences: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('oldest: sequences one instance holds at once (default maxBatchSize, at least 1).'),
   controls: z.array(SequenceControlSchema).default([]).describe('The control inputs the batcher fills.'),
 });
 
 /** What one call of the function may take (issue 11's per-function limits; the node's defaults otherwise). */
 export const LimitsSchema = z.object({
-  hookTimeoutMs: z.number().int().min(1).max(600_000).default(10_000).describe('A hook call (pre or post) past this is stopped, its thread replaced, and the request fails.'),
-  hookMemoryMb: z.number().int().min(16).max(16_384).default(256).describe('The memory of each hook (its JS heap and ArrayBuffers); past it the hook\'s sandbox is replaced and its requests fail.'),
-  runnerMemoryMb: z.number().int().min(128).max(1_048_576).default(8192).describe('Resident memory of the function\'s runner process (model, instances, hooks); past it the runner is killed and restarted, and its requests fail.'),
-  forwardTimeoutMs: z.number().int().min(1).max(3_600_000).default(60_000).describe('A forward pass past this is a hang: the runner is killed and restarted, and the batch\'s requests fail.'),
+  hookTimeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(600_000)
+    .default(10_000)
+    .describe('A hook call (pre or post) past this is stopped, its thread replaced, and the request fails.'),
+  hookMemoryMb: z
+    .number()
+    .int()
+    .min(16)
+    .max(16_384)
+    .default(256)
+    .describe(
+      "The memory of each hook (its JS heap and ArrayBuffers); past it the hook's sandbox is replaced and its requests fail.",
+    ),
+  runnerMemoryMb: z
+    .number()
+    .int()
+    .min(128)
+    .max(1_048_576)
+    .default(8192)
+    .describe(
+      "Resident memory of the function's runner process (model, instances, hooks); past it the runner is killed and restarted, and its requests fail.",
+    ),
+  forwardTimeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(3_600_000)
+    .default(60_000)
+    .describe("A forward pass past this is a hang: the runner is killed and restarted, and the batch's requests fail."),
 });
 
 /** How LibTorch runs forward (the parameters Triton's PyTorch backend reads). */
 export const ExecutionSchema = z.object({
-  inferenceMode: z.boolean().default(true).describe('Run forward under c10::InferenceMode (Triton\'s INFERENCE_MODE); false: under NoGradGuard.'),
-  optimizedExecution: z.boolean().default(true).describe('TorchScript\'s graph optimisations (false = Triton\'s DISABLE_OPTIMIZED_EXECUTION).'),
-  jitExecutor: z.boolean().optional().describe('TorchScript\'s JIT executor on or off for this model\'s forwards (Triton\'s ENABLE_JIT_EXECUTOR); unset: LibTorch\'s default.'),
-  jitProfiling: z.boolean().optional().describe('TorchScript\'s profiling executor on or off (Triton\'s ENABLE_JIT_PROFILING); unset: LibTorch\'s default.'),
+  inferenceMode: z
+    .boolean()
+    .default(true)
+    .describe("Run forward under c10::InferenceMode (Triton's INFERENCE_MODE); false: under NoGradGuard."),
+  optimizedExecution: z
+    .boolean()
+    .default(true)
+    .describe("TorchScript's graph optimisations (false = Triton's DISABLE_OPTIMIZED_EXECUTION)."),
+  jitExecutor: z
+    .boolean()
+    .optional()
+    .describe(
+      "TorchScript's JIT executor on or off for this model's forwards (Triton's ENABLE_JIT_EXECUTOR); unset: LibTorch's default.",
+    ),
+  jitProfiling: z
+    .boolean()
+    .optional()
+    .describe("TorchScript's profiling executor on or off (Triton's ENABLE_JIT_PROFILING); unset: LibTorch's default."),
 });
 
 export const ScalingSchema = z
   .object({
-    minInstances: z.number().int().min(0).default(0).describe('Instances kept while idle; 0 lets the pool scale to zero.'),
-    maxInstances: z.number().int().min(1).max(64).default(4).describe('The autoscaler\'s ceiling (also bounded by the device: memory, and on CPU its engine lanes).'),
+    minInstances: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Instances kept while idle; 0 lets the pool scale to zero.'),
+    maxInstances: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .default(4)
+      .describe("The autoscaler's ceiling (also bounded by the device: memory, and on CPU its engine lanes)."),
     /** Queued plus running requests per instance the autoscaler aims for. */
-    targetQueueDepth: z.number().int().min(1).default(8).describe('Queued plus running requests per instance the autoscaler aims for.'),
+    targetQueueDepth: z
+      .number()
+      .int()
+      .min(1)
+      .default(8)
+      .describe('Queued plus running requests per instance the autoscaler aims for.'),
     /** With no requests for this long, the pool scales to minInstances (to zero by default). */
-    scaleDownAfterS: z.number().int().min(1).default(300).describe('With no requests for this long, the pool scales to minInstances (to zero by default).'),
+    scaleDownAfterS: z
+      .number()
+      .int()
+      .min(1)
+      .default(300)
+      .describe('With no requests for this long, the pool scales to minInstances (to zero by default).'),
     /** Instances go down only to the most that load asked for over this window (no flapping). */
-    stableWindowS: z.number().int().min(1).default(30).describe('Instances go down only to the most that load asked for over this window (no flapping).'),
+    stableWindowS: z
+      .number()
+      .int()
+      .min(1)
+      .default(30)
+      .describe('Instances go down only to the most that load asked for over this window (no flapping).'),
   })
   .refine((s) => s.minInstances <= s.maxInstances, { message: 'must be ≤ maxInstances', path: ['minInstances'] });
 
 export const FunctionSpecSchema = z
   .object({
-    name: z.string().regex(FUNCTION_NAME, `must be a model name as Triton takes it: ${FUNCTION_NAME_RULE}`).describe('The function\'s name: /fn/{name}, and the model name KServe clients use (Triton\'s model-name rule: letters, digits, "_", "-", ".").'),
+    name: z
+      .string()
+      .regex(FUNCTION_NAME, `must be a model name as Triton takes it: ${FUNCTION_NAME_RULE}`)
+      .describe(
+        'The function\'s name: /fn/{name}, and the model name KServe clients use (Triton\'s model-name rule: letters, digits, "_", "-", ".").',
+      ),
     /** The TorchScript file, relative to the spec. */
     model: relativePath.describe('The TorchScript file, relative to the spec.'),
     /** The TypeScript hook, relative to the spec; without one, JSON tensors go in and out. */
-    hook: relativePath.optional().describe('The TypeScript hook, relative to the spec; without one, JSON tensors go in and out.'),
+    hook: relativePath
+      .optional()
+      .describe('The TypeScript hook, relative to the spec; without one, JSON tensors go in and out.'),
     description: z.string().max(1000).optional().describe('Free text for people.'),
-    inputs: z.array(InputSpecSchema).min(1).describe('The model\'s inputs, in forward()\'s order.'),
-    outputs: z.array(OutputSpecSchema).min(1).describe('The model\'s outputs: by position for tuples, by name for dicts.'),
+    inputs: z.array(InputSpecSchema).min(1).describe("The model's inputs, in forward()'s order."),
+    outputs: z
+      .array(OutputSpecSchema)
+      .min(1)
+      .describe("The model's outputs: by position for tuples, by name for dicts."),
     /** Largest batch the model takes along its first dimension; 0 = the model has no batch dimension. */
-    maxBatchSize: z.number().int().min(0).default(0).describe('Largest batch the model takes along its first dimension; 0 = the model has no batch dimension.'),
-    batching: BatchingSchema.default(BatchingSchema.parse({})).describe('The dynamic batcher and queue policy (Triton\'s dynamic_batching).'),
+    maxBatchSize: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Largest batch the model takes along its first dimension; 0 = the model has no batch dimension.'),
+    batching: BatchingSchema.default(BatchingSchema.parse({})).describe(
+      "The dynamic batcher and queue policy (Triton's dynamic_batching).",
+    ),
     instances: InstancesSchema.default(InstancesSchema.parse({})).describe('Where and how the model runs.'),
-    scaling: ScalingSchema.default(ScalingSchema.parse({})).describe('The autoscaler: instances from queue depth, scale to zero.'),
+    scaling: ScalingSchema.default(ScalingSchema.parse({})).describe(
+      'The autoscaler: instances from queue depth, scale to zero.',
+    ),
     execution: ExecutionSchema.default(ExecutionSchema.parse({})).describe('How LibTorch runs forward.'),
-    limits: LimitsSchema.default(LimitsSchema.parse({})).describe('What one call may take: hook time and memory, runner memory, forward time.'),
+    limits: LimitsSchema.default(LimitsSchema.parse({})).describe(
+      'What one call may take: hook time and memory, runner memory, forward time.',
+    ),
     /** Stateful models: requests name a sequence (Triton's sequence_batching). */
-    sequence: SequenceSchema.optional().describe('Stateful models: requests name a sequence that stays on one instance (Triton\'s sequence_batching).'),
+    sequence: SequenceSchema.optional().describe(
+      "Stateful models: requests name a sequence that stays on one instance (Triton's sequence_batching).",
+    ),
     /** Samples run at load instead of the default zero passes (Triton's model_warmup). */
-    warmup: z.array(WarmupSchema).max(64).optional().describe('Samples run at load instead of the default passes of zeros (Triton\'s model_warmup).'),
+    warmup: z
+      .array(WarmupSchema)
+      .max(64)
+      .optional()
+      .describe("Samples run at load instead of the default passes of zeros (Triton's model_warmup)."),
     /** A Triton config's `parameters`, kept as given (the ones Hearth reads also set execution/instances). */
-    parameters: z.record(z.string(), z.string()).optional().describe('A Triton config\'s parameters, as given; those the PyTorch backend reads are also applied (execution, instances.threads).'),
+    parameters: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe(
+        "A Triton config's parameters, as given; those the PyTorch backend reads are also applied (execution, instances.threads).",
+      ),
   })
   .superRefine((spec, ctx) => {
     const unique = (list: { name: string }[], where: 'inputs' | 'outputs'): void => {
       const seen = new Set<string>();
       list.forEach((t, i) => {
-        if (seen.has(t.name)) ctx.addIssue({ code: 'custom', path: [where, i, 'name'], message: `"${t.name}" is named twice` });
+        if (seen.has(t.name))
+          ctx.addIssue({ code: 'custom', path: [where, i, 'name'], message: `"${t.name}" is named twice` });
         seen.add(t.name);
       });
     };
@@ -183,28 +385,59 @@ export const FunctionSpecSchema = z
         if (free > 1) ctx.addIssue({ code: 'custom', path: [where, i, 'reshape'], message: 'may have at most one -1' });
         const count = (dims: number[]) => dims.reduce((n, d) => n * d, 1);
         if (free === 0 && !t.dims.includes(-1) && count(t.dims) !== count(t.reshape)) {
-          ctx.addIssue({ code: 'custom', path: [where, i, 'reshape'], message: `[${t.reshape.join(', ')}] holds ${count(t.reshape)} element(s) but dims [${t.dims.join(', ')}] hold ${count(t.dims)}` });
+          ctx.addIssue({
+            code: 'custom',
+            path: [where, i, 'reshape'],
+            message: `[${t.reshape.join(', ')}] holds ${count(t.reshape)} element(s) but dims [${t.dims.join(', ')}] hold ${count(t.dims)}`,
+          });
         }
       });
     }
     spec.batching.preferredBatchSizes.forEach((size, i) => {
       if (spec.maxBatchSize === 0) {
-        ctx.addIssue({ code: 'custom', path: ['batching', 'preferredBatchSizes', i], message: 'needs maxBatchSize > 0 (the model has no batch dimension)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['batching', 'preferredBatchSizes', i],
+          message: 'needs maxBatchSize > 0 (the model has no batch dimension)',
+        });
       } else if (size > spec.maxBatchSize) {
-        ctx.addIssue({ code: 'custom', path: ['batching', 'preferredBatchSizes', i], message: `${size} is larger than maxBatchSize (${spec.maxBatchSize})` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['batching', 'preferredBatchSizes', i],
+          message: `${size} is larger than maxBatchSize (${spec.maxBatchSize})`,
+        });
       }
     });
     spec.sequence?.controls.forEach((c, i) => {
-      if (spec.inputs.some((t) => t.name === c.name)) ctx.addIssue({ code: 'custom', path: ['sequence', 'controls', i, 'name'], message: `"${c.name}" is also a client input; a control input is filled by the batcher` });
+      if (spec.inputs.some((t) => t.name === c.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sequence', 'controls', i, 'name'],
+          message: `"${c.name}" is also a client input; a control input is filled by the batcher`,
+        });
     });
     spec.warmup?.forEach((sample, i) => {
       const names = Object.keys(sample.inputs).sort();
       const wanted = spec.inputs.map((t) => t.name).sort();
-      if (names.join('\0') !== wanted.join('\0')) ctx.addIssue({ code: 'custom', path: ['warmup', i, 'inputs'], message: `must give exactly the model's inputs (${wanted.join(', ')}); got ${names.join(', ') || 'none'}` });
-      if (spec.maxBatchSize > 0 && sample.batchSize > spec.maxBatchSize) ctx.addIssue({ code: 'custom', path: ['warmup', i, 'batchSize'], message: `${sample.batchSize} is larger than maxBatchSize (${spec.maxBatchSize})` });
+      if (names.join('\0') !== wanted.join('\0'))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['warmup', i, 'inputs'],
+          message: `must give exactly the model's inputs (${wanted.join(', ')}); got ${names.join(', ') || 'none'}`,
+        });
+      if (spec.maxBatchSize > 0 && sample.batchSize > spec.maxBatchSize)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['warmup', i, 'batchSize'],
+          message: `${sample.batchSize} is larger than maxBatchSize (${spec.maxBatchSize})`,
+        });
     });
     if (spec.instances.count > spec.scaling.maxInstances) {
-      ctx.addIssue({ code: 'custom', path: ['instances', 'count'], message: `${spec.instances.count} is more than scaling.maxInstances (${spec.scaling.maxInstances})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['instances', 'count'],
+        message: `${spec.instances.count} is more than scaling.maxInstances (${spec.scaling.maxInstances})`,
+      });
     }
   });
 

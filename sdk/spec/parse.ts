@@ -10,7 +10,10 @@ import { FunctionSpecSchema } from './function-spec.js';
 
 /** `batching.maxQueueDelayUs`, `inputs[0].dtype`. */
 export function formatPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)), '');
+  return path.reduce<string>(
+    (out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)),
+    '',
+  );
 }
 
 /** Zod issues as one message, each line `path: what is wrong`. */

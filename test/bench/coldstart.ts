@@ -30,14 +30,32 @@ import { dropKeys, uniquePrefix, upload } from '../helpers/node.js';
 import { startS3 } from '../helpers/s3.js';
 import { randomRows } from './engine-reference.js';
 
-const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, out: { type: 'string', default: join(REPO_ROOT, 'test', 'bench', 'results', 'coldstart.json') } } });
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    out: { type: 'string', default: join(REPO_ROOT, 'test', 'bench', 'results', 'coldstart.json') },
+  },
+});
 const rounds = Number(flags.rounds);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const round = (v: number, d = 1): number => Math.round(v * 10 ** d) / 10 ** d;
 
-const SPEC = { name: 'resnet50', model: 'model.pt', maxBatchSize: 8, instances: { device: 'cpu' }, inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }] };
+const SPEC = {
+  name: 'resnet50',
+  model: 'model.pt',
+  maxBatchSize: 8,
+  instances: { device: 'cpu' },
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }],
+};
 const image = randomRows(3 * 224 * 224, 3);
-const header = new TextEncoder().encode(JSON.stringify({ inputs: [{ name: 'x', shape: [1, 3, 224, 224], datatype: 'FP32', parameters: { binary_data_size: image.byteLength } }] }));
+const header = new TextEncoder().encode(
+  JSON.stringify({
+    inputs: [
+      { name: 'x', shape: [1, 3, 224, 224], datatype: 'FP32', parameters: { binary_data_size: image.byteLength } },
+    ],
+  }),
+);
 const body = new Uint8Array(header.length + image.byteLength);
 body.set(header);
 body.set(new Uint8Array(image.buffer), header.length);
@@ -48,26 +66,57 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-coldstart-'));
   const s3 = await startS3();
   const prefix = uniquePrefix();
-  const env = (name: string) => ({ HEARTH_HTTP_PORT: '0', HEARTH_GRPC_PORT: '0', HEARTH_METRICS_PORT: '0', HEARTH_LOG_LEVEL: 'warn', HEARTH_DATA_DIR: join(dir, name), REDIS_URL: 'redis://127.0.0.1:6379', HEARTH_REDIS_PREFIX: prefix, HEARTH_S3_BUCKET: s3.bucket, HEARTH_S3_ENDPOINT: s3.endpoint, HEARTH_S3_PREFIX: 'hearth/' });
+  const env = (name: string) => ({
+    HEARTH_HTTP_PORT: '0',
+    HEARTH_GRPC_PORT: '0',
+    HEARTH_METRICS_PORT: '0',
+    HEARTH_LOG_LEVEL: 'warn',
+    HEARTH_DATA_DIR: join(dir, name),
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    HEARTH_REDIS_PREFIX: prefix,
+    HEARTH_S3_BUCKET: s3.bucket,
+    HEARTH_S3_ENDPOINT: s3.endpoint,
+    HEARTH_S3_PREFIX: 'hearth/',
+  });
   const nodes: HearthNode[] = [];
-  const results = { raw_s3: [] as number[], raw_cache: [] as number[], hearth_s3: [] as number[], hearth_cache: [] as number[] };
+  const results = {
+    raw_s3: [] as number[],
+    raw_cache: [] as number[],
+    hearth_s3: [] as number[],
+    hearth_cache: [] as number[],
+  };
   const phases: object[] = [];
   try {
     // Deploy once through a first node; the artifact lands in S3 under its hash.
     const first = await startNode(loadConfig(env('deployer')));
     nodes.push(first);
     const sha = await upload(first.httpUrl, new Uint8Array(await readFile(modelPath('resnet50'))));
-    const deployed = await fetch(`${first.httpUrl}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec: SPEC, artifacts: { model: sha } }), headers: { 'content-type': 'application/json' } });
+    const deployed = await fetch(`${first.httpUrl}/api/v1/functions`, {
+      method: 'POST',
+      body: JSON.stringify({ spec: SPEC, artifacts: { model: sha } }),
+      headers: { 'content-type': 'application/json' },
+    });
     if (deployed.status !== 201) throw new Error(`deploy failed: ${await deployed.text()}`);
     await first.close();
     const key = `hearth/artifacts/sha256/${sha}`;
-    console.log(`bench:coldstart — ResNet-50 ${(image.byteLength / 1e6).toFixed(1)} MB input, ${rounds} rounds; artifact s3://${s3.bucket}/${key}`);
+    console.log(
+      `bench:coldstart — ResNet-50 ${(image.byteLength / 1e6).toFixed(1)} MB input, ${rounds} rounds; artifact s3://${s3.bucket}/${key}`,
+    );
 
     const infer = async (node: HearthNode): Promise<number> => {
       const t0 = performance.now();
-      const r = await fetch(`${node.httpUrl}/v2/models/resnet50/infer`, { method: 'POST', body, headers: { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.length), 'accept-encoding': 'identity' } });
+      const r = await fetch(`${node.httpUrl}/v2/models/resnet50/infer`, {
+        method: 'POST',
+        body,
+        headers: {
+          'content-type': 'application/octet-stream',
+          'inference-header-content-length': String(header.length),
+          'accept-encoding': 'identity',
+        },
+      });
       const bytes = await r.arrayBuffer();
-      if (r.status !== 200) throw new Error(`infer answered ${r.status}: ${Buffer.from(bytes).toString().slice(0, 500)}`);
+      if (r.status !== 200)
+        throw new Error(`infer answered ${r.status}: ${Buffer.from(bytes).toString().slice(0, 500)}`);
       return performance.now() - t0;
     };
 
@@ -95,7 +144,9 @@ async function main(): Promise<void> {
       results.hearth_cache.push(await infer(node));
       phases.push({ from: 'cache', ...node.service.pools()[0]!.coldStart });
       await node.close();
-      console.log(`  round ${i + 1}: raw s3 ${round(results.raw_s3[i]!)} ms, raw cache ${round(results.raw_cache[i]!)} ms, hearth s3 ${round(results.hearth_s3[i]!)} ms, hearth cache ${round(results.hearth_cache[i]!)} ms`);
+      console.log(
+        `  round ${i + 1}: raw s3 ${round(results.raw_s3[i]!)} ms, raw cache ${round(results.raw_cache[i]!)} ms, hearth s3 ${round(results.hearth_s3[i]!)} ms, hearth cache ${round(results.hearth_cache[i]!)} ms`,
+      );
     }
   } finally {
     for (const n of nodes) await n.close().catch(() => undefined);
@@ -115,8 +166,12 @@ async function main(): Promise<void> {
   };
   out.ratio_s3 = round(out.hearth_s3_ms / out.raw_s3_ms, 3);
   out.ratio_cache = round(out.hearth_cache_ms / out.raw_cache_ms, 3);
-  console.log(`\nmedians: raw s3 ${out.raw_s3_ms} ms, hearth s3 ${out.hearth_s3_ms} ms → ratio_s3 ${out.ratio_s3} (target ≤ 1.2)`);
-  console.log(`         raw cache ${out.raw_cache_ms} ms, hearth cache ${out.hearth_cache_ms} ms → ratio_cache ${out.ratio_cache} (target ≤ 1.1)`);
+  console.log(
+    `\nmedians: raw s3 ${out.raw_s3_ms} ms, hearth s3 ${out.hearth_s3_ms} ms → ratio_s3 ${out.ratio_s3} (target ≤ 1.2)`,
+  );
+  console.log(
+    `         raw cache ${out.raw_cache_ms} ms, hearth cache ${out.hearth_cache_ms} ms → ratio_cache ${out.ratio_cache} (target ≤ 1.1)`,
+  );
   mkdirSync(join(flags.out, '..'), { recursive: true });
   writeFileSync(flags.out, `${JSON.stringify(out, null, 2)}\n`);
   console.log(`wrote ${flags.out}`);

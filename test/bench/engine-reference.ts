@@ -12,7 +12,12 @@ export function randomRows(count: number, seed: number): Float32Array {
 }
 
 /** Best rows/s over `batches`, each run for `budgetMs`, inputs of shape [batch, ...rowShape]. */
-export async function engineBestBatch(model: Model, rowShape: number[], batches: number[], budgetMs: number): Promise<{ best: number; bestBatch: number }> {
+export async function engineBestBatch(
+  model: Model,
+  rowShape: number[],
+  batches: number[],
+  budgetMs: number,
+): Promise<{ best: number; bestBatch: number }> {
   const perRow = rowShape.reduce((a, b) => a * b, 1);
   let best = 0;
   let bestBatch = 0;

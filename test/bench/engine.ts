@@ -45,11 +45,19 @@ const seconds = Number(flags.seconds ?? (quick ? 0.4 : 2));
 const device = flags.device;
 const SHAPES: Record<string, number[]> = { mlp: [1024], resnet50: [3, 224, 224] };
 const ROWS: [string, number][] = [
-  ['mlp', 1], ['mlp', 8], ['mlp', 32],
-  ['resnet50', 1], ['resnet50', 8], ['resnet50', 32],
+  ['mlp', 1],
+  ['mlp', 8],
+  ['mlp', 32],
+  ['resnet50', 1],
+  ['resnet50', 8],
+  ['resnet50', 32],
 ];
 
-interface Measure { per_s: number; iters: number; seconds: number }
+interface Measure {
+  per_s: number;
+  iters: number;
+  seconds: number;
+}
 
 function input(model: string, batch: number): Float32Array {
   const next = rng(batch);
@@ -83,14 +91,23 @@ async function addonRound(models: Map<string, Model>): Promise<Map<string, Measu
 }
 
 function pythonRound(): Map<string, Measure> {
-  const stdout = execFileSync(PYTHON, [
-    join(REPO_ROOT, 'test', 'bench', 'engine_python.py'),
-    '--models', MODELS_DIR,
-    '--rows', ROWS.map(([m, b]) => `${m}:${b}`).join(','),
-    '--threads', String(threads),
-    '--seconds', String(seconds),
-    '--device', device,
-  ], { maxBuffer: 1 << 24 });
+  const stdout = execFileSync(
+    PYTHON,
+    [
+      join(REPO_ROOT, 'test', 'bench', 'engine_python.py'),
+      '--models',
+      MODELS_DIR,
+      '--rows',
+      ROWS.map(([m, b]) => `${m}:${b}`).join(','),
+      '--threads',
+      String(threads),
+      '--seconds',
+      String(seconds),
+      '--device',
+      device,
+    ],
+    { maxBuffer: 1 << 24 },
+  );
   const out = new Map<string, Measure>();
   for (const line of stdout.toString().trim().split('\n')) {
     const r = JSON.parse(line) as Measure & { model: string; batch: number };
@@ -107,7 +124,9 @@ async function main(): Promise<void> {
   ensureModels();
   setIntraOpThreads(threads);
   const report = devices();
-  console.log(`bench:engine — LibTorch ${report.torchVersion}, ${report.devices[0]!.name}, ${threads} thread(s), device ${device}, ${rounds} round(s) of ≥${seconds}s per row${quick ? ' (quick)' : ''}`);
+  console.log(
+    `bench:engine — LibTorch ${report.torchVersion}, ${report.devices[0]!.name}, ${threads} thread(s), device ${device}, ${rounds} round(s) of ≥${seconds}s per row${quick ? ' (quick)' : ''}`,
+  );
 
   const models = new Map<string, Model>();
   for (const name of new Set(ROWS.map(([m]) => m))) {

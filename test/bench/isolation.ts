@@ -34,10 +34,23 @@ const { values: flags } = parseArgs({
 const seconds = Number(flags.seconds ?? (flags.quick ? 2 : 5));
 const round = (v: number, d = 1): number => Math.round(v * 10 ** d) / 10 ** d;
 type Mode = 'process' | 'none';
-interface Row { mode: Mode; route: 'kserve-binary' | 'function-url-json'; concurrency: number; req_per_s: number; p50_ms: number; p99_ms: number; errors: number }
+interface Row {
+  mode: Mode;
+  route: 'kserve-binary' | 'function-url-json';
+  concurrency: number;
+  req_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  errors: number;
+}
 
 const x = floats(1024, 7);
-const header = new TextEncoder().encode(JSON.stringify({ inputs: [{ name: 'x', shape: [1, 1024], datatype: 'FP32', parameters: { binary_data_size: 4096 } }], parameters: { binary_data_output: true } }));
+const header = new TextEncoder().encode(
+  JSON.stringify({
+    inputs: [{ name: 'x', shape: [1, 1024], datatype: 'FP32', parameters: { binary_data_size: 4096 } }],
+    parameters: { binary_data_output: true },
+  }),
+);
 const binary = new Uint8Array(header.length + 4096);
 binary.set(header);
 binary.set(new Uint8Array(x.buffer), header.length);
@@ -51,24 +64,56 @@ const CELLS = [
 ] as const;
 
 async function turn(mode: Mode, dir: string): Promise<Row[]> {
-  const node = await spawnNode(join(dir, `data-${mode}-${Date.now()}`), { HEARTH_ISOLATION: mode, HEARTH_LOG_LEVEL: 'info' });
+  const node = await spawnNode(join(dir, `data-${mode}-${Date.now()}`), {
+    HEARTH_ISOLATION: mode,
+    HEARTH_LOG_LEVEL: 'info',
+  });
   try {
     const model = await upload(node.url, new Uint8Array(await readFile(modelPath('mlp'))));
-    const hook = await upload(node.url, await hookBundle('mlp-json', join(dir, 'bundles'), join(REPO_ROOT, 'test', 'bench', 'hooks')));
-    const spec = { name: 'mlp', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 64, batching: { maxQueueDelayUs: 2000 }, instances: { device: 'cpu' }, scaling: { targetQueueDepth: 64 },
-      inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }] };
-    const r = await fetch(`${node.url}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model, hook } }), headers: { 'content-type': 'application/json' } });
+    const hook = await upload(
+      node.url,
+      await hookBundle('mlp-json', join(dir, 'bundles'), join(REPO_ROOT, 'test', 'bench', 'hooks')),
+    );
+    const spec = {
+      name: 'mlp',
+      model: 'model.pt',
+      hook: 'hook.ts',
+      maxBatchSize: 64,
+      batching: { maxQueueDelayUs: 2000 },
+      instances: { device: 'cpu' },
+      scaling: { targetQueueDepth: 64 },
+      inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }],
+      outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
+    };
+    const r = await fetch(`${node.url}/api/v1/functions`, {
+      method: 'POST',
+      body: JSON.stringify({ spec, artifacts: { model, hook } }),
+      headers: { 'content-type': 'application/json' },
+    });
     if (r.status !== 201) throw new Error(`deploy failed: ${await r.text()}`);
     const rows: Row[] = [];
     for (const cell of CELLS) {
-      const [url, body, headers] = cell.route === 'kserve-binary'
-        ? [`${node.url}/v2/models/mlp/infer`, binary, kserve] as const
-        : [`${node.url}/fn/mlp`, json, { 'content-type': 'application/json' }] as const;
+      const [url, body, headers] =
+        cell.route === 'kserve-binary'
+          ? ([`${node.url}/v2/models/mlp/infer`, binary, kserve] as const)
+          : ([`${node.url}/fn/mlp`, json, { 'content-type': 'application/json' }] as const);
       await cannon(url, body, headers, Math.min(cell.concurrency, 8), 1); // warm-up
       // c=1 is timed to the microsecond (the target is a fraction of a millisecond).
-      const result: LoadResult = cell.concurrency === 1 ? await serialLoop(url, body, headers, seconds) : await cannon(url, body, headers, cell.concurrency, seconds);
-      const row: Row = { mode, ...cell, req_per_s: round(result.rps), p50_ms: round(result.p50, 3), p99_ms: round(result.p99, 3), errors: result.errors };
-      console.log(`  ${mode.padEnd(7)} ${cell.route.padEnd(17)} c=${String(cell.concurrency).padStart(2)}  ${row.req_per_s.toFixed(1).padStart(8)} req/s  p50 ${row.p50_ms.toFixed(2).padStart(6)} ms  p99 ${row.p99_ms.toFixed(2).padStart(7)} ms${row.errors ? `  errors ${row.errors}` : ''}`);
+      const result: LoadResult =
+        cell.concurrency === 1
+          ? await serialLoop(url, body, headers, seconds)
+          : await cannon(url, body, headers, cell.concurrency, seconds);
+      const row: Row = {
+        mode,
+        ...cell,
+        req_per_s: round(result.rps),
+        p50_ms: round(result.p50, 3),
+        p99_ms: round(result.p99, 3),
+        errors: result.errors,
+      };
+      console.log(
+        `  ${mode.padEnd(7)} ${cell.route.padEnd(17)} c=${String(cell.concurrency).padStart(2)}  ${row.req_per_s.toFixed(1).padStart(8)} req/s  p50 ${row.p50_ms.toFixed(2).padStart(6)} ms  p99 ${row.p99_ms.toFixed(2).padStart(7)} ms${row.errors ? `  errors ${row.errors}` : ''}`,
+      );
       rows.push(row);
     }
     return rows;
@@ -83,27 +128,43 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-isolation-'));
   const all: Row[] = [];
   try {
-    for (let round = 0; round < 2; round++) for (const mode of ['process', 'none'] as const) all.push(...(await turn(mode, dir)));
+    for (let round = 0; round < 2; round++)
+      for (const mode of ['process', 'none'] as const) all.push(...(await turn(mode, dir)));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
   // Each cell's better turn: the higher throughput (and, at c=1, the lower p50).
   const best = (mode: Mode, route: Row['route'], concurrency: number): Row => {
     const turns = all.filter((r) => r.mode === mode && r.route === route && r.concurrency === concurrency);
-    return turns.reduce((a, b) => (concurrency === 1 ? (b.p50_ms < a.p50_ms ? b : a) : (b.req_per_s > a.req_per_s ? b : a)));
+    return turns.reduce((a, b) =>
+      concurrency === 1 ? (b.p50_ms < a.p50_ms ? b : a) : b.req_per_s > a.req_per_s ? b : a,
+    );
   };
   const rows = (['process', 'none'] as const).flatMap((mode) => CELLS.map((c) => best(mode, c.route, c.concurrency)));
-  const ratio = (route: Row['route']) => round(best('process', route, 64).req_per_s / best('none', route, 64).req_per_s, 3);
+  const ratio = (route: Row['route']) =>
+    round(best('process', route, 64).req_per_s / best('none', route, 64).req_per_s, 3);
   const summary = {
     ratio_c64_binary: ratio('kserve-binary'),
     ratio_c64_json: ratio('function-url-json'),
     added_p50_ms_c1: round(best('process', 'kserve-binary', 1).p50_ms - best('none', 'kserve-binary', 1).p50_ms, 3),
   };
   console.log('\nbest turn of each cell:');
-  for (const r of rows) console.log(`  ${r.mode.padEnd(7)} ${r.route.padEnd(17)} c=${String(r.concurrency).padStart(2)}  ${r.req_per_s.toFixed(1).padStart(8)} req/s  p50 ${r.p50_ms.toFixed(2)} ms  p99 ${r.p99_ms.toFixed(2)} ms`);
-  const check = (what: string, ok: boolean, value: string): void => console.log(`${ok ? 'MET ' : 'MISS'}  ${what}: ${value}`);
-  check('KServe binary c=64: process ≥ 0.85 × none', summary.ratio_c64_binary >= 0.85, String(summary.ratio_c64_binary));
-  check('JSON function URL c=64: process ≥ 0.85 × none', summary.ratio_c64_json >= 0.85, String(summary.ratio_c64_json));
+  for (const r of rows)
+    console.log(
+      `  ${r.mode.padEnd(7)} ${r.route.padEnd(17)} c=${String(r.concurrency).padStart(2)}  ${r.req_per_s.toFixed(1).padStart(8)} req/s  p50 ${r.p50_ms.toFixed(2)} ms  p99 ${r.p99_ms.toFixed(2)} ms`,
+    );
+  const check = (what: string, ok: boolean, value: string): void =>
+    console.log(`${ok ? 'MET ' : 'MISS'}  ${what}: ${value}`);
+  check(
+    'KServe binary c=64: process ≥ 0.85 × none',
+    summary.ratio_c64_binary >= 0.85,
+    String(summary.ratio_c64_binary),
+  );
+  check(
+    'JSON function URL c=64: process ≥ 0.85 × none',
+    summary.ratio_c64_json >= 0.85,
+    String(summary.ratio_c64_json),
+  );
   check('KServe binary c=1: ≤ 0.3 ms added p50', summary.added_p50_ms_c1 <= 0.3, `${summary.added_p50_ms_c1} ms`);
   writeFileSync(flags.out, `${JSON.stringify({ seconds, rows, turns: all, ...summary }, null, 2)}\n`);
   console.log(`\nwrote ${flags.out}`);

@@ -12,9 +12,28 @@ export interface LoadResult {
 }
 
 /** `connections` clients each sending `body` back to back for `duration` seconds. */
-export async function cannon(url: string, body: Uint8Array | string, headers: Record<string, string>, connections: number, duration: number): Promise<LoadResult> {
-  const result = await autocannon({ url, method: 'POST', body: typeof body === 'string' ? body : Buffer.from(body), headers, connections, duration, timeout: 60 });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx };
+export async function cannon(
+  url: string,
+  body: Uint8Array | string,
+  headers: Record<string, string>,
+  connections: number,
+  duration: number,
+): Promise<LoadResult> {
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    body: typeof body === 'string' ? body : Buffer.from(body),
+    headers,
+    connections,
+    duration,
+    timeout: 60,
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx,
+  };
 }
 
 /** SIGTERM, then SIGKILL after 10 s; resolves when the process has exited. */
@@ -32,17 +51,28 @@ export function stop(child: ChildProcess): Promise<void> {
  * timing each request with performance.now(): latencies to the microsecond (autocannon's are whole
  * milliseconds), for comparing p50s a fraction of a millisecond apart.
  */
-export async function serialLoop(url: string, body: Uint8Array | string, headers: Record<string, string>, duration: number): Promise<LoadResult> {
+export async function serialLoop(
+  url: string,
+  body: Uint8Array | string,
+  headers: Record<string, string>,
+  duration: number,
+): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const payload = typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const once = (): Promise<number> => new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(payload.length) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+  const payload =
+    typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const once = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const req = request(
+        url,
+        { method: 'POST', agent, headers: { ...headers, 'content-length': String(payload.length) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
     });
-    req.on('error', reject);
-    req.end(payload);
-  });
   const latencies: number[] = [];
   let errors = 0;
   const end = performance.now() + duration * 1000;
@@ -54,5 +84,10 @@ export async function serialLoop(url: string, body: Uint8Array | string, headers
   }
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / duration, p50: latencies[Math.floor(latencies.length / 2)] ?? 0, p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0, errors };
+  return {
+    rps: latencies.length / duration,
+    p50: latencies[Math.floor(latencies.length / 2)] ?? 0,
+    p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0,
+    errors,
+  };
 }

@@ -39,7 +39,9 @@ function percentile(sorted: number[], p: number): number {
 const round = (v: number, digits = 1): number => Math.round(v * 10 ** digits) / 10 ** digits;
 
 async function engineReference(): Promise<{ best: number; bestBatch: number; p50: number }> {
-  const model = await loadModel(modelPath('mlp'), { warmup: { inputs: [{ dtype: 'FP32', shape: [1, 1024], data: rows(1, 1) }], runs: 3 } });
+  const model = await loadModel(modelPath('mlp'), {
+    warmup: { inputs: [{ dtype: 'FP32', shape: [1, 1024], data: rows(1, 1) }], runs: 3 },
+  });
   const { best, bestBatch } = await engineBestBatch(model, [1024], [8, 16, 32, 64], (seconds * 1000) / 2);
   const one = { dtype: 'FP32' as const, shape: [1, 1024], data: rows(1, 2) };
   const lat: number[] = [];
@@ -54,7 +56,10 @@ async function engineReference(): Promise<{ best: number; bestBatch: number; p50
   return { best, bestBatch, p50: percentile(lat, 50) };
 }
 
-async function drive(pool: Pool, concurrency: number): Promise<{ perS: number; p50: number; p99: number; requests: number }> {
+async function drive(
+  pool: Pool,
+  concurrency: number,
+): Promise<{ perS: number; p50: number; p99: number; requests: number }> {
   const bodies = Array.from({ length: concurrency }, (_, i) => rows(1, 100 + i));
   const lat: number[] = [];
   let done = 0;
@@ -85,13 +90,24 @@ async function main(): Promise<void> {
   ensureModels();
   setIntraOpThreads(threads);
   const engine = await engineReference();
-  console.log(`bench:pool — MLP, ${threads} intra-op thread(s), engine best ${round(engine.best)} rows/s at batch ${engine.bestBatch}, engine batch-1 p50 ${round(engine.p50, 3)} ms`);
+  console.log(
+    `bench:pool — MLP, ${threads} intra-op thread(s), engine best ${round(engine.best)} rows/s at batch ${engine.bestBatch}, engine batch-1 p50 ${round(engine.p50, 3)} ms`,
+  );
 
-  const hook = await bundleHook(join(REPO_ROOT, 'test', 'bench', 'hooks', 'mlp-binary.ts'), join(tmpdir(), 'hearth-bench-hooks'));
+  const hook = await bundleHook(
+    join(REPO_ROOT, 'test', 'bench', 'hooks', 'mlp-binary.ts'),
+    join(tmpdir(), 'hearth-bench-hooks'),
+  );
   const spec = parseSpec({
-    name: 'bench-mlp', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 64, batching: { maxQueueDelayUs: Number(flags.delay) },
-    instances: { count: Number(flags.instances), device: 'cpu' }, scaling: { maxInstances: 8 },
-    inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
+    name: 'bench-mlp',
+    model: 'model.pt',
+    hook: 'hook.ts',
+    maxBatchSize: 64,
+    batching: { maxQueueDelayUs: Number(flags.delay) },
+    instances: { count: Number(flags.instances), device: 'cpu' },
+    scaling: { maxInstances: 8 },
+    inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }],
+    outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
   });
   const pool = new Pool({ spec, version: 1, model: modelPath('mlp'), hookBundle: hook.path, hooks: { threads: 1 } });
   await pool.start();
@@ -109,7 +125,9 @@ async function main(): Promise<void> {
     };
     const forwards = after.execCount - before.execCount;
     const rowsRun = after.inferenceCount - before.inferenceCount;
-    breakdown.push(`c=${concurrency}: mean ms pre ${avg('pre')} queue ${avg('queue')} compute ${avg('compute')} post ${avg('post')} request ${avg('request')}; mean batch ${(rowsRun / Math.max(1, forwards)).toFixed(1)} rows`);
+    breakdown.push(
+      `c=${concurrency}: mean ms pre ${avg('pre')} queue ${avg('queue')} compute ${avg('compute')} post ${avg('post')} request ${avg('request')}; mean batch ${(rowsRun / Math.max(1, forwards)).toFixed(1)} rows`,
+    );
     before = after;
     const row = {
       concurrency,
@@ -129,11 +147,22 @@ async function main(): Promise<void> {
 
   console.log('\nconcurrency   pool/s   engine best/s   ratio   p50 ms   p99 ms');
   for (const r of result) {
-    const extra = r.concurrency === 1 ? `   (engine batch-1 p50 ${r.engine_p50_ms} ms; target p50 ≤ ${round((r.engine_p50_ms ?? 0) + 0.5, 3)})` : r.concurrency === 64 ? '   (target ratio ≥ 0.9)' : '';
-    console.log(`${String(r.concurrency).padStart(11)} ${r.pool_per_s.toFixed(1).padStart(8)} ${r.engine_best_per_s.toFixed(1).padStart(15)} ${r.ratio.toFixed(3).padStart(7)} ${r.p50_ms.toFixed(3).padStart(8)} ${r.p99_ms.toFixed(3).padStart(8)}${extra}`);
+    const extra =
+      r.concurrency === 1
+        ? `   (engine batch-1 p50 ${r.engine_p50_ms} ms; target p50 ≤ ${round((r.engine_p50_ms ?? 0) + 0.5, 3)})`
+        : r.concurrency === 64
+          ? '   (target ratio ≥ 0.9)'
+          : '';
+    console.log(
+      `${String(r.concurrency).padStart(11)} ${r.pool_per_s.toFixed(1).padStart(8)} ${r.engine_best_per_s.toFixed(1).padStart(15)} ${r.ratio.toFixed(3).padStart(7)} ${r.p50_ms.toFixed(3).padStart(8)} ${r.p99_ms.toFixed(3).padStart(8)}${extra}`,
+    );
   }
   console.log(`\nwhere the time goes (pool counters):\n  ${breakdown.join('\n  ')}`);
-  const sizes = Object.entries(stats.batchSizes).sort((a, b) => b[1] - a[1]).slice(0, 6).map(([s, n]) => `${s}×${n}`).join(' ');
+  const sizes = Object.entries(stats.batchSizes)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([s, n]) => `${s}×${n}`)
+    .join(' ');
   console.log(`batch sizes (rows×forwards, most common): ${sizes}`);
   mkdirSync(join(flags.out, '..'), { recursive: true });
   writeFileSync(flags.out, `${JSON.stringify(result, null, 2)}\n`);

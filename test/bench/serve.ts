@@ -39,14 +39,34 @@ const CONCURRENCY = [1, 16, 64];
 const threads = availableParallelism();
 const round = (v: number, d = 1): number => Math.round(v * 10 ** d) / 10 ** d;
 
-interface Row { model: string; concurrency: number; server: string; req_per_s: number; p50_ms: number; p99_ms: number; errors: number }
+interface Row {
+  model: string;
+  concurrency: number;
+  server: string;
+  req_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  errors: number;
+}
 
 async function engineBest(model: 'mlp' | 'resnet50'): Promise<number> {
   setIntraOpThreads(threads);
   const rowShape = model === 'mlp' ? [1024] : [3, 224, 224];
-  const warm = { dtype: 'FP32' as const, shape: [1, ...rowShape], data: floats(rowShape.reduce((a, b) => a * b, 1), 1) };
+  const warm = {
+    dtype: 'FP32' as const,
+    shape: [1, ...rowShape],
+    data: floats(
+      rowShape.reduce((a, b) => a * b, 1),
+      1,
+    ),
+  };
   const m = await loadModel(modelPath(model), { warmup: { inputs: [warm], runs: 3 } });
-  const { best } = await engineBestBatch(m, rowShape, model === 'mlp' ? [32, 64] : [8, 16], model === 'mlp' ? 2000 : 6000);
+  const { best } = await engineBestBatch(
+    m,
+    rowShape,
+    model === 'mlp' ? [32, 64] : [8, 16],
+    model === 'mlp' ? 2000 : 6000,
+  );
   m.dispose();
   return best;
 }
@@ -60,49 +80,112 @@ function waitForPort(url: string, child: ChildProcess, what: string): Promise<vo
         return;
       }
       // Any HTTP answer (even an error for this empty probe) means the server is up.
-      fetch(url, { method: 'GET' }).then(() => resolve(), () => (Date.now() - started > 60_000 ? reject(new Error(`${what} did not start`)) : setTimeout(tick, 250)));
+      fetch(url, { method: 'GET' }).then(
+        () => resolve(),
+        () => (Date.now() - started > 60_000 ? reject(new Error(`${what} did not start`)) : setTimeout(tick, 250)),
+      );
     };
     tick();
   });
 }
 
 function startPeer(kind: 'flask' | 'fastapi', model: 'mlp' | 'resnet50', port: number): ChildProcess {
-  const env = { ...process.env, PEER_MODEL: modelPath(model), PEER_KIND: model === 'mlp' ? 'mlp' : 'resnet', PEER_THREADS: '1', PYTHONUNBUFFERED: '1' };
+  const env = {
+    ...process.env,
+    PEER_MODEL: modelPath(model),
+    PEER_KIND: model === 'mlp' ? 'mlp' : 'resnet',
+    PEER_THREADS: '1',
+    PYTHONUNBUFFERED: '1',
+  };
   const cwd = join(REPO_ROOT, 'test', 'bench', 'peers');
-  const args = kind === 'flask'
-    // gthread with one thread per worker: still one request at a time per worker, but with
-    // keep-alive. gunicorn's default sync worker closes every connection, and autocannon then
-    // misreports (p50 of ~1 s for a 5 ms request at concurrency 1, and hundreds of socket errors).
-    ? ['-m', 'gunicorn', '-w', '2', '-k', 'gthread', '--threads', '1', '-b', `127.0.0.1:${port}`, '--log-level', 'warning', '--timeout', '120', 'flask_app:app']
-    : ['-m', 'uvicorn', '--workers', '2', '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warning', 'fastapi_app:app'];
+  const args =
+    kind === 'flask'
+      ? // gthread with one thread per worker: still one request at a time per worker, but with
+        // keep-alive. gunicorn's default sync worker closes every connection, and autocannon then
+        // misreports (p50 of ~1 s for a 5 ms request at concurrency 1, and hundreds of socket errors).
+        [
+          '-m',
+          'gunicorn',
+          '-w',
+          '2',
+          '-k',
+          'gthread',
+          '--threads',
+          '1',
+          '-b',
+          `127.0.0.1:${port}`,
+          '--log-level',
+          'warning',
+          '--timeout',
+          '120',
+          'flask_app:app',
+        ]
+      : [
+          '-m',
+          'uvicorn',
+          '--workers',
+          '2',
+          '--host',
+          '127.0.0.1',
+          '--port',
+          String(port),
+          '--log-level',
+          'warning',
+          'fastapi_app:app',
+        ];
   return spawn(PYTHON, args, { cwd, env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
-async function grpcLoad(address: string, concurrency: number, duration: number, x: Float32Array): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
-  const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_PATH, PROTO_OPTIONS)) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } };
-  const client = new pkg.inference.GRPCInferenceService(address, grpc.credentials.createInsecure()) as unknown as grpc.Client & { ModelInfer(r: object, cb: (e: Error | null) => void): void };
-  const request = { model_name: 'mlp', inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 1024] }], raw_input_contents: [Buffer.from(x.buffer)] };
+async function grpcLoad(
+  address: string,
+  concurrency: number,
+  duration: number,
+  x: Float32Array,
+): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+  const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_PATH, PROTO_OPTIONS)) as unknown as {
+    inference: { GRPCInferenceService: grpc.ServiceClientConstructor };
+  };
+  const client = new pkg.inference.GRPCInferenceService(
+    address,
+    grpc.credentials.createInsecure(),
+  ) as unknown as grpc.Client & { ModelInfer(r: object, cb: (e: Error | null) => void): void };
+  const request = {
+    model_name: 'mlp',
+    inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 1024] }],
+    raw_input_contents: [Buffer.from(x.buffer)],
+  };
   const latencies: number[] = [];
   let errors = 0;
   const end = performance.now() + duration * 1000;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < end) {
-      const t = performance.now();
-      await new Promise<void>((resolve) => client.ModelInfer(request, (e) => {
-        if (e) errors++;
-        resolve();
-      }));
-      latencies.push(performance.now() - t);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now();
+        await new Promise<void>((resolve) =>
+          client.ModelInfer(request, (e) => {
+            if (e) errors++;
+            resolve();
+          }),
+        );
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
   client.close();
   latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / duration, p50: latencies[Math.floor(latencies.length / 2)] ?? 0, p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0, errors };
+  return {
+    rps: latencies.length / duration,
+    p50: latencies[Math.floor(latencies.length / 2)] ?? 0,
+    p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0,
+    errors,
+  };
 }
 
 async function main(): Promise<void> {
   ensureModels();
-  console.log(`bench:serve — ${threads} cores, ${seconds}s per cell; measuring the engine's best batch throughput first`);
+  console.log(
+    `bench:serve — ${threads} cores, ${seconds}s per cell; measuring the engine's best batch throughput first`,
+  );
   const engine = { mlp: await engineBest('mlp'), resnet50: await engineBest('resnet50') };
   console.log(`engine best: MLP ${round(engine.mlp)} rows/s, ResNet-50 ${round(engine.resnet50)} rows/s`);
 
@@ -112,39 +195,92 @@ async function main(): Promise<void> {
   try {
     const deploy = async (spec: object, model: string, hook: string): Promise<void> => {
       const m = await upload(hearth.url, new Uint8Array(await readFile(modelPath(model as 'mlp'))));
-      const h = await upload(hearth.url, await hookBundle(hook, join(dir, 'bundles'), join(REPO_ROOT, 'test', 'bench', 'hooks')));
-      const r = await fetch(`${hearth.url}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model: m, hook: h } }), headers: { 'content-type': 'application/json' } });
+      const h = await upload(
+        hearth.url,
+        await hookBundle(hook, join(dir, 'bundles'), join(REPO_ROOT, 'test', 'bench', 'hooks')),
+      );
+      const r = await fetch(`${hearth.url}/api/v1/functions`, {
+        method: 'POST',
+        body: JSON.stringify({ spec, artifacts: { model: m, hook: h } }),
+        headers: { 'content-type': 'application/json' },
+      });
       if (r.status !== 201) throw new Error(`deploy failed: ${await r.text()}`);
     };
     // The MLP reads all its weights per forward, so batch size is its throughput: one instance
     // takes the whole queue (a second would split the batches on these 2 cores). ResNet-50 is
     // compute-bound and scales to an instance per lane on the autoscaler's defaults.
-    await deploy({ name: 'mlp', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 64, batching: { maxQueueDelayUs: 2000 }, instances: { device: 'cpu' }, scaling: { targetQueueDepth: 64 },
-      inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }] }, 'mlp', 'mlp-json');
-    await deploy({ name: 'resnet50', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 16, batching: { maxQueueDelayUs: 5000 }, instances: { device: 'cpu' },
-      inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }] }, 'resnet50', 'resnet-binary');
+    await deploy(
+      {
+        name: 'mlp',
+        model: 'model.pt',
+        hook: 'hook.ts',
+        maxBatchSize: 64,
+        batching: { maxQueueDelayUs: 2000 },
+        instances: { device: 'cpu' },
+        scaling: { targetQueueDepth: 64 },
+        inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }],
+        outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
+      },
+      'mlp',
+      'mlp-json',
+    );
+    await deploy(
+      {
+        name: 'resnet50',
+        model: 'model.pt',
+        hook: 'hook.ts',
+        maxBatchSize: 16,
+        batching: { maxQueueDelayUs: 5000 },
+        instances: { device: 'cpu' },
+        inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }],
+        outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }],
+      },
+      'resnet50',
+      'resnet-binary',
+    );
 
     const mlpX = floats(1024, 7);
     const mlpBody = JSON.stringify({ inputs: Array.from(mlpX) });
     const resnetBody = new Uint8Array(floats(3 * 224 * 224, 8).buffer);
-    const record = (model: string, server: string, concurrency: number, r: { rps: number; p50: number; p99: number; errors: number }): void => {
-      const row = { model, concurrency, server, req_per_s: round(r.rps), p50_ms: round(r.p50, 2), p99_ms: round(r.p99, 2), errors: r.errors };
+    const record = (
+      model: string,
+      server: string,
+      concurrency: number,
+      r: { rps: number; p50: number; p99: number; errors: number },
+    ): void => {
+      const row = {
+        model,
+        concurrency,
+        server,
+        req_per_s: round(r.rps),
+        p50_ms: round(r.p50, 2),
+        p99_ms: round(r.p99, 2),
+        errors: r.errors,
+      };
       rows.push(row);
-      console.log(`  ${model.padEnd(9)} ${server.padEnd(15)} c=${String(concurrency).padStart(2)}  ${row.req_per_s.toFixed(1).padStart(8)} req/s  p50 ${row.p50_ms.toFixed(1).padStart(7)} ms  p99 ${row.p99_ms.toFixed(1).padStart(7)} ms${r.errors ? `  errors ${r.errors}` : ''}`);
+      console.log(
+        `  ${model.padEnd(9)} ${server.padEnd(15)} c=${String(concurrency).padStart(2)}  ${row.req_per_s.toFixed(1).padStart(8)} req/s  p50 ${row.p50_ms.toFixed(1).padStart(7)} ms  p99 ${row.p99_ms.toFixed(1).padStart(7)} ms${r.errors ? `  errors ${r.errors}` : ''}`,
+      );
     };
 
     // Each server is measured alone: a peer is started for its turn and stopped after it.
     for (const model of ['mlp', 'resnet50'] as const) {
       const body = model === 'mlp' ? mlpBody : resnetBody;
       const type = { 'content-type': model === 'mlp' ? 'application/json' : 'application/octet-stream' };
-      const servers: ['hearth' | 'flask-gunicorn' | 'fastapi-uvicorn', number][] = [['hearth', 0], ['flask-gunicorn', 18000 + Math.floor(Math.random() * 500)], ['fastapi-uvicorn', 18600 + Math.floor(Math.random() * 500)]];
+      const servers: ['hearth' | 'flask-gunicorn' | 'fastapi-uvicorn', number][] = [
+        ['hearth', 0],
+        ['flask-gunicorn', 18000 + Math.floor(Math.random() * 500)],
+        ['fastapi-uvicorn', 18600 + Math.floor(Math.random() * 500)],
+      ];
       for (const [server, port] of servers) {
-        const child = server === 'hearth' ? undefined : startPeer(server === 'flask-gunicorn' ? 'flask' : 'fastapi', model, port);
+        const child =
+          server === 'hearth' ? undefined : startPeer(server === 'flask-gunicorn' ? 'flask' : 'fastapi', model, port);
         const url = child ? `http://127.0.0.1:${port}/predict` : `${hearth.url}/fn/${model}`;
         try {
           if (child) await waitForPort(url, child, server);
           await cannon(url, body, type, 4, model === 'mlp' ? 1 : 3); // warm-up
-          for (const c of CONCURRENCY) record(model, server, c, await cannon(url, body, type, c, model === 'mlp' ? seconds : seconds * 2));
+          for (const c of CONCURRENCY)
+            record(model, server, c, await cannon(url, body, type, c, model === 'mlp' ? seconds : seconds * 2));
         } finally {
           if (child) await stop(child);
         }
@@ -152,13 +288,27 @@ async function main(): Promise<void> {
     }
 
     // The MLP through Hearth's KServe binary extension and gRPC raw_input_contents.
-    const header = new TextEncoder().encode(JSON.stringify({ inputs: [{ name: 'x', shape: [1, 1024], datatype: 'FP32', parameters: { binary_data_size: 4096 } }], parameters: { binary_data_output: true } }));
+    const header = new TextEncoder().encode(
+      JSON.stringify({
+        inputs: [{ name: 'x', shape: [1, 1024], datatype: 'FP32', parameters: { binary_data_size: 4096 } }],
+        parameters: { binary_data_output: true },
+      }),
+    );
     const binary = new Uint8Array(header.length + 4096);
     binary.set(header);
     binary.set(new Uint8Array(mlpX.buffer), header.length);
-    const kserve = { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.length) };
+    const kserve = {
+      'content-type': 'application/octet-stream',
+      'inference-header-content-length': String(header.length),
+    };
     await cannon(`${hearth.url}/v2/models/mlp/infer`, binary, kserve, 4, 1);
-    for (const c of CONCURRENCY) record('mlp', 'hearth-kserve-binary', c, await cannon(`${hearth.url}/v2/models/mlp/infer`, binary, kserve, c, seconds));
+    for (const c of CONCURRENCY)
+      record(
+        'mlp',
+        'hearth-kserve-binary',
+        c,
+        await cannon(`${hearth.url}/v2/models/mlp/infer`, binary, kserve, c, seconds),
+      );
     await grpcLoad(hearth.grpc, 4, 1, mlpX);
     for (const c of CONCURRENCY) record('mlp', 'hearth-grpc-raw', c, await grpcLoad(hearth.grpc, c, seconds, mlpX));
   } finally {
@@ -166,18 +316,47 @@ async function main(): Promise<void> {
     await rm(dir, { recursive: true, force: true });
   }
 
-  const at = (model: string, server: string, c = 64) => rows.find((r) => r.model === model && r.server === server && r.concurrency === c)!;
-  const check = (label: string, ok: boolean, detail: string): void => console.log(`  ${ok ? 'met   ' : 'MISSED'} ${label}: ${detail}`);
+  const at = (model: string, server: string, c = 64) =>
+    rows.find((r) => r.model === model && r.server === server && r.concurrency === c)!;
+  const check = (label: string, ok: boolean, detail: string): void =>
+    console.log(`  ${ok ? 'met   ' : 'MISSED'} ${label}: ${detail}`);
   console.log('\ntargets at concurrency 64:');
-  check('MLP binary ≥ 0.8 × engine best', at('mlp', 'hearth-kserve-binary').req_per_s >= 0.8 * engine.mlp, `${round(at('mlp', 'hearth-kserve-binary').req_per_s / engine.mlp, 3)}`);
-  check('MLP gRPC ≥ 0.8 × engine best', at('mlp', 'hearth-grpc-raw').req_per_s >= 0.8 * engine.mlp, `${round(at('mlp', 'hearth-grpc-raw').req_per_s / engine.mlp, 3)}`);
-  check('MLP JSON function URL ≥ 0.6 × engine best', at('mlp', 'hearth').req_per_s >= 0.6 * engine.mlp, `${round(at('mlp', 'hearth').req_per_s / engine.mlp, 3)}`);
-  check('ResNet-50 ≥ 0.9 × engine best', at('resnet50', 'hearth').req_per_s >= 0.9 * engine.resnet50, `${round(at('resnet50', 'hearth').req_per_s / engine.resnet50, 3)}`);
+  check(
+    'MLP binary ≥ 0.8 × engine best',
+    at('mlp', 'hearth-kserve-binary').req_per_s >= 0.8 * engine.mlp,
+    `${round(at('mlp', 'hearth-kserve-binary').req_per_s / engine.mlp, 3)}`,
+  );
+  check(
+    'MLP gRPC ≥ 0.8 × engine best',
+    at('mlp', 'hearth-grpc-raw').req_per_s >= 0.8 * engine.mlp,
+    `${round(at('mlp', 'hearth-grpc-raw').req_per_s / engine.mlp, 3)}`,
+  );
+  check(
+    'MLP JSON function URL ≥ 0.6 × engine best',
+    at('mlp', 'hearth').req_per_s >= 0.6 * engine.mlp,
+    `${round(at('mlp', 'hearth').req_per_s / engine.mlp, 3)}`,
+  );
+  check(
+    'ResNet-50 ≥ 0.9 × engine best',
+    at('resnet50', 'hearth').req_per_s >= 0.9 * engine.resnet50,
+    `${round(at('resnet50', 'hearth').req_per_s / engine.resnet50, 3)}`,
+  );
   const flask = at('mlp', 'flask-gunicorn');
-  check('MLP ≥ 5 × Flask throughput', at('mlp', 'hearth').req_per_s >= 5 * flask.req_per_s, `${round(at('mlp', 'hearth').req_per_s / flask.req_per_s, 2)}×`);
-  check('MLP p99 ≤ 1/3 of Flask\'s', at('mlp', 'hearth').p99_ms <= flask.p99_ms / 3, `${at('mlp', 'hearth').p99_ms} ms vs ${flask.p99_ms} ms`);
+  check(
+    'MLP ≥ 5 × Flask throughput',
+    at('mlp', 'hearth').req_per_s >= 5 * flask.req_per_s,
+    `${round(at('mlp', 'hearth').req_per_s / flask.req_per_s, 2)}×`,
+  );
+  check(
+    "MLP p99 ≤ 1/3 of Flask's",
+    at('mlp', 'hearth').p99_ms <= flask.p99_ms / 3,
+    `${at('mlp', 'hearth').p99_ms} ms vs ${flask.p99_ms} ms`,
+  );
   mkdirSync(join(flags.out, '..'), { recursive: true });
-  writeFileSync(flags.out, `${JSON.stringify({ engine_best_per_s: { mlp: round(engine.mlp), resnet50: round(engine.resnet50) }, threads, seconds, rows }, null, 2)}\n`);
+  writeFileSync(
+    flags.out,
+    `${JSON.stringify({ engine_best_per_s: { mlp: round(engine.mlp), resnet50: round(engine.resnet50) }, threads, seconds, rows }, null, 2)}\n`,
+  );
   console.log(`\nwrote ${flags.out}`);
 }
 

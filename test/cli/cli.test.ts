@@ -26,7 +26,10 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 /** Runs the CLI; resolves with exit code, stdout and stderr (a non-zero exit does not throw). */
 async function hearth(url: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   try {
-    const { stdout, stderr } = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), ['--url', url, ...args], { cwd: dir, env: { ...process.env, HEARTH_PYTHON: PYTHON } });
+    const { stdout, stderr } = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), ['--url', url, ...args], {
+      cwd: dir,
+      env: { ...process.env, HEARTH_PYTHON: PYTHON },
+    });
     return { code: 0, out: stdout, err: stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -53,12 +56,35 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
       expect(init.model).toBe(true);
       expect(existsSync(join(fn, 'model.pt'))).toBe(true);
 
-      const first = await parsed<{ name: string; version: number; status: string; url: string; uploaded: { model: boolean } }>(url, 'deploy', fn, '--wait');
-      expect(first).toMatchObject({ name: init.name, version: 1, status: 'ready', url: `${url}/fn/${init.name}`, uploaded: { model: true } });
+      const first = await parsed<{
+        name: string;
+        version: number;
+        status: string;
+        url: string;
+        uploaded: { model: boolean };
+      }>(url, 'deploy', fn, '--wait');
+      expect(first).toMatchObject({
+        name: init.name,
+        version: 1,
+        status: 'ready',
+        url: `${url}/fn/${init.name}`,
+        uploaded: { model: true },
+      });
 
-      const x = [[1, 2, 3, 4], [0.5, -1, 0, 2]];
-      const reference = pythonForward(join(fn, 'model.pt'), [{ dtype: 'FP32', shape: [2, 4], data: Float32Array.from(x.flat()) }]).outputs[0]!.data as Float32Array;
-      const answer = await parsed<{ outputs: number[][] }>(url, 'invoke', init.name, '--data', JSON.stringify({ inputs: x }));
+      const x = [
+        [1, 2, 3, 4],
+        [0.5, -1, 0, 2],
+      ];
+      const reference = pythonForward(join(fn, 'model.pt'), [
+        { dtype: 'FP32', shape: [2, 4], data: Float32Array.from(x.flat()) },
+      ]).outputs[0]!.data as Float32Array;
+      const answer = await parsed<{ outputs: number[][] }>(
+        url,
+        'invoke',
+        init.name,
+        '--data',
+        JSON.stringify({ inputs: x }),
+      );
       expect(maxAbsDiff(Float32Array.from(answer.outputs.flat()), reference)).toBeLessThan(1e-6);
 
       // Unchanged: HEAD says the node has the model, so no model bytes are sent.
@@ -67,18 +93,42 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
       expect(second).toMatchObject({ version: 2, uploaded: { model: false, hook: false } });
       expect(await uploadedBytes(node)).toBe(bytes);
 
-      expect((await parsed<{ traffic: Record<string, number> }>(url, 'traffic', init.name, '1=10', '2=90')).traffic).toEqual({ 1: 10, 2: 90 });
+      expect(
+        (await parsed<{ traffic: Record<string, number> }>(url, 'traffic', init.name, '1=10', '2=90')).traffic,
+      ).toEqual({ 1: 10, 2: 90 });
       expect(await parsed<{ from: number; to: number }>(url, 'rollback', init.name)).toMatchObject({ from: 2, to: 1 });
       const versions = await parsed<{ version: number; status: string; traffic: number }[]>(url, 'versions', init.name);
-      expect(versions.map((v) => [v.version, v.status, v.traffic])).toEqual([[1, 'ready', 100], [2, 'ready', 0]]);
+      expect(versions.map((v) => [v.version, v.status, v.traffic])).toEqual([
+        [1, 'ready', 100],
+        [2, 'ready', 0],
+      ]);
 
-      const scaled = await parsed<{ version: number; scaling: { minInstances: number; maxInstances: number } }>(url, 'scale', init.name, '--min', '1', '--max', '2');
+      const scaled = await parsed<{ version: number; scaling: { minInstances: number; maxInstances: number } }>(
+        url,
+        'scale',
+        init.name,
+        '--min',
+        '1',
+        '--max',
+        '2',
+      );
       expect(scaled).toMatchObject({ version: 3, scaling: { minInstances: 1, maxInstances: 2 } });
-      const described = await parsed<{ traffic: Record<string, number>; versions: { version: number; spec: { scaling: { minInstances: number } } }[] }>(url, 'describe', init.name);
+      const described = await parsed<{
+        traffic: Record<string, number>;
+        versions: { version: number; spec: { scaling: { minInstances: number } } }[];
+      }>(url, 'describe', init.name);
       expect(described.traffic).toEqual({ 3: 100 });
       expect(described.versions.at(-1)!.spec.scaling.minInstances).toBe(1);
 
-      const job = await parsed<{ status: string; result: { json: { outputs: number[][] } } }>(url, 'invoke', init.name, '--async', '--wait', '--data', JSON.stringify({ inputs: x }));
+      const job = await parsed<{ status: string; result: { json: { outputs: number[][] } } }>(
+        url,
+        'invoke',
+        init.name,
+        '--async',
+        '--wait',
+        '--data',
+        JSON.stringify({ inputs: x }),
+      );
       expect(job.status).toBe('succeeded');
       expect(maxAbsDiff(Float32Array.from(job.result.json.outputs.flat()), reference)).toBeLessThan(1e-6);
 
@@ -99,7 +149,10 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
       expect(empty.err).toContain('hearth init');
       const broken = join(dir, `broken-${label.split(' ')[0]}`);
       await mkdir(broken);
-      await writeFile(join(broken, 'hearth.yaml'), 'name: broken\nmodel: model.pt\ninputs: [{ name: x, dtype: FP33, dims: [4] }]\noutputs: [{ name: y, dtype: FP32, dims: [3] }]\n');
+      await writeFile(
+        join(broken, 'hearth.yaml'),
+        'name: broken\nmodel: model.pt\ninputs: [{ name: x, dtype: FP33, dims: [4] }]\noutputs: [{ name: y, dtype: FP32, dims: [3] }]\n',
+      );
       const invalid = await hearth(url, 'deploy', broken);
       expect(invalid.code).toBe(1);
       expect(invalid.err).toMatch(/inputs\[0\]\.dtype/);
@@ -121,7 +174,12 @@ describe('the hearth CLI', () => {
   lifecycle('Redis and S3', async () => {
     const s3 = await startS3();
     const prefix = uniquePrefix();
-    const node = await testNode(join(dir, 'cluster'), { REDIS_URL: 'redis://127.0.0.1:6379', HEARTH_REDIS_PREFIX: prefix, HEARTH_S3_BUCKET: s3.bucket, HEARTH_S3_ENDPOINT: s3.endpoint });
+    const node = await testNode(join(dir, 'cluster'), {
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      HEARTH_REDIS_PREFIX: prefix,
+      HEARTH_S3_BUCKET: s3.bucket,
+      HEARTH_S3_ENDPOINT: s3.endpoint,
+    });
     return {
       node,
       async close() {

@@ -35,16 +35,23 @@ describe('forwards run off the JS thread', () => {
     const pending = inputs.map((x) => model.forward([x]));
     expect(model.info.inflight).toBeGreaterThan(1);
     const results = await Promise.all(pending);
-    const reference = pythonForwardMany(modelPath('mlp'), inputs.slice(0, 4).map((x) => [x]));
+    const reference = pythonForwardMany(
+      modelPath('mlp'),
+      inputs.slice(0, 4).map((x) => [x]),
+    );
     results.forEach((r, i) => {
       expect(r.outputs[0]!.shape).toEqual([1 + (i % 4), 1024]);
     });
     reference.forEach((ref, i) => {
-      expect(maxAbsDiff(results[i]!.outputs[0]!.data as Float32Array, ref.outputs[0]!.data as Float32Array)).toBeLessThan(1e-4);
+      expect(
+        maxAbsDiff(results[i]!.outputs[0]!.data as Float32Array, ref.outputs[0]!.data as Float32Array),
+      ).toBeLessThan(1e-4);
     });
     // The same input run alone gives the same bytes as when it ran among others.
     const alone = await model.forward([inputs[5]!]);
-    expect(Array.from(alone.outputs[0]!.data as Float32Array)).toEqual(Array.from(results[5]!.outputs[0]!.data as Float32Array));
+    expect(Array.from(alone.outputs[0]!.data as Float32Array)).toEqual(
+      Array.from(results[5]!.outputs[0]!.data as Float32Array),
+    );
     expect(model.info.inflight).toBe(0);
   });
 

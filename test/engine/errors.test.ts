@@ -91,7 +91,9 @@ describe('engine errors', () => {
     expect(unknown.reason).toBe('ERR_DTYPE');
     const negative = await failure(model.forward([{ dtype: 'FP32', shape: [-1, 4], data: new Float32Array(4) }]));
     expect(negative.reason).toBe('ERR_SHAPE');
-    const notArray = await failure(model.forward([{ dtype: 'FP32', shape: [4], data: [1, 2, 3, 4] as unknown as Float32Array }]));
+    const notArray = await failure(
+      model.forward([{ dtype: 'FP32', shape: [4], data: [1, 2, 3, 4] as unknown as Float32Array }]),
+    );
     expect(notArray.reason).toBe('ERR_INVALID_ARGUMENT');
   });
 

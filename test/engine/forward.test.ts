@@ -50,8 +50,14 @@ describe('forward matches python3-torch', () => {
       const ref = pythonForward(modelPath(name), inputs);
       expect(ours.kind, name).toBe(kind);
       expect(ref.kind, name).toBe(kind);
-      expect(ours.outputs.map((o) => o.name), name).toEqual(names);
-      expect(ours.outputs.map((o) => o.shape), name).toEqual(ref.outputs.map((o) => o.shape));
+      expect(
+        ours.outputs.map((o) => o.name),
+        name,
+      ).toEqual(names);
+      expect(
+        ours.outputs.map((o) => o.shape),
+        name,
+      ).toEqual(ref.outputs.map((o) => o.shape));
       ours.outputs.forEach((o, i) => {
         expect(Array.from(floats(o)), `${name} ${o.name}`).toEqual(Array.from(floats(ref.outputs[i]!)));
       });
@@ -68,10 +74,13 @@ describe('forward matches python3-torch', () => {
     expect(out.dtype).toBe(dtype);
     expect(ref.outputs[0]!.dtype).toBe(dtype);
     expect(out.shape).toEqual([2, 5]);
-    expect(Buffer.from(out.data.buffer, out.data.byteOffset, out.data.byteLength))
-      .toEqual(Buffer.from(ref.outputs[0]!.data.buffer, ref.outputs[0]!.data.byteOffset, ref.outputs[0]!.data.byteLength));
+    expect(Buffer.from(out.data.buffer, out.data.byteOffset, out.data.byteLength)).toEqual(
+      Buffer.from(ref.outputs[0]!.data.buffer, ref.outputs[0]!.data.byteOffset, ref.outputs[0]!.data.byteLength),
+    );
     // and the output is really the model's work, not an echo
-    expect(Buffer.from(out.data.buffer, out.data.byteOffset, out.data.byteLength)).not.toEqual(Buffer.from(x.data.buffer));
+    expect(Buffer.from(out.data.buffer, out.data.byteOffset, out.data.byteLength)).not.toEqual(
+      Buffer.from(x.data.buffer),
+    );
     model.dispose();
   });
 
@@ -103,7 +112,9 @@ describe('forward matches python3-torch', () => {
     view.set([1, 2, 3, 4, 5, 6, 7, 8]);
     const x = { dtype: 'FP32' as const, shape: [2, 4], data: view };
     const ours = await model.forward([x]);
-    const ref = pythonForward(modelPath('small'), [{ dtype: 'FP32', shape: [2, 4], data: new Float32Array([1, 2, 3, 4, 5, 6, 7, 8]) }]);
+    const ref = pythonForward(modelPath('small'), [
+      { dtype: 'FP32', shape: [2, 4], data: new Float32Array([1, 2, 3, 4, 5, 6, 7, 8]) },
+    ]);
     expect(maxAbsDiff(floats(ours.outputs[0]!), floats(ref.outputs[0]!))).toBeLessThan(1e-6);
   });
 
@@ -111,10 +122,17 @@ describe('forward matches python3-torch', () => {
     const model = await loadModel(modelPath('add_mul'));
     const a = [randomTensor('FP32', [1, 3], 1), randomTensor('FP32', [2, 3], 2), randomTensor('FP32', [1, 3], 3)];
     const b = [randomTensor('FP32', [1, 3], 4), randomTensor('FP32', [2, 3], 5), randomTensor('FP32', [1, 3], 6)];
-    const cat = (ts: Tensor[]) => ({ dtype: 'FP32' as const, shape: [4, 3], data: Float32Array.from(ts.flatMap((t) => Array.from(t.data as Float32Array))) });
+    const cat = (ts: Tensor[]) => ({
+      dtype: 'FP32' as const,
+      shape: [4, 3],
+      data: Float32Array.from(ts.flatMap((t) => Array.from(t.data as Float32Array))),
+    });
     const ours = await model.forwardBatch([a, b]);
     const ref = pythonForward(modelPath('add_mul'), [cat(a), cat(b)]);
-    expect(ours.outputs.map((o) => o.shape)).toEqual([[4, 3], [4, 3]]);
+    expect(ours.outputs.map((o) => o.shape)).toEqual([
+      [4, 3],
+      [4, 3],
+    ]);
     ours.outputs.forEach((o, i) => {
       expect(Array.from(floats(o))).toEqual(Array.from(floats(ref.outputs[i]!)));
     });

@@ -8,12 +8,22 @@ import { modelPath, REPO_ROOT } from '../helpers/fixtures.js';
 
 /** A new process loading ResNet-50: the page faults of its load. */
 function loadFaults(prefaultMiB: number): { faults: number; weightBytes: number } {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test', 'engine', 'workers', 'load-faults.ts'), modelPath('resnet50'), String(prefaultMiB)], { cwd: REPO_ROOT, encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'test', 'engine', 'workers', 'load-faults.ts'),
+      modelPath('resnet50'),
+      String(prefaultMiB),
+    ],
+    { cwd: REPO_ROOT, encoding: 'utf8' },
+  );
   return JSON.parse(out.trim().split('\n').pop()!) as { faults: number; weightBytes: number };
 }
 
 describe('prefault: a spare runner maps the heap its first load will use', () => {
-  it('takes most of the page faults out of a new process\'s first load', () => {
+  it("takes most of the page faults out of a new process's first load", () => {
     const cold = loadFaults(0);
     const prefaulted = loadFaults(256);
     // Without it, each 4 KiB page of the weights is a fault of its own.

@@ -21,7 +21,13 @@ function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
 
 function start(thenSpin: boolean): Worker {
   return new Worker(script, {
-    workerData: { addon: process.env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH, model: modelPath('small'), slow: modelPath('slow'), input, thenSpin },
+    workerData: {
+      addon: process.env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH,
+      model: modelPath('small'),
+      slow: modelPath('slow'),
+      input,
+      thenSpin,
+    },
   });
 }
 
@@ -30,10 +36,14 @@ describe('the addon in worker threads', () => {
     const worker = start(false);
     // Each step fails on its own after 30 s, naming itself: a hang here was seen once in a full
     // run (not reproduced since), and the test's own 120 s timeout would not say which step.
-    const message = await within(30_000, 'the worker\'s result', new Promise<{ shape: number[]; data: Float32Array }>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    }));
+    const message = await within(
+      30_000,
+      "the worker's result",
+      new Promise<{ shape: number[]; data: Float32Array }>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      }),
+    );
     await within(30_000, 'the worker to exit', new Promise((resolve) => worker.once('exit', resolve)));
     const ref = pythonForward(modelPath('small'), [{ dtype: 'FP32', shape: [2, 4], data: new Float32Array(input) }]);
     expect(message.shape).toEqual([2, 3]);

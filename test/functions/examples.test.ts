@@ -39,40 +39,76 @@ describe('example functions', () => {
 
   const deploy = async (name: string): Promise<void> => {
     await make(name);
-    const { stdout } = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), ['--url', node.httpUrl, '--json', 'deploy', join(FUNCTIONS, name)]);
+    const { stdout } = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), [
+      '--url',
+      node.httpUrl,
+      '--json',
+      'deploy',
+      join(FUNCTIONS, name),
+    ]);
     expect(JSON.parse(stdout)).toMatchObject({ name, status: 'ready' });
   };
 
-  it('tabular-mlp: JSON rows in, the MLP\'s scores out', async () => {
+  it("tabular-mlp: JSON rows in, the MLP's scores out", async () => {
     await deploy('tabular-mlp');
-    const rows = [Array.from({ length: 1024 }, (_, i) => Math.sin(i) / 10), Array.from({ length: 1024 }, (_, i) => Math.cos(i) / 10)];
+    const rows = [
+      Array.from({ length: 1024 }, (_, i) => Math.sin(i) / 10),
+      Array.from({ length: 1024 }, (_, i) => Math.cos(i) / 10),
+    ];
     const answer = (await client.invoke('tabular-mlp', { rows })).json<{ scores: number[][] }>();
-    const reference = pythonForward(join(FUNCTIONS, 'tabular-mlp', 'model.pt'), [{ dtype: 'FP32', shape: [2, 1024], data: Float32Array.from(rows.flat()) }]).outputs[0]!.data as Float32Array;
+    const reference = pythonForward(join(FUNCTIONS, 'tabular-mlp', 'model.pt'), [
+      { dtype: 'FP32', shape: [2, 1024], data: Float32Array.from(rows.flat()) },
+    ]).outputs[0]!.data as Float32Array;
     expect(maxAbsDiff(Float32Array.from(answer.scores.flat()), reference)).toBeLessThan(1e-4);
   });
 
   it('triton-resnet: the Triton folder deploys unchanged and answers KServe v2 tensors', async () => {
     await deploy('triton-resnet');
-    const x = { dtype: 'FP32' as const, shape: [1, 3, 224, 224], data: Float32Array.from({ length: 3 * 224 * 224 }, (_, i) => Math.sin(i / 100)) };
+    const x = {
+      dtype: 'FP32' as const,
+      shape: [1, 3, 224, 224],
+      data: Float32Array.from({ length: 3 * 224 * 224 }, (_, i) => Math.sin(i / 100)),
+    };
     const out = await client.infer('triton-resnet', { INPUT__0: x });
     expect(out.OUTPUT__0!.shape).toEqual([1, 1000]);
-    const reference = pythonForward(join(FUNCTIONS, 'triton-resnet', '1', 'model.pt'), [x]).outputs[0]!.data as Float32Array;
+    const reference = pythonForward(join(FUNCTIONS, 'triton-resnet', '1', 'model.pt'), [x]).outputs[0]!
+      .data as Float32Array;
     expect(maxAbsDiff(out.OUTPUT__0!.data as Float32Array, reference)).toBeLessThan(1e-3);
   });
 
   it('text-sentiment: the hook tokenizes, the model scores, any length', async () => {
     await deploy('text-sentiment');
-    const vocab = JSON.parse(await readFile(join(FUNCTIONS, 'text-sentiment', 'vocab.json'), 'utf8')) as { words: string[] };
-    for (const [text, label] of [['A wonderful film, I loved it', 'positive'], ['terrible and boring, the worst service', 'negative']] as const) {
-      const answer = (await client.invoke('text-sentiment', { text })).json<{ label: string; probs: { negative: number; positive: number }; tokens: number }>();
+    const vocab = JSON.parse(await readFile(join(FUNCTIONS, 'text-sentiment', 'vocab.json'), 'utf8')) as {
+      words: string[];
+    };
+    for (const [text, label] of [
+      ['A wonderful film, I loved it', 'positive'],
+      ['terrible and boring, the worst service', 'negative'],
+    ] as const) {
+      const answer = (await client.invoke('text-sentiment', { text })).json<{
+        label: string;
+        probs: { negative: number; positive: number };
+        tokens: number;
+      }>();
       expect(answer.label).toBe(label);
-      const ids = BigInt64Array.from(text.toLowerCase().match(/[a-z']+/g)!.map((w) => BigInt(Math.max(0, vocab.words.indexOf(w)))));
-      const reference = pythonForward(join(FUNCTIONS, 'text-sentiment', 'model.pt'), [{ dtype: 'INT64', shape: [ids.length], data: ids }]).outputs[0]!.data as Float32Array;
+      const ids = BigInt64Array.from(
+        text
+          .toLowerCase()
+          .match(/[a-z']+/g)!
+          .map((w) => BigInt(Math.max(0, vocab.words.indexOf(w)))),
+      );
+      const reference = pythonForward(join(FUNCTIONS, 'text-sentiment', 'model.pt'), [
+        { dtype: 'INT64', shape: [ids.length], data: ids },
+      ]).outputs[0]!.data as Float32Array;
       expect(Math.abs(answer.probs.negative - reference[0]!)).toBeLessThan(1e-6);
       expect(Math.abs(answer.probs.positive - reference[1]!)).toBeLessThan(1e-6);
       expect(answer.tokens).toBe(ids.length);
     }
-    const empty = await fetch(`${node.httpUrl}/fn/text-sentiment`, { method: 'POST', body: '{"text": ""}', headers: { 'content-type': 'application/json' } });
+    const empty = await fetch(`${node.httpUrl}/fn/text-sentiment`, {
+      method: 'POST',
+      body: '{"text": ""}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(empty.status).toBe(400);
   });
 
@@ -99,18 +135,27 @@ describe('example functions', () => {
     [dr, dg, db].forEach((v, c) => {
       x.fill((v / 255 - mean[c]!) / std[c]!, c * 224 * 224, (c + 1) * 224 * 224);
     });
-    const logits = pythonForward(join(FUNCTIONS, 'image-classifier', 'model.pt'), [{ dtype: 'FP32', shape: [1, 3, 224, 224], data: x }]).outputs[0]!.data as Float32Array;
+    const logits = pythonForward(join(FUNCTIONS, 'image-classifier', 'model.pt'), [
+      { dtype: 'FP32', shape: [1, 3, 224, 224], data: x },
+    ]).outputs[0]!.data as Float32Array;
     const max = Math.max(...logits);
     const exp = Array.from(logits, (l) => Math.exp(l - max));
     const sum = exp.reduce((a, c) => a + c, 0);
-    const expected = exp.map((e, i) => ({ index: i, score: e / sum })).sort((a, c) => c.score - a.score).slice(0, 5);
+    const expected = exp
+      .map((e, i) => ({ index: i, score: e / sum }))
+      .sort((a, c) => c.score - a.score)
+      .slice(0, 5);
     const labels = JSON.parse(await readFile(join(FUNCTIONS, 'image-classifier', 'labels.json'), 'utf8')) as string[];
     expect(top5.map((t) => t.index)).toEqual(expected.map((e) => e.index));
     top5.forEach((t, i) => {
       expect(Math.abs(t.score - expected[i]!.score)).toBeLessThan(1e-4);
       expect(t.label).toBe(labels[t.index]);
     });
-    const notAnImage = await fetch(`${node.httpUrl}/fn/image-classifier`, { method: 'POST', body: 'hello', headers: { 'content-type': 'text/plain' } });
+    const notAnImage = await fetch(`${node.httpUrl}/fn/image-classifier`, {
+      method: 'POST',
+      body: 'hello',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(notAnImage.status).toBe(400);
   });
 });

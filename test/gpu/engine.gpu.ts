@@ -37,7 +37,9 @@ describe('engine on CUDA', { skip }, () => {
     assert.ok(gpu, 'cuda:0 listed');
     assert.ok(gpu.name.length > 0);
     assert.ok(gpu.memoryTotalBytes > gpu.memoryFreeBytes && gpu.memoryFreeBytes > 0);
-    console.log(`# ${gpu.name}: ${(gpu.memoryFreeBytes / 2 ** 30).toFixed(1)} GiB free of ${(gpu.memoryTotalBytes / 2 ** 30).toFixed(1)}`);
+    console.log(
+      `# ${gpu.name}: ${(gpu.memoryFreeBytes / 2 ** 30).toFixed(1)} GiB free of ${(gpu.memoryTotalBytes / 2 ** 30).toFixed(1)}`,
+    );
   });
 
   it('gives the MLP output python3-torch gives on the CPU', async () => {
@@ -67,8 +69,11 @@ describe('engine on CUDA', { skip }, () => {
       const out = await model.forward([x]);
       const ref = pythonForward(modelPath('dtypes'), [x]);
       assert.equal(out.outputs[0]!.dtype, dtype);
-      assert.deepEqual(Buffer.from(out.outputs[0]!.data.buffer, out.outputs[0]!.data.byteOffset, out.outputs[0]!.data.byteLength),
-        Buffer.from(ref.outputs[0]!.data.buffer, ref.outputs[0]!.data.byteOffset, ref.outputs[0]!.data.byteLength), dtype);
+      assert.deepEqual(
+        Buffer.from(out.outputs[0]!.data.buffer, out.outputs[0]!.data.byteOffset, out.outputs[0]!.data.byteLength),
+        Buffer.from(ref.outputs[0]!.data.buffer, ref.outputs[0]!.data.byteOffset, ref.outputs[0]!.data.byteLength),
+        dtype,
+      );
     }
   });
 
@@ -116,7 +121,10 @@ describe('engine on CUDA', { skip }, () => {
   });
 
   it('refuses a device index that does not exist, and a bad shape, with typed errors', async () => {
-    await assert.rejects(loadModel(modelPath('small'), { device: `cuda:${report.cudaDeviceCount}` }), DeviceUnavailableError);
+    await assert.rejects(
+      loadModel(modelPath('small'), { device: `cuda:${report.cudaDeviceCount}` }),
+      DeviceUnavailableError,
+    );
     const model = await loadModel(modelPath('mlp'), { device: 'cuda:0' });
     await assert.rejects(model.forward([randomTensor('FP32', [1, 10], 1)]), InvalidInputError);
   });

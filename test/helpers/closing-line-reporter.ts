@@ -9,7 +9,10 @@ export default class ClosingLineReporter implements Reporter {
     const counts = { passed: 0, failed: 0, skipped: 0, pending: 0 };
     for (const module of modules) for (const test of module.children.allTests()) counts[test.result().state]++;
     // A module that failed to load has no tests to count: it counts as one failure.
-    for (const module of modules) if (module.state() === 'failed' && [...module.children.allTests()].length === 0) counts.failed++;
-    process.stdout.write(`\nvitest: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped + counts.pending} skipped\n`);
+    for (const module of modules)
+      if (module.state() === 'failed' && [...module.children.allTests()].length === 0) counts.failed++;
+    process.stdout.write(
+      `\nvitest: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped + counts.pending} skipped\n`,
+    );
   }
 }

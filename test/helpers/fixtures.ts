@@ -13,8 +13,21 @@ export const PYTHON = process.env.HEARTH_PYTHON ?? '/usr/bin/python3';
 export const MODELS_DIR = process.env.HEARTH_FIXTURES ?? join(REPO_ROOT, '.fixtures', 'models');
 
 export type FixtureModel =
-  | 'mlp' | 'small' | 'add_mul' | 'list_out' | 'dict_out' | 'nested' | 'dtypes'
-  | 'aliasing' | 'not_tensor' | 'slow' | 'fails' | 'hangs' | 'crashes' | 'balloon' | 'resnet50';
+  | 'mlp'
+  | 'small'
+  | 'add_mul'
+  | 'list_out'
+  | 'dict_out'
+  | 'nested'
+  | 'dtypes'
+  | 'aliasing'
+  | 'not_tensor'
+  | 'slow'
+  | 'fails'
+  | 'hangs'
+  | 'crashes'
+  | 'balloon'
+  | 'resnet50';
 
 /** A Triton model repository of TorchScript models (test/fixtures/make_triton_repo.py). */
 export const TRITON_REPO = process.env.HEARTH_TRITON_REPO ?? join(REPO_ROOT, '.fixtures', 'triton_repo');

@@ -15,7 +15,16 @@ import { bundleHook } from '../../runtime/hooks/index.js';
 import { REPO_ROOT } from './fixtures.js';
 
 export async function testNode(dataDir: string, env: Record<string, string> = {}): Promise<HearthNode> {
-  return startNode(loadConfig({ HEARTH_HTTP_PORT: '0', HEARTH_GRPC_PORT: '0', HEARTH_METRICS_PORT: '0', HEARTH_DATA_DIR: dataDir, HEARTH_LOG_LEVEL: 'silent', ...env }));
+  return startNode(
+    loadConfig({
+      HEARTH_HTTP_PORT: '0',
+      HEARTH_GRPC_PORT: '0',
+      HEARTH_METRICS_PORT: '0',
+      HEARTH_DATA_DIR: dataDir,
+      HEARTH_LOG_LEVEL: 'silent',
+      ...env,
+    }),
+  );
 }
 
 export interface NodeProcess {
@@ -32,7 +41,15 @@ export interface NodeProcess {
 export async function spawnNode(dataDir: string, env: Record<string, string> = {}): Promise<NodeProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
     cwd: REPO_ROOT,
-    env: { ...process.env, HEARTH_HTTP_PORT: '0', HEARTH_GRPC_PORT: '0', HEARTH_METRICS_PORT: '0', HEARTH_DATA_DIR: dataDir, HEARTH_LOG_LEVEL: 'info', ...env },
+    env: {
+      ...process.env,
+      HEARTH_HTTP_PORT: '0',
+      HEARTH_GRPC_PORT: '0',
+      HEARTH_METRICS_PORT: '0',
+      HEARTH_DATA_DIR: dataDir,
+      HEARTH_LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -59,7 +76,11 @@ export async function upload(url: string, bytes: Uint8Array, headers: Record<str
   return sha;
 }
 
-export async function hookBundle(name: string, outDir: string, hooksDir = join(REPO_ROOT, 'test', 'fixtures', 'hooks')): Promise<Uint8Array> {
+export async function hookBundle(
+  name: string,
+  outDir: string,
+  hooksDir = join(REPO_ROOT, 'test', 'fixtures', 'hooks'),
+): Promise<Uint8Array> {
   const { path } = await bundleHook(join(hooksDir, `${name}.ts`), outDir);
   return new Uint8Array(await readFile(path));
 }

@@ -22,17 +22,37 @@ export function randomTensor<D extends EngineDType>(dtype: D, shape: number[], s
   for (let i = 0; i < n; i++) {
     const r = next();
     switch (dtype) {
-      case 'BOOL': (data as Uint8Array)[i] = r < 0.5 ? 0 : 1; break;
-      case 'UINT8': (data as Uint8Array)[i] = Math.floor(r * 100); break;
-      case 'INT8': (data as Int8Array)[i] = Math.floor(r * 100) - 50; break;
-      case 'INT16': (data as Int16Array)[i] = Math.floor(r * 20000) - 10000; break;
-      case 'INT32': (data as Int32Array)[i] = Math.floor(r * 2e9) - 1e9; break;
-      case 'INT64': (data as BigInt64Array)[i] = BigInt(Math.floor(r * 2e15) - 1e15); break;
+      case 'BOOL':
+        (data as Uint8Array)[i] = r < 0.5 ? 0 : 1;
+        break;
+      case 'UINT8':
+        (data as Uint8Array)[i] = Math.floor(r * 100);
+        break;
+      case 'INT8':
+        (data as Int8Array)[i] = Math.floor(r * 100) - 50;
+        break;
+      case 'INT16':
+        (data as Int16Array)[i] = Math.floor(r * 20000) - 10000;
+        break;
+      case 'INT32':
+        (data as Int32Array)[i] = Math.floor(r * 2e9) - 1e9;
+        break;
+      case 'INT64':
+        (data as BigInt64Array)[i] = BigInt(Math.floor(r * 2e15) - 1e15);
+        break;
       // Multiples of 1/8 in [-4, 4): exact in FP16 and BF16, so doubling them is exact too.
-      case 'FP16': (data as Uint16Array)[i] = floatToHalf(Math.floor(r * 64 - 32) / 8); break;
-      case 'BF16': (data as Uint16Array)[i] = floatToBFloat16(Math.floor(r * 64 - 32) / 8); break;
-      case 'FP32': (data as Float32Array)[i] = r * 2 - 1; break;
-      case 'FP64': (data as Float64Array)[i] = r * 2 - 1; break;
+      case 'FP16':
+        (data as Uint16Array)[i] = floatToHalf(Math.floor(r * 64 - 32) / 8);
+        break;
+      case 'BF16':
+        (data as Uint16Array)[i] = floatToBFloat16(Math.floor(r * 64 - 32) / 8);
+        break;
+      case 'FP32':
+        (data as Float32Array)[i] = r * 2 - 1;
+        break;
+      case 'FP64':
+        (data as Float64Array)[i] = r * 2 - 1;
+        break;
     }
   }
   return { dtype, shape, data } as Tensor<D>;

@@ -26,7 +26,13 @@ async function freePort(): Promise<number> {
 async function answering(port: number): Promise<boolean> {
   const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
   probe.on('error', () => undefined);
-  const up = await probe.connect().then(() => probe.ping()).then(() => true, () => false);
+  const up = await probe
+    .connect()
+    .then(() => probe.ping())
+    .then(
+      () => true,
+      () => false,
+    );
   probe.disconnect();
   return up;
 }
@@ -35,7 +41,9 @@ export async function startRedis(args: string[] = []): Promise<TestRedis> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async (): Promise<void> => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...args], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...args], {
+      stdio: 'ignore',
+    });
     for (let i = 0; i < 200; i++) {
       if (await answering(port)) return;
       await new Promise((r) => setTimeout(r, 25));

@@ -27,7 +27,9 @@ export function pythonForwardMany(model: string, runs: readonly (readonly Tensor
   const request = JSON.stringify({
     model,
     threads,
-    runs: runs.map((inputs) => inputs.map((t) => ({ dtype: t.dtype, shape: t.shape, b64: bytesOf(t).toString('base64') }))),
+    runs: runs.map((inputs) =>
+      inputs.map((t) => ({ dtype: t.dtype, shape: t.shape, b64: bytesOf(t).toString('base64') })),
+    ),
   });
   const stdout = execFileSync(PYTHON, [join(REPO_ROOT, 'test', 'fixtures', 'reference.py')], {
     input: request,

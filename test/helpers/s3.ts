@@ -22,7 +22,12 @@ export async function startS3(bucket = `hearth-${Math.random().toString(36).slic
   const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory });
   const { port } = (await server.run()) as { port: number };
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+  const client = new S3Client({
+    region: 'us-east-1',
+    endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
   return {
     endpoint,

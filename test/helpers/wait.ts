@@ -4,12 +4,18 @@
  * Polls `probe` until `done` holds for what it returns, and returns that; after `timeoutMs` throws,
  * naming `what` and the last value seen.
  */
-export async function waitFor<T>(what: string, probe: () => Promise<T> | T, done: (value: T) => boolean, options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T> | T,
+  done: (value: T) => boolean,
+  options: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
   const end = Date.now() + (options.timeoutMs ?? 15_000);
   for (;;) {
     const value = await probe();
     if (done(value)) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(value)?.slice(0, 300)})`);
+    if (Date.now() > end)
+      throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(value)?.slice(0, 300)})`);
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 50));
   }
 }

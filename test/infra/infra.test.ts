@@ -17,21 +17,35 @@ import { REPO_ROOT } from '../helpers/fixtures.js';
 import { testNode } from '../helpers/node.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: Kubernetes objects of every kind, read as their YAML says
-type Doc = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: any; data?: Record<string, string>; stringData?: Record<string, string> };
+type Doc = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  spec?: any;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+};
 
 const INFRA = join(REPO_ROOT, 'infra');
-const files = ['k8s', 'monitoring'].flatMap((d) => readdirSync(join(INFRA, d)).filter((f) => f.endsWith('.yaml')).map((f) => join(INFRA, d, f)));
-const docs: Doc[] = files.flatMap((file) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => {
-  if (d.errors.length) throw new Error(`${file}: ${d.errors[0]!.message}`);
-  return d.toJSON() as Doc;
-}));
+const files = ['k8s', 'monitoring'].flatMap((d) =>
+  readdirSync(join(INFRA, d))
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => join(INFRA, d, f)),
+);
+const docs: Doc[] = files.flatMap((file) =>
+  parseAllDocuments(readFileSync(file, 'utf8')).map((d) => {
+    if (d.errors.length) throw new Error(`${file}: ${d.errors[0]!.message}`);
+    return d.toJSON() as Doc;
+  }),
+);
 const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
 const workloads = docs.filter((d) => d.kind === 'Deployment' || d.kind === 'StatefulSet');
 // biome-ignore lint/suspicious/noExplicitAny: a container spec as its YAML says
 const containers = (w: Doc): any[] => w.spec.template.spec.containers;
 const hearth = byKind('Deployment').find((d) => d.metadata.name === 'hearth-node')!;
 const metricNames = new Set((await new Metrics(() => []).registry.getMetricsAsJSON()).map((m) => m.name));
-const knownMetric = (name: string) => metricNames.has(name) || metricNames.has(name.replace(/_(bucket|sum|count)$/, ''));
+const knownMetric = (name: string) =>
+  metricNames.has(name) || metricNames.has(name.replace(/_(bucket|sum|count)$/, ''));
 const metricsIn = (query: string) => [...query.matchAll(/\b((?:nv|hearth)_[a-z_]+)\b/g)].map((m) => m[1]!);
 
 describe('infra/', () => {
@@ -42,21 +56,33 @@ describe('infra/', () => {
       expect(d.kind).toBeTruthy();
       expect(d.metadata?.name).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
     }
-    for (const kind of ['Deployment', 'StatefulSet', 'Service', 'ConfigMap', 'Secret', 'ScaledObject']) expect(byKind(kind).length, kind).toBeGreaterThan(0);
+    for (const kind of ['Deployment', 'StatefulSet', 'Service', 'ConfigMap', 'Secret', 'ScaledObject'])
+      expect(byKind(kind).length, kind).toBeGreaterThan(0);
   });
 
   it('points every Service at pods that exist, on ports those pods name', () => {
     for (const svc of byKind('Service')) {
-      const target = workloads.find((w) => Object.entries(svc.spec.selector).every(([k, v]) => w.spec.template.metadata.labels[k] === v));
+      const target = workloads.find((w) =>
+        Object.entries(svc.spec.selector).every(([k, v]) => w.spec.template.metadata.labels[k] === v),
+      );
       expect(target, `Service ${svc.metadata.name}`).toBeDefined();
       const ports = containers(target!).flatMap((c) => c.ports ?? []);
-      for (const p of svc.spec.ports) expect(ports.some((cp: { name: string; containerPort: number }) => cp.name === p.targetPort || cp.containerPort === p.targetPort), `${svc.metadata.name}:${p.name}`).toBe(true);
+      for (const p of svc.spec.ports)
+        expect(
+          ports.some(
+            (cp: { name: string; containerPort: number }) =>
+              cp.name === p.targetPort || cp.containerPort === p.targetPort,
+          ),
+          `${svc.metadata.name}:${p.name}`,
+        ).toBe(true);
     }
   });
 
   it('takes env only from ConfigMaps and Secrets that exist, naming only variables Hearth reads', () => {
     const maps = new Map(byKind('ConfigMap').map((d) => [d.metadata.name, d.data ?? {}]));
-    const secrets = new Map(byKind('Secret').map((d) => [d.metadata.name, { ...(d.data ?? {}), ...(d.stringData ?? {}) }]));
+    const secrets = new Map(
+      byKind('Secret').map((d) => [d.metadata.name, { ...(d.data ?? {}), ...(d.stringData ?? {}) }]),
+    );
     for (const w of workloads) {
       for (const c of containers(w)) {
         for (const from of c.envFrom ?? []) {
@@ -69,7 +95,10 @@ describe('infra/', () => {
         }
       }
     }
-    const hearthVars = [...hearth.spec.template.spec.containers[0].envFrom].flatMap((f: { configMapRef?: { name: string }; secretRef?: { name: string } }) => Object.keys(f.configMapRef ? maps.get(f.configMapRef.name)! : secrets.get(f.secretRef!.name)!));
+    const hearthVars = [...hearth.spec.template.spec.containers[0].envFrom].flatMap(
+      (f: { configMapRef?: { name: string }; secretRef?: { name: string } }) =>
+        Object.keys(f.configMapRef ? maps.get(f.configMapRef.name)! : secrets.get(f.secretRef!.name)!),
+    );
     const known = Object.keys(ConfigSchema.shape);
     for (const v of hearthVars) {
       // AWS_* are the AWS SDK's credential chain, which the S3 store uses as it is.
@@ -93,22 +122,30 @@ describe('infra/', () => {
   it('scales the node Deployment on a metric Hearth exports', () => {
     for (const so of byKind('ScaledObject')) {
       expect(byKind('Deployment').map((d) => d.metadata.name)).toContain(so.spec.scaleTargetRef.name);
-      for (const t of so.spec.triggers) for (const m of metricsIn(t.metadata.query)) expect(knownMetric(m), m).toBe(true);
+      for (const t of so.spec.triggers)
+        for (const m of metricsIn(t.metadata.query)) expect(knownMetric(m), m).toBe(true);
     }
   });
 
   it('scrapes the node pods, and charts only metrics Hearth exports', () => {
-    const scrape = parse(byKind('ConfigMap').find((d) => d.metadata.name === 'prometheus-hearth')!.data!['prometheus.yml']!) as { scrape_configs: { relabel_configs: { source_labels: string[]; regex: string; action?: string }[] }[] };
+    const scrape = parse(
+      byKind('ConfigMap').find((d) => d.metadata.name === 'prometheus-hearth')!.data!['prometheus.yml']!,
+    ) as { scrape_configs: { relabel_configs: { source_labels: string[]; regex: string; action?: string }[] }[] };
     const keep = scrape.scrape_configs[0]!.relabel_configs.filter((r) => r.action === 'keep');
     const pod = hearth.spec.template.metadata;
     expect(pod.labels['app.kubernetes.io/name']).toMatch(new RegExp(`^${keep[0]!.regex}$`));
     expect(pod.annotations['prometheus.io/scrape']).toMatch(new RegExp(`^${keep[1]!.regex}$`));
     expect(pod.annotations['prometheus.io/port']).toBe(String(loadConfig({}).metricsPort));
 
-    const dashboard = JSON.parse(readFileSync(join(INFRA, 'monitoring', 'grafana-dashboard.json'), 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[] };
+    const dashboard = JSON.parse(readFileSync(join(INFRA, 'monitoring', 'grafana-dashboard.json'), 'utf8')) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
     const titles = dashboard.panels.map((p) => p.title.toLowerCase()).join(' | ');
-    for (const topic of ['requests', 'latency', 'batch', 'instances', 'cold start', 'queue']) expect(titles).toContain(topic);
-    for (const p of dashboard.panels) for (const t of p.targets) for (const m of metricsIn(t.expr)) expect(knownMetric(m), `${p.title}: ${m}`).toBe(true);
+    for (const topic of ['requests', 'latency', 'batch', 'instances', 'cold start', 'queue'])
+      expect(titles).toContain(topic);
+    for (const p of dashboard.panels)
+      for (const t of p.targets)
+        for (const m of metricsIn(t.expr)) expect(knownMetric(m), `${p.title}: ${m}`).toBe(true);
   });
 
   it('builds the image on the PyTorch CUDA runtime image, against its own LibTorch, from paths that exist', () => {
@@ -119,7 +156,8 @@ describe('infra/', () => {
     if (dockerfile.includes('--ignore-scripts')) expect(dockerfile).toMatch(/^RUN npm rebuild isolated-vm\b/m);
     const config = loadConfig({});
     expect(dockerfile).toContain(`EXPOSE ${config.httpPort} ${config.grpcPort} ${config.metricsPort}`);
-    for (const [, path] of dockerfile.matchAll(/^COPY (?!--from)(\S+)/gm)) expect(existsSync(join(REPO_ROOT, path!)), path).toBe(true);
+    for (const [, path] of dockerfile.matchAll(/^COPY (?!--from)(\S+)/gm))
+      expect(existsSync(join(REPO_ROOT, path!)), path).toBe(true);
     for (const [, from] of dockerfile.matchAll(/^COPY --from=build \/app\/(\S+)/gm)) {
       if (!from!.startsWith('node_modules')) expect(from).toMatch(/^native\/build\/Release\/hearth_native\.node$/);
     }

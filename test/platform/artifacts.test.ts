@@ -13,7 +13,12 @@ import { startS3 } from '../helpers/s3.js';
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 /** Streams in small chunks, as an HTTP upload would arrive. */
-const stream = (b: Uint8Array) => Readable.from((function* () { for (let i = 0; i < b.length; i += 65536) yield b.subarray(i, i + 65536); })());
+const stream = (b: Uint8Array) =>
+  Readable.from(
+    (function* () {
+      for (let i = 0; i < b.length; i += 65536) yield b.subarray(i, i + 65536);
+    })(),
+  );
 
 let dir: string;
 let s3: TestS3;
@@ -56,15 +61,21 @@ describe('filesystem artifact store', () => {
 
 describe('S3 artifact store (s3rver on loopback)', () => {
   const make = (name: string, budget = 1 << 30, refused: string[] = []) =>
-    new S3ArtifactStore({ bucket: s3.bucket, prefix: `${name}/`, region: 'us-east-1', endpoint: s3.endpoint, partSize: 5 * 2 ** 20 },
-      new ArtifactCache(join(dir, name, 'cache'), budget, (h) => refused.push(h)), s3.client);
+    new S3ArtifactStore(
+      { bucket: s3.bucket, prefix: `${name}/`, region: 'us-east-1', endpoint: s3.endpoint, partSize: 5 * 2 ** 20 },
+      new ArtifactCache(join(dir, name, 'cache'), budget, (h) => refused.push(h)),
+      s3.client,
+    );
 
   it('uploads a large artifact in parts, fetches it into the cache, then serves it from the cache', async () => {
     const commands: string[] = [];
-    s3.client.middlewareStack.add((next, context) => (args) => {
-      commands.push(context.commandName as string);
-      return next(args);
-    }, { step: 'initialize', name: 'countCommands' });
+    s3.client.middlewareStack.add(
+      (next, context) => (args) => {
+        commands.push(context.commandName as string);
+        return next(args);
+      },
+      { step: 'initialize', name: 'countCommands' },
+    );
     const store = make('big');
     const bytes = randomBytes(12 * 2 ** 20);
     const h = sha(bytes);

@@ -23,9 +23,15 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 const ITERS = 300;
 const x = Float32Array.from({ length: 4 * 512 }, (_, i) => Math.sin(i) / 4);
 const SPEC = {
-  name: 'slow', model: 'model.pt', maxBatchSize: 0, instances: { device: 'cpu', count: 1 },
+  name: 'slow',
+  model: 'model.pt',
+  maxBatchSize: 0,
+  instances: { device: 'cpu', count: 1 },
   scaling: { minInstances: 0, maxInstances: 3, targetQueueDepth: 2, stableWindowS: 1, scaleDownAfterS: 2 },
-  inputs: [{ name: 'x', dtype: 'FP32', dims: [4, 512] }, { name: 'n', dtype: 'INT64', dims: [] }],
+  inputs: [
+    { name: 'x', dtype: 'FP32', dims: [4, 512] },
+    { name: 'n', dtype: 'INT64', dims: [] },
+  ],
   outputs: [{ name: 'y', dtype: 'FP32', dims: [4, 512] }],
 };
 
@@ -35,9 +41,16 @@ describe('autoscaling on one node', () => {
   beforeAll(async () => {
     node = await testNode(join(dir, 'node'), { HEARTH_AUTOSCALE_TICK_MS: '100' });
     const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('slow'))));
-    const r = await fetch(`${node.httpUrl}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec: SPEC, artifacts: { model } }), headers: { 'content-type': 'application/json' } });
+    const r = await fetch(`${node.httpUrl}/api/v1/functions`, {
+      method: 'POST',
+      body: JSON.stringify({ spec: SPEC, artifacts: { model } }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(r.status).toBe(201);
-    const ref = pythonForward(modelPath('slow'), [{ dtype: 'FP32', shape: [4, 512], data: x }, { dtype: 'INT64', shape: [], data: BigInt64Array.from([BigInt(ITERS)]) }]);
+    const ref = pythonForward(modelPath('slow'), [
+      { dtype: 'FP32', shape: [4, 512], data: x },
+      { dtype: 'INT64', shape: [], data: BigInt64Array.from([BigInt(ITERS)]) },
+    ]);
     reference = ref.outputs[0]!.data as Float32Array;
   });
   afterAll(() => node?.close());
@@ -46,7 +59,12 @@ describe('autoscaling on one node', () => {
     const r = await fetch(`${node.httpUrl}/v2/models/slow/infer`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: [{ name: 'x', shape: [4, 512], datatype: 'FP32', data: Array.from(x) }, { name: 'n', shape: [], datatype: 'INT64', data: [ITERS] }] }),
+      body: JSON.stringify({
+        inputs: [
+          { name: 'x', shape: [4, 512], datatype: 'FP32', data: Array.from(x) },
+          { name: 'n', shape: [], datatype: 'INT64', data: [ITERS] },
+        ],
+      }),
     });
     expect(r.status).toBe(200);
     return Float32Array.from(((await r.json()) as { outputs: { data: number[] }[] }).outputs[0]!.data);
@@ -55,7 +73,8 @@ describe('autoscaling on one node', () => {
     const { pools } = (await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: PoolSummary[] };
     return pools.find((p) => p.function === 'slow' && p.state !== 'stopped');
   };
-  const until = (what: string, check: (p: PoolSummary | undefined) => boolean): Promise<PoolSummary | undefined> => waitFor(what, pool, check);
+  const until = (what: string, check: (p: PoolSummary | undefined) => boolean): Promise<PoolSummary | undefined> =>
+    waitFor(what, pool, check);
 
   it('scales up while the queue is over its target, then down after the window, then to zero', async () => {
     // 12 callers in a closed loop: ~12 requests in the pool, 2 per instance wanted → 3 (the max),
@@ -71,7 +90,11 @@ describe('autoscaling on one node', () => {
       expect(up!.events.filter((e) => e.type === 'instance-added').length).toBe(most);
       // Answers from the scaled-up pool too (the scale-up can come before any caller's second call).
       const served = results.length;
-      await waitFor('a round of answers after the scale-up', async () => results.length, (n) => n >= served + 12);
+      await waitFor(
+        'a round of answers after the scale-up',
+        async () => results.length,
+        (n) => n >= served + 12,
+      );
     } finally {
       stop = true;
       await Promise.all(callers);

@@ -19,7 +19,12 @@ const ADMIN = 'isolation-admin-key-01';
 const INVOKE = 'isolation-invoke-key-02';
 const SECRET = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=';
 const auth = (key = ADMIN) => ({ authorization: `Bearer ${key}` });
-const X4 = { model: 'model.pt', maxBatchSize: 8, instances: { device: 'cpu' }, inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }] };
+const X4 = {
+  model: 'model.pt',
+  maxBatchSize: 8,
+  instances: { device: 'cpu' },
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
+};
 const SMALL = { ...X4, outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }] };
 const DOUBLES = { ...X4, outputs: [{ name: 'y', dtype: 'FP32', dims: [4] }] };
 
@@ -28,19 +33,40 @@ const dataDir = join(dir, 'node');
 let node: NodeProcess;
 
 async function deploy(spec: object, model: string, hook?: string): Promise<void> {
-  const r = await fetch(`${node.url}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model, ...(hook ? { hook } : {}) } }), headers: { ...auth(), 'content-type': 'application/json' } });
+  const r = await fetch(`${node.url}/api/v1/functions`, {
+    method: 'POST',
+    body: JSON.stringify({ spec, artifacts: { model, ...(hook ? { hook } : {}) } }),
+    headers: { ...auth(), 'content-type': 'application/json' },
+  });
   expect(r.status, await r.clone().text()).toBe(201);
   expect(((await r.json()) as { status: string }).status).toBe('ready');
 }
 
 const attack = async (body: object) => {
-  const r = await fetch(`${node.url}/fn/attacks`, { method: 'POST', body: JSON.stringify(body), headers: { ...auth(INVOKE), 'content-type': 'application/json' } });
-  return { status: r.status, body: (await r.json()) as { ok?: boolean; value?: unknown; error?: string; code?: string } };
+  const r = await fetch(`${node.url}/fn/attacks`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { ...auth(INVOKE), 'content-type': 'application/json' },
+  });
+  return {
+    status: r.status,
+    body: (await r.json()) as { ok?: boolean; value?: unknown; error?: string; code?: string },
+  };
 };
 const infer = (name: string, x: number[][], key = INVOKE) =>
-  fetch(`${node.url}/v2/models/${name}/infer`, { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'x', shape: [x.length, 4], datatype: 'FP32', data: x.flat() }] }), headers: { ...auth(key), 'content-type': 'application/json' } });
-const ready = async (name: string) => (await fetch(`${node.url}/v2/models/${name}/ready`, { headers: auth(INVOKE) })).status;
-const events = async (name: string) => ((await (await fetch(`${node.url}/api/v1/functions/${name}`, { headers: auth() })).json()) as { pools: { events: { detail?: string }[] }[] }).pools.flatMap((p) => p.events.map((e) => e.detail ?? ''));
+  fetch(`${node.url}/v2/models/${name}/infer`, {
+    method: 'POST',
+    body: JSON.stringify({ inputs: [{ name: 'x', shape: [x.length, 4], datatype: 'FP32', data: x.flat() }] }),
+    headers: { ...auth(key), 'content-type': 'application/json' },
+  });
+const ready = async (name: string) =>
+  (await fetch(`${node.url}/v2/models/${name}/ready`, { headers: auth(INVOKE) })).status;
+const events = async (name: string) =>
+  (
+    (await (await fetch(`${node.url}/api/v1/functions/${name}`, { headers: auth() })).json()) as {
+      pools: { events: { detail?: string }[] }[];
+    }
+  ).pools.flatMap((p) => p.events.map((e) => e.detail ?? ''));
 /** The uids of the node's runner processes (the spare among them), from /proc. */
 async function runnerUids(): Promise<number[]> {
   const uids: number[] = [];
@@ -55,17 +81,38 @@ async function runnerUids(): Promise<number[]> {
 }
 const rss = (pid: number) => readFile(`/proc/${pid}/statm`, 'latin1').then((s) => Number(s.split(' ')[1]) * 4096);
 
-const model = async (name: 'small' | 'crashes' | 'hangs' | 'balloon') => upload(node.url, new Uint8Array(await readFile(modelPath(name))), auth());
+const model = async (name: 'small' | 'crashes' | 'hangs' | 'balloon') =>
+  upload(node.url, new Uint8Array(await readFile(modelPath(name))), auth());
 
 beforeAll(async () => {
-  node = await spawnNode(dataDir, { HEARTH_API_KEYS: `${ADMIN}:admin,${INVOKE}:invoke`, HEARTH_WEBHOOK_SECRET: SECRET });
+  node = await spawnNode(dataDir, {
+    HEARTH_API_KEYS: `${ADMIN}:admin,${INVOKE}:invoke`,
+    HEARTH_WEBHOOK_SECRET: SECRET,
+  });
   const hook = await upload(node.url, await hookBundle('attacks', join(dir, 'bundles')), auth());
-  await deploy({ ...SMALL, name: 'attacks', hook: 'hook.ts', limits: { hookMemoryMb: 128, runnerMemoryMb: 1024 } }, await model('small'), hook);
+  await deploy(
+    { ...SMALL, name: 'attacks', hook: 'hook.ts', limits: { hookMemoryMb: 128, runnerMemoryMb: 1024 } },
+    await model('small'),
+    hook,
+  );
   await deploy({ ...DOUBLES, name: 'crashes' }, await model('crashes'));
   await deploy({ ...DOUBLES, name: 'hangs', limits: { forwardTimeoutMs: 1500 } }, await model('hangs'));
   await deploy({ ...SMALL, name: 'bystander' }, await model('small'));
-  const scalars = [{ name: 'mb', dtype: 'INT64', dims: [] }, { name: 'rounds', dtype: 'INT64', dims: [] }];
-  await deploy({ ...DOUBLES, name: 'balloon', maxBatchSize: 0, inputs: [{ name: 'x', dtype: 'FP32', dims: [1, 4] }, ...scalars], outputs: [{ name: 'y', dtype: 'FP32', dims: [1, 4] }], limits: { runnerMemoryMb: 768 } }, await model('balloon'));
+  const scalars = [
+    { name: 'mb', dtype: 'INT64', dims: [] },
+    { name: 'rounds', dtype: 'INT64', dims: [] },
+  ];
+  await deploy(
+    {
+      ...DOUBLES,
+      name: 'balloon',
+      maxBatchSize: 0,
+      inputs: [{ name: 'x', dtype: 'FP32', dims: [1, 4] }, ...scalars],
+      outputs: [{ name: 'y', dtype: 'FP32', dims: [1, 4] }],
+      limits: { runnerMemoryMb: 768 },
+    },
+    await model('balloon'),
+  );
 });
 afterAll(async () => {
   node?.child.kill('SIGKILL');
@@ -73,7 +120,7 @@ afterAll(async () => {
 });
 
 describe('a hostile hook reaches nothing of the node', () => {
-  it('sees none of the node\'s environment', async () => {
+  it("sees none of the node's environment", async () => {
     const env = await attack({ attack: 'env' });
     expect(env.status).toBe(200);
     // Either the hook has no environment to read at all, or nothing of the node's is in it.
@@ -120,12 +167,17 @@ describe('a hostile hook reaches nothing of the node', () => {
     expect(redis.body.ok).toBe(false);
   });
 
-  it('gets an error for an ArrayBuffer bomb, and the node\'s memory stays where it was', async () => {
+  it("gets an error for an ArrayBuffer bomb, and the node's memory stays where it was", async () => {
     const before = await rss(node.child.pid!);
     const bomb = await attack({ attack: 'bomb', mb: 4096 });
     expect(bomb.status === 200 ? bomb.body.ok : false).toBe(false);
     expect(await rss(node.child.pid!)).toBeLessThan(before + 200 * 2 ** 20);
-    await waitFor('the attacks function to serve again', async () => (await attack({ attack: 'env' })).status, (s) => s === 200, { timeoutMs: 30_000, intervalMs: 200 });
+    await waitFor(
+      'the attacks function to serve again',
+      async () => (await attack({ attack: 'env' })).status,
+      (s) => s === 200,
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
   });
 });
 
@@ -135,29 +187,46 @@ describe('a model that crashes or hangs costs only its own function', () => {
     const statuses: number[] = [];
     // Its own connection per request: a kept-alive socket the server closes as the client reuses
     // it (undici's known race) would be an error of the test's client, not of the node.
-    const once = () => new Promise<number>((resolve, reject) => {
-      const body = JSON.stringify({ inputs: [{ name: 'x', shape: [1, 4], datatype: 'FP32', data: [1, 2, 3, 4] }] });
-      const req = request(`${node.url}/v2/models/bystander/infer`, { method: 'POST', agent: false, headers: { ...auth(INVOKE), 'content-type': 'application/json' } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode!));
+    const once = () =>
+      new Promise<number>((resolve, reject) => {
+        const body = JSON.stringify({ inputs: [{ name: 'x', shape: [1, 4], datatype: 'FP32', data: [1, 2, 3, 4] }] });
+        const req = request(
+          `${node.url}/v2/models/bystander/infer`,
+          { method: 'POST', agent: false, headers: { ...auth(INVOKE), 'content-type': 'application/json' } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode!));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
       });
-      req.on('error', reject);
-      req.end(body);
-    });
-    const load = Promise.all(Array.from({ length: 4 }, async () => {
-      while (!stop) statuses.push(await once());
-    }));
+    const load = Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (!stop) statuses.push(await once());
+      }),
+    );
     expect((await infer('crashes', [[1, 2, 3, 4]])).status).toBe(200);
     const crash = await infer('crashes', [[1000, 0, 0, 0]]);
     expect(crash.status).toBe(503);
     expect(crash.headers.get('retry-after')).toBe('1');
-    await waitFor('crashes to be ready again', () => ready('crashes'), (s) => s === 200, { timeoutMs: 30_000, intervalMs: 100 });
+    await waitFor(
+      'crashes to be ready again',
+      () => ready('crashes'),
+      (s) => s === 200,
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
     // A second crash soon after waits (backs off) before its restart: not ready meanwhile.
     expect((await infer('crashes', [[1000, 0, 0, 0]])).status).toBe(503);
     expect(await ready('crashes')).toBe(503);
     expect((await infer('crashes', [[1, 2, 3, 4]])).status).toBe(503);
     expect((await events('crashes')).filter((d) => d.includes('signal SIGSEGV')).length).toBeGreaterThanOrEqual(2);
-    await waitFor('crashes to be ready again', () => ready('crashes'), (s) => s === 200, { timeoutMs: 30_000, intervalMs: 100 });
+    await waitFor(
+      'crashes to be ready again',
+      () => ready('crashes'),
+      (s) => s === 200,
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
     const ok = await infer('crashes', [[1, 2, 3, 4]]);
     expect(((await ok.json()) as { outputs: { data: number[] }[] }).outputs[0]!.data).toEqual([2, 4, 6, 8]);
     stop = true;
@@ -166,19 +235,33 @@ describe('a model that crashes or hangs costs only its own function', () => {
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
   });
 
-  it('kills a runner past limits.runnerMemoryMb: the request fails, the node\'s memory is untouched, the function serves again', async () => {
-    const balloon = (mb: number, rounds: number) => fetch(`${node.url}/v2/models/balloon/infer`, {
-      method: 'POST',
-      headers: { ...auth(INVOKE), 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: [{ name: 'x', shape: [1, 4], datatype: 'FP32', data: [1, 2, 3, 4] }, { name: 'mb', shape: [], datatype: 'INT64', data: [mb] }, { name: 'rounds', shape: [], datatype: 'INT64', data: [rounds] }] }),
-    });
+  it("kills a runner past limits.runnerMemoryMb: the request fails, the node's memory is untouched, the function serves again", async () => {
+    const balloon = (mb: number, rounds: number) =>
+      fetch(`${node.url}/v2/models/balloon/infer`, {
+        method: 'POST',
+        headers: { ...auth(INVOKE), 'content-type': 'application/json' },
+        body: JSON.stringify({
+          inputs: [
+            { name: 'x', shape: [1, 4], datatype: 'FP32', data: [1, 2, 3, 4] },
+            { name: 'mb', shape: [], datatype: 'INT64', data: [mb] },
+            { name: 'rounds', shape: [], datatype: 'INT64', data: [rounds] },
+          ],
+        }),
+      });
     expect((await balloon(16, 1)).status).toBe(200);
     const before = await rss(node.child.pid!);
     const big = await balloon(1536, 400);
     expect(big.status).toBe(503);
-    expect(((await big.json()) as { error: string }).error).toMatch(/past its 768 MiB limit \(limits\.runnerMemoryMb\)/);
+    expect(((await big.json()) as { error: string }).error).toMatch(
+      /past its 768 MiB limit \(limits\.runnerMemoryMb\)/,
+    );
     expect(await rss(node.child.pid!)).toBeLessThan(before + 100 * 2 ** 20);
-    await waitFor('balloon to serve again', async () => (await balloon(16, 1)).status, (s) => s === 200, { timeoutMs: 30_000, intervalMs: 200 });
+    await waitFor(
+      'balloon to serve again',
+      async () => (await balloon(16, 1)).status,
+      (s) => s === 200,
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
   });
 
   it('stops a forward past limits.forwardTimeoutMs: the request fails, the runner restarts, the function serves again', async () => {
@@ -187,6 +270,11 @@ describe('a model that crashes or hangs costs only its own function', () => {
     expect(hung.status).toBe(503);
     expect(((await hung.json()) as { error: string }).error).toMatch(/1500 ms limit \(limits\.forwardTimeoutMs\)/);
     expect(Date.now() - t0).toBeLessThan(20_000);
-    await waitFor('hangs to serve again', async () => (await infer('hangs', [[1, 1, 1, 1]])).status, (s) => s === 200, { timeoutMs: 30_000, intervalMs: 200 });
+    await waitFor(
+      'hangs to serve again',
+      async () => (await infer('hangs', [[1, 1, 1, 1]])).status,
+      (s) => s === 200,
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
   });
 });

@@ -13,19 +13,35 @@ const dir = await mkdtemp(join(tmpdir(), 'hearth-limits-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const SLOW = {
-  name: 'slow', model: 'model.pt', maxBatchSize: 0, instances: { device: 'cpu' }, batching: { maxQueueSize: 1 },
-  inputs: [{ name: 'x', dtype: 'FP32', dims: [4, 512] }, { name: 'n', dtype: 'INT64', dims: [] }],
+  name: 'slow',
+  model: 'model.pt',
+  maxBatchSize: 0,
+  instances: { device: 'cpu' },
+  batching: { maxQueueSize: 1 },
+  inputs: [
+    { name: 'x', dtype: 'FP32', dims: [4, 512] },
+    { name: 'n', dtype: 'INT64', dims: [] },
+  ],
   outputs: [{ name: 'y', dtype: 'FP32', dims: [4, 512] }],
 };
 const infer = (url: string, iters: number, headers: Record<string, string> = {}) =>
   fetch(`${url}/v2/models/slow/infer`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ inputs: [{ name: 'x', shape: [4, 512], datatype: 'FP32', data: new Array(2048).fill(0.01) }, { name: 'n', shape: [], datatype: 'INT64', data: [iters] }] }),
+    body: JSON.stringify({
+      inputs: [
+        { name: 'x', shape: [4, 512], datatype: 'FP32', data: new Array(2048).fill(0.01) },
+        { name: 'n', shape: [], datatype: 'INT64', data: [iters] },
+      ],
+    }),
   });
 
 async function deploy(url: string, spec: object, model: string): Promise<Response> {
-  return fetch(`${url}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model } }), headers: { 'content-type': 'application/json' } });
+  return fetch(`${url}/api/v1/functions`, {
+    method: 'POST',
+    body: JSON.stringify({ spec, artifacts: { model } }),
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
 describe('queue limits, deadlines and availability over HTTP', () => {
@@ -38,10 +54,19 @@ describe('queue limits, deadlines and availability over HTTP', () => {
   afterAll(() => node?.close());
 
   /** Waits until the pool reports what the test needs (no sleeping on guesses). */
-  async function until(check: (p: { instances: { busy: number }; queueDepth: number }) => boolean, timeoutMs = 15_000): Promise<void> {
+  async function until(
+    check: (p: { instances: { busy: number }; queueDepth: number }) => boolean,
+    timeoutMs = 15_000,
+  ): Promise<void> {
     type Pool = { function: string; instances: { busy: number }; queueDepth: number };
-    const pool = async () => ((await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: Pool[] }).pools.find((p) => p.function === 'slow');
-    await waitFor('the pool to reach the expected state', pool, (p) => p !== undefined && check(p), { intervalMs: 10, timeoutMs });
+    const pool = async () =>
+      ((await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: Pool[] }).pools.find(
+        (p) => p.function === 'slow',
+      );
+    await waitFor('the pool to reach the expected state', pool, (p) => p !== undefined && check(p), {
+      intervalMs: 10,
+      timeoutMs,
+    });
   }
 
   it('answers 429 with Retry-After when the queue is full, and serves what it took', async () => {
@@ -66,7 +91,10 @@ describe('queue limits, deadlines and availability over HTTP', () => {
 
   it('drops a queued request whose client went away: it never runs, and the next caller does not wait behind it', async () => {
     type Pool = { function: string; execCount: number };
-    const execs = async () => ((await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: Pool[] }).pools.find((p) => p.function === 'slow')!.execCount;
+    const execs = async () =>
+      ((await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: Pool[] }).pools.find(
+        (p) => p.function === 'slow',
+      )!.execCount;
     // The 504 test's forward runs on after its caller got the answer (a running forward cannot be
     // stopped in process): start from an idle pool.
     await until((p) => p.instances.busy === 0 && p.queueDepth === 0, 60_000);
@@ -77,7 +105,12 @@ describe('queue limits, deadlines and availability over HTTP', () => {
     const abandoned = fetch(`${node.httpUrl}/v2/models/slow/infer`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: [{ name: 'x', shape: [4, 512], datatype: 'FP32', data: new Array(2048).fill(0.01) }, { name: 'n', shape: [], datatype: 'INT64', data: [60_000] }] }),
+      body: JSON.stringify({
+        inputs: [
+          { name: 'x', shape: [4, 512], datatype: 'FP32', data: new Array(2048).fill(0.01) },
+          { name: 'n', shape: [], datatype: 'INT64', data: [60_000] },
+        ],
+      }),
       signal: gone.signal,
     }).catch(() => 'aborted');
     await until((p) => p.queueDepth === 1);
@@ -105,11 +138,17 @@ describe('SIGTERM', () => {
     const model = await upload(url, new Uint8Array(await readFile(modelPath('slow'))));
     expect((await deploy(url, SLOW, model)).status).toBe(201);
 
-    const inflight = infer(url, 1500).then(async (r) => ({ status: r.status, body: (await r.json()) as { outputs: { shape: number[] }[] } }));
+    const inflight = infer(url, 1500).then(async (r) => ({
+      status: r.status,
+      body: (await r.json()) as { outputs: { shape: number[] }[] },
+    }));
     await new Promise((r) => setTimeout(r, 100));
     child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 100));
-    const ready = await fetch(`${url}/v2/health/ready`).then((r) => r.status, () => 'closed');
+    const ready = await fetch(`${url}/v2/health/ready`).then(
+      (r) => r.status,
+      () => 'closed',
+    );
     expect([503, 'closed']).toContain(ready);
     const response = await inflight;
     expect(response.status).toBe(200);
@@ -126,11 +165,22 @@ describe('SIGTERM', () => {
     try {
       const model = await upload(url, new Uint8Array(await readFile(modelPath('slow'))));
       expect((await deploy(url, SLOW, model)).status).toBe(201);
-      const body = JSON.stringify({ inputs: { x: Array.from({ length: 4 }, () => new Array(512).fill(0.01)), n: 1500 } });
-      const accepted = await fetch(`${url}/fn/slow`, { method: 'POST', body, headers: { 'content-type': 'application/json', prefer: 'respond-async' } });
+      const body = JSON.stringify({
+        inputs: { x: Array.from({ length: 4 }, () => new Array(512).fill(0.01)), n: 1500 },
+      });
+      const accepted = await fetch(`${url}/fn/slow`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+      });
       expect(accepted.status).toBe(202);
       const { id } = (await accepted.json()) as { id: string };
-      const record = async () => JSON.parse((await redis.get(`${prefix}job:${id}`)) ?? '{}') as { status?: string; node?: string; attempts?: number };
+      const record = async () =>
+        JSON.parse((await redis.get(`${prefix}job:${id}`)) ?? '{}') as {
+          status?: string;
+          node?: string;
+          attempts?: number;
+        };
       await waitFor('the job to run', record, (r) => r.status === 'running', { timeoutMs: 10_000, intervalMs: 20 });
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
@@ -143,20 +193,44 @@ describe('SIGTERM', () => {
 });
 
 describe('per-function hook limits (spec.limits)', () => {
-  it('stops a hook call past the function\'s own limit, and serves the next call', async () => {
+  it("stops a hook call past the function's own limit, and serves the next call", async () => {
     const node = await testNode(join(dir, 'hook-limits'));
     try {
       const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('small'))));
       const hook = await upload(node.httpUrl, await hookBundle('loops', join(dir, 'bundles')));
-      const spec = { name: 'loops', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 8, instances: { device: 'cpu' }, limits: { hookTimeoutMs: 300 },
-        inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }] };
-      const r = await fetch(`${node.httpUrl}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model, hook } }), headers: { 'content-type': 'application/json' } });
+      const spec = {
+        name: 'loops',
+        model: 'model.pt',
+        hook: 'hook.ts',
+        maxBatchSize: 8,
+        instances: { device: 'cpu' },
+        limits: { hookTimeoutMs: 300 },
+        inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
+        outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
+      };
+      const r = await fetch(`${node.httpUrl}/api/v1/functions`, {
+        method: 'POST',
+        body: JSON.stringify({ spec, artifacts: { model, hook } }),
+        headers: { 'content-type': 'application/json' },
+      });
       expect(r.status, await r.clone().text()).toBe(201);
-      const looped = await fetch(`${node.httpUrl}/fn/loops`, { method: 'POST', body: '{"loop": true}', headers: { 'content-type': 'application/json' } });
+      const looped = await fetch(`${node.httpUrl}/fn/loops`, {
+        method: 'POST',
+        body: '{"loop": true}',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(looped.status).toBe(500);
       // The function's own limit (not the default 10 000 ms) stopped it.
       expect(((await looped.json()) as { error: string }).error).toMatch(/ran past its 300 ms limit/);
-      expect((await fetch(`${node.httpUrl}/fn/loops`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(200);
+      expect(
+        (
+          await fetch(`${node.httpUrl}/fn/loops`, {
+            method: 'POST',
+            body: '{}',
+            headers: { 'content-type': 'application/json' },
+          })
+        ).status,
+      ).toBe(200);
     } finally {
       await node.close();
     }

@@ -10,7 +10,9 @@ const dir = await mkdtemp(join(tmpdir(), 'hearth-metrics-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 function value(text: string, metric: string, labels: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${metric}{`) && labels.split(',').every((kv) => l.includes(kv)));
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`${metric}{`) && labels.split(',').every((kv) => l.includes(kv)));
   return line === undefined ? undefined : Number(line.split(' ').at(-1));
 }
 
@@ -20,11 +22,32 @@ describe('metrics on the metrics port', () => {
     try {
       const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('small'))));
       const hook = await upload(node.httpUrl, await hookBundle('echo', join(dir, 'bundles')));
-      const spec = { name: 'small', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 8, instances: { device: 'cpu' }, inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }] };
-      await fetch(`${node.httpUrl}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec, artifacts: { model, hook } }), headers: { 'content-type': 'application/json' } });
-      const send = (x: unknown) => fetch(`${node.httpUrl}/fn/small`, { method: 'POST', body: JSON.stringify({ x }), headers: { 'content-type': 'application/json' } });
+      const spec = {
+        name: 'small',
+        model: 'model.pt',
+        hook: 'hook.ts',
+        maxBatchSize: 8,
+        instances: { device: 'cpu' },
+        inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
+        outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
+      };
+      await fetch(`${node.httpUrl}/api/v1/functions`, {
+        method: 'POST',
+        body: JSON.stringify({ spec, artifacts: { model, hook } }),
+        headers: { 'content-type': 'application/json' },
+      });
+      const send = (x: unknown) =>
+        fetch(`${node.httpUrl}/fn/small`, {
+          method: 'POST',
+          body: JSON.stringify({ x }),
+          headers: { 'content-type': 'application/json' },
+        });
       for (let i = 0; i < 3; i++) expect((await send([[1, 2, 3, i]])).status).toBe(200);
-      const bad = await fetch(`${node.httpUrl}/fn/small`, { method: 'POST', body: '{not json', headers: { 'content-type': 'application/json' } });
+      const bad = await fetch(`${node.httpUrl}/fn/small`, {
+        method: 'POST',
+        body: '{not json',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(bad.status).toBe(400);
 
       const text = await (await fetch(node.metricsUrl)).text();
@@ -38,7 +61,8 @@ describe('metrics on the metrics port', () => {
       expect(value(text, 'nv_inference_pending_request_count', l)).toBe(0);
       expect(value(text, 'hearth_pool_instances', `${l},state="idle"`)).toBe(1);
       expect(value(text, 'hearth_hook_duration_us', `${l},phase="pre"`)).toBeGreaterThan(0);
-      for (const phase of ['fetch', 'load', 'warmup']) expect(value(text, 'hearth_cold_start_seconds_count', `${l},phase="${phase}"`)).toBe(1);
+      for (const phase of ['fetch', 'load', 'warmup'])
+        expect(value(text, 'hearth_cold_start_seconds_count', `${l},phase="${phase}"`)).toBe(1);
       // The deploy's cold start had nobody waiting: no queue phase. Unloaded, the next request
       // cold-starts the pool and waits through it: a second cold start, now with its queue wait.
       expect(value(text, 'hearth_cold_start_seconds_count', `${l},phase="queue"`)).toBeUndefined();
@@ -48,9 +72,16 @@ describe('metrics on the metrics port', () => {
       expect(value(after, 'hearth_cold_start_seconds_count', `${l},phase="queue"`)).toBe(1);
       expect(value(after, 'hearth_cold_start_seconds_count', `${l},phase="load"`)).toBe(2);
       // The queue wait covers the load it waited through.
-      expect(value(after, 'hearth_cold_start_seconds_sum', `${l},phase="queue"`)).toBeGreaterThan(value(after, 'hearth_cold_start_seconds_sum', `${l},phase="load"`)! / 2);
-      const { pools } = (await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: { events: { type: string; detail?: string }[] }[] };
-      expect(pools[0]!.events.filter((e) => e.type === 'cold-start').map((e) => e.detail)).toEqual([expect.stringMatching(/^fetch .* load .* warm-up/), expect.stringMatching(/^the first request waited/)]);
+      expect(value(after, 'hearth_cold_start_seconds_sum', `${l},phase="queue"`)).toBeGreaterThan(
+        value(after, 'hearth_cold_start_seconds_sum', `${l},phase="load"`)! / 2,
+      );
+      const { pools } = (await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as {
+        pools: { events: { type: string; detail?: string }[] }[];
+      };
+      expect(pools[0]!.events.filter((e) => e.type === 'cold-start').map((e) => e.detail)).toEqual([
+        expect.stringMatching(/^fetch .* load .* warm-up/),
+        expect.stringMatching(/^the first request waited/),
+      ]);
       expect((await fetch(node.metricsUrl.replace('/metrics', '/other'))).status).toBe(404);
     } finally {
       await node.close();

@@ -16,7 +16,14 @@ import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-redis-outage-'));
-const SPEC = { name: 'small', model: 'model.pt', maxBatchSize: 8, instances: { device: 'cpu' }, inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }] };
+const SPEC = {
+  name: 'small',
+  model: 'model.pt',
+  maxBatchSize: 8,
+  instances: { device: 'cpu' },
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
+};
 const BODY = JSON.stringify({ inputs: { x: [[1, 2, 3, 4]] } });
 
 describe('Redis restarted under load', () => {
@@ -26,7 +33,11 @@ describe('Redis restarted under load', () => {
     redis = await startRedis(['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir]);
     node = await testNode(join(dir, 'node'), { REDIS_URL: redis.url, HEARTH_JOB_BACKOFF_MS: '100' });
     const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('small'))));
-    const r = await fetch(`${node.httpUrl}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec: SPEC, artifacts: { model } }), headers: { 'content-type': 'application/json' } });
+    const r = await fetch(`${node.httpUrl}/api/v1/functions`, {
+      method: 'POST',
+      body: JSON.stringify({ spec: SPEC, artifacts: { model } }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(r.status).toBe(201);
   });
   afterAll(async () => {
@@ -41,8 +52,14 @@ describe('Redis restarted under load', () => {
     await r.arrayBuffer();
     return { status: r.status, ms: performance.now() - t0 };
   };
-  const call = () => timed('/fn/small', { method: 'POST', body: BODY, headers: { 'content-type': 'application/json' } });
-  const submit = () => timed('/fn/small', { method: 'POST', body: BODY, headers: { 'content-type': 'application/json', prefer: 'respond-async' } });
+  const call = () =>
+    timed('/fn/small', { method: 'POST', body: BODY, headers: { 'content-type': 'application/json' } });
+  const submit = () =>
+    timed('/fn/small', {
+      method: 'POST',
+      body: BODY,
+      headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+    });
 
   it('answers 503 at once while Redis is down, and serves again once it is back', async () => {
     let load = true;
@@ -58,11 +75,21 @@ describe('Redis restarted under load', () => {
       await redis.stop();
       // Past the node's 1 s cache of the function's record, routing needs Redis.
       await new Promise((r) => setTimeout(r, 1500));
-      const down = [await call(), await submit(), await timed('/api/v1/functions'), await timed('/api/v1/jobs/some-id')];
+      const down = [
+        await call(),
+        await submit(),
+        await timed('/api/v1/functions'),
+        await timed('/api/v1/jobs/some-id'),
+      ];
       for (const r of down) expect(r.status).toBe(503);
 
       await redis.start();
-      const back = await waitFor('calls to succeed again', async () => (await call()).status, (s) => s === 200, { timeoutMs: 10_000 });
+      const back = await waitFor(
+        'calls to succeed again',
+        async () => (await call()).status,
+        (s) => s === 200,
+        { timeoutMs: 10_000 },
+      );
       expect(back).toBe(200);
     } finally {
       load = false;
@@ -73,10 +100,19 @@ describe('Redis restarted under load', () => {
     expect(Math.max(...seen.map((r) => r.ms))).toBeLessThan(5000);
 
     // The queue reconnected too: an async job runs to the end.
-    const accepted = await fetch(`${node.httpUrl}/fn/small`, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json', prefer: 'respond-async' } });
+    const accepted = await fetch(`${node.httpUrl}/fn/small`, {
+      method: 'POST',
+      body: BODY,
+      headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+    });
     expect(accepted.status).toBe(202);
     const { id } = (await accepted.json()) as { id: string };
-    const status = await waitFor('the job to succeed', async () => ((await (await fetch(`${node.httpUrl}/api/v1/jobs/${id}`)).json()) as { status: string }).status, (s) => s === 'succeeded', { timeoutMs: 20_000 });
+    const status = await waitFor(
+      'the job to succeed',
+      async () => ((await (await fetch(`${node.httpUrl}/api/v1/jobs/${id}`)).json()) as { status: string }).status,
+      (s) => s === 'succeeded',
+      { timeoutMs: 20_000 },
+    );
     expect(status).toBe('succeeded');
   });
 
@@ -84,11 +120,26 @@ describe('Redis restarted under load', () => {
     const other = await startRedis(['--appendonly', 'no']);
     const drained = await testNode(join(dir, 'drain'), { REDIS_URL: other.url });
     const model = await upload(drained.httpUrl, new Uint8Array(await readFile(modelPath('small'))));
-    await fetch(`${drained.httpUrl}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec: SPEC, artifacts: { model } }), headers: { 'content-type': 'application/json' } });
-    expect((await fetch(`${drained.httpUrl}/fn/small`, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json', prefer: 'respond-async' } })).status).toBe(202);
+    await fetch(`${drained.httpUrl}/api/v1/functions`, {
+      method: 'POST',
+      body: JSON.stringify({ spec: SPEC, artifacts: { model } }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(
+      (
+        await fetch(`${drained.httpUrl}/fn/small`, {
+          method: 'POST',
+          body: BODY,
+          headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+        })
+      ).status,
+    ).toBe(202);
     await other.stop();
     // Its job queue's workers and the cluster's would wait for Redis; the drain bounds them.
-    const outcome = await Promise.race([drained.drain().then(() => 'drained'), new Promise((r) => setTimeout(() => r('still waiting after 30 s'), 30_000))]);
+    const outcome = await Promise.race([
+      drained.drain().then(() => 'drained'),
+      new Promise((r) => setTimeout(() => r('still waiting after 30 s'), 30_000)),
+    ]);
     expect(outcome).toBe('drained');
   });
 });

@@ -21,7 +21,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const spec = (name: string) => parseSpec({ name, model: 'model.pt', inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }] });
+const spec = (name: string) =>
+  parseSpec({
+    name,
+    model: 'model.pt',
+    inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
+    outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
+  });
 const artifacts = { model: 'a'.repeat(64) };
 
 describe.each([

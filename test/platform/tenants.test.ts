@@ -20,22 +20,43 @@ import { waitFor } from '../helpers/wait.js';
 const A = 'tenant-a-key-0001';
 const B = 'tenant-b-key-0002';
 const ADMIN = 'admin-key-00000003';
-const SPEC = { name: 'small', model: 'model.pt', maxBatchSize: 8, instances: { device: 'cpu' }, inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }] };
+const SPEC = {
+  name: 'small',
+  model: 'model.pt',
+  maxBatchSize: 8,
+  instances: { device: 'cpu' },
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
+};
 const XA = [[1, 2, 3, 4]];
 const XB = [[-4, 0.5, 2, 8]];
-const [refA, refB] = pythonForwardMany(modelPath('small'), [XA, XB].map((x) => [{ dtype: 'FP32' as const, shape: [1, 4], data: Float32Array.from(x.flat()) }])).map((r) => r.outputs[0]!.data as Float32Array);
+const [refA, refB] = pythonForwardMany(
+  modelPath('small'),
+  [XA, XB].map((x) => [{ dtype: 'FP32' as const, shape: [1, 4], data: Float32Array.from(x.flat()) }]),
+).map((r) => r.outputs[0]!.data as Float32Array);
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-tenants-'));
 let node: HearthNode;
 
 const call = (key: string, x: number[][], headers: Record<string, string> = {}) =>
-  fetch(`${node.httpUrl}/fn/small`, { method: 'POST', body: JSON.stringify({ inputs: { x } }), headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers } });
-const output = async (r: Response) => Float32Array.from(((await r.json()) as { outputs: { y: number[][] } }).outputs.y.flat());
+  fetch(`${node.httpUrl}/fn/small`, {
+    method: 'POST',
+    body: JSON.stringify({ inputs: { x } }),
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+  });
+const output = async (r: Response) =>
+  Float32Array.from(((await r.json()) as { outputs: { y: number[][] } }).outputs.y.flat());
 
 beforeAll(async () => {
   node = await testNode(join(dir, 'node'), { HEARTH_API_KEYS: `${A}:invoke,${B}:invoke,${ADMIN}:admin` });
-  const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('small'))), { authorization: `Bearer ${ADMIN}` });
-  const r = await fetch(`${node.httpUrl}/api/v1/functions`, { method: 'POST', body: JSON.stringify({ spec: SPEC, artifacts: { model } }), headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' } });
+  const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('small'))), {
+    authorization: `Bearer ${ADMIN}`,
+  });
+  const r = await fetch(`${node.httpUrl}/api/v1/functions`, {
+    method: 'POST',
+    body: JSON.stringify({ spec: SPEC, artifacts: { model } }),
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+  });
   expect(r.status).toBe(201);
 });
 afterAll(async () => {
@@ -59,7 +80,8 @@ describe('tenants', () => {
   });
 
   it('keeps jobs and their idempotency keys per caller: another invoke key sees no job, an admin key sees all', async () => {
-    const submit = (key: string, x: number[][]) => call(key, x, { prefer: 'respond-async', 'idempotency-key': 'job-1' });
+    const submit = (key: string, x: number[][]) =>
+      call(key, x, { prefer: 'respond-async', 'idempotency-key': 'job-1' });
     const a = (await (await submit(A, XA)).json()) as { id: string };
     const b = (await (await submit(B, XB)).json()) as { id: string };
     expect(b.id).not.toBe(a.id);
@@ -67,8 +89,13 @@ describe('tenants', () => {
     const again = await submit(A, XA);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(((await again.json()) as { id: string }).id).toBe(a.id);
-    const read = (key: string, id: string, path = '') => fetch(`${node.httpUrl}/api/v1/jobs/${id}${path}`, { headers: { authorization: `Bearer ${key}` } });
-    await waitFor('A\'s job', async () => ((await (await read(A, a.id)).json()) as { status: string }).status, (s) => s === 'succeeded');
+    const read = (key: string, id: string, path = '') =>
+      fetch(`${node.httpUrl}/api/v1/jobs/${id}${path}`, { headers: { authorization: `Bearer ${key}` } });
+    await waitFor(
+      "A's job",
+      async () => ((await (await read(A, a.id)).json()) as { status: string }).status,
+      (s) => s === 'succeeded',
+    );
     expect((await read(B, a.id)).status).toBe(404);
     expect((await read(B, a.id, '/result')).status).toBe(404);
     expect((await read(ADMIN, a.id)).status).toBe(200);
@@ -81,20 +108,41 @@ describe('tenants', () => {
     await writeFile(secret, JSON.stringify({ name: 'secret', createdAt: '', versions: [], traffic: {} }));
     const headers = { authorization: `Bearer ${ADMIN}` };
     expect((await fetch(`${node.httpUrl}/api/v1/functions/..%2Fsecret`, { headers })).status).toBe(404);
-    expect((await fetch(`${node.httpUrl}/api/v1/functions/..%2Fsecret`, { method: 'DELETE', headers })).status).toBe(404);
+    expect((await fetch(`${node.httpUrl}/api/v1/functions/..%2Fsecret`, { method: 'DELETE', headers })).status).toBe(
+      404,
+    );
     expect((await fetch(`${node.httpUrl}/fn/..%2Fsecret`, { method: 'POST', headers, body: '{}' })).status).toBe(404);
     expect(await readFile(secret, 'utf8')).toContain('"secret"');
   });
 
-  it.each(['..%2F..%2Fetc%2Fpasswd', '..', '.hidden', 'a%2Fb', '%2E%2E'])('answers the name %s as an unknown model on every route, reading no file', async (name) => {
+  it.each([
+    '..%2F..%2Fetc%2Fpasswd',
+    '..',
+    '.hidden',
+    'a%2Fb',
+    '%2E%2E',
+  ])('answers the name %s as an unknown model on every route, reading no file', async (name) => {
     const headers = { authorization: `Bearer ${ADMIN}` };
-    for (const [method, path] of [['POST', `/fn/${name}`], ['POST', `/v2/models/${name}/infer`], ['GET', `/v2/models/${name}`], ['GET', `/v2/models/${name}/config`], ['GET', `/api/v1/functions/${name}`], ['DELETE', `/api/v1/functions/${name}`]] as const) {
-      const r = await fetch(`${node.httpUrl}${path}`, { method, headers, ...(method === 'POST' ? { body: '{"inputs": []}' } : {}) });
+    for (const [method, path] of [
+      ['POST', `/fn/${name}`],
+      ['POST', `/v2/models/${name}/infer`],
+      ['GET', `/v2/models/${name}`],
+      ['GET', `/v2/models/${name}/config`],
+      ['GET', `/api/v1/functions/${name}`],
+      ['DELETE', `/api/v1/functions/${name}`],
+    ] as const) {
+      const r = await fetch(`${node.httpUrl}${path}`, {
+        method,
+        headers,
+        ...(method === 'POST' ? { body: '{"inputs": []}' } : {}),
+      });
       expect([404], `${method} ${path}`).toContain(r.status);
     }
     const rpc = inferenceClient(node.grpcAddress);
     try {
-      const error = await grpcCall(rpc, 'ModelMetadata', { name: decodeURIComponent(name) }, ADMIN).catch((e: grpc.ServiceError) => e);
+      const error = await grpcCall(rpc, 'ModelMetadata', { name: decodeURIComponent(name) }, ADMIN).catch(
+        (e: grpc.ServiceError) => e,
+      );
       expect((error as grpc.ServiceError).code).toBe(grpc.status.NOT_FOUND);
     } finally {
       rpc.close();

@@ -10,11 +10,34 @@ const none = { allowHosts: [] };
 const message = { id: 'job_1', body: '{}' };
 
 describe('webhook policy', () => {
-  it.each(['127.0.0.1', '127.9.9.9', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::1', '::', 'fe80::1', 'fd12::1', '::ffff:10.0.0.1', 'fd00:ec2::254', 'not-an-ip'])('blocks %s', (address) => {
+  it.each([
+    '127.0.0.1',
+    '127.9.9.9',
+    '10.0.0.1',
+    '172.16.5.4',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd12::1',
+    '::ffff:10.0.0.1',
+    'fd00:ec2::254',
+    'not-an-ip',
+  ])('blocks %s', (address) => {
     expect(isBlockedAddress(address)).toBe(true);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '172.32.0.1', '::ffff:8.8.8.8'])('lets %s through', (address) => {
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '2606:4700:4700::1111',
+    '172.32.0.1',
+    '::ffff:8.8.8.8',
+  ])('lets %s through', (address) => {
     expect(isBlockedAddress(address)).toBe(false);
   });
 
@@ -22,9 +45,13 @@ describe('webhook policy', () => {
     expect(checkWebhookUrl('https://hooks.example.com/x', none).hostname).toBe('hooks.example.com');
     expect(() => checkWebhookUrl('http://hooks.example.com/x', none)).toThrow(/must be an https URL/);
     expect(() => checkWebhookUrl('https://user:pw@hooks.example.com/x', none)).toThrow(/credentials/);
-    expect(() => checkWebhookUrl('https://169.254.169.254/', none)).toThrow(/loopback, private, link-local or reserved/);
+    expect(() => checkWebhookUrl('https://169.254.169.254/', none)).toThrow(
+      /loopback, private, link-local or reserved/,
+    );
     expect(() => checkWebhookUrl('https://[::1]:8443/', none)).toThrow(/loopback/);
-    expect(checkWebhookUrl('http://127.0.0.1:9/x', { allowHosts: parseAllowHosts(' 127.0.0.1 , Hooks.Internal') }).port).toBe('9');
+    expect(
+      checkWebhookUrl('http://127.0.0.1:9/x', { allowHosts: parseAllowHosts(' 127.0.0.1 , Hooks.Internal') }).port,
+    ).toBe('9');
     expect(parseAllowHosts('[::1], a.b')).toEqual(['::1', 'a.b']);
   });
 
@@ -37,7 +64,9 @@ describe('webhook policy', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     try {
-      await expect(deliver(`https://localhost:${port}/x`, 'c2VjcmV0c2VjcmV0c2VjcmV0', message, none)).rejects.toThrow(/resolves to 127\.0\.0\.1/);
+      await expect(deliver(`https://localhost:${port}/x`, 'c2VjcmV0c2VjcmV0c2VjcmV0', message, none)).rejects.toThrow(
+        /resolves to 127\.0\.0\.1/,
+      );
       expect(hits).toBe(0);
     } finally {
       await new Promise((r) => server.close(r));
@@ -53,7 +82,9 @@ describe('webhook policy', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     try {
-      await expect(deliver(`http://127.0.0.1:${port}/x`, 'c2VjcmV0c2VjcmV0c2VjcmV0', message, { allowHosts: ['127.0.0.1'] })).rejects.toThrow(/answered 307: redirects are not followed/);
+      await expect(
+        deliver(`http://127.0.0.1:${port}/x`, 'c2VjcmV0c2VjcmV0c2VjcmV0', message, { allowHosts: ['127.0.0.1'] }),
+      ).rejects.toThrow(/answered 307: redirects are not followed/);
       expect(hits).toBe(1);
     } finally {
       await new Promise((r) => server.close(r));

@@ -7,7 +7,15 @@ import { loadModel } from '../../runtime/engine/index.js';
 import { bundleHook } from '../../runtime/hooks/index.js';
 import type { PoolOptions } from '../../runtime/pool/index.js';
 import { Pool } from '../../runtime/pool/index.js';
-import { CancelledError, DeadlineExceededError, HookError, InvalidInputError, ModelLoadError, QueueFullError, UnavailableError } from '../../sdk/errors.js';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  HookError,
+  InvalidInputError,
+  ModelLoadError,
+  QueueFullError,
+  UnavailableError,
+} from '../../sdk/errors.js';
 import type { FunctionSpecInput } from '../../sdk/spec/index.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import type { Tensor } from '../../sdk/tensor.js';
@@ -23,23 +31,42 @@ afterAll(async () => {
 });
 
 const MLP: FunctionSpecInput = {
-  name: 'mlp', model: 'model.pt', maxBatchSize: 16, instances: { count: 1, device: 'cpu' },
-  inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
+  name: 'mlp',
+  model: 'model.pt',
+  maxBatchSize: 16,
+  instances: { count: 1, device: 'cpu' },
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
 };
 const SMALL: FunctionSpecInput = {
-  name: 'small', model: 'model.pt', hook: 'hook.ts', maxBatchSize: 8, instances: { device: 'cpu' },
-  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
+  name: 'small',
+  model: 'model.pt',
+  hook: 'hook.ts',
+  maxBatchSize: 8,
+  instances: { device: 'cpu' },
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
 };
 
-async function pool(spec: FunctionSpecInput, model: string, options: Partial<PoolOptions> & { hook?: string } = {}, start = true): Promise<Pool> {
-  const hookBundle = options.hook ? (await bundleHook(join(REPO_ROOT, 'test', 'fixtures', 'hooks', `${options.hook}.ts`), join(dir, 'bundles'))).path : undefined;
+async function pool(
+  spec: FunctionSpecInput,
+  model: string,
+  options: Partial<PoolOptions> & { hook?: string } = {},
+  start = true,
+): Promise<Pool> {
+  const hookBundle = options.hook
+    ? (await bundleHook(join(REPO_ROOT, 'test', 'fixtures', 'hooks', `${options.hook}.ts`), join(dir, 'bundles'))).path
+    : undefined;
   const p = new Pool({ spec: parseSpec(spec), version: 1, model, hookBundle, ...options });
   pools.push(p);
   if (start) await p.start();
   return p;
 }
 
-const encode = (value: unknown) => ({ body: new TextEncoder().encode(JSON.stringify(value)), contentType: 'application/json' });
+const encode = (value: unknown) => ({
+  body: new TextEncoder().encode(JSON.stringify(value)),
+  contentType: 'application/json',
+});
 const decode = (r: { body: Uint8Array }) => JSON.parse(new TextDecoder().decode(r.body)) as Record<string, unknown>;
 const rowsOf = (t: Tensor): number[][] => {
   const d = Array.from(t.data as Float32Array);
@@ -74,7 +101,10 @@ describe('pool', () => {
     const p = await pool({ ...SMALL, hook: undefined }, modelPath('small'));
     const requests = [1, 3, 2, 1, 1].map((rows, i) => randomTensor('FP32', [rows, 4], 50 + i));
     const results = await Promise.all(requests.map((x) => p.infer({ x })));
-    const refs = pythonForwardMany(modelPath('small'), requests.map((x) => [x]));
+    const refs = pythonForwardMany(
+      modelPath('small'),
+      requests.map((x) => [x]),
+    );
     results.forEach((r, i) => {
       const ref = refs[i]!.outputs[0]!;
       expect(r.y!.shape).toEqual([requests[i]!.shape[0], 3]);
@@ -85,15 +115,28 @@ describe('pool', () => {
 
   it('serves a bundled hook: response equals python3-torch on the same input', async () => {
     const p = await pool(SMALL, modelPath('small'), { hook: 'echo' });
-    const x = [[1, 2, 3, 4], [0.5, -1, 2, 0]];
+    const x = [
+      [1, 2, 3, 4],
+      [0.5, -1, 2, 0],
+    ];
     const response = decode(await p.invoke(encode({ x })));
-    const ref = pythonForward(modelPath('small'), [{ dtype: 'FP32', shape: [2, 4], data: Float32Array.from(x.flat()) }]).outputs[0]!;
+    const ref = pythonForward(modelPath('small'), [{ dtype: 'FP32', shape: [2, 4], data: Float32Array.from(x.flat()) }])
+      .outputs[0]!;
     expect(response.greeting).toBe('hello');
-    expect(maxAbsDiff(Float32Array.from((response.y as number[][]).flat()), ref.data as Float32Array)).toBeLessThan(1e-6);
+    expect(maxAbsDiff(Float32Array.from((response.y as number[][]).flat()), ref.data as Float32Array)).toBeLessThan(
+      1e-6,
+    );
   });
 
   it('never batches requests whose non-batch dims differ', async () => {
-    const spec: FunctionSpecInput = { name: 'dt', model: 'm.pt', maxBatchSize: 8, instances: { device: 'cpu' }, inputs: [{ name: 'x', dtype: 'FP32', dims: [-1] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [-1] }] };
+    const spec: FunctionSpecInput = {
+      name: 'dt',
+      model: 'm.pt',
+      maxBatchSize: 8,
+      instances: { device: 'cpu' },
+      inputs: [{ name: 'x', dtype: 'FP32', dims: [-1] }],
+      outputs: [{ name: 'y', dtype: 'FP32', dims: [-1] }],
+    };
     const p = await pool(spec, modelPath('dtypes'));
     const xs = [3, 5, 3, 5, 3].map((w, i) => randomTensor('FP32', [1, w], 70 + i));
     const results = await Promise.all(xs.map((x) => p.infer({ x })));
@@ -105,7 +148,9 @@ describe('pool', () => {
 
   it('fails only the request whose post hook fails; its batch-mates get their responses', async () => {
     const p = await pool(SMALL, modelPath('small'), { hook: 'fail-some' });
-    const calls = [false, true, false, false].map((fail, i) => p.invoke(encode({ x: [[i, 1, 2, 3]], fail })).then(decode, (e: unknown) => e));
+    const calls = [false, true, false, false].map((fail, i) =>
+      p.invoke(encode({ x: [[i, 1, 2, 3]], fail })).then(decode, (e: unknown) => e),
+    );
     const results = await Promise.all(calls);
     expect(results[1]).toBeInstanceOf(HookError);
     expect((results[1] as Error).message).toMatch(/failed in post: post refused this one/);
@@ -117,7 +162,9 @@ describe('pool', () => {
     await expect(p.invoke(encode({ inputs: { x: [[1, 2, 3]] } }))).rejects.toThrow(InvalidInputError);
     await expect(p.infer({ x: randomTensor('FP64', [1, 4], 1) })).rejects.toThrow(/dtype FP64, expected FP32/);
     await expect(p.infer({ x: randomTensor('FP32', [9, 4], 1) })).rejects.toThrow(/maxBatchSize is 8/);
-    await expect(p.infer({ x: randomTensor('FP32', [1, 4], 1), z: randomTensor('FP32', [1, 4], 1) })).rejects.toThrow(/unexpected input "z"/);
+    await expect(p.infer({ x: randomTensor('FP32', [1, 4], 1), z: randomTensor('FP32', [1, 4], 1) })).rejects.toThrow(
+      /unexpected input "z"/,
+    );
     expect(p.stats().execCount).toBe(0);
   });
 
@@ -146,12 +193,22 @@ describe('pool', () => {
 
   it('refuses work past maxQueueSize, deadlines and cancellations without losing the rest', async () => {
     const spec: FunctionSpecInput = {
-      name: 'slow', model: 'm.pt', maxBatchSize: 0, instances: { device: 'cpu' }, batching: { maxQueueSize: 2 },
-      inputs: [{ name: 'x', dtype: 'FP32', dims: [4, 512] }, { name: 'n', dtype: 'INT64', dims: [] }],
+      name: 'slow',
+      model: 'm.pt',
+      maxBatchSize: 0,
+      instances: { device: 'cpu' },
+      batching: { maxQueueSize: 2 },
+      inputs: [
+        { name: 'x', dtype: 'FP32', dims: [4, 512] },
+        { name: 'n', dtype: 'INT64', dims: [] },
+      ],
       outputs: [{ name: 'y', dtype: 'FP32', dims: [4, 512] }],
     };
     const p = await pool(spec, modelPath('slow'));
-    const req = (iters: number) => ({ x: randomTensor('FP32', [4, 512], iters), n: { dtype: 'INT64' as const, shape: [], data: new BigInt64Array([BigInt(iters)]) } });
+    const req = (iters: number) => ({
+      x: randomTensor('FP32', [4, 512], iters),
+      n: { dtype: 'INT64' as const, shape: [], data: new BigInt64Array([BigInt(iters)]) },
+    });
     const running = p.infer(req(20_000));
     await new Promise((r) => setTimeout(r, 10));
     const queued = p.infer(req(1));
@@ -170,7 +227,9 @@ describe('pool', () => {
 
   it('drains: finishes what is in flight, refuses new work, then stops', async () => {
     const p = await pool(MLP, modelPath('mlp'));
-    const inflight = Array.from({ length: 8 }, (_, i) => p.invoke(encode({ inputs: { x: rowsOf(randomTensor('FP32', [1, 1024], i)) } })));
+    const inflight = Array.from({ length: 8 }, (_, i) =>
+      p.invoke(encode({ inputs: { x: rowsOf(randomTensor('FP32', [1, 1024], i)) } })),
+    );
     const drained = p.drain();
     await expect(p.invoke(encode({ inputs: { x: [[0]] } }))).rejects.toThrow(UnavailableError);
     const done = await Promise.all(inflight);

@@ -8,7 +8,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
-import { FunctionNotFoundError, Hearth, InvalidInputError, UnauthenticatedError, UnavailableError, VersionNotFoundError } from '../../sdk/index.js';
+import {
+  FunctionNotFoundError,
+  Hearth,
+  InvalidInputError,
+  UnauthenticatedError,
+  UnavailableError,
+  VersionNotFoundError,
+} from '../../sdk/index.js';
 import { modelPath } from '../helpers/fixtures.js';
 import { sha256, testNode } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
@@ -16,7 +23,14 @@ import { pythonForward } from '../helpers/reference.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-client-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
-const SPEC = { name: 'small', model: 'model.pt', maxBatchSize: 8, instances: { device: 'cpu' }, inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }], outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }] };
+const SPEC = {
+  name: 'small',
+  model: 'model.pt',
+  maxBatchSize: 8,
+  instances: { device: 'cpu' },
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
+};
 
 describe('the Hearth client', () => {
   let node: HearthNode;
@@ -43,9 +57,13 @@ describe('the Hearth client', () => {
 
   it('raises the typed error each error body names', async () => {
     await expect(client.infer('nope', {})).rejects.toBeInstanceOf(FunctionNotFoundError);
-    await expect(client.infer('small', { x: { dtype: 'FP32', shape: [1, 5], data: new Float32Array(5) } })).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(
+      client.infer('small', { x: { dtype: 'FP32', shape: [1, 5], data: new Float32Array(5) } }),
+    ).rejects.toBeInstanceOf(InvalidInputError);
     await expect(client.invoke('small', {}, { version: 9 })).rejects.toBeInstanceOf(VersionNotFoundError);
-    await expect(new Hearth({ url: node.httpUrl, apiKey: 'wrong-key-0000000' }).list()).rejects.toBeInstanceOf(UnauthenticatedError);
+    await expect(new Hearth({ url: node.httpUrl, apiKey: 'wrong-key-0000000' }).list()).rejects.toBeInstanceOf(
+      UnauthenticatedError,
+    );
     await expect(new Hearth({ url: 'http://127.0.0.1:1' }).list()).rejects.toBeInstanceOf(UnavailableError);
   });
 });

@@ -54,12 +54,45 @@ interface Case {
 const f32 = (shape: number[], seed: number) => randomTensor('FP32', shape, seed);
 
 const CASES: Case[] = [
-  { folder: 'simple.shuffled_Args', inputs: { INPUT1: f32([2, 4], 1), INPUT0: f32([2, 4], 2) }, forward: ['INPUT0', 'INPUT1'], outputs: { OUTPUT0: 0, OUTPUT1: 1 } },
-  { folder: 'Index_Shuffled', inputs: { INPUT__1: f32([1, 3], 3), INPUT__0: f32([1, 3], 4) }, forward: ['INPUT__0', 'INPUT__1'], outputs: { OUTPUT__1: 1, OUTPUT__0: 0 } },
-  { folder: 'digit_outputs', inputs: { x__0: f32([2], 5), y__1: f32([2], 6) }, forward: ['x__0', 'y__1'], outputs: { '1634__1': 1, '1633__0': 0 } },
-  { folder: 'reshape_model', inputs: { INPUT__0: f32([3, 2, 2], 7) }, forward: ['INPUT__0'], outputs: { OUTPUT__0: 0 }, shapes: { OUTPUT__0: [3, 3, 1] }, modelShapes: { INPUT__0: [3, 4] } },
-  { folder: 'seed_layout', inputs: { INPUT__0: f32([2, 4], 8) }, forward: ['INPUT__0'], outputs: { OUTPUT__0: 0 }, file: '1/resnet.pt' },
-  { folder: 'backend_parameters', inputs: { INPUT__0: f32([2, 3], 9) }, forward: ['INPUT__0'], outputs: { OUTPUT__0: 0 } },
+  {
+    folder: 'simple.shuffled_Args',
+    inputs: { INPUT1: f32([2, 4], 1), INPUT0: f32([2, 4], 2) },
+    forward: ['INPUT0', 'INPUT1'],
+    outputs: { OUTPUT0: 0, OUTPUT1: 1 },
+  },
+  {
+    folder: 'Index_Shuffled',
+    inputs: { INPUT__1: f32([1, 3], 3), INPUT__0: f32([1, 3], 4) },
+    forward: ['INPUT__0', 'INPUT__1'],
+    outputs: { OUTPUT__1: 1, OUTPUT__0: 0 },
+  },
+  {
+    folder: 'digit_outputs',
+    inputs: { x__0: f32([2], 5), y__1: f32([2], 6) },
+    forward: ['x__0', 'y__1'],
+    outputs: { '1634__1': 1, '1633__0': 0 },
+  },
+  {
+    folder: 'reshape_model',
+    inputs: { INPUT__0: f32([3, 2, 2], 7) },
+    forward: ['INPUT__0'],
+    outputs: { OUTPUT__0: 0 },
+    shapes: { OUTPUT__0: [3, 3, 1] },
+    modelShapes: { INPUT__0: [3, 4] },
+  },
+  {
+    folder: 'seed_layout',
+    inputs: { INPUT__0: f32([2, 4], 8) },
+    forward: ['INPUT__0'],
+    outputs: { OUTPUT__0: 0 },
+    file: '1/resnet.pt',
+  },
+  {
+    folder: 'backend_parameters',
+    inputs: { INPUT__0: f32([2, 3], 9) },
+    forward: ['INPUT__0'],
+    outputs: { OUTPUT__0: 0 },
+  },
 ];
 
 /**
@@ -92,10 +125,20 @@ describe('Triton model folders, deployed unchanged', () => {
     const json = await fetch(path, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: Object.entries(c.inputs).map(([n, t]) => ({ name: n, datatype: 'FP32', shape: t.shape, data: Array.from(t.data as Float32Array) })) }),
+      body: JSON.stringify({
+        inputs: Object.entries(c.inputs).map(([n, t]) => ({
+          name: n,
+          datatype: 'FP32',
+          shape: t.shape,
+          data: Array.from(t.data as Float32Array),
+        })),
+      }),
     });
     expect(json.status).toBe(200);
-    const body = (await json.json()) as { model_name: string; outputs: { name: string; shape: number[]; data: number[] }[] };
+    const body = (await json.json()) as {
+      model_name: string;
+      outputs: { name: string; shape: number[]; data: number[] }[];
+    };
     expect(body.model_name).toBe(name);
     expect(body.outputs.map((o) => o.name)).toEqual(Object.keys(c.outputs));
     for (const o of body.outputs) {
@@ -106,7 +149,8 @@ describe('Triton model folders, deployed unchanged', () => {
 
     // HTTP binary (the SDK's infer)
     const binary = await client.infer(name, c.inputs);
-    for (const [n, want] of Object.entries(expected)) expect(maxAbsDiff(binary[n]!.data as Float32Array, want.data as Float32Array)).toBeLessThan(1e-5);
+    for (const [n, want] of Object.entries(expected))
+      expect(maxAbsDiff(binary[n]!.data as Float32Array, want.data as Float32Array)).toBeLessThan(1e-5);
 
     // gRPC, raw contents
     const response = await grpcCall(rpc, 'ModelInfer', {
@@ -127,24 +171,34 @@ describe('Triton model folders, deployed unchanged', () => {
   it('serves the version folder that version_policy picks', async () => {
     const deployed = await deployFolder(client, join(TRITON_REPO, 'versioned_model'));
     expect(deployed.status).toBe('ready');
-    const out = await client.infer('versioned_model', { INPUT__0: { dtype: 'FP32', shape: [1, 2], data: Float32Array.from([1, 2]) } });
+    const out = await client.infer('versioned_model', {
+      INPUT__0: { dtype: 'FP32', shape: [1, 2], data: Float32Array.from([1, 2]) },
+    });
     expect(Array.from(out.OUTPUT__0!.data as Float32Array)).toEqual([3, 4]); // x + 2: version folder 2
   });
 
   it('answers classification requests as "score:index:label", top-k per row, over HTTP and gRPC', async () => {
     await deployFolder(client, join(TRITON_REPO, 'classifier.v1'));
     const x = f32([2, 4], 11);
-    const scores = pythonForward(join(TRITON_REPO, 'classifier.v1', '1', 'model.pt'), [x]).outputs[0]!.data as Float32Array;
+    const scores = pythonForward(join(TRITON_REPO, 'classifier.v1', '1', 'model.pt'), [x]).outputs[0]!
+      .data as Float32Array;
     const labels = ['apple', 'banana', 'cherry', 'date', 'elderberry'];
     // Hand-computed top 3 of each row of 5, printed as std::to_string prints a float.
     const want = [0, 1].flatMap((r) => {
       const row = Array.from(scores.subarray(r * 5, r * 5 + 5));
-      return row.map((v, i) => ({ v, i })).sort((a, b) => b.v - a.v).slice(0, 3).map(({ v, i }) => `${v.toFixed(6)}:${i}:${labels[i]}`);
+      return row
+        .map((v, i) => ({ v, i }))
+        .sort((a, b) => b.v - a.v)
+        .slice(0, 3)
+        .map(({ v, i }) => `${v.toFixed(6)}:${i}:${labels[i]}`);
     });
     const r = await fetch(`${node.httpUrl}/v2/models/classifier.v1/infer`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [2, 4], data: Array.from(x.data) }], outputs: [{ name: 'OUTPUT__0', parameters: { classification: 3 } }] }),
+      body: JSON.stringify({
+        inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [2, 4], data: Array.from(x.data) }],
+        outputs: [{ name: 'OUTPUT__0', parameters: { classification: 3 } }],
+      }),
     });
     const body = (await r.json()) as { outputs: { name: string; datatype: string; shape: number[]; data: string[] }[] };
     expect(body.outputs[0]).toEqual({ name: 'OUTPUT__0', datatype: 'BYTES', shape: [2, 3], data: want });
@@ -158,7 +212,7 @@ describe('Triton model folders, deployed unchanged', () => {
     expect((response.outputs as { datatype: string }[])[0]!.datatype).toBe('BYTES');
     const raw = new Uint8Array((response.raw_output_contents as Buffer[])[0]!);
     const strings: string[] = [];
-    for (let at = 0; at < raw.byteLength;) {
+    for (let at = 0; at < raw.byteLength; ) {
       const n = new DataView(raw.buffer, raw.byteOffset + at, 4).getUint32(0, true);
       strings.push(Buffer.from(raw.subarray(at + 4, at + 4 + n)).toString());
       at += 4 + n;
@@ -166,11 +220,13 @@ describe('Triton model folders, deployed unchanged', () => {
     expect(strings).toEqual(want);
   });
 
-  it('says the unknown model in Triton\'s words, over HTTP and gRPC', async () => {
+  it("says the unknown model in Triton's words, over HTTP and gRPC", async () => {
     const r = await fetch(`${node.httpUrl}/v2/models/nope.model/infer`, { method: 'POST', body: '{"inputs": []}' });
     expect(r.status).toBe(404);
     expect(((await r.json()) as { error: string }).error).toBe("Request for unknown model: 'nope.model' is not found");
-    const error = await grpcCall(rpc, 'ModelInfer', { model_name: 'nope.model', inputs: [] }).catch((e: grpc.ServiceError) => e);
+    const error = await grpcCall(rpc, 'ModelInfer', { model_name: 'nope.model', inputs: [] }).catch(
+      (e: grpc.ServiceError) => e,
+    );
     expect((error as grpc.ServiceError).code).toBe(grpc.status.NOT_FOUND);
     expect((error as grpc.ServiceError).details).toBe("Request for unknown model: 'nope.model' is not found");
   });
@@ -197,7 +253,9 @@ describe('BYTES / TYPE_STRING tensors, into TorchScript as List[str]', () => {
       body: JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [4, 1], data: words }] }),
     });
     expect(r.status).toBe(200);
-    const body = (await r.json()) as { outputs: { name: string; datatype: string; shape: number[]; data: unknown[] }[] };
+    const body = (await r.json()) as {
+      outputs: { name: string; datatype: string; shape: number[]; data: unknown[] }[];
+    };
     expect(body.outputs).toEqual([
       { name: 'OUTPUT0', datatype: 'BYTES', shape: [4, 1], data: upper },
       { name: 'OUTPUT1', datatype: 'INT64', shape: [4, 1], data: lengths },
@@ -207,12 +265,30 @@ describe('BYTES / TYPE_STRING tensors, into TorchScript as List[str]', () => {
   it('takes and answers length-prefixed binary strings; concurrent requests (batched when they meet) each get their own rows back', async () => {
     const one = async (list: string[]) => {
       const data = serialized(list);
-      const header = Buffer.from(JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [list.length, 1], parameters: { binary_data_size: data.byteLength } }], outputs: [{ name: 'OUTPUT0', parameters: { binary_data: true } }] }));
-      const r = await fetch(`${node.httpUrl}/v2/models/string_upper/infer`, { method: 'POST', headers: { 'inference-header-content-length': String(header.byteLength) }, body: Buffer.concat([header, data]) });
+      const header = Buffer.from(
+        JSON.stringify({
+          inputs: [
+            {
+              name: 'INPUT0',
+              datatype: 'BYTES',
+              shape: [list.length, 1],
+              parameters: { binary_data_size: data.byteLength },
+            },
+          ],
+          outputs: [{ name: 'OUTPUT0', parameters: { binary_data: true } }],
+        }),
+      );
+      const r = await fetch(`${node.httpUrl}/v2/models/string_upper/infer`, {
+        method: 'POST',
+        headers: { 'inference-header-content-length': String(header.byteLength) },
+        body: Buffer.concat([header, data]),
+      });
       expect(r.status).toBe(200);
       const bytes = Buffer.from(await r.arrayBuffer());
       const length = Number(r.headers.get('inference-header-content-length'));
-      const json = JSON.parse(bytes.subarray(0, length).toString()) as { outputs: { shape: number[]; parameters: { binary_data_size: number } }[] };
+      const json = JSON.parse(bytes.subarray(0, length).toString()) as {
+        outputs: { shape: number[]; parameters: { binary_data_size: number } }[];
+      };
       expect(json.outputs[0]!.shape).toEqual([list.length, 1]);
       return bytes.subarray(length);
     };
@@ -225,7 +301,16 @@ describe('BYTES / TYPE_STRING tensors, into TorchScript as List[str]', () => {
 
   it('takes gRPC bytes_contents and raw contents', async () => {
     for (const request of [
-      { inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [4, 1], contents: { bytes_contents: words.map((w) => Buffer.from(w)) } }] },
+      {
+        inputs: [
+          {
+            name: 'INPUT0',
+            datatype: 'BYTES',
+            shape: [4, 1],
+            contents: { bytes_contents: words.map((w) => Buffer.from(w)) },
+          },
+        ],
+      },
       { inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [4, 1] }], raw_input_contents: [serialized(words)] },
     ]) {
       const response = await grpcCall(rpc, 'ModelInfer', { model_name: 'string_upper', ...request });
@@ -236,8 +321,16 @@ describe('BYTES / TYPE_STRING tensors, into TorchScript as List[str]', () => {
   });
 
   it('refuses BYTES data whose lengths do not add up, with 400', async () => {
-    const header = Buffer.from(JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [1, 1], parameters: { binary_data_size: 6 } }] }));
-    const r = await fetch(`${node.httpUrl}/v2/models/string_upper/infer`, { method: 'POST', headers: { 'inference-header-content-length': String(header.byteLength) }, body: Buffer.concat([header, Buffer.from([9, 0, 0, 0, 65, 66])]) });
+    const header = Buffer.from(
+      JSON.stringify({
+        inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [1, 1], parameters: { binary_data_size: 6 } }],
+      }),
+    );
+    const r = await fetch(`${node.httpUrl}/v2/models/string_upper/infer`, {
+      method: 'POST',
+      headers: { 'inference-header-content-length': String(header.byteLength) },
+      body: Buffer.concat([header, Buffer.from([9, 0, 0, 0, 65, 66])]),
+    });
     expect(r.status).toBe(400);
     expect(((await r.json()) as { error: string }).error).toMatch(/BYTES element 0 says 9 byte\(s\) but 2 are left/);
   });
@@ -248,15 +341,18 @@ describe('model_warmup', () => {
     const folder = join(dir, name);
     await mkdir(join(folder, '1'), { recursive: true });
     await copyFile(join(TRITON_REPO, 'seed_layout', '1', 'resnet.pt'), join(folder, '1', 'model.pt'));
-    await writeFile(join(folder, 'config.pbtxt'), `platform: "pytorch_libtorch"
+    await writeFile(
+      join(folder, 'config.pbtxt'),
+      `platform: "pytorch_libtorch"
       max_batch_size: 4
       input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 4 ] } ]
       output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 3 ] } ]
-      model_warmup [ { name: "sample" batch_size: 2 count: 3 inputs { key: "INPUT__0" value: { data_type: TYPE_FP32 dims: [ ${dims} ] random_data: true } } } ]`);
+      model_warmup [ { name: "sample" batch_size: 2 count: 3 inputs { key: "INPUT__0" value: { data_type: TYPE_FP32 dims: [ ${dims} ] random_data: true } } } ]`,
+    );
     return folder;
   }
 
-  it('runs the config\'s samples at load: a sample the model cannot take fails the deploy, naming the warm-up', async () => {
+  it("runs the config's samples at load: a sample the model cannot take fails the deploy, naming the warm-up", async () => {
     const bad = await deployFolder(client, await warmupFolder('warm_bad', '5'));
     expect(bad.status).toBe('failed');
     expect(bad.reason).toMatch(/warm-up forward failed/);
@@ -272,10 +368,11 @@ describe('a forward() that takes one Dict[str, Tensor]', () => {
     expect((await deployFolder(client, join(TRITON_REPO, 'dict_input'))).status).toBe('ready');
     const a = [1, 2, 3, 4, 5, 6];
     const b = [0.5, 0, -1, 2, 2, 2];
-    const one = (rows: number, off: number) => client.infer('dict_input', {
-      INPUT_B: { dtype: 'FP32', shape: [rows, 3], data: Float32Array.from(b.slice(off * 3, (off + rows) * 3)) },
-      INPUT_A: { dtype: 'FP32', shape: [rows, 3], data: Float32Array.from(a.slice(off * 3, (off + rows) * 3)) },
-    });
+    const one = (rows: number, off: number) =>
+      client.infer('dict_input', {
+        INPUT_B: { dtype: 'FP32', shape: [rows, 3], data: Float32Array.from(b.slice(off * 3, (off + rows) * 3)) },
+        INPUT_A: { dtype: 'FP32', shape: [rows, 3], data: Float32Array.from(a.slice(off * 3, (off + rows) * 3)) },
+      });
     const [both, first, second] = await Promise.all([one(2, 0), one(1, 0), one(1, 1)]);
     const want = a.map((x, i) => 2 * x - b[i]!);
     expect(Array.from(both.OUTPUT__0!.data as Float32Array)).toEqual(want);

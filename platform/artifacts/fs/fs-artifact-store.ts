@@ -9,12 +9,17 @@ import type { ArtifactInfo, ArtifactStore, LocalArtifact } from '../artifact-sto
 import { checkSha, VerifiedFiles, writeHashed } from '../artifact-store.js';
 
 /** Streams `body` to `path` through a sha256; on a mismatch nothing is left behind. */
-export async function writeVerified(path: string, sha256: string, body: Readable | AsyncIterable<Uint8Array>): Promise<number> {
+export async function writeVerified(
+  path: string,
+  sha256: string,
+  body: Readable | AsyncIterable<Uint8Array>,
+): Promise<number> {
   const tmp = `${path}.${randomUUID()}.tmp`;
   await mkdir(join(path, '..'), { recursive: true });
   try {
     const { sha256: actual, size } = await writeHashed(tmp, body);
-    if (actual !== sha256) throw new InvalidInputError(`the bytes hash to ${actual}, not ${sha256}: refused`, { reason: 'sha256' });
+    if (actual !== sha256)
+      throw new InvalidInputError(`the bytes hash to ${actual}, not ${sha256}: refused`, { reason: 'sha256' });
     await rename(tmp, path);
     return size;
   } finally {
@@ -49,12 +54,19 @@ export class FsArtifactStore implements ArtifactStore {
   async local(sha256: string): Promise<LocalArtifact> {
     const path = this.#path(sha256);
     const actual = await this.#verified.hash(path);
-    if (!actual) throw new InvalidInputError(`artifact ${sha256} is not in the store: upload it first`, { reason: 'sha256' });
-    if (actual.sha256 !== sha256) throw new InvalidInputError(`artifact ${sha256} on disk hashes to ${actual.sha256}: refused`, { reason: 'integrity' });
+    if (!actual)
+      throw new InvalidInputError(`artifact ${sha256} is not in the store: upload it first`, { reason: 'sha256' });
+    if (actual.sha256 !== sha256)
+      throw new InvalidInputError(`artifact ${sha256} on disk hashes to ${actual.sha256}: refused`, {
+        reason: 'integrity',
+      });
     return { sha256, size: actual.size, path, source: 'store' };
   }
 
   async importS3(uri: string): Promise<ArtifactInfo> {
-    throw new InvalidInputError(`"${uri}": this node has no S3 store configured (HEARTH_S3_BUCKET); upload the file instead`, { reason: 'uri' });
+    throw new InvalidInputError(
+      `"${uri}": this node has no S3 store configured (HEARTH_S3_BUCKET); upload the file instead`,
+      { reason: 'uri' },
+    );
   }
 }

@@ -38,7 +38,13 @@ export class S3ArtifactStore implements ArtifactStore {
     this.#o = options;
     this.#cache = cache;
     // Credentials come from the AWS SDK's usual chain (environment, profile, instance role).
-    this.client = client ?? new S3Client({ region: options.region, endpoint: options.endpoint, forcePathStyle: options.endpoint !== undefined });
+    this.client =
+      client ??
+      new S3Client({
+        region: options.region,
+        endpoint: options.endpoint,
+        forcePathStyle: options.endpoint !== undefined,
+      });
   }
 
   #key(sha256: string): string {
@@ -91,7 +97,11 @@ export class S3ArtifactStore implements ArtifactStore {
       const object = await this.client.send(new GetObjectCommand({ Bucket: this.#o.bucket, Key: this.#key(sha256) }));
       body = object.Body as Readable;
     } catch (error) {
-      if (notFound(error)) throw new InvalidInputError(`artifact ${sha256} is not in s3://${this.#o.bucket}/${this.#o.prefix}: upload it first`, { reason: 'sha256' });
+      if (notFound(error))
+        throw new InvalidInputError(
+          `artifact ${sha256} is not in s3://${this.#o.bucket}/${this.#o.prefix}: upload it first`,
+          { reason: 'sha256' },
+        );
       throw new UnavailableError(`S3 is not answering: ${(error as Error).message}`, { cause: error });
     }
     const { path, size } = await this.#cache.put(sha256, body);

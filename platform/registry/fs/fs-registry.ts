@@ -46,7 +46,9 @@ export class FsRegistry implements Registry {
   }
 
   async list(): Promise<FunctionRecord[]> {
-    const names = (await readdir(this.#dir).catch(() => [] as string[])).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5));
+    const names = (await readdir(this.#dir).catch(() => [] as string[]))
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => f.slice(0, -5));
     const records = await Promise.all(names.sort().map((n) => this.get(n)));
     return records.filter((r): r is FunctionRecord => r !== undefined);
   }
@@ -55,7 +57,13 @@ export class FsRegistry implements Registry {
     return this.#serial(async () => {
       const now = new Date().toISOString();
       const record = (await this.get(spec.name)) ?? { name: spec.name, createdAt: now, versions: [], traffic: {} };
-      const version: FunctionVersion = { version: (record.versions.at(-1)?.version ?? 0) + 1, spec, artifacts, createdAt: now, status: 'pending' };
+      const version: FunctionVersion = {
+        version: (record.versions.at(-1)?.version ?? 0) + 1,
+        spec,
+        artifacts,
+        createdAt: now,
+        status: 'pending',
+      };
       await this.#write({ ...record, versions: [...record.versions, version] });
       return version;
     });

@@ -34,7 +34,9 @@ export class RedisRegistry implements Registry {
       return await fn();
     } catch (error) {
       if ((error as Error).name === 'ReplyError') throw error;
-      throw new UnavailableError(`the registry (Redis) is not answering: ${(error as Error).message}`, { cause: error });
+      throw new UnavailableError(`the registry (Redis) is not answering: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
   }
 
@@ -52,14 +54,20 @@ export class RedisRegistry implements Registry {
   }
 
   /** Reads, changes and writes one record under WATCH, retrying when another writer got there first. */
-  #transact<T>(name: string, change: (current: FunctionRecord | undefined) => { next: FunctionRecord; result: T }): Promise<T> {
+  #transact<T>(
+    name: string,
+    change: (current: FunctionRecord | undefined) => { next: FunctionRecord; result: T },
+  ): Promise<T> {
     const run = (): Promise<T> => this.#transactNow(name, change);
     const next = this.#queue.then(run, run);
     this.#queue = next.catch(() => undefined);
     return next;
   }
 
-  async #transactNow<T>(name: string, change: (current: FunctionRecord | undefined) => { next: FunctionRecord; result: T }): Promise<T> {
+  async #transactNow<T>(
+    name: string,
+    change: (current: FunctionRecord | undefined) => { next: FunctionRecord; result: T },
+  ): Promise<T> {
     const key = this.#key(name);
     for (let attempt = 0; attempt < 50; attempt++) {
       await this.#call(() => this.#redis.watch(key));
@@ -71,7 +79,9 @@ export class RedisRegistry implements Registry {
         await this.#redis.unwatch().catch(() => undefined);
         throw error;
       }
-      const done = await this.#call(() => this.#redis.multi().set(key, JSON.stringify(outcome.next)).sadd(`${this.#prefix}fns`, name).exec());
+      const done = await this.#call(() =>
+        this.#redis.multi().set(key, JSON.stringify(outcome.next)).sadd(`${this.#prefix}fns`, name).exec(),
+      );
       if (done !== null) return outcome.result;
     }
     throw new UnavailableError(`too many concurrent changes to function ${name}; try again`);
@@ -81,7 +91,13 @@ export class RedisRegistry implements Registry {
     return this.#transact(spec.name, (record) => {
       const now = new Date().toISOString();
       const current = record ?? { name: spec.name, createdAt: now, versions: [], traffic: {} };
-      const version: FunctionVersion = { version: (current.versions.at(-1)?.version ?? 0) + 1, spec, artifacts, createdAt: now, status: 'pending' };
+      const version: FunctionVersion = {
+        version: (current.versions.at(-1)?.version ?? 0) + 1,
+        spec,
+        artifacts,
+        createdAt: now,
+        status: 'pending',
+      };
       return { next: { ...current, versions: [...current.versions, version] }, result: version };
     });
   }
@@ -103,7 +119,9 @@ export class RedisRegistry implements Registry {
   }
 
   async delete(name: string): Promise<boolean> {
-    const [[, removed]] = (await this.#call(() => this.#redis.multi().del(this.#key(name)).srem(`${this.#prefix}fns`, name).exec())) as [[unknown, number]];
+    const [[, removed]] = (await this.#call(() =>
+      this.#redis.multi().del(this.#key(name)).srem(`${this.#prefix}fns`, name).exec(),
+    )) as [[unknown, number]];
     return removed === 1;
   }
 

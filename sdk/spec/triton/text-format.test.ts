@@ -17,7 +17,10 @@ describe('protobuf text format', () => {
     expect(m.name).toEqual(['resnetx']);
     expect(m.max_batch_size).toEqual([8]);
     expect(m.ratio).toEqual([-150]);
-    expect(m.input).toEqual([{ name: ['a'], dims: [3, -1] }, { name: ['b'], data_type: [{ enum: 'TYPE_FP32' }] }]);
+    expect(m.input).toEqual([
+      { name: ['a'], dims: [3, -1] },
+      { name: ['b'], data_type: [{ enum: 'TYPE_FP32' }] },
+    ]);
     expect(m.dynamic_batching).toEqual([{ preferred_batch_size: [4, 8] }]);
     expect(m.ok).toEqual([true]);
     expect(m.policy).toEqual([{ kind: [{ enum: 'KIND_GPU' }] }]);

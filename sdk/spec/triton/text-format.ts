@@ -60,14 +60,18 @@ function tokenize(source: string): Token[] {
       }
       if (j >= source.length) throw new TextFormatError(`line ${line}: unterminated string`);
       const previous = tokens[tokens.length - 1];
-      if (previous?.kind === 'string') previous.value = `${previous.value as string}${out}`; // "a" "b" concatenates
+      if (previous?.kind === 'string')
+        previous.value = `${previous.value as string}${out}`; // "a" "b" concatenates
       else tokens.push({ kind: 'string', text: source.slice(i, j + 1), value: out, line });
       i = j + 1;
     } else {
-      const m = /^[-+]?(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fF]?|inf(?:inity)?|nan)|^[A-Za-z_][A-Za-z0-9_.]*/.exec(source.slice(i));
+      const m =
+        /^[-+]?(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fF]?|inf(?:inity)?|nan)|^[A-Za-z_][A-Za-z0-9_.]*/.exec(
+          source.slice(i),
+        );
       if (!m) throw new TextFormatError(`line ${line}: unexpected character ${JSON.stringify(c)}`);
       const text = m[0];
-      const numeric = /^[-+]?(\d|\.\d|0[xX])/.test(text) || /^[-+]?(inf|nan)/i.test(text) && /^[-+]/.test(text);
+      const numeric = /^[-+]?(\d|\.\d|0[xX])/.test(text) || (/^[-+]?(inf|nan)/i.test(text) && /^[-+]/.test(text));
       if (numeric) tokens.push({ kind: 'number', text, value: Number(text.replace(/[fF]$/, '')), line });
       else tokens.push({ kind: 'ident', text, line });
       i += text.length;
@@ -105,7 +109,8 @@ class Parser {
       if (next.kind === 'punct' && (next.text === '{' || next.text === '<')) {
         this.pos++;
         values.push(this.parseMessage(next.text === '{' ? '}' : '>'));
-      } else if (next.kind === 'punct' && next.text === '[') { // Triton writes `input [ … ]` without ':'
+      } else if (next.kind === 'punct' && next.text === '[') {
+        // Triton writes `input [ … ]` without ':'
         this.pos++;
         this.parseList(values, t.text);
       } else if (colon) {
@@ -135,7 +140,8 @@ class Parser {
       t = this.peek(`"]" closing ${field}`);
       this.pos++;
       if (t.kind === 'punct' && t.text === ']') return;
-      if (!(t.kind === 'punct' && t.text === ',')) throw new TextFormatError(`line ${t.line}: expected "," or "]" in ${field}`);
+      if (!(t.kind === 'punct' && t.text === ','))
+        throw new TextFormatError(`line ${t.line}: expected "," or "]" in ${field}`);
     }
   }
 

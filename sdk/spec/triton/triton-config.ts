@@ -17,9 +17,20 @@ import { parseTextFormat, TextFormatError } from './text-format.js';
 
 /** Triton's TYPE_* names → KServe datatypes (TYPE_STRING is BYTES). */
 export const DATA_TYPES: Record<string, DType> = {
-  TYPE_BOOL: 'BOOL', TYPE_UINT8: 'UINT8', TYPE_UINT16: 'UINT16', TYPE_UINT32: 'UINT32', TYPE_UINT64: 'UINT64',
-  TYPE_INT8: 'INT8', TYPE_INT16: 'INT16', TYPE_INT32: 'INT32', TYPE_INT64: 'INT64',
-  TYPE_FP16: 'FP16', TYPE_FP32: 'FP32', TYPE_FP64: 'FP64', TYPE_BF16: 'BF16', TYPE_STRING: 'BYTES',
+  TYPE_BOOL: 'BOOL',
+  TYPE_UINT8: 'UINT8',
+  TYPE_UINT16: 'UINT16',
+  TYPE_UINT32: 'UINT32',
+  TYPE_UINT64: 'UINT64',
+  TYPE_INT8: 'INT8',
+  TYPE_INT16: 'INT16',
+  TYPE_INT32: 'INT32',
+  TYPE_INT64: 'INT64',
+  TYPE_FP16: 'FP16',
+  TYPE_FP32: 'FP32',
+  TYPE_FP64: 'FP64',
+  TYPE_BF16: 'BF16',
+  TYPE_STRING: 'BYTES',
 };
 
 function enumOf(v: TextValue): string | undefined {
@@ -29,7 +40,10 @@ function enumOf(v: TextValue): string | undefined {
 /** Reads one message's fields, refusing any it does not know. */
 class Fields {
   private readonly used = new Set<string>();
-  constructor(private readonly fields: TextMessage, private readonly where: string) {}
+  constructor(
+    private readonly fields: TextMessage,
+    private readonly where: string,
+  ) {}
 
   private fail(field: string, why: string): never {
     throw new InvalidInputError(`config.pbtxt: ${this.path(field)} ${why}`, { reason: this.path(field) });
@@ -80,7 +94,9 @@ class Fields {
 
   messages(field: string): Fields[] {
     return this.all(field).map((v, i) =>
-      typeof v === 'object' && enumOf(v) === undefined ? new Fields(v as TextMessage, `${this.path(field)}[${i}]`) : this.fail(field, 'must be a message'),
+      typeof v === 'object' && enumOf(v) === undefined
+        ? new Fields(v as TextMessage, `${this.path(field)}[${i}]`)
+        : this.fail(field, 'must be a message'),
     );
   }
 
@@ -99,7 +115,8 @@ class Fields {
   /** Any field not read so far is one Hearth cannot honour. */
   done(): void {
     for (const field of Object.keys(this.fields)) {
-      if (!this.used.has(field)) this.fail(field, 'is not supported by Hearth; remove it or see the spec reference for what Hearth takes');
+      if (!this.used.has(field))
+        this.fail(field, 'is not supported by Hearth; remove it or see the spec reference for what Hearth takes');
     }
   }
 }
@@ -110,13 +127,20 @@ function tensors(fields: Fields[], kind: 'input' | 'output'): FunctionSpecInput[
     const dataType = f.enumValue('data_type');
     if (!name) throw new InvalidInputError(`config.pbtxt: ${f.path('name')} is required`);
     const dtype = dataType === undefined ? undefined : DATA_TYPES[dataType];
-    if (!dtype) throw new InvalidInputError(`config.pbtxt: ${f.path('data_type')} must be one of ${Object.keys(DATA_TYPES).join(', ')}`);
+    if (!dtype)
+      throw new InvalidInputError(
+        `config.pbtxt: ${f.path('data_type')} must be one of ${Object.keys(DATA_TYPES).join(', ')}`,
+      );
     const dims = f.numbers('dims');
     let labelFile: string | undefined;
     let format: string | undefined;
     if (kind === 'input') {
       format = f.enumValue('format');
-      if (format !== undefined && !['FORMAT_NONE', 'FORMAT_NCHW', 'FORMAT_NHWC'].includes(format)) throw new InvalidInputError(`config.pbtxt: ${f.path('format')} must be FORMAT_NONE, FORMAT_NCHW or FORMAT_NHWC`, { reason: f.path('format') });
+      if (format !== undefined && !['FORMAT_NONE', 'FORMAT_NCHW', 'FORMAT_NHWC'].includes(format))
+        throw new InvalidInputError(
+          `config.pbtxt: ${f.path('format')} must be FORMAT_NONE, FORMAT_NCHW or FORMAT_NHWC`,
+          { reason: f.path('format') },
+        );
       f.refuseUnless('optional', (v) => v === false, 'optional inputs are not supported by Hearth');
       f.refuseUnless('allow_ragged_batch', (v) => v === false, 'ragged batching is not supported by Hearth');
     } else {
@@ -127,7 +151,14 @@ function tensors(fields: Fields[], kind: 'input' | 'output'): FunctionSpecInput[
     const shape = reshape?.numbers('shape');
     reshape?.done();
     f.done();
-    return { name, dtype, dims, ...(shape ? { reshape: shape } : {}), ...(labelFile ? { labelFile } : {}), ...(format ? { format: format as 'FORMAT_NONE' } : {}) };
+    return {
+      name,
+      dtype,
+      dims,
+      ...(shape ? { reshape: shape } : {}),
+      ...(labelFile ? { labelFile } : {}),
+      ...(format ? { format: format as 'FORMAT_NONE' } : {}),
+    };
   });
 }
 
@@ -151,7 +182,9 @@ function applyParameters(top: Fields, spec: FunctionSpecInput, notes: string[]):
     if (v === undefined) return undefined;
     if (/^(true|1|on|yes)$/i.test(v)) return true;
     if (/^(false|0|off|no)$/i.test(v)) return false;
-    throw new InvalidInputError(`config.pbtxt: parameters["${key}"] must be "true" or "false", got "${v}"`, { reason: 'parameters' });
+    throw new InvalidInputError(`config.pbtxt: parameters["${key}"] must be "true" or "false", got "${v}"`, {
+      reason: 'parameters',
+    });
   };
   const execution: NonNullable<FunctionSpecInput['execution']> = {};
   const inference = bool('INFERENCE_MODE');
@@ -166,10 +199,20 @@ function applyParameters(top: Fields, spec: FunctionSpecInput, notes: string[]):
   const intra = parameters.INTRA_OP_THREAD_COUNT;
   if (intra !== undefined) {
     const n = Number(intra);
-    if (!Number.isInteger(n) || n < 0) throw new InvalidInputError(`config.pbtxt: parameters["INTRA_OP_THREAD_COUNT"] must be a whole number, got "${intra}"`, { reason: 'parameters' });
+    if (!Number.isInteger(n) || n < 0)
+      throw new InvalidInputError(
+        `config.pbtxt: parameters["INTRA_OP_THREAD_COUNT"] must be a whole number, got "${intra}"`,
+        { reason: 'parameters' },
+      );
     spec.instances = { ...spec.instances, threads: n };
   }
-  const APPLIED = ['INFERENCE_MODE', 'DISABLE_OPTIMIZED_EXECUTION', 'ENABLE_JIT_EXECUTOR', 'ENABLE_JIT_PROFILING', 'INTRA_OP_THREAD_COUNT'];
+  const APPLIED = [
+    'INFERENCE_MODE',
+    'DISABLE_OPTIMIZED_EXECUTION',
+    'ENABLE_JIT_EXECUTOR',
+    'ENABLE_JIT_PROFILING',
+    'INTRA_OP_THREAD_COUNT',
+  ];
   const NO_EFFECT: Record<string, string> = {
     ENABLE_WEIGHT_SHARING: 'instances always share one copy of the weights in Hearth',
     INTER_OP_THREAD_COUNT: 'Hearth runs each forward on its own engine lane; inter-op threads are not used',
@@ -180,7 +223,11 @@ function applyParameters(top: Fields, spec: FunctionSpecInput, notes: string[]):
   };
   for (const key of keys) {
     if (APPLIED.includes(key)) continue;
-    notes.push(NO_EFFECT[key] ? `parameters["${key}"] has no effect: ${NO_EFFECT[key]}` : `parameters["${key}"] is not read by Hearth; kept with the spec`);
+    notes.push(
+      NO_EFFECT[key]
+        ? `parameters["${key}"] has no effect: ${NO_EFFECT[key]}`
+        : `parameters["${key}"] is not read by Hearth; kept with the spec`,
+    );
   }
 }
 
@@ -198,7 +245,10 @@ export function tritonConfigToSpec(text: string, options: TritonConvertOptions =
   return parseSpec(tritonConfigToInput(text, options), 'config.pbtxt');
 }
 
-function tritonConfigToInput(text: string, options: TritonConvertOptions): FunctionSpecInput & { versionPolicy?: VersionPolicy } {
+function tritonConfigToInput(
+  text: string,
+  options: TritonConvertOptions,
+): FunctionSpecInput & { versionPolicy?: VersionPolicy } {
   const notes = options.notes ?? [];
   let message: TextMessage;
   try {
@@ -211,15 +261,24 @@ function tritonConfigToInput(text: string, options: TritonConvertOptions): Funct
   const name = top.string('name') ?? options.folderName;
   if (!name) throw new InvalidInputError('config.pbtxt: name is required (or deploy the folder named after the model)');
   if (!FUNCTION_NAME.test(name)) {
-    throw new InvalidInputError(`config.pbtxt: name "${name}" is not a model name Hearth can serve (${FUNCTION_NAME_RULE})`, { reason: 'name' });
+    throw new InvalidInputError(
+      `config.pbtxt: name "${name}" is not a model name Hearth can serve (${FUNCTION_NAME_RULE})`,
+      { reason: 'name' },
+    );
   }
   const platform = top.string('platform');
   const backend = top.string('backend');
   if (platform !== undefined && platform !== 'pytorch_libtorch') {
-    throw new InvalidInputError(`config.pbtxt: platform "${platform}" is not supported; Hearth serves pytorch_libtorch (TorchScript) models`, { reason: 'platform' });
+    throw new InvalidInputError(
+      `config.pbtxt: platform "${platform}" is not supported; Hearth serves pytorch_libtorch (TorchScript) models`,
+      { reason: 'platform' },
+    );
   }
   if (backend !== undefined && backend !== 'pytorch') {
-    throw new InvalidInputError(`config.pbtxt: backend "${backend}" is not supported; Hearth serves the pytorch backend's TorchScript models`, { reason: 'backend' });
+    throw new InvalidInputError(
+      `config.pbtxt: backend "${backend}" is not supported; Hearth serves the pytorch backend's TorchScript models`,
+      { reason: 'backend' },
+    );
   }
   // Neither given: Triton picks the backend from the model file; a .pt is the PyTorch backend's.
   const maxBatchSize = top.number('max_batch_size') ?? 0;
@@ -237,7 +296,10 @@ function tritonConfigToInput(text: string, options: TritonConvertOptions): Funct
 
   const groups = top.messages('instance_group');
   if (groups.length > 1) {
-    throw new InvalidInputError('config.pbtxt: instance_group has more than one group; Hearth places a pool on one device kind', { reason: 'instance_group' });
+    throw new InvalidInputError(
+      'config.pbtxt: instance_group has more than one group; Hearth places a pool on one device kind',
+      { reason: 'instance_group' },
+    );
   }
   const group = groups[0];
   if (group) {
@@ -246,14 +308,21 @@ function tritonConfigToInput(text: string, options: TritonConvertOptions): Funct
     const gpus = group.numbers('gpus');
     group.string('name');
     if (gpus.length > 1) {
-      throw new InvalidInputError(`config.pbtxt: ${group.path('gpus')} lists ${gpus.length} GPUs; Hearth places a pool's instances on one device`, { reason: group.path('gpus') });
+      throw new InvalidInputError(
+        `config.pbtxt: ${group.path('gpus')} lists ${gpus.length} GPUs; Hearth places a pool's instances on one device`,
+        { reason: group.path('gpus') },
+      );
     }
     let device: string;
     if (kind === 'KIND_CPU') device = 'cpu';
     else if (kind === 'KIND_GPU') device = gpus.length ? `cuda:${gpus[0]}` : 'cuda';
     else if (kind === 'KIND_AUTO') device = gpus.length ? `cuda:${gpus[0]}` : 'auto';
     else if (kind === 'KIND_MODEL') device = 'model';
-    else throw new InvalidInputError(`config.pbtxt: ${group.path('kind')} ${kind} is not supported; use KIND_CPU, KIND_GPU, KIND_AUTO or KIND_MODEL`, { reason: group.path('kind') });
+    else
+      throw new InvalidInputError(
+        `config.pbtxt: ${group.path('kind')} ${kind} is not supported; use KIND_CPU, KIND_GPU, KIND_AUTO or KIND_MODEL`,
+        { reason: group.path('kind') },
+      );
     group.done();
     spec.instances = { count, device };
     spec.scaling = { maxInstances: Math.max(4, count) };
@@ -275,7 +344,10 @@ function tritonConfigToInput(text: string, options: TritonConvertOptions): Funct
     if (policy) {
       const action = policy.enumValue('timeout_action') ?? 'REJECT';
       if (action !== 'REJECT') {
-        throw new InvalidInputError(`config.pbtxt: ${policy.path('timeout_action')} ${action} is not supported; Hearth rejects requests whose timeout passes (REJECT)`, { reason: policy.path('timeout_action') });
+        throw new InvalidInputError(
+          `config.pbtxt: ${policy.path('timeout_action')} ${action} is not supported; Hearth rejects requests whose timeout passes (REJECT)`,
+          { reason: policy.path('timeout_action') },
+        );
       }
       policy.bool('allow_timeout_override'); // a request's own deadline always applies
       spec.batching.defaultTimeoutUs = policy.number('default_timeout_microseconds') ?? 0;
@@ -297,15 +369,27 @@ function tritonConfigToInput(text: string, options: TritonConvertOptions): Funct
       if (!key || !value) throw new InvalidInputError(`config.pbtxt: ${entry.path('key')} and value are required`);
       const dataType = value.enumValue('data_type');
       const dtype = dataType === undefined ? undefined : DATA_TYPES[dataType];
-      if (!dtype) throw new InvalidInputError(`config.pbtxt: ${value.path('data_type')} must be one of ${Object.keys(DATA_TYPES).join(', ')}`);
+      if (!dtype)
+        throw new InvalidInputError(
+          `config.pbtxt: ${value.path('data_type')} must be one of ${Object.keys(DATA_TYPES).join(', ')}`,
+        );
       const dims = value.numbers('dims');
       const zero = value.bool('zero_data');
       const random = value.bool('random_data');
-      value.refuseUnless('input_data_file', () => false, 'warm-up data files are not supported by Hearth; use zero_data or random_data');
+      value.refuseUnless(
+        'input_data_file',
+        () => false,
+        'warm-up data files are not supported by Hearth; use zero_data or random_data',
+      );
       value.done();
       inputs[key] = { dtype, dims, fill: random ? 'random' : zero === false ? 'random' : 'zero' };
     }
-    const sample = { name: w.string('name') ?? 'warmup', batchSize: Math.max(1, w.number('batch_size') ?? 1), count: Math.max(1, w.number('count') ?? 1), inputs };
+    const sample = {
+      name: w.string('name') ?? 'warmup',
+      batchSize: Math.max(1, w.number('batch_size') ?? 1),
+      count: Math.max(1, w.number('count') ?? 1),
+      inputs,
+    };
     w.done();
     return sample;
   });
@@ -314,19 +398,29 @@ function tritonConfigToInput(text: string, options: TritonConvertOptions): Funct
   // Accepted, with a note naming what has no effect.
   const optimization = top.one('optimization');
   if (optimization !== undefined) {
-    const fields = typeof optimization === 'object' ? Object.keys(optimization).map((k) => `optimization.${k}`) : ['optimization'];
-    notes.push(`${fields.join(', ') || 'optimization'} has no effect: Hearth runs the TorchScript model as saved (no TensorRT/OpenVINO accelerators, CUDA graphs or pinned-memory settings)`);
+    const fields =
+      typeof optimization === 'object' ? Object.keys(optimization).map((k) => `optimization.${k}`) : ['optimization'];
+    notes.push(
+      `${fields.join(', ') || 'optimization'} has no effect: Hearth runs the TorchScript model as saved (no TensorRT/OpenVINO accelerators, CUDA graphs or pinned-memory settings)`,
+    );
   }
   for (const field of ['response_cache', 'cc_model_filenames', 'metric_tags', 'model_operations']) {
     if (top.all(field).length > 0) notes.push(`${field} has no effect in Hearth`);
   }
-  top.refuseUnless('model_transaction_policy', (v) => typeof v === 'object' && !('enum' in v) && (v as TextMessage).decoupled?.[0] !== true, 'decoupled models are not supported by Hearth');
+  top.refuseUnless(
+    'model_transaction_policy',
+    (v) => typeof v === 'object' && !('enum' in v) && (v as TextMessage).decoupled?.[0] !== true,
+    'decoupled models are not supported by Hearth',
+  );
   top.done();
   return spec;
 }
 
 const CONTROL_KINDS: Record<string, 'start' | 'end' | 'ready' | 'corrid'> = {
-  CONTROL_SEQUENCE_START: 'start', CONTROL_SEQUENCE_END: 'end', CONTROL_SEQUENCE_READY: 'ready', CONTROL_SEQUENCE_CORRID: 'corrid',
+  CONTROL_SEQUENCE_START: 'start',
+  CONTROL_SEQUENCE_END: 'end',
+  CONTROL_SEQUENCE_READY: 'ready',
+  CONTROL_SEQUENCE_CORRID: 'corrid',
 };
 
 /** sequence_batching: strategy, idle time, control inputs; implicit state is refused by name. */
@@ -340,7 +434,10 @@ function readSequenceBatching(f: Fields): NonNullable<FunctionSpecInput['sequenc
     for (const control of input.messages('control')) {
       const kindName = control.enumValue('kind') ?? 'CONTROL_SEQUENCE_START';
       const kind = CONTROL_KINDS[kindName];
-      if (!kind) throw new InvalidInputError(`config.pbtxt: ${control.path('kind')} ${kindName} is not supported`, { reason: control.path('kind') });
+      if (!kind)
+        throw new InvalidInputError(`config.pbtxt: ${control.path('kind')} ${kindName} is not supported`, {
+          reason: control.path('kind'),
+        });
       const int32 = control.numbers('int32_false_true');
       const fp32 = control.numbers('fp32_false_true');
       const bools = control.all('bool_false_true').map((v) => (v === true ? 1 : 0));
@@ -349,12 +446,25 @@ function readSequenceBatching(f: Fields): NonNullable<FunctionSpecInput['sequenc
       if (kind === 'corrid') {
         const dtype = dataType === undefined ? undefined : DATA_TYPES[dataType];
         if (dtype !== 'INT64' && dtype !== 'INT32') {
-          throw new InvalidInputError(`config.pbtxt: ${control.path('data_type')} of a CORRID control must be TYPE_INT64 or TYPE_INT32 (TorchScript has no unsigned 64-bit tensors, as in Triton's PyTorch backend)`, { reason: control.path('data_type') });
+          throw new InvalidInputError(
+            `config.pbtxt: ${control.path('data_type')} of a CORRID control must be TYPE_INT64 or TYPE_INT32 (TorchScript has no unsigned 64-bit tensors, as in Triton's PyTorch backend)`,
+            { reason: control.path('data_type') },
+          );
         }
         out.controls!.push({ name, kind, dtype });
       } else {
-        const [dtype, values] = int32.length ? ['INT32', int32] as const : fp32.length ? ['FP32', fp32] as const : bools.length ? ['BOOL', bools] as const : [undefined, []] as const;
-        if (!dtype || values.length !== 2) throw new InvalidInputError(`config.pbtxt: ${control.path('int32_false_true')} (or fp32_/bool_false_true) must give the false and true values`, { reason: control.path('int32_false_true') });
+        const [dtype, values] = int32.length
+          ? (['INT32', int32] as const)
+          : fp32.length
+            ? (['FP32', fp32] as const)
+            : bools.length
+              ? (['BOOL', bools] as const)
+              : ([undefined, []] as const);
+        if (!dtype || values.length !== 2)
+          throw new InvalidInputError(
+            `config.pbtxt: ${control.path('int32_false_true')} (or fp32_/bool_false_true) must give the false and true values`,
+            { reason: control.path('int32_false_true') },
+          );
         out.controls!.push({ name, kind, dtype, values: [values[0]!, values[1]!] });
       }
     }
@@ -376,7 +486,11 @@ function readSequenceBatching(f: Fields): NonNullable<FunctionSpecInput['sequenc
     direct?.number('minimum_slot_utilization');
     direct?.done();
   }
-  f.refuseUnless('state', () => false, 'implicit state is not supported by Hearth; keep the state in the model (its module attributes) and use the control inputs');
+  f.refuseUnless(
+    'state',
+    () => false,
+    'implicit state is not supported by Hearth; keep the state in the model (its module attributes) and use the control inputs',
+  );
   f.refuseUnless('iterative_sequence', (v) => v === false, 'iterative sequences are not supported by Hearth');
   f.done();
   return out;
@@ -420,7 +534,10 @@ export interface TritonModelFolder {
 /** A file name from a config, checked to stay inside the model folder. */
 function inside(dir: string, file: string, field: string): string {
   const clean = normalize(file);
-  if (clean.startsWith('..') || clean.startsWith('/')) throw new InvalidInputError(`config.pbtxt: ${field} "${file}" must name a file inside the model folder`, { reason: field });
+  if (clean.startsWith('..') || clean.startsWith('/'))
+    throw new InvalidInputError(`config.pbtxt: ${field} "${file}" must name a file inside the model folder`, {
+      reason: field,
+    });
   return join(dir, clean);
 }
 
@@ -440,13 +557,21 @@ export async function loadTritonModelFolder(dir: string): Promise<TritonModelFol
   const input = tritonConfigToInput(text, { folderName: basename(dir), notes });
   const { versionPolicy, ...specInput } = input;
   const named = /default_model_filename/.test(text);
-  const numbered = (await readdir(dir)).filter((e) => /^\d+$/.test(e)).map(Number).sort((a, b) => b - a);
+  const numbered = (await readdir(dir))
+    .filter((e) => /^\d+$/.test(e))
+    .map(Number)
+    .sort((a, b) => b - a);
   // A version folder is available when it holds the model file: default_model_filename, else
   // model.pt, else (seed layouts such as 1/resnet50.pt) its only .pt file, said in the notes.
   const files = new Map<number, string>();
   for (const v of numbered) {
     const versionDir = join(dir, String(v));
-    if (await stat(inside(versionDir, specInput.model, 'default_model_filename')).then((s) => s.isFile(), () => false)) {
+    if (
+      await stat(inside(versionDir, specInput.model, 'default_model_filename')).then(
+        (s) => s.isFile(),
+        () => false,
+      )
+    ) {
       files.set(v, specInput.model);
     } else if (!named) {
       const pts = (await readdir(versionDir).catch(() => [] as string[])).filter((f) => /\.pt$/.test(f));
@@ -454,25 +579,44 @@ export async function loadTritonModelFolder(dir: string): Promise<TritonModelFol
     }
   }
   const available = [...files.keys()];
-  if (available.length === 0) throw new InvalidInputError(`${dir} has no <version>/${specInput.model} (versions found: ${numbered.join(', ') || 'none'})`);
+  if (available.length === 0)
+    throw new InvalidInputError(
+      `${dir} has no <version>/${specInput.model} (versions found: ${numbered.join(', ') || 'none'})`,
+    );
   const served = servedVersions(versionPolicy ?? { latest: 1 }, available);
-  if (served.length === 0) throw new InvalidInputError(`config.pbtxt: version_policy serves none of the versions with a model file (${available.join(', ')})`, { reason: 'version_policy' });
+  if (served.length === 0)
+    throw new InvalidInputError(
+      `config.pbtxt: version_policy serves none of the versions with a model file (${available.join(', ')})`,
+      { reason: 'version_policy' },
+    );
   if (served.length > 1) {
-    throw new InvalidInputError(`config.pbtxt: version_policy serves versions ${served.join(', ')}; a Hearth deploy serves one version folder — deploy them one at a time (each becomes a Hearth version) or use latest { num_versions: 1 }`, { reason: 'version_policy' });
+    throw new InvalidInputError(
+      `config.pbtxt: version_policy serves versions ${served.join(', ')}; a Hearth deploy serves one version folder — deploy them one at a time (each becomes a Hearth version) or use latest { num_versions: 1 }`,
+      { reason: 'version_policy' },
+    );
   }
   const version = served[0]!;
   const model = files.get(version)!;
-  if (model !== specInput.model) notes.push(`serving ${version}/${model}: the only .pt file in ${version}/ (Triton looks for model.pt; set default_model_filename: "${model}" to say so)`);
+  if (model !== specInput.model)
+    notes.push(
+      `serving ${version}/${model}: the only .pt file in ${version}/ (Triton looks for model.pt; set default_model_filename: "${model}" to say so)`,
+    );
   for (const output of specInput.outputs) {
     if (!output.labelFile) continue;
     const path = inside(dir, output.labelFile, `output "${output.name}" label_filename`);
     const labels = await readFile(path, 'utf8').catch((cause: unknown) => {
-      throw new InvalidInputError(`config.pbtxt: output "${output.name}" label_filename "${output.labelFile}" cannot be read`, { cause });
+      throw new InvalidInputError(
+        `config.pbtxt: output "${output.name}" label_filename "${output.labelFile}" cannot be read`,
+        { cause },
+      );
     });
     output.labels = labels.split(/\r?\n/);
     if (output.labels.at(-1) === '') output.labels.pop();
   }
-  if (numbered.length > 1) notes.unshift(`serving version folder ${version} of ${numbered.join(', ')}${versionPolicy ? ' (version_policy)' : ' (the latest)'}`);
+  if (numbered.length > 1)
+    notes.unshift(
+      `serving version folder ${version} of ${numbered.join(', ')}${versionPolicy ? ' (version_policy)' : ' (the latest)'}`,
+    );
   return { spec: parseSpec({ ...specInput, model: `${version}/${model}` }, 'config.pbtxt'), dir, version, notes };
 }
 
