@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
-import { PROTO_OPTIONS, PROTO_PATH } from '../../platform/grpc/server.js';
+import { PROTO_OPTIONS, PROTO_PATH } from '../../platform/grpc/index.js';
 import { loadModel, setIntraOpThreads } from '../../runtime/index.js';
 import { ensureModels, modelPath, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
 import { hookBundle, spawnNode, upload } from '../helpers/node.js';

@@ -2,7 +2,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
-import { PROTO_OPTIONS, PROTO_PATH } from '../../platform/grpc/server.js';
+import { PROTO_OPTIONS, PROTO_PATH } from '../../platform/grpc/index.js';
 
 export type InferenceClient = grpc.Client &
   Record<

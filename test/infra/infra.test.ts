@@ -12,15 +12,15 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse } from 'yaml';
 
 import { ConfigSchema, loadConfig } from '../../platform/config.js';
-import { Metrics } from '../../platform/metrics/metrics.js';
+import { Metrics } from '../../platform/metrics/index.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { testNode } from '../helpers/node.js';
 
-// biome-ignore lint/suspicious/noExplicitAny: Kubernetes objects of every kind, read as their YAML says
 type Doc = {
   apiVersion: string;
   kind: string;
   metadata: { name: string; labels?: Record<string, string> };
+  // biome-ignore lint/suspicious/noExplicitAny: Kubernetes objects of every kind, read as their YAML says
   spec?: any;
   data?: Record<string, string>;
   stringData?: Record<string, string>;

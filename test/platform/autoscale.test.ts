@@ -8,7 +8,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { PoolSummary } from '../../platform/functions/function-service.js';
+import type { PoolSummary } from '../../platform/functions/index.js';
 import type { HearthNode } from '../../platform/node.js';
 import { threads } from '../../runtime/index.js';
 import { modelPath } from '../helpers/fixtures.js';

@@ -51,9 +51,7 @@ interface JobView {
 }
 
 /** A webhook receiver on loopback that fails the first `failFirst` deliveries with 500. */
-async function receiver(
-  failFirst = 0,
-): Promise<{
+async function receiver(failFirst = 0): Promise<{
   url: string;
   received: { headers: Record<string, string>; body: string }[];
   tries: number;
