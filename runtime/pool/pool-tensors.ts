@@ -10,6 +10,8 @@ import { allocate, ENGINE_DTYPES, numel } from '../../sdk/tensor.js';
 import { bytesTensor } from '../../sdk/tensor-bytes.js';
 import { floatToBFloat16, floatToHalf } from '../../sdk/tensor-json.js';
 import type { SequenceRow } from '../batcher/index.js';
+import type { IoBinding } from './io-binding.js';
+import { toModelShape } from './reshape.js';
 
 /**
  * A List[str] output of a batch, cut back into each request's rows: the list holds `total` rows of
@@ -107,4 +109,26 @@ export function warmupSamples(
     ]),
   );
   return [{ tensors, runs, always: false }];
+}
+
+/**
+ * forward()'s arguments, in its order, each the parts (one per request) shaped as the model takes
+ * them. A sequence batch brings its control inputs (after the spec's inputs in the binding), and
+ * may hold filler rows (empty tensors): they take zeros shaped as a caller's row.
+ */
+export function forwardArgs(
+  spec: FunctionSpec,
+  binding: Pick<IoBinding, 'forwardOrder'>,
+  requests: readonly HookTensors[],
+  controls: Tensor[] = [],
+): Tensor[][] {
+  const batched = spec.maxBatchSize > 0;
+  return binding.forwardOrder.map((i) => {
+    if (i >= spec.inputs.length) return [controls[i - spec.inputs.length]!];
+    const input = spec.inputs[i]!;
+    const template = requests.find((r) => r[input.name])![input.name]!;
+    return requests.map((tensors) =>
+      toModelShape(input, tensors[input.name] ?? filled(template.dtype, template.shape, 'zero'), batched),
+    );
+  });
 }

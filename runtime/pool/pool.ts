@@ -21,25 +21,23 @@ import {
   UnavailableError,
 } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
-import type { Tensor } from '../../sdk/tensor.js';
 import type { BatchEntry, Clock } from '../batcher/index.js';
 import { DynamicBatcher, SequenceRouter, systemClock } from '../batcher/index.js';
 import type { SequenceRow } from '../batcher/index.js';
 import type { ForwardResult, Model } from '../engine/index.js';
-import { devices, loadModel, setIntraOpThreads } from '../engine/index.js';
+import { devices, setIntraOpThreads } from '../engine/index.js';
 import type { RawRequest } from '../hooks/index.js';
-import { HookPool } from '../hooks/index.js';
+import type { HookPool } from '../hooks/index.js';
 import { batchSignature, checkTensors } from '../tensors/index.js';
 import { countFailure, newCounters, observe, RecentLatencies } from './stats.js';
 import type { IoBinding } from './io-binding.js';
-import { bindIo } from './io-binding.js';
-import { freeBytes, instanceCost, room } from './capacity.js';
+import { room } from './capacity.js';
 import { PoolLifecycle } from './lifecycle.js';
+import { loadVersion } from './loader.js';
 import type { Pending } from './pending.js';
 import { settleable } from './pending.js';
 import type { ColdStart, InvokeOptions, InvokeResponse, PoolArtifacts, PoolOptions, PoolStats } from './types.js';
-import { toModelShape } from './reshape.js';
-import { filled, sequenceControls, warmupSamples } from './pool-tensors.js';
+import { forwardArgs, sequenceControls } from './pool-tensors.js';
 import { splitOutputs } from './split.js';
 
 const US = 1000;
@@ -108,57 +106,26 @@ export class Pool extends PoolLifecycle {
       if (spec.instances.threads > 0) setIntraOpThreads(spec.instances.threads);
       this.#device =
         spec.instances.device === 'auto' ? (devices().cudaAvailable ? 'cuda:0' : 'cpu') : spec.instances.device;
-      const fetchStarted = performance.now();
-      const artifacts = await this.#artifacts();
-      const fetch = (performance.now() - fetchStarted) / 1000;
-      const freeBefore = freeBytes(this.#device);
-      // The hook threads start while the model loads (on the engine's thread).
-      this.#loading++;
-      const [hooks, loaded] = await Promise.allSettled([
-        HookPool.create({
-          spec,
-          version: this.version,
-          bundlePath: artifacts.hookBundle,
-          timeoutMs: spec.limits.hookTimeoutMs,
-          maxHeapMb: spec.limits.hookMemoryMb,
-          ...this.#options.hooks,
-        }),
-        loadModel(artifacts.model, { device: this.#device, execution: spec.execution }),
-      ]).finally(() => this.#loading--);
-      if (hooks.status === 'fulfilled') this.#hooks = hooks.value;
-      if (loaded.status === 'rejected' || hooks.status === 'rejected') {
-        if (loaded.status === 'fulfilled') loaded.value.dispose();
-        throw loaded.status === 'rejected' ? loaded.reason : (hooks as PromiseRejectedResult).reason;
-      }
-      const first = loaded.value;
-      const info = first.info;
-      let warmup = 0;
-      try {
-        this.#binding = bindIo(spec, info);
-        // Requests already waiting are the warm-up: their first batch profiles the graph as a
-        // dummy pass would, and nobody waits for a pass whose output is thrown away. A pool
-        // started with nobody waiting (a deploy, a scale-up) runs its dummy passes, bound to
-        // forward() as requests are. The spec's own samples (model_warmup) always run.
-        const t0 = performance.now();
-        for (const sample of warmupSamples(spec, this.#options.warmupRuns ?? 2)) {
-          if (sample.always || this.#pending + (this.#options.waitingOutside ?? 0) === 0)
-            await this.#warmUp(first, sample.tensors, sample.runs);
-        }
-        warmup = (performance.now() - t0) / 1000;
-      } catch (error) {
-        first.dispose();
-        throw error;
-      }
-      // What the first instance took beyond its weights: what each shared instance adds.
-      this.#instanceBytes = instanceCost(freeBefore, freeBytes(this.#device), info.weightBytes);
-      this.#coldStart = {
-        fetch,
-        load: info.loadMs / 1000,
-        warmup,
-        ...(artifacts.source ? { source: artifacts.source } : {}),
-      };
-      this.#addLoaded(first);
-      for (let i = 1; i < count; i++) this.#addLoaded(first.share());
+      const loaded = await loadVersion({
+        spec,
+        version: this.version,
+        device: this.#device,
+        artifacts: () => this.#artifacts(),
+        hooks: this.#options.hooks,
+        warmupRuns: this.#options.warmupRuns,
+        waiting: () => this.#pending + (this.#options.waitingOutside ?? 0) > 0,
+        loading: (delta) => {
+          this.#loading += delta;
+        },
+        hooksReady: (hooks) => {
+          this.#hooks = hooks;
+        },
+      });
+      this.#binding = loaded.binding;
+      this.#instanceBytes = loaded.instanceBytes;
+      this.#coldStart = loaded.coldStart;
+      this.#addLoaded(loaded.first);
+      for (let i = 1; i < count; i++) this.#addLoaded(loaded.first.share());
       this.setState('warm');
       const c = this.#coldStart;
       this.event(
@@ -179,45 +146,6 @@ export class Pool extends PoolLifecycle {
       await this.#hooks?.close();
       throw reason;
     }
-  }
-
-  /** Runs `runs` forwards of the warm-up inputs (by spec name) on a fresh instance. */
-  async #warmUp(instance: Model, inputs: HookTensors, runs: number): Promise<void> {
-    // A sequence model warms up on filler rows: READY false, so no sequence's state is touched.
-    const rows = this.spec.maxBatchSize > 0 ? (Object.values(inputs)[0]?.shape[0] ?? 1) : 1;
-    const controls = this.spec.sequence
-      ? sequenceControls(
-          this.spec,
-          Array.from({ length: rows }, () => ({ filler: true as const })),
-        )
-      : [];
-    const args = this.#forwardArgs([inputs], controls).map((parts) => parts[0]!);
-    try {
-      for (let i = 0; i < runs; i++) await instance.forward(args, this.#binding!.dictKeys);
-    } catch (error) {
-      throw new ModelLoadError(`warm-up forward failed: ${(error as Error).message}`, {
-        cause: error,
-        reason: 'ERR_WARMUP',
-      });
-    }
-  }
-
-  /**
-   * forward()'s arguments, in its order, each the parts (one per request) shaped as the model takes
-   * them. A sequence batch brings its control inputs (after the spec's inputs in the binding), and
-   * may hold filler rows (empty tensors): they take zeros shaped as a caller's row.
-   */
-  #forwardArgs(requests: readonly HookTensors[], controls: Tensor[] = []): Tensor[][] {
-    const { spec } = this;
-    const batched = spec.maxBatchSize > 0;
-    return this.#binding!.forwardOrder.map((i) => {
-      if (i >= spec.inputs.length) return [controls[i - spec.inputs.length]!];
-      const input = spec.inputs[i]!;
-      const template = requests.find((r) => r[input.name])![input.name]!;
-      return requests.map((tensors) =>
-        toModelShape(input, tensors[input.name] ?? filled(template.dtype, template.shape, 'zero'), batched),
-      );
-    });
   }
 
   /** The model and hook to load: from the `artifacts` option, else `model` and `hookBundle`. */
@@ -412,7 +340,11 @@ export class Pool extends PoolLifecycle {
     const toPost = batch.filter((e) => e.payload.request).length;
     const t0 = performance.now();
     try {
-      const parts = this.#forwardArgs(batch.map((e) => e.payload.tensors));
+      const parts = forwardArgs(
+        this.spec,
+        this.#binding!,
+        batch.map((e) => e.payload.tensors),
+      );
       const keys = this.#binding!.dictKeys;
       result = await this.#watched(rows, () =>
         batch.length === 1
@@ -485,7 +417,9 @@ export class Pool extends PoolLifecycle {
     let result: ForwardResult | undefined;
     let failure: HearthError | undefined;
     try {
-      const args = this.#forwardArgs(
+      const args = forwardArgs(
+        this.spec,
+        this.#binding!,
         rows.map((r) => (r.filler ? {} : r.payload.tensors)),
         sequenceControls(this.spec, rows),
       );
