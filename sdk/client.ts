@@ -4,6 +4,7 @@
  * binary tensor extension. Error bodies become the typed errors of ./errors.ts in one place
  * (`check`). Defaults: HEARTH_URL (http://127.0.0.1:8000) and HEARTH_API_KEY.
  */
+import { BinaryBody, bytesOf, encodeBinary } from './kserve-binary.js';
 import { errorFromBody, HearthError, UnavailableError } from './errors.js';
 import type { FunctionSpecInput } from './spec/function-spec.js';
 import type { DType, Tensor } from './tensor.js';
@@ -323,54 +324,40 @@ export class Hearth {
     options: { version?: number; timeoutMs?: number } = {},
   ): Promise<Record<string, InferOutput>> {
     const entries = Object.entries(inputs);
-    const header = new TextEncoder().encode(
-      JSON.stringify({
-        inputs: entries.map(([n, t]) => ({
-          name: n,
-          shape: t.shape,
-          datatype: t.dtype,
-          parameters: { binary_data_size: (t.data as ArrayBufferView).byteLength },
-        })),
-        parameters: { binary_data_output: true },
-      }),
+    const request = {
+      inputs: entries.map(([n, t]) => ({
+        name: n,
+        shape: t.shape,
+        datatype: t.dtype,
+        parameters: { binary_data_size: (t.data as ArrayBufferView).byteLength },
+      })),
+      parameters: { binary_data_output: true },
+    };
+    const { body, headerLength } = encodeBinary(
+      request,
+      entries.map(([, t]) => bytesOf(t.data as ArrayBufferView)),
     );
-    const size = entries.reduce((n, [, t]) => n + (t.data as ArrayBufferView).byteLength, header.byteLength);
-    const body = new Uint8Array(size);
-    body.set(header);
-    let offset = header.byteLength;
-    for (const [, t] of entries) {
-      const view = t.data as ArrayBufferView;
-      body.set(new Uint8Array(view.buffer, view.byteOffset, view.byteLength), offset);
-      offset += view.byteLength;
-    }
     const path = `/v2/models/${encodeURIComponent(name)}${options.version === undefined ? '' : `/versions/${options.version}`}/infer`;
     // Raw tensors compress poorly: fetch would otherwise ask for gzip on every response.
     const headers: Record<string, string> = {
       'content-type': 'application/octet-stream',
-      'inference-header-content-length': String(header.byteLength),
+      'inference-header-content-length': String(headerLength),
       'accept-encoding': 'identity',
     };
     if (options.timeoutMs !== undefined) headers['hearth-timeout-ms'] = String(options.timeoutMs);
     const r = await this.#request(path, { method: 'POST', body, headers });
     const bytes = new Uint8Array(await r.arrayBuffer());
-    const headerLength = Number(r.headers.get('inference-header-content-length') ?? bytes.byteLength);
-    const response = JSON.parse(new TextDecoder().decode(bytes.subarray(0, headerLength))) as {
-      outputs: {
-        name: string;
-        shape: number[];
-        datatype: DType;
-        data?: number[];
-        parameters?: { binary_data_size?: number };
-      }[];
+    const length = r.headers.get('inference-header-content-length');
+    const parsed = new BinaryBody(bytes, length === null ? undefined : Number(length), 'the infer response');
+    const response = parsed.header as {
+      outputs: { name: string; shape: number[]; datatype: DType; parameters?: { binary_data_size?: number } }[];
     };
-    let at = headerLength;
     const out: Record<string, InferOutput> = {};
     for (const o of response.outputs) {
       const n = o.parameters?.binary_data_size;
       if (n === undefined) throw new HearthError(`output ${o.name} came back as JSON; expected binary data`);
       // A copy, so the typed array starts at an aligned offset.
-      const data = viewAs(o.datatype, bytes.slice(at, at + n));
-      at += n;
+      const data = viewAs(o.datatype, parsed.take(n, `output "${o.name}"`).slice());
       if (data.length * elementSize(o.datatype) !== n)
         throw new HearthError(`output ${o.name}: ${n} bytes do not fit ${o.datatype}`);
       out[o.name] = { name: o.name, dtype: o.datatype, shape: o.shape, data } as InferOutput;

@@ -8,3 +8,4 @@ export * from './spec/index.js';
 export * from './hook.js';
 export * from './tensor-json.js';
 export * from './client.js';
+export * from './kserve-binary.js';

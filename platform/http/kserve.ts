@@ -3,6 +3,7 @@
  * data extension (a JSON header of `Inference-Header-Content-Length` bytes, then raw tensor bytes).
  */
 import { InvalidInputError } from '../../sdk/errors.js';
+import { BinaryBody, bytesOf, encodeBinary } from '../../sdk/kserve-binary.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { numel } from '../../sdk/tensor.js';
@@ -49,24 +50,10 @@ export function parseInferRequest(
   headerLength: number | undefined,
   shm?: ShmContext,
 ): { request: InferRequest; tensors: HookTensors } {
-  const jsonBytes = headerLength === undefined ? body : body.subarray(0, headerLength);
-  if (
-    headerLength !== undefined &&
-    (!Number.isInteger(headerLength) || headerLength < 0 || headerLength > body.byteLength)
-  ) {
-    throw new InvalidInputError(
-      `Inference-Header-Content-Length ${headerLength} does not fit a body of ${body.byteLength} bytes`,
-    );
-  }
-  let request: InferRequest;
-  try {
-    request = JSON.parse(new TextDecoder().decode(jsonBytes)) as InferRequest;
-  } catch (error) {
-    throw new InvalidInputError(`the infer request is not valid JSON: ${(error as Error).message}`);
-  }
+  const parsed = new BinaryBody(body, headerLength, 'the infer request');
+  const request = parsed.header as InferRequest;
   if (!request || !Array.isArray(request.inputs))
     throw new InvalidInputError('the infer request needs "inputs": [{name, shape, datatype, data}]');
-  let offset = headerLength ?? 0;
   const tensors: HookTensors = {};
   for (const [i, input] of request.inputs.entries()) {
     const where = `inputs[${i}]`;
@@ -85,33 +72,24 @@ export function parseInferRequest(
         'shared_memory_byte_size',
       );
     } else if (size !== undefined) {
-      if (headerLength === undefined)
+      if (!parsed.binary)
         throw new InvalidInputError(
           `${where} has binary_data_size but the request has no Inference-Header-Content-Length`,
         );
-      if (!Number.isInteger(size) || size < 0 || offset + size > body.byteLength)
-        throw new InvalidInputError(`input "${input.name}": the body ends before its ${size} bytes`, {
-          reason: 'ERR_SHAPE',
-        });
       tensors[input.name] = tensorFromRaw(
         input.name,
         dtype,
         shape,
-        body.subarray(offset, offset + size),
+        parsed.take(size, `input "${input.name}"`),
         'binary_data_size',
       );
-      offset += size;
     } else {
       if (input.data === undefined) throw new InvalidInputError(`${where} has neither data nor binary_data_size`);
       const flat = Array.isArray(input.data) ? (input.data as unknown[]).flat(Infinity) : [input.data];
       tensors[input.name] = tensorFromValues(dtype, flat, shape, `inputs.${input.name}.data`);
     }
   }
-  if (offset !== body.byteLength && headerLength !== undefined) {
-    throw new InvalidInputError(`the body has ${body.byteLength - offset} bytes past the inputs' binary data`, {
-      reason: 'ERR_SHAPE',
-    });
-  }
+  parsed.end('inputs');
   return { request, tensors };
 }
 
@@ -152,7 +130,7 @@ export function formatInferResponse(
       }
       const binary = asked[i]?.parameters?.binary_data ?? binaryAll;
       if (binary) {
-        const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+        const bytes = bytesOf(t.data);
         parts.push(bytes);
         return { name, datatype: t.dtype, shape: t.shape, parameters: { binary_data_size: bytes.byteLength } };
       }
@@ -163,14 +141,8 @@ export function formatInferResponse(
       return { name, datatype: t.dtype, shape: t.shape, data };
     }),
   };
-  const header = new TextEncoder().encode(JSON.stringify(json));
-  if (parts.length === 0) return { body: header, contentType: 'application/json' };
-  const body = new Uint8Array(header.byteLength + parts.reduce((n, p) => n + p.byteLength, 0));
-  body.set(header, 0);
-  let at = header.byteLength;
-  for (const p of parts) {
-    body.set(p, at);
-    at += p.byteLength;
-  }
-  return { body, contentType: 'application/octet-stream', headerLength: header.byteLength };
+  if (parts.length === 0)
+    return { body: new TextEncoder().encode(JSON.stringify(json)), contentType: 'application/json' };
+  const { body, headerLength } = encodeBinary(json, parts);
+  return { body, contentType: 'application/octet-stream', headerLength };
 }
