@@ -26,112 +26,14 @@ import {
   HearthError as HearthErrorClass,
   UnavailableError,
 } from '../../sdk/errors.js';
-import type { HookTensors } from '../../sdk/hook.js';
-import type { DType, Tensor } from '../../sdk/tensor.js';
-import { viewAs } from '../../sdk/tensor.js';
 import type { PoolSummary } from '../../runtime/index.js';
 import { errorBody } from '../jobs/index.js';
 import { blockingConnection, bullConnection, closeBounded, commandConnection, redisUp } from '../redis/index.js';
-
-/** What a node says of one of its pools. */
-export interface PoolBrief {
-  node: string;
-  function: string;
-  version: number;
-  state: string;
-  device: string;
-  instances: PoolSummary['instances'];
-  queueDepth: number;
-  pending: number;
-  success: number;
-  failure: number;
-}
-
-export interface ClusterNode {
-  id: string;
-  http: string;
-  startedAt: number;
-  seenAt: number;
-  pools: PoolBrief[];
-}
-
-/** A call sent to another node: a hook request (invoke) or raw tensors (infer). */
-export type Forwarded =
-  | { kind: 'invoke'; body: Uint8Array; contentType: string }
-  | { kind: 'infer'; tensors: HookTensors };
-
-export type ForwardResult =
-  | { kind: 'invoke'; body: Uint8Array; contentType: string; version: number }
-  | { kind: 'infer'; tensors: HookTensors };
-
-/** Runs a forwarded call on this node, without forwarding it again. */
-export type LocalHandler = (
-  name: string,
-  version: number,
-  call: Forwarded,
-  deadline: number | undefined,
-) => Promise<ForwardResult>;
-
-interface WireTensor {
-  dtype: DType;
-  shape: number[];
-  b64: string;
-}
-
-function encodeTensors(t: HookTensors): Record<string, WireTensor> {
-  return Object.fromEntries(
-    Object.entries(t).map(([name, x]) => [
-      name,
-      {
-        dtype: x.dtype,
-        shape: x.shape,
-        b64: Buffer.from(
-          (x.data as ArrayBufferView).buffer,
-          (x.data as ArrayBufferView).byteOffset,
-          (x.data as ArrayBufferView).byteLength,
-        ).toString('base64'),
-      },
-    ]),
-  );
-}
-
-function decodeTensors(t: Record<string, WireTensor>): HookTensors {
-  // A fresh copy: a typed array needs its offset aligned to its element size.
-  return Object.fromEntries(
-    Object.entries(t).map(([name, x]) => [
-      name,
-      { dtype: x.dtype, shape: x.shape, data: viewAs(x.dtype, new Uint8Array(Buffer.from(x.b64, 'base64'))) } as Tensor,
-    ]),
-  );
-}
-
-/** A call or a result as JSON for Redis: bytes as base64. */
-type Wire =
-  | { kind: 'invoke'; body: string; contentType: string; version?: number }
-  | { kind: 'infer'; tensors: Record<string, WireTensor> };
-
-function encode(p: Forwarded | ForwardResult): Wire {
-  return p.kind === 'invoke'
-    ? { ...p, body: Buffer.from(p.body).toString('base64') }
-    : { kind: 'infer', tensors: encodeTensors(p.tensors) };
-}
-
-function decode<T extends Forwarded | ForwardResult>(w: Wire): T {
-  return (
-    w.kind === 'invoke'
-      ? { ...w, body: new Uint8Array(Buffer.from(w.body, 'base64')) }
-      : { kind: 'infer', tensors: decodeTensors(w.tensors) }
-  ) as T;
-}
-
-interface CallData {
-  call: Wire;
-  replyTo: string;
-  /** Date.now() milliseconds after which nobody waits for the answer. */
-  deadline?: number;
-}
-
-type Reply = { id: string; ok: true; result: Wire } | { id: string; ok: false; error: { error: string; code: string } };
+import { ColdStartLease, unavailable } from './lease.js';
+import { Presence } from './presence.js';
+import type { ClusterNode, Forwarded, ForwardResult, LocalHandler, PoolBrief } from './types.js';
+import type { CallData, Reply } from './wire.js';
+import { decode, encode } from './wire.js';
 
 interface Waiting {
   resolve(r: ForwardResult): void;
@@ -166,18 +68,20 @@ export class Cluster {
   readonly #queues = new Map<string, Queue>();
   readonly #workers = new Map<string, Worker>();
   readonly #waiting = new Map<string, Waiting>();
-  #nodes: ClusterNode[] = [];
-  readonly #startedAt = Date.now();
   #beat: NodeJS.Timeout | undefined;
   #pools: () => PoolSummary[] = () => [];
   /** Forwarded calls waiting in the queues of the versions this node serves, as of the last beat. */
   readonly #queued = new Map<string, number>();
+  readonly #lease: ColdStartLease;
+  readonly #presence: Presence;
 
   constructor(options: ClusterOptions) {
     this.#o = { heartbeatMs: 2000, leaseMs: 120_000, forwardTimeoutMs: 60_000, concurrency: 64, ...options };
     this.nodeId = options.nodeId;
     this.#redis = commandConnection(options.redisUrl);
     this.#redis.on('error', () => undefined);
+    this.#lease = new ColdStartLease(this.#redis, this.#o.prefix, this.nodeId, this.#o.leaseMs);
+    this.#presence = new Presence(this.#redis, this.#o.prefix, this.nodeId, this.#o.heartbeatMs);
     this.#sub = blockingConnection(options.redisUrl);
     this.#sub.on('error', () => undefined);
     this.#sub.on('message', (_channel: string, message: string) => this.#onReply(message));
@@ -195,37 +99,22 @@ export class Cluster {
 
   /** The nodes seen alive at the last heartbeat (this one included). */
   get nodes(): readonly ClusterNode[] {
-    return this.#nodes;
+    return this.#presence.nodes;
   }
 
   /** Whether another live node holds this version warm. */
   warmElsewhere(name: string, version: number): boolean {
-    return this.#nodes.some(
-      (n) =>
-        n.id !== this.nodeId && n.pools.some((p) => p.function === name && p.version === version && p.state === 'warm'),
-    );
+    return this.#presence.warmElsewhere(name, version);
   }
 
   /** Takes the version's cold-start lease: true for the one node that should load it now. */
-  async claimColdStart(name: string, version: number): Promise<boolean> {
-    const key = `${this.#o.prefix}lease:${name}@${version}`;
-    const taken = await this.#redis.set(key, this.nodeId, 'PX', this.#o.leaseMs, 'NX').catch(unavailable);
-    if (taken === 'OK') return true;
-    return (await this.#redis.get(key).catch(unavailable)) === this.nodeId;
+  claimColdStart(name: string, version: number): Promise<boolean> {
+    return this.#lease.claim(`${name}@${version}`);
   }
 
   /** Gives the lease back (the pool is warm, failed or gone). */
-  async releaseColdStart(name: string, version: number): Promise<void> {
-    const key = `${this.#o.prefix}lease:${name}@${version}`;
-    // Only our own lease: compare and delete in one step.
-    await this.#redis
-      .eval(
-        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
-        1,
-        key,
-        this.nodeId,
-      )
-      .catch(() => undefined);
+  releaseColdStart(name: string, version: number): Promise<void> {
+    return this.#lease.release(`${name}@${version}`);
   }
 
   /**
@@ -345,7 +234,7 @@ export class Cluster {
 
   /** Every live node's pools, this node's included. */
   pools(): PoolBrief[] {
-    return this.#nodes.flatMap((n) => n.pools);
+    return this.#presence.pools();
   }
 
   async close(): Promise<void> {
@@ -357,7 +246,7 @@ export class Cluster {
       clearTimeout(w.timer);
       w.reject(new UnavailableError('this node is shutting down'));
     }
-    await this.#redis.zrem(`${this.#o.prefix}nodes`, this.nodeId).catch(() => undefined);
+    await this.#presence.leave();
     this.#redis.disconnect();
     this.#sub.disconnect();
   }
@@ -386,7 +275,7 @@ export class Cluster {
     const now = Date.now();
     for (const [id, w] of this.#waiting) {
       if (!w.fallback || now - w.since < this.#o.heartbeatMs * 2) continue;
-      const held = this.#nodes.some((n) =>
+      const held = this.#presence.nodes.some((n) =>
         n.pools.some(
           (p) => p.function === w.name && p.version === w.version && (p.state === 'warm' || p.state === 'loading'),
         ),
@@ -423,31 +312,7 @@ export class Cluster {
   }
 
   async #heartbeat(): Promise<void> {
-    const now = Date.now();
-    const pools: PoolBrief[] = this.#pools().map((p) => ({
-      node: this.nodeId,
-      function: p.function,
-      version: p.version,
-      state: p.state,
-      device: p.device,
-      instances: p.instances,
-      queueDepth: p.queueDepth,
-      pending: p.pending,
-      success: p.success,
-      failure: p.failure,
-    }));
-    const self: ClusterNode = { id: this.nodeId, http: this.#httpUrl, startedAt: this.#startedAt, seenAt: now, pools };
-    const ttl = this.#o.heartbeatMs * 3;
-    const nodesKey = `${this.#o.prefix}nodes`;
-    await this.#redis
-      .multi()
-      .set(`${this.#o.prefix}node:${this.nodeId}`, JSON.stringify(self), 'PX', ttl)
-      .zadd(nodesKey, now, this.nodeId)
-      .zremrangebyscore(nodesKey, 0, now - ttl)
-      .exec();
-    const ids = await this.#redis.zrangebyscore(nodesKey, now - ttl, '+inf');
-    const raw = ids.length ? await this.#redis.mget(...ids.map((id) => `${this.#o.prefix}node:${id}`)) : [];
-    this.#nodes = raw.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as ClusterNode);
+    await this.#presence.beat(this.#pools(), this.#httpUrl);
     await this.#reroute();
     for (const key of this.#workers.keys()) {
       const at = key.lastIndexOf('@');
@@ -459,8 +324,4 @@ export class Cluster {
       );
     }
   }
-}
-
-function unavailable(error: unknown): never {
-  throw new UnavailableError(`the cluster (Redis) is unavailable: ${(error as Error).message}`, { cause: error });
 }

@@ -1,2 +1,3 @@
 export { Cluster } from './cluster.js';
-export type { ClusterNode, ClusterOptions, Forwarded, ForwardResult, LocalHandler, PoolBrief } from './cluster.js';
+export type { ClusterOptions } from './cluster.js';
+export type { ClusterNode, Forwarded, ForwardResult, LocalHandler, PoolBrief } from './types.js';
