@@ -1,0 +1,73 @@
+import type { Command } from 'commander';
+
+import type { CliContext } from '../context.js';
+import { HearthError } from '../../errors.js';
+import { deployFolder } from '../deploy.js';
+
+/** `hearth deploy` */
+export function register(program: Command, { client, json, print }: CliContext): void {
+  program
+    .command('deploy <dir>')
+    .description(
+      'validate, bundle the hook, upload what the node lacks, create a version, print its URL (a Triton model folder works too)',
+    )
+    .option('--keep-traffic', 'create the version without moving traffic to it')
+    .option('--wait', 'wait until the version is warm on the node')
+    .option(
+      '--device <device>',
+      'run on this device whatever the spec says: cpu (a GPU config on a CPU node), cuda, cuda:N, auto',
+    )
+    .option('--hook-timeout-ms <ms>', 'limit of one hook call (spec limits.hookTimeoutMs, default 10000)', Number)
+    .option('--hook-memory-mb <mb>', 'memory of each hook (spec limits.hookMemoryMb, default 256)', Number)
+    .option(
+      '--runner-memory-mb <mb>',
+      "resident memory of the function's runner process (spec limits.runnerMemoryMb, default 8192)",
+      Number,
+    )
+    .option(
+      '--forward-timeout-ms <ms>',
+      'a forward past this is a hang: the runner restarts (spec limits.forwardTimeoutMs, default 60000)',
+      Number,
+    )
+    .action(
+      async (
+        dir: string,
+        o: {
+          keepTraffic?: boolean;
+          wait?: boolean;
+          device?: string;
+          hookTimeoutMs?: number;
+          hookMemoryMb?: number;
+          runnerMemoryMb?: number;
+          forwardTimeoutMs?: number;
+        },
+      ) => {
+        const hearth = client();
+        const r = await deployFolder(hearth, dir, {
+          keepTraffic: o.keepTraffic,
+          device: o.device,
+          limits: {
+            hookTimeoutMs: o.hookTimeoutMs,
+            hookMemoryMb: o.hookMemoryMb,
+            runnerMemoryMb: o.runnerMemoryMb,
+            forwardTimeoutMs: o.forwardTimeoutMs,
+          },
+          progress: !json() && process.stderr.isTTY,
+        });
+        if (!json()) for (const note of r.notes) process.stderr.write(`note: ${note}\n`);
+        if (r.status === 'failed') throw new HearthError(`${r.name} v${r.version} failed to load: ${r.reason}`);
+        if (o.wait) {
+          for (let i = 0; i < 600; i++) {
+            const pools = (await hearth.describe(r.name)).pools;
+            if (pools.some((p) => p.version === r.version && p.state === 'warm')) break;
+            await new Promise((res) => setTimeout(res, 200));
+          }
+        }
+        print(
+          { ...r, url: `${hearth.url}${r.url}` },
+          () =>
+            `${r.name} v${r.version} ${r.status}${r.status === 'pending' && r.reason ? `: ${r.reason}` : ''}${r.uploaded.model ? '' : ' (model unchanged, not uploaded)'}\n${hearth.url}${r.url}`,
+        );
+      },
+    );
+}

@@ -1,0 +1,16 @@
+import type { Command } from 'commander';
+
+import type { CliContext } from '../context.js';
+import { initFunction } from '../init.js';
+
+/** `hearth init` */
+export function register(program: Command, { print }: CliContext): void {
+  program
+    .command('init <dir>')
+    .description('scaffold a function (hearth.yaml, hook.ts, export.py, README) that deploys as it is')
+    .option('--name <name>', 'the function name (default: the folder name)')
+    .action(async (dir: string, o: { name?: string }) => {
+      const r = await initFunction(dir, o);
+      print(r, () => [`created ${dir}: ${r.files.join(', ')}`, r.hint ?? `next: hearth deploy ${dir}`].join('\n'));
+    });
+}

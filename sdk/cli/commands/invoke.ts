@@ -1,0 +1,65 @@
+import { type Command, CommanderError } from 'commander';
+
+import { readFile } from 'node:fs/promises';
+import type { CliContext } from '../context.js';
+import { jobText } from '../format.js';
+
+/** `hearth invoke` */
+export function register(program: Command, { client, json, print, integer }: CliContext): void {
+  program
+    .command('invoke <name>')
+    .description('call a function (its hook takes the body)')
+    .option('--data <json>', 'the request body, JSON')
+    .option('--file <path>', 'the request body, from a file (bytes)')
+    .option('--content-type <type>', "the body's content type")
+    .option('--version <n>', 'a version instead of the traffic split', integer('--version'))
+    .option('--timeout <ms>', 'a deadline, milliseconds', integer('--timeout'))
+    .option('--idempotency-key <key>', 'a retry with the same key gets the first response')
+    .option('--async', 'submit a job and print its id')
+    .option('--wait', 'with --async: wait for the job and print it')
+    .action(
+      async (
+        name: string,
+        o: {
+          data?: string;
+          file?: string;
+          contentType?: string;
+          version?: number;
+          timeout?: number;
+          idempotencyKey?: string;
+          async?: boolean;
+          wait?: boolean;
+        },
+      ) => {
+        if (o.data !== undefined && o.file !== undefined)
+          throw new CommanderError(2, 'hearth.usage', 'give --data or --file, not both');
+        const body = o.file !== undefined ? new Uint8Array(await readFile(o.file)) : (o.data ?? '{}');
+        const options = {
+          version: o.version,
+          timeoutMs: o.timeout,
+          idempotencyKey: o.idempotencyKey,
+          contentType: o.contentType,
+        };
+        const hearth = client();
+        if (o.async) {
+          const job = await hearth.invokeAsync(name, body, options);
+          if (!o.wait) return print(job, () => `job ${job.id} ${job.status}\nhearth jobs ${job.id}`);
+          const done = await hearth.waitForJob(job.id);
+          print(done, () => jobText(done));
+          if (done.status === 'failed') process.exitCode = 1;
+          return;
+        }
+        const r = await hearth.invoke(name, body, options);
+        if (/json/.test(r.contentType)) print(r.json(), () => JSON.stringify(r.json(), null, 2));
+        else if (json())
+          console.log(
+            JSON.stringify({
+              contentType: r.contentType,
+              version: r.version,
+              base64: Buffer.from(r.body).toString('base64'),
+            }),
+          );
+        else process.stdout.write(r.body);
+      },
+    );
+}

@@ -1,0 +1,61 @@
+/** What the CLI prints for people: tables and short texts (pure; `--json` prints the values instead). */
+import Table from 'cli-table3';
+
+import type { FunctionInfo, JobInfo, PoolInfo } from '../client.js';
+
+export function table(head: string[], rows: (string | number)[][]): string {
+  const t = new Table({ head, style: { head: [], border: [] } });
+  t.push(...rows.map((r) => r.map(String)));
+  return t.toString();
+}
+
+/** The version traffic mostly goes to. */
+export function mainVersion(info: FunctionInfo): number | undefined {
+  const [top] = Object.entries(info.traffic).sort((a, b) => b[1] - a[1]);
+  return top ? Number(top[0]) : undefined;
+}
+
+export function trafficText(traffic: Record<string, number>): string {
+  return (
+    Object.entries(traffic)
+      .map(([v, w]) => `v${v}=${w}`)
+      .join(' ') || 'none'
+  );
+}
+
+export function versionsTable(info: FunctionInfo): string {
+  return table(
+    ['version', 'status', 'traffic', 'created', 'reason'],
+    info.versions.map((v) => [v.version, v.status, info.traffic[v.version] ?? 0, v.createdAt, v.reason ?? '']),
+  );
+}
+
+export function poolsTable(pools: PoolInfo[]): string {
+  return table(
+    ['version', 'node', 'state', 'instances', 'queue', 'in pool', 'ok', 'failed'],
+    pools.map((p) => [
+      p.version,
+      p.node ?? '',
+      p.state,
+      p.instances.total,
+      p.queueDepth,
+      p.pending,
+      p.success,
+      p.failure,
+    ]),
+  );
+}
+
+export function jobText(job: JobInfo): string {
+  const lines = [
+    `job ${job.id}: ${job.status} (${job.function}${job.version ? ` v${job.version}` : ''}, attempts ${job.attempts})`,
+  ];
+  if (job.result)
+    lines.push(
+      job.result.json !== undefined
+        ? JSON.stringify(job.result.json, null, 2)
+        : `${job.result.contentType}, ${job.result.base64?.length ?? 0} base64 characters`,
+    );
+  if (job.error) lines.push(`error: ${job.error.error} (${job.error.code})`);
+  return lines.join('\n');
+}
