@@ -5,6 +5,27 @@
  * (`check`). Defaults: HEARTH_URL (http://127.0.0.1:8000) and HEARTH_API_KEY.
  */
 import { BinaryBody, bytesOf, encodeBinary } from './kserve-binary.js';
+import { z } from 'zod';
+
+import type {
+  ArtifactInfo,
+  DeployResult,
+  FunctionInfo,
+  FunctionListEntry,
+  JobAccepted,
+  JobInfo,
+  PoolInfo,
+} from './api/index.js';
+import {
+  ArtifactInfoSchema,
+  DeployResultSchema,
+  FunctionInfoSchema,
+  FunctionListSchema,
+  JobAcceptedSchema,
+  JobInfoSchema,
+  PoolListSchema,
+  TrafficResultSchema,
+} from './api/index.js';
 import { errorFromBody, HearthError, UnavailableError } from './errors.js';
 import type { FunctionSpecInput } from './spec/function-spec.js';
 import type { DType, Tensor } from './tensor.js';
@@ -15,60 +36,6 @@ export interface HearthOptions {
   apiKey?: string;
   /** Replaces the global fetch (tests, proxies). */
   fetch?: typeof fetch;
-}
-
-export interface ArtifactInfo {
-  sha256: string;
-  size: number;
-}
-
-export interface DeployResult {
-  name: string;
-  version: number;
-  status: 'ready' | 'failed' | 'pending';
-  reason?: string;
-  url: string;
-}
-
-export interface FunctionVersionInfo {
-  version: number;
-  status: string;
-  reason?: string;
-  createdAt: string;
-  spec: Record<string, unknown>;
-  artifacts: { model: string; hook?: string };
-}
-
-export interface FunctionInfo {
-  name: string;
-  createdAt: string;
-  versions: FunctionVersionInfo[];
-  traffic: Record<string, number>;
-  pools: PoolInfo[];
-}
-
-export interface FunctionListEntry {
-  name: string;
-  createdAt: string;
-  versions: number;
-  latest?: number;
-  traffic: Record<string, number>;
-}
-
-export interface PoolInfo {
-  node?: string;
-  function: string;
-  version: number;
-  state: string;
-  device: string;
-  instances: { total: number; idle: number; busy: number; loading: number };
-  queueDepth: number;
-  pending: number;
-  success: number;
-  failure: number;
-  durations?: Record<string, { count: number; totalUs: number; maxUs: number }>;
-  latency?: { p50Ms: number; p99Ms: number; of: number };
-  batchSizes?: Record<string, number>;
 }
 
 export interface InvokeOptions {
@@ -88,20 +55,6 @@ export interface InvokeResult {
   /** The body as JSON (throws if it is not). */
   json<T = unknown>(): T;
   text(): string;
-}
-
-export interface JobInfo {
-  id: string;
-  function: string;
-  version?: number;
-  status: 'queued' | 'running' | 'succeeded' | 'failed';
-  createdAt?: string;
-  startedAt?: string;
-  finishedAt?: string;
-  attempts: number;
-  node?: string;
-  result?: { contentType: string; version: number; json?: unknown; base64?: string };
-  error?: { error: string; code: string };
 }
 
 export interface InferOutput extends Tensor {
@@ -127,6 +80,26 @@ function toBody(data: unknown, contentType?: string): { body: Uint8Array | strin
   if (data instanceof Uint8Array) return { body: data, type: contentType ?? 'application/octet-stream' };
   if (typeof data === 'string') return { body: data, type: contentType ?? 'application/json' };
   return { body: JSON.stringify(data), type: contentType ?? 'application/json' };
+}
+
+export type {
+  ArtifactInfo,
+  DeployResult,
+  FunctionInfo,
+  FunctionListEntry,
+  FunctionVersionInfo,
+  JobAccepted,
+  JobInfo,
+  PoolInfo,
+} from './api/index.js';
+
+/** A response body checked against the API's schema (sdk/api): a node that answers otherwise is refused. */
+function parsed<S extends z.ZodType>(schema: S, body: unknown, what: string): z.infer<S> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  throw new HearthError(
+    `the node's answer to ${what} does not match the API: ${result.error.issues[0]?.message ?? 'unknown'}`,
+  );
 }
 
 export class Hearth {
@@ -159,12 +132,20 @@ export class Hearth {
     return check(await this.#send(path, init));
   }
 
-  async #json<T>(path: string, init?: RequestInit & { headers?: Record<string, string> }): Promise<T> {
-    return (await (await this.#request(path, init)).json()) as T;
+  async #json<S extends z.ZodType>(
+    schema: S,
+    path: string,
+    init?: RequestInit & { headers?: Record<string, string> },
+  ): Promise<z.infer<S>> {
+    return parsed(schema, await (await this.#request(path, init)).json(), `${init?.method ?? 'GET'} ${path}`);
   }
 
-  #post<T>(path: string, body: unknown, method = 'POST'): Promise<T> {
-    return this.#json<T>(path, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  #post<S extends z.ZodType>(schema: S, path: string, body: unknown, method = 'POST'): Promise<z.infer<S>> {
+    return this.#json(schema, path, {
+      method,
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
   }
 
   // --- health ------------------------------------------------------------------------------------
@@ -192,14 +173,19 @@ export class Hearth {
   ): Promise<ArtifactInfo & { created: boolean }> {
     const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
     if (size !== undefined) headers['content-length'] = String(size);
-    return this.#json(`/api/v1/artifacts/${sha256}`, { method: 'PUT', body, headers, duplex: 'half' } as RequestInit & {
+    return this.#json(ArtifactInfoSchema.extend({ created: z.boolean() }), `/api/v1/artifacts/${sha256}`, {
+      method: 'PUT',
+      body,
+      headers,
+      duplex: 'half',
+    } as RequestInit & {
       headers: Record<string, string>;
     });
   }
 
   /** Brings an object of the node's S3 bucket and prefix in as an artifact (`s3://bucket/prefix/key`). */
   importArtifact(uri: string): Promise<ArtifactInfo> {
-    return this.#post('/api/v1/artifacts/import', { uri });
+    return this.#post(ArtifactInfoSchema, '/api/v1/artifacts/import', { uri });
   }
 
   // --- functions ---------------------------------------------------------------------------------
@@ -216,16 +202,16 @@ export class Hearth {
       headers: { 'content-type': 'application/json' },
     });
     // 422 (the version failed to load) still carries the version and its reason.
-    if (r.status === 422) return (await r.json()) as DeployResult;
-    return (await (await check(r)).json()) as DeployResult;
+    if (r.status === 422) return parsed(DeployResultSchema, await r.json(), 'a deploy');
+    return parsed(DeployResultSchema, await (await check(r)).json(), 'a deploy');
   }
 
   async list(): Promise<FunctionListEntry[]> {
-    return (await this.#json<{ functions: FunctionListEntry[] }>('/api/v1/functions')).functions;
+    return (await this.#json(FunctionListSchema, '/api/v1/functions')).functions;
   }
 
   describe(name: string): Promise<FunctionInfo> {
-    return this.#json(`/api/v1/functions/${encodeURIComponent(name)}`);
+    return this.#json(FunctionInfoSchema, `/api/v1/functions/${encodeURIComponent(name)}`);
   }
 
   async delete(name: string): Promise<void> {
@@ -237,11 +223,11 @@ export class Hearth {
     name: string,
     traffic: Record<string, number>,
   ): Promise<{ name: string; traffic: Record<string, number> }> {
-    return this.#post(`/api/v1/functions/${encodeURIComponent(name)}/traffic`, { traffic }, 'PUT');
+    return this.#post(TrafficResultSchema, `/api/v1/functions/${encodeURIComponent(name)}/traffic`, { traffic }, 'PUT');
   }
 
   async pools(): Promise<PoolInfo[]> {
-    return (await this.#json<{ pools: PoolInfo[] }>('/api/v1/pools')).pools;
+    return (await this.#json(PoolListSchema, '/api/v1/pools')).pools;
   }
 
   // --- function URLs -----------------------------------------------------------------------------
@@ -278,22 +264,18 @@ export class Hearth {
   }
 
   /** Submits an async invocation: `{ id, status, statusUrl }` at once; `webhook` hears the outcome. */
-  invokeAsync(
-    name: string,
-    data: unknown,
-    options: InvokeOptions & { webhook?: string } = {},
-  ): Promise<{ id: string; status: string; statusUrl: string }> {
+  invokeAsync(name: string, data: unknown, options: InvokeOptions & { webhook?: string } = {}): Promise<JobAccepted> {
     const { body, type } = toBody(data, options.contentType);
     const headers = {
       ...this.#invokeHeaders(type, options),
       prefer: 'respond-async',
       ...(options.webhook ? { 'hearth-webhook-url': options.webhook } : {}),
     };
-    return this.#json(this.#path(name, options.version), { method: 'POST', body, headers });
+    return this.#json(JobAcceptedSchema, this.#path(name, options.version), { method: 'POST', body, headers });
   }
 
   job(id: string): Promise<JobInfo> {
-    return this.#json(`/api/v1/jobs/${encodeURIComponent(id)}`);
+    return this.#json(JobInfoSchema, `/api/v1/jobs/${encodeURIComponent(id)}`);
   }
 
   /** A finished job's result: its own bytes and content type, as the synchronous call answers. */

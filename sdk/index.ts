@@ -9,3 +9,4 @@ export * from './hook.js';
 export * from './tensor-json.js';
 export * from './client.js';
 export * from './kserve-binary.js';
+export * from './api/index.js';

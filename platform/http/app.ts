@@ -10,6 +10,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 
 import { InvalidInputError, JobNotFoundError } from '../../sdk/errors.js';
+import { DeployRequestSchema, ImportRequestSchema, parseBody, TrafficRequestSchema } from '../../sdk/api/index.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { checkSha } from '../artifacts/index.js';
@@ -153,29 +154,15 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     return c.json({ ...info, created: true }, 201);
   });
   app.post('/api/v1/artifacts/import', admin, async (c) => {
-    const { uri } = (await c.req.json()) as { uri?: unknown };
-    if (typeof uri !== 'string') throw new InvalidInputError('send {"uri": "s3://bucket/prefix/key"}');
+    const { uri } = parseBody(ImportRequestSchema, await c.req.json().catch(() => undefined));
     return c.json(await o.artifacts.importS3(uri), 201);
   });
 
   // --- functions -----------------------------------------------------------------------------------
   app.post('/api/v1/functions', admin, limit(o.maxBodyBytes), async (c) => {
-    const body = (await c.req.json().catch(() => undefined)) as
-      | { spec?: unknown; artifacts?: { model?: unknown; hook?: unknown }; keepTraffic?: boolean }
-      | undefined;
-    if (!body)
-      throw new InvalidInputError('send {"spec": {...}, "artifacts": {"model": "<sha256>", "hook": "<sha256>"}}');
+    const body = parseBody(DeployRequestSchema, await c.req.json().catch(() => undefined));
     const spec = parseSpec(body.spec);
-    const model = body.artifacts?.model;
-    const hook = body.artifacts?.hook;
-    if (typeof model !== 'string')
-      throw new InvalidInputError('artifacts.model must be the sha256 of an uploaded model');
-    checkSha(model);
-    if (hook !== undefined) {
-      if (typeof hook !== 'string')
-        throw new InvalidInputError('artifacts.hook must be the sha256 of an uploaded hook bundle');
-      checkSha(hook);
-    }
+    const { model, hook } = body.artifacts;
     const version = await service.deploy(spec, { model, ...(hook ? { hook } : {}) }, { keepTraffic: body.keepTraffic });
     o.jobs.serve(spec.name);
     return c.json(
@@ -214,9 +201,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     return c.json({ deleted: name });
   });
   app.put('/api/v1/functions/:name/traffic', admin, async (c) => {
-    const { traffic } = (await c.req.json().catch(() => ({}))) as { traffic?: Record<string, number> };
-    if (!traffic || typeof traffic !== 'object')
-      throw new InvalidInputError('send {"traffic": {"<version>": <weight>, ...}}');
+    const { traffic } = parseBody(TrafficRequestSchema, await c.req.json().catch(() => undefined));
     const record = await service.setTraffic(c.req.param('name'), traffic);
     return c.json({ name: record.name, traffic: record.traffic });
   });

@@ -1,0 +1,2 @@
+export * from './schemas.js';
+export { parseBody } from './parse.js';

@@ -1,0 +1,138 @@
+/**
+ * The management API's contract: every request and response body as a zod schema. The node
+ * validates request bodies with them; the client parses responses with them and takes its types
+ * from them (z.infer), so the two cannot drift apart. Responses are loose objects: a newer node may
+ * add fields, which an older client keeps and ignores.
+ */
+import { z } from 'zod';
+
+const SHA256 = /^[0-9a-f]{64}$/;
+const sha = (what: string) =>
+  z
+    .string({ message: `${what} must be the sha256 of an uploaded artifact` })
+    .regex(SHA256, `${what} must be 64 lowercase hex digits`);
+
+// --- requests ---------------------------------------------------------------------------------------
+
+/** POST /api/v1/functions. `spec` is checked by the function spec's own schema (parseSpec). */
+export const DeployRequestSchema = z.object(
+  {
+    spec: z.unknown(),
+    artifacts: z.object(
+      { model: sha('artifacts.model'), hook: sha('artifacts.hook').optional() },
+      { message: 'send "artifacts": {"model": "<sha256>", "hook": "<sha256>"}' },
+    ),
+    keepTraffic: z.boolean().optional(),
+  },
+  { message: 'send {"spec": {...}, "artifacts": {"model": "<sha256>", "hook": "<sha256>"}}' },
+);
+
+/** PUT /api/v1/functions/{name}/traffic */
+export const TrafficRequestSchema = z.object(
+  {
+    traffic: z.record(z.string(), z.number({ message: 'each weight must be a number' }), {
+      message: 'send {"traffic": {"<version>": <weight>, ...}}',
+    }),
+  },
+  { message: 'send {"traffic": {"<version>": <weight>, ...}}' },
+);
+
+/** POST /api/v1/artifacts/import */
+export const ImportRequestSchema = z.object(
+  { uri: z.string({ message: 'send {"uri": "s3://bucket/prefix/key"}' }) },
+  { message: 'send {"uri": "s3://bucket/prefix/key"}' },
+);
+
+// --- responses --------------------------------------------------------------------------------------
+
+export const ArtifactInfoSchema = z.looseObject({ sha256: z.string(), size: z.number() });
+
+export const DeployResultSchema = z.looseObject({
+  name: z.string(),
+  version: z.number(),
+  status: z.enum(['ready', 'failed', 'pending']),
+  reason: z.string().optional(),
+  url: z.string(),
+});
+
+export const FunctionVersionInfoSchema = z.looseObject({
+  version: z.number(),
+  status: z.string(),
+  reason: z.string().optional(),
+  createdAt: z.string(),
+  spec: z.record(z.string(), z.unknown()),
+  artifacts: z.looseObject({ model: z.string(), hook: z.string().optional() }),
+});
+
+const DurationSchema = z.object({ count: z.number(), totalUs: z.number(), maxUs: z.number() });
+
+export const PoolInfoSchema = z.looseObject({
+  node: z.string().optional(),
+  function: z.string(),
+  version: z.number(),
+  state: z.string(),
+  device: z.string(),
+  instances: z.object({ total: z.number(), idle: z.number(), busy: z.number(), loading: z.number() }),
+  queueDepth: z.number(),
+  pending: z.number(),
+  success: z.number(),
+  failure: z.number(),
+  durations: z.record(z.string(), DurationSchema).optional(),
+  latency: z.object({ p50Ms: z.number(), p99Ms: z.number(), of: z.number() }).optional(),
+  batchSizes: z.record(z.string(), z.number()).optional(),
+});
+
+export const FunctionInfoSchema = z.looseObject({
+  name: z.string(),
+  createdAt: z.string(),
+  versions: z.array(FunctionVersionInfoSchema),
+  traffic: z.record(z.string(), z.number()),
+  pools: z.array(PoolInfoSchema),
+});
+
+export const FunctionListEntrySchema = z.looseObject({
+  name: z.string(),
+  createdAt: z.string(),
+  versions: z.number(),
+  latest: z.number().optional(),
+  traffic: z.record(z.string(), z.number()),
+});
+export const FunctionListSchema = z.looseObject({ functions: z.array(FunctionListEntrySchema) });
+
+export const TrafficResultSchema = z.looseObject({ name: z.string(), traffic: z.record(z.string(), z.number()) });
+
+export const PoolListSchema = z.looseObject({ pools: z.array(PoolInfoSchema) });
+
+export const JobInfoSchema = z.looseObject({
+  id: z.string(),
+  function: z.string(),
+  version: z.number().optional(),
+  status: z.enum(['queued', 'running', 'succeeded', 'failed']),
+  createdAt: z.string().optional(),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  attempts: z.number(),
+  node: z.string().optional(),
+  result: z
+    .looseObject({
+      contentType: z.string(),
+      version: z.number(),
+      json: z.unknown().optional(),
+      base64: z.string().optional(),
+    })
+    .optional(),
+  error: z.looseObject({ error: z.string(), code: z.string() }).optional(),
+});
+
+export const JobAcceptedSchema = z.looseObject({ id: z.string(), status: z.string(), statusUrl: z.string() });
+
+export type DeployRequest = z.infer<typeof DeployRequestSchema>;
+export type TrafficRequest = z.infer<typeof TrafficRequestSchema>;
+export type ArtifactInfo = z.infer<typeof ArtifactInfoSchema>;
+export type DeployResult = z.infer<typeof DeployResultSchema>;
+export type FunctionVersionInfo = z.infer<typeof FunctionVersionInfoSchema>;
+export type PoolInfo = z.infer<typeof PoolInfoSchema>;
+export type FunctionInfo = z.infer<typeof FunctionInfoSchema>;
+export type FunctionListEntry = z.infer<typeof FunctionListEntrySchema>;
+export type JobInfo = z.infer<typeof JobInfoSchema>;
+export type JobAccepted = z.infer<typeof JobAcceptedSchema>;
