@@ -1,4 +1,8 @@
 export { parseTextFormat, TextFormatError } from './text-format.js';
 export type { TextMessage, TextValue } from './text-format.js';
-export { DATA_TYPES, loadTritonModelFolder, servedVersions, tritonConfigToSpec } from './triton-config.js';
-export type { TritonConvertOptions, TritonModelFolder, VersionPolicy } from './triton-config.js';
+export { DATA_TYPES } from './fields.js';
+export { tritonConfigToSpec } from './triton-config.js';
+export type { TritonConvertOptions } from './triton-config.js';
+export { loadTritonModelFolder, servedVersions } from './model-folder.js';
+export type { TritonModelFolder } from './model-folder.js';
+export type { VersionPolicy } from './version-policy.js';
