@@ -13,303 +13,38 @@
  */
 import { z } from 'zod';
 
-import { DTYPES } from '../tensor.js';
+import {
+  BatchingSchema,
+  ExecutionSchema,
+  FUNCTION_NAME,
+  FUNCTION_NAME_RULE,
+  InputSpecSchema,
+  InstancesSchema,
+  LimitsSchema,
+  OutputSpecSchema,
+  ScalingSchema,
+  type SequenceControlSchema,
+  SequenceSchema,
+  type TensorSpecSchema,
+  WarmupSchema,
+  relativePath,
+} from './spec-parts.js';
 
-/**
- * Triton's model names: letters (either case), digits, '_', '-' and '.', 1-128 characters, not
- * starting with '.' or '-' (so never "." or "..", and never a hidden or option-like file name).
- * Names reach file paths and Redis keys only after this check (see assertFunctionName).
- */
-export const FUNCTION_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
-export const FUNCTION_NAME_RULE =
-  'letters, digits, "_", "-" and ".", at most 128 characters, starting with a letter, digit or "_"';
-
-const relativePath = z
-  .string()
-  .min(1)
-  .refine((p) => !p.startsWith('/') && !p.split(/[\\/]/).includes('..'), {
-    message: 'must be a path inside the function folder (no leading "/", no "..")',
-  });
-
-export const TensorSpecSchema = z.object({
-  name: z
-    .string()
-    .min(1)
-    .max(128)
-    .regex(
-      /^[A-Za-z0-9_][A-Za-z0-9_.:-]*$/,
-      'must start with a letter, digit or "_" and hold only letters, digits, "_", ".", ":" and "-"',
-    )
-    .describe("The tensor's name: a key of the hook's tensors, and the name KServe clients use."),
-  dtype: z.enum(DTYPES).describe("Triton's datatype names (FP32, INT64, …)."),
-  /** Dimensions without the batch dimension; -1 is variable. */
-  dims: z.array(z.number().int().min(-1)).describe('Dimensions without the batch dimension; -1 is variable.'),
-  /** The shape the model takes or returns instead of dims (Triton's reshape); the bytes are the same. */
-  reshape: z
-    .array(z.number().int().min(-1))
-    .optional()
-    .describe(
-      "The shape (without the batch dimension) the model takes or returns instead of dims, as Triton's reshape; the bytes are the same.",
-    ),
-});
-
-export const InputSpecSchema = TensorSpecSchema.extend({
-  /** An image input's layout (Triton's format), reported in the model config for clients such as image_client. */
-  format: z
-    .enum(['FORMAT_NONE', 'FORMAT_NCHW', 'FORMAT_NHWC'])
-    .optional()
-    .describe("An image input's layout (Triton's format: FORMAT_NCHW, FORMAT_NHWC), reported in the model config."),
-});
-
-export const OutputSpecSchema = TensorSpecSchema.extend({
-  /** The file the labels came from (Triton's label_filename), as the model config reports it. */
-  labelFile: z
-    .string()
-    .max(1024)
-    .optional()
-    .describe("The file the labels came from (Triton's label_filename), as the model config reports it."),
-  /** Class labels, one per index of this output (Triton's label_filename), for classification. */
-  labels: z
-    .array(z.string().max(1024))
-    .max(1_000_000)
-    .optional()
-    .describe(
-      'Class labels, one per index of this output (Triton\'s label_filename): the label part of a classification\'s "score:index:label".',
-    ),
-});
-
-export const BatchingSchema = z
-  .object({
-    /** Batch sizes the batcher forms when it can (Triton's preferred_batch_size). */
-    preferredBatchSizes: z
-      .array(z.number().int().min(1))
-      .default([])
-      .describe("Batch sizes the batcher forms when it can (Triton's preferred_batch_size)."),
-    /** How long a request may wait for a preferred batch to fill, while an instance is free. */
-    maxQueueDelayUs: z
-      .number()
-      .int()
-      .min(0)
-      .default(0)
-      .describe('How long a request may wait for a preferred batch to fill, while an instance is free.'),
-    /** Requests queued at most (0 = unbounded); beyond it requests fail with QueueFullError. */
-    maxQueueSize: z
-      .number()
-      .int()
-      .min(0)
-      .default(0)
-      .describe('Requests queued at most (0 = unbounded); beyond it requests fail with QueueFullError.'),
-    /** A request still queued after this long fails without running (0 = no timeout). */
-    defaultTimeoutUs: z
-      .number()
-      .int()
-      .min(0)
-      .default(0)
-      .describe('A request still queued after this long fails without running (0 = no timeout).'),
-    /** Priority levels (1 = highest); requests of a higher level are batched first. */
-    priorityLevels: z
-      .number()
-      .int()
-      .min(1)
-      .max(32)
-      .default(1)
-      .describe('Priority levels (1 = highest); requests of a higher level are batched first.'),
-    /** The level of a request that names none. */
-    defaultPriorityLevel: z.number().int().min(1).default(1).describe('The level of a request that names none.'),
-  })
-  .refine((b) => b.defaultPriorityLevel <= b.priorityLevels, {
-    message: 'must be ≤ priorityLevels',
-    path: ['defaultPriorityLevel'],
-  });
-
-export const InstancesSchema = z.object({
-  /** Instances started with the pool; they share one copy of the weights per device. */
-  count: z
-    .number()
-    .int()
-    .min(1)
-    .max(64)
-    .default(1)
-    .describe('Instances started with the pool; they share one copy of the weights per device.'),
-  /** `auto` (CUDA when there is one, else CPU), `cpu`, `cuda`, `cuda:N`, or `model` (the devices the model was saved on; inputs on the CPU — Triton's KIND_MODEL). */
-  device: z
-    .string()
-    .regex(/^(auto|cpu|model|cuda(:\d+)?)$/, 'must be auto, cpu, cuda, cuda:N or model')
-    .default('auto')
-    .describe(
-      "`auto` (CUDA when there is one, else CPU), `cpu`, `cuda`, `cuda:N`, or `model`: the devices the model was saved on, inputs on the CPU (Triton's KIND_MODEL).",
-    ),
-  /** LibTorch intra-op threads per forward (0 = the node's default). */
-  threads: z
-    .number()
-    .int()
-    .min(0)
-    .max(256)
-    .default(0)
-    .describe("LibTorch intra-op threads per forward (0 = the node's default)."),
-});
-
-/** A warm-up sample (Triton's model_warmup): inputs made of zeros or random values, run `count` times at load. */
-export const WarmupSchema = z.object({
-  name: z.string().max(128).default('warmup').describe('A name for people and logs.'),
-  batchSize: z.number().int().min(1).default(1).describe('Rows of the sample (with maxBatchSize > 0).'),
-  count: z.number().int().min(1).max(1000).default(1).describe('How many times the sample runs.'),
-  inputs: z
-    .record(
-      z.string(),
-      z.object({
-        dtype: z.enum(DTYPES),
-        dims: z.array(z.number().int().min(1)),
-        fill: z.enum(['zero', 'random']).default('zero'),
-      }),
-    )
-    .describe('Every input of the model, by name: its dtype, dims (no batch dimension) and fill.'),
-});
-
-/** A control input the sequence batcher fills (Triton's CONTROL_SEQUENCE_START / END / READY / CORRID). */
-export const SequenceControlSchema = z.object({
-  name: z.string().min(1).max(128).describe('The forward() input it feeds.'),
-  kind: z
-    .enum(['start', 'end', 'ready', 'corrid'])
-    .describe(
-      'start/end: the request opens/closes its sequence; ready: the row holds a request (0 for a filler row); corrid: the sequence id.',
-    ),
-  dtype: z.enum(['BOOL', 'INT32', 'INT64', 'FP32']).describe('Its datatype.'),
-  /** The values for false and true (start/end/ready). */
-  values: z
-    .tuple([z.number(), z.number()])
-    .default([0, 1])
-    .describe('The values for false and true (start, end, ready).'),
-});
-
-/**
- * Stateful models (Triton's sequence_batching): every request names its sequence; a sequence
- * stays on one instance (and, for direct, one batch slot), one request at a time, in order.
- */
-export const SequenceSchema = z.object({
-  strategy: z
-    .enum(['direct', 'oldest'])
-    .default('direct')
-    .describe(
-      "direct: each sequence keeps one batch slot of one instance; oldest: batches take the oldest requests of the instance's sequences.",
-    ),
-  maxSequenceIdleUs: z
-    .number()
-    .int()
-    .min(1)
-    .default(1_000_000)
-    .describe('A sequence with no request for this long is released.'),
-  maxQueueDelayUs: z
-    .number()
-    .int()
-    .min(0)
-    .default(0)
-    .describe("How long a batch may wait for more of its sequences' requests."),
-  maxCandidateSequences: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe('oldest: sequences one instance holds at once (default maxBatchSize, at least 1).'),
-  controls: z.array(SequenceControlSchema).default([]).describe('The control inputs the batcher fills.'),
-});
-
-/** What one call of the function may take (issue 11's per-function limits; the node's defaults otherwise). */
-export const LimitsSchema = z.object({
-  hookTimeoutMs: z
-    .number()
-    .int()
-    .min(1)
-    .max(600_000)
-    .default(10_000)
-    .describe('A hook call (pre or post) past this is stopped, its thread replaced, and the request fails.'),
-  hookMemoryMb: z
-    .number()
-    .int()
-    .min(16)
-    .max(16_384)
-    .default(256)
-    .describe(
-      "The memory of each hook (its JS heap and ArrayBuffers); past it the hook's sandbox is replaced and its requests fail.",
-    ),
-  runnerMemoryMb: z
-    .number()
-    .int()
-    .min(128)
-    .max(1_048_576)
-    .default(8192)
-    .describe(
-      "Resident memory of the function's runner process (model, instances, hooks); past it the runner is killed and restarted, and its requests fail.",
-    ),
-  forwardTimeoutMs: z
-    .number()
-    .int()
-    .min(1)
-    .max(3_600_000)
-    .default(60_000)
-    .describe("A forward pass past this is a hang: the runner is killed and restarted, and the batch's requests fail."),
-});
-
-/** How LibTorch runs forward (the parameters Triton's PyTorch backend reads). */
-export const ExecutionSchema = z.object({
-  inferenceMode: z
-    .boolean()
-    .default(true)
-    .describe("Run forward under c10::InferenceMode (Triton's INFERENCE_MODE); false: under NoGradGuard."),
-  optimizedExecution: z
-    .boolean()
-    .default(true)
-    .describe("TorchScript's graph optimisations (false = Triton's DISABLE_OPTIMIZED_EXECUTION)."),
-  jitExecutor: z
-    .boolean()
-    .optional()
-    .describe(
-      "TorchScript's JIT executor on or off for this model's forwards (Triton's ENABLE_JIT_EXECUTOR); unset: LibTorch's default.",
-    ),
-  jitProfiling: z
-    .boolean()
-    .optional()
-    .describe("TorchScript's profiling executor on or off (Triton's ENABLE_JIT_PROFILING); unset: LibTorch's default."),
-});
-
-export const ScalingSchema = z
-  .object({
-    minInstances: z
-      .number()
-      .int()
-      .min(0)
-      .default(0)
-      .describe('Instances kept while idle; 0 lets the pool scale to zero.'),
-    maxInstances: z
-      .number()
-      .int()
-      .min(1)
-      .max(64)
-      .default(4)
-      .describe("The autoscaler's ceiling (also bounded by the device: memory, and on CPU its engine lanes)."),
-    /** Queued plus running requests per instance the autoscaler aims for. */
-    targetQueueDepth: z
-      .number()
-      .int()
-      .min(1)
-      .default(8)
-      .describe('Queued plus running requests per instance the autoscaler aims for.'),
-    /** With no requests for this long, the pool scales to minInstances (to zero by default). */
-    scaleDownAfterS: z
-      .number()
-      .int()
-      .min(1)
-      .default(300)
-      .describe('With no requests for this long, the pool scales to minInstances (to zero by default).'),
-    /** Instances go down only to the most that load asked for over this window (no flapping). */
-    stableWindowS: z
-      .number()
-      .int()
-      .min(1)
-      .default(30)
-      .describe('Instances go down only to the most that load asked for over this window (no flapping).'),
-  })
-  .refine((s) => s.minInstances <= s.maxInstances, { message: 'must be ≤ maxInstances', path: ['minInstances'] });
+export {
+  FUNCTION_NAME,
+  FUNCTION_NAME_RULE,
+  TensorSpecSchema,
+  InputSpecSchema,
+  OutputSpecSchema,
+  BatchingSchema,
+  InstancesSchema,
+  WarmupSchema,
+  SequenceControlSchema,
+  SequenceSchema,
+  LimitsSchema,
+  ExecutionSchema,
+  ScalingSchema,
+} from './spec-parts.js';
 
 export const FunctionSpecSchema = z
   .object({
