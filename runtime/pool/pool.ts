@@ -21,6 +21,7 @@ import {
   UnavailableError,
 } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
+import type { Tensor } from '../../sdk/tensor.js';
 import type { BatchEntry, Clock } from '../batcher/index.js';
 import { DynamicBatcher, SequenceRouter, systemClock } from '../batcher/index.js';
 import type { SequenceRow } from '../batcher/index.js';
@@ -29,7 +30,7 @@ import { devices, setIntraOpThreads } from '../engine/index.js';
 import type { RawRequest } from '../hooks/index.js';
 import type { HookPool } from '../hooks/index.js';
 import { batchSignature, checkTensors } from '../tensors/index.js';
-import { countFailure, newCounters, observe, RecentLatencies } from './stats.js';
+import { countFailure, countForward, newCounters, observe, RecentLatencies } from './stats.js';
 import type { IoBinding } from './io-binding.js';
 import { room } from './capacity.js';
 import { PoolLifecycle } from './lifecycle.js';
@@ -340,19 +341,11 @@ export class Pool extends PoolLifecycle {
     const toPost = batch.filter((e) => e.payload.request).length;
     const t0 = performance.now();
     try {
-      const parts = forwardArgs(
-        this.spec,
-        this.#binding!,
+      result = await this.#forward(
+        instance,
         batch.map((e) => e.payload.tensors),
-      );
-      const keys = this.#binding!.dictKeys;
-      result = await this.#watched(rows, () =>
-        batch.length === 1
-          ? instance.forward(
-              parts.map((p) => p[0]!),
-              keys,
-            )
-          : instance.forwardBatch(parts, keys),
+        [],
+        rows,
       );
     } catch (error) {
       failure = toHearthError(error);
@@ -372,36 +365,29 @@ export class Pool extends PoolLifecycle {
   }
 
   /**
-   * A forward under the spec's hard time limit: past it the pool emits `hung` (a runner process
-   * then kills itself and is restarted; in-process, the instance stays stuck and its callers get
-   * their deadline errors). A forward on a native thread cannot be stopped from here.
+   * One forward of `requests` (one part each) on `instance`, under the spec's hard time limit: past
+   * it the pool emits `hung` (a runner process then kills itself and is restarted; in-process, the
+   * instance stays stuck and its callers get their deadline errors). A forward on a native thread
+   * cannot be stopped from here.
    */
-  async #watched(rows: number, forward: () => Promise<ForwardResult>): Promise<ForwardResult> {
+  async #forward(instance: Model, requests: HookTensors[], controls: Tensor[], rows: number): Promise<ForwardResult> {
+    const args = forwardArgs(this.spec, this.#binding!, requests, controls);
+    const keys = this.#binding!.dictKeys;
     const limitMs = this.spec.limits.forwardTimeoutMs;
     const timer = setTimeout(() => {
       this.event('state', this.state, `a forward of ${rows} row(s) ran past its ${limitMs} ms limit`);
       this.emit('hung', { rows, limitMs });
     }, limitMs);
     try {
-      return await forward();
+      return await (requests.length === 1
+        ? instance.forward(
+            args.map((parts) => parts[0]!),
+            keys,
+          )
+        : instance.forwardBatch(args, keys));
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  /** A forward's counters: `rows` in the batch, `requests` of them callers' (the rest fillers). */
-  #countForward(rows: number, requests: number, t0: number): void {
-    this.#counters.execCount++;
-    this.#counters.inferenceCount += rows;
-    this.#counters.batchSizes[rows] = (this.#counters.batchSizes[rows] ?? 0) + 1;
-    const computeUs = (performance.now() - t0) * US;
-    observe(this.#counters.durations.compute, computeUs);
-    const shared = this.#counters.durations.requestCompute;
-    shared.count += requests;
-    shared.totalUs += computeUs * requests;
-    shared.maxUs = Math.max(shared.maxUs, computeUs);
-    this.#counters.batchCompute[rows] ??= { count: 0, totalUs: 0, maxUs: 0 };
-    observe(this.#counters.batchCompute[rows], computeUs);
   }
 
   /**
@@ -417,26 +403,17 @@ export class Pool extends PoolLifecycle {
     let result: ForwardResult | undefined;
     let failure: HearthError | undefined;
     try {
-      const args = forwardArgs(
-        this.spec,
-        this.#binding!,
+      result = await this.#forward(
+        instance,
         rows.map((r) => (r.filler ? {} : r.payload.tensors)),
         sequenceControls(this.spec, rows),
-      );
-      const keys = this.#binding!.dictKeys;
-      result = await this.#watched(rows.length, () =>
-        rows.length === 1
-          ? instance.forward(
-              args.map((parts) => parts[0]!),
-              keys,
-            )
-          : instance.forwardBatch(args, keys),
+        rows.length,
       );
     } catch (error) {
       failure = toHearthError(error);
     }
     this.#idle.push(instance);
-    this.#countForward(rows.length, callers.length, t0);
+    countForward(this.#counters, rows.length, callers.length, (performance.now() - t0) * US);
     try {
       if (failure || !result) throw failure ?? new InferenceError('the forward returned nothing');
       const split = splitOutputs(
@@ -462,7 +439,7 @@ export class Pool extends PoolLifecycle {
     result: ForwardResult | undefined,
     failure: HearthError | undefined,
   ): Promise<void> {
-    this.#countForward(rows, batch.length, t0);
+    countForward(this.#counters, rows, batch.length, (performance.now() - t0) * US);
     if (failure || !result) {
       for (const e of batch) e.payload.reject(failure ?? new InferenceError('the forward returned nothing'));
       return;

@@ -105,6 +105,20 @@ export function observe(s: DurationSummary, us: number): void {
   if (us > s.maxUs) s.maxUs = us;
 }
 
+/** A forward's counters: `rows` in the batch, `requests` of them callers' (the rest fillers), `computeUs` it took. */
+export function countForward(c: PoolCounters, rows: number, requests: number, computeUs: number): void {
+  c.execCount++;
+  c.inferenceCount += rows;
+  c.batchSizes[rows] = (c.batchSizes[rows] ?? 0) + 1;
+  observe(c.durations.compute, computeUs);
+  const shared = c.durations.requestCompute;
+  shared.count += requests;
+  shared.totalUs += computeUs * requests;
+  shared.maxUs = Math.max(shared.maxUs, computeUs);
+  c.batchCompute[rows] ??= { count: 0, totalUs: 0, maxUs: 0 };
+  observe(c.batchCompute[rows], computeUs);
+}
+
 /** The latest request durations (a ring of `size`), for percentiles over recent traffic. */
 export class RecentLatencies {
   readonly #ring: Float64Array;
