@@ -1,13 +1,13 @@
 /**
- * A request inside a pool: a promise that settles exactly once — by its batch (resolve or reject),
- * by its deadline, or by its caller's cancellation, whichever comes first. Past the queue, a
- * deadline or a cancellation still answers the caller at once; the batch the request is in runs on,
- * and its share of the outputs is dropped.
+ * A request inside a pool, and how a batch answers its requests. A request is a promise that
+ * settles exactly once — by its batch (resolve or reject), by its deadline, or by its caller's
+ * cancellation, whichever comes first. Past the queue, a deadline or a cancellation still answers
+ * the caller at once; the batch the request is in runs on, and its share of the outputs is dropped.
  */
 import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, DeadlineExceededError, toHearthError } from '../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError, toHearthError, UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
-import type { RawRequest } from '../hooks/index.js';
+import type { HookPool, RawRequest } from '../hooks/index.js';
 import type { InvokeOptions, InvokeResponse } from './types.js';
 
 export interface Pending {
@@ -63,4 +63,37 @@ export function settleable(
       pending.reject(toHearthError(error));
     }
   });
+}
+
+/**
+ * Answers a batch's requests from their outputs (`outputs[i]` is `pendings[i]`'s): a raw request at
+ * once, the hook requests still waiting after one post call for all of them, under the earliest of
+ * their deadlines. How long post took (µs), when it ran.
+ */
+export async function answerBatch(
+  pendings: readonly Pending[],
+  outputs: readonly HookTensors[],
+  hooks: HookPool | undefined,
+): Promise<number | undefined> {
+  const hooked = pendings.map((p, i) => ({ p, outputs: outputs[i]! })).filter(({ p }) => p.request && !p.settled);
+  pendings.forEach((p, i) => {
+    if (!p.request) p.resolve(outputs[i]!);
+  });
+  if (hooked.length === 0) return undefined;
+  const t0 = performance.now();
+  try {
+    if (!hooks) throw new UnavailableError('the pool has no hook threads');
+    const deadline = Math.min(...hooked.map(({ p }) => p.deadline ?? Infinity));
+    const outcomes = await hooks.post(
+      hooked.map(({ p, outputs }) => ({ outputs, request: p.request! })),
+      { deadline: deadline === Infinity ? undefined : deadline },
+    );
+    outcomes.forEach((o, i) => {
+      if (o.ok) hooked[i]!.p.resolve({ body: o.body, contentType: o.contentType });
+      else hooked[i]!.p.reject(o.error);
+    });
+  } catch (error) {
+    for (const { p } of hooked) p.reject(toHearthError(error));
+  }
+  return (performance.now() - t0) * 1000;
 }

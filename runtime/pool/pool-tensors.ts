@@ -2,14 +2,15 @@
  * Tensors a pool makes itself, apart from its callers': warm-up samples, zero rows, the control
  * inputs of a sequence batch, and a List[str] output cut back into each request's rows.
  */
-import { InferenceError } from '../../sdk/errors.js';
+import { InferenceError, InvalidInputError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
 import { allocate, ENGINE_DTYPES, numel } from '../../sdk/tensor.js';
 import { bytesTensor } from '../../sdk/tensor-bytes.js';
 import { floatToBFloat16, floatToHalf } from '../../sdk/tensor-json.js';
-import type { SequenceRow } from '../batcher/index.js';
+import type { SequenceFlags, SequenceRow } from '../batcher/index.js';
+import { checkTensors } from '../tensors/index.js';
 import type { IoBinding } from './io-binding.js';
 import { toModelShape } from './reshape.js';
 
@@ -131,4 +132,27 @@ export function forwardArgs(
       toModelShape(input, tensors[input.name] ?? filled(template.dtype, template.shape, 'zero'), batched),
     );
   });
+}
+
+/**
+ * A sequence model's request, checked: a non-empty correlation id (a number where the model takes
+ * its CORRID as one) and one row. Its sequence flags.
+ */
+export function checkSequenceRequest(
+  spec: FunctionSpec,
+  tensors: HookTensors,
+  flags: SequenceFlags | undefined,
+): SequenceFlags {
+  if (!flags || flags.id === '' || flags.id === 0n)
+    throw new InvalidInputError(
+      `inference request to model '${spec.name}' must specify a non-zero or non-empty correlation ID (sequence_id)`,
+    );
+  const rows = checkTensors(tensors, spec.inputs, spec.maxBatchSize);
+  if (rows !== 1)
+    throw new InvalidInputError(`a sequence model takes one row per request; this one has ${rows}`, {
+      reason: 'ERR_SHAPE',
+    });
+  if (typeof flags.id === 'string' && spec.sequence!.controls.some((c) => c.kind === 'corrid'))
+    throw new InvalidInputError(`model '${spec.name}' takes its CORRID as a number: send a numeric sequence_id`);
+  return flags;
 }

@@ -30,15 +30,15 @@ import { devices, setIntraOpThreads } from '../engine/index.js';
 import type { RawRequest } from '../hooks/index.js';
 import type { HookPool } from '../hooks/index.js';
 import { batchSignature, checkTensors } from '../tensors/index.js';
-import { countFailure, countForward, newCounters, observe, RecentLatencies } from './stats.js';
+import { countForward, countOutcome, newCounters, observe, RecentLatencies } from './stats.js';
 import type { IoBinding } from './io-binding.js';
 import { room } from './capacity.js';
 import { PoolLifecycle } from './lifecycle.js';
 import { loadVersion } from './loader.js';
 import type { Pending } from './pending.js';
-import { settleable } from './pending.js';
+import { answerBatch, settleable } from './pending.js';
 import type { ColdStart, InvokeOptions, InvokeResponse, PoolArtifacts, PoolOptions, PoolStats } from './types.js';
-import { forwardArgs, sequenceControls } from './pool-tensors.js';
+import { checkSequenceRequest, forwardArgs, sequenceControls } from './pool-tensors.js';
 import { splitOutputs } from './split.js';
 
 const US = 1000;
@@ -251,19 +251,7 @@ export class Pool extends PoolLifecycle {
 
   /** A request of a sequence: one row, queued behind its sequence's earlier requests. */
   #enqueueSequence(tensors: HookTensors, options: InvokeOptions): Promise<HookTensors> {
-    const flags = options.sequence;
-    if (!flags || flags.id === '' || flags.id === 0n)
-      throw new InvalidInputError(
-        `inference request to model '${this.spec.name}' must specify a non-zero or non-empty correlation ID (sequence_id)`,
-      );
-    const rows = checkTensors(tensors, this.spec.inputs, this.spec.maxBatchSize);
-    if (rows !== 1)
-      throw new InvalidInputError(`a sequence model takes one row per request; this one has ${rows}`, {
-        reason: 'ERR_SHAPE',
-      });
-    if (typeof flags.id === 'string' && this.spec.sequence!.controls.some((c) => c.kind === 'corrid')) {
-      throw new InvalidInputError(`model '${this.spec.name}' takes its CORRID as a number: send a numeric sequence_id`);
-    }
+    const flags = checkSequenceRequest(this.spec, tensors, options.sequence);
     return settleable(tensors, undefined, options, (pending) =>
       this.#sequences!.enqueue(pending, flags, (error) => pending.reject(error)),
     ) as Promise<HookTensors>;
@@ -281,20 +269,16 @@ export class Pool extends PoolLifecycle {
     if ((this.state === 'cold' || this.state === 'loading') && this.#coldWaitFrom === undefined && !this.#coldStart)
       this.#coldWaitFrom = t0;
     this.#pending++;
+    let failure: HearthError | undefined;
     try {
-      const result = await body();
-      this.#counters.success++;
-      this.#counters.lastInferenceMs = Date.now();
-      observe(this.#counters.durations.success, (performance.now() - t0) * US);
-      return result;
+      return await body();
     } catch (error) {
-      const e = toHearthError(error);
-      countFailure(this.#counters, e.code, (performance.now() - t0) * US);
-      throw e;
+      failure = toHearthError(error);
+      throw failure;
     } finally {
       this.#pending--;
       const us = (performance.now() - t0) * US;
-      observe(this.#counters.durations.request, us);
+      countOutcome(this.#counters, us, failure);
       this.#recent.add(us);
       if (this.#pending === 0) this.emit('idle');
     }
@@ -456,28 +440,12 @@ export class Pool extends PoolLifecycle {
       for (const e of batch) e.payload.reject(toHearthError(error));
       return;
     }
-    const hooked = batch
-      .map((e, i) => ({ e, outputs: split[i]! }))
-      .filter(({ e }) => e.payload.request && !e.payload.settled);
-    batch.forEach((e, i) => {
-      if (!e.payload.request) e.payload.resolve(split[i]!);
-    });
-    if (hooked.length === 0) return;
-    const t1 = performance.now();
-    try {
-      const deadline = Math.min(...hooked.map(({ e }) => e.payload.deadline ?? Infinity));
-      const outcomes = await this.#hooks!.post(
-        hooked.map(({ e, outputs }) => ({ outputs, request: e.payload.request! })),
-        { deadline: deadline === Infinity ? undefined : deadline },
-      );
-      outcomes.forEach((o, i) => {
-        if (o.ok) hooked[i]!.e.payload.resolve({ body: o.body, contentType: o.contentType });
-        else hooked[i]!.e.payload.reject(o.error);
-      });
-    } catch (error) {
-      for (const { e } of hooked) e.payload.reject(toHearthError(error));
-    }
-    observe(this.#counters.durations.post, (performance.now() - t1) * US);
+    const postUs = await answerBatch(
+      batch.map((e) => e.payload),
+      split,
+      this.#hooks,
+    );
+    if (postUs !== undefined) observe(this.#counters.durations.post, postUs);
   }
 
   /** Finishes what is queued and running, refuses new work, then stops. */

@@ -105,6 +105,17 @@ export function observe(s: DurationSummary, us: number): void {
   if (us > s.maxUs) s.maxUs = us;
 }
 
+/** A request's outcome: success (and when), or its failure by code; its duration either way. */
+export function countOutcome(c: PoolCounters, us: number, failure?: { code: string }): void {
+  if (failure) countFailure(c, failure.code, us);
+  else {
+    c.success++;
+    c.lastInferenceMs = Date.now();
+    observe(c.durations.success, us);
+  }
+  observe(c.durations.request, us);
+}
+
 /** A forward's counters: `rows` in the batch, `requests` of them callers' (the rest fillers), `computeUs` it took. */
 export function countForward(c: PoolCounters, rows: number, requests: number, computeUs: number): void {
   c.execCount++;

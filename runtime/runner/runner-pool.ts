@@ -12,7 +12,7 @@
  * code and the runner's last log lines.
  */
 import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, DeadlineExceededError, toHearthError, UnavailableError } from '../../sdk/errors.js';
+import { toHearthError, UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { RawRequest } from '../hooks/index.js';
@@ -23,6 +23,7 @@ import { packTensors, unpackError, unpackTensors } from './channel.js';
 import type { RunnerHost } from './runner-host.js';
 import type { RunnerExit, RunnerProcess } from './runner-process.js';
 import { describeExit } from './runner-process.js';
+import { callRunner } from './runner-call.js';
 
 /** How long after a cold start the next spare runner boots. */
 const SPARE_AFTER_MS = 1500;
@@ -271,7 +272,9 @@ export class RunnerPool extends PoolLifecycle {
       if (this.state === 'cold' || this.state === 'loading') await this.#waitForStart(t0, options);
       const runner = this.#runner;
       if (this.state !== 'warm' || !runner) throw this.#nodeFailure(this.#notServing());
-      return await this.#send(runner, t, fields, blobs, options, read);
+      return await callRunner(runner, { t, ...fields }, blobs, options, read, this.#inflight, (e) =>
+        this.#nodeFailure(e),
+      );
     } catch (error) {
       const e = toHearthError(error);
       if (this.#nodeFailures.has(e)) {
@@ -284,63 +287,6 @@ export class RunnerPool extends PoolLifecycle {
       this.#pending--;
       if (this.#pending === 0) this.emit('idle');
     }
-  }
-
-  #send<T>(
-    runner: RunnerProcess,
-    t: string,
-    fields: Record<string, unknown>,
-    blobs: Uint8Array[],
-    options: InvokeOptions,
-    read: (frame: Frame) => T,
-  ): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const remainingMs = options.deadline === undefined ? undefined : options.deadline - performance.now();
-      if (remainingMs !== undefined && remainingMs <= 0)
-        return reject(
-          this.#nodeFailure(new DeadlineExceededError("the request's deadline passed before it was queued")),
-        );
-      if (options.signal?.aborted) return reject(this.#nodeFailure(new CancelledError('the request was cancelled')));
-      const seq = options.sequence;
-      let id = 0;
-      const onAbort = (): void => {
-        runner.tell({ t: 'cancel', id });
-        done(new CancelledError('the request was cancelled'));
-      };
-      const done = (error: HearthError | undefined, frame?: Frame): void => {
-        if (!this.#inflight.delete(id)) return;
-        options.signal?.removeEventListener('abort', onAbort);
-        if (error) {
-          reject(error);
-          return;
-        }
-        try {
-          resolve(read(frame!));
-        } catch (e) {
-          reject(e);
-        }
-      };
-      id = runner.send(
-        {
-          t,
-          ...fields,
-          ...(remainingMs === undefined ? {} : { remainingMs }),
-          ...(options.priority === undefined ? {} : { priority: options.priority }),
-          ...(seq
-            ? { sequence: { id: String(seq.id), big: typeof seq.id === 'bigint', start: seq.start, end: seq.end } }
-            : {}),
-        },
-        blobs,
-        (frame) => {
-          if (frame.header.ok) return done(undefined, frame);
-          const error = unpackError(frame.header.error as WireError);
-          // A runner that died holding it never counted it.
-          done(frame.header.unanswered ? this.#nodeFailure(error) : error, frame);
-        },
-      );
-      this.#inflight.add(id);
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-    });
   }
 
   /** A request that finds the version loading waits for it, up to its deadline. */
