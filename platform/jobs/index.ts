@@ -1,12 +1,12 @@
 /** The job queue chosen by configuration: in process, or BullMQ on Redis. */
 import type { Config } from '../config.js';
-import { BullJobQueue } from './bull.js';
+import { BullJobQueue } from './bull/bull-job-queue.js';
 import type { Invoker, JobQueue } from './jobs.js';
-import { MemoryJobQueue } from './memory.js';
+import { MemoryJobQueue } from './memory/memory-job-queue.js';
 
 export * from './jobs.js';
-export { BullJobQueue, checkNoEviction } from './bull.js';
-export { MemoryJobQueue } from './memory.js';
+export { BullJobQueue, checkNoEviction } from './bull/bull-job-queue.js';
+export { MemoryJobQueue } from './memory/memory-job-queue.js';
 
 /** In cluster mode, call checkNoEviction first (startNode does, before it opens anything). */
 export function createJobQueue(

@@ -5,10 +5,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { UnavailableError } from '../../sdk/errors.js';
-import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from './jobs.js';
-import { checkSubmission, errorBody, isTransient, jobId, newRecord, retryDelayMs, sameRequest } from './jobs.js';
-import { deliver, webhookMessage } from './webhook.js';
+import { UnavailableError } from '../../../sdk/errors.js';
+import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from '../jobs.js';
+import { checkSubmission, errorBody, isTransient, jobId, newRecord, retryDelayMs, sameRequest } from '../jobs.js';
+import { deliver, webhookMessage } from '../webhook.js';
 
 export interface MemoryJobQueueOptions extends JobOptions {
   webhookSecret?: string;

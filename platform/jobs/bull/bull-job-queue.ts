@@ -12,8 +12,8 @@ import type { Job } from 'bullmq';
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
-import { InvalidInputError, UnavailableError } from '../../sdk/errors.js';
-import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from './jobs.js';
+import { InvalidInputError, UnavailableError } from '../../../sdk/errors.js';
+import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from '../jobs.js';
 import {
   checkSubmission,
   decodeRecord,
@@ -23,9 +23,9 @@ import {
   jobId,
   newRecord,
   sameRequest,
-} from './jobs.js';
-import { bullConnection, closeBounded, commandConnection, redisUp } from '../redis/index.js';
-import { deliver, webhookMessage } from './webhook.js';
+} from '../jobs.js';
+import { bullConnection, closeBounded, commandConnection, redisUp } from '../../redis/index.js';
+import { deliver, webhookMessage } from '../webhook.js';
 
 export interface BullJobQueueOptions extends JobOptions {
   redisUrl: string;
