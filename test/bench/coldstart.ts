@@ -26,7 +26,7 @@ import { startNode } from '../../platform/node.js';
 import type { HearthNode } from '../../platform/node.js';
 import { loadModel } from '../../runtime/index.js';
 import { ensureModels, modelPath, REPO_ROOT } from '../helpers/fixtures.js';
-import { dropKeys, uniquePrefix, upload } from '../helpers/node.js';
+import { dropKeys, postFunction, uniquePrefix, upload } from '../helpers/node.js';
 import { startS3 } from '../helpers/s3.js';
 import { randomRows } from './engine-reference.js';
 
@@ -91,11 +91,7 @@ async function main(): Promise<void> {
     const first = await startNode(loadConfig(env('deployer')));
     nodes.push(first);
     const sha = await upload(first.httpUrl, new Uint8Array(await readFile(modelPath('resnet50'))));
-    const deployed = await fetch(`${first.httpUrl}/api/v1/functions`, {
-      method: 'POST',
-      body: JSON.stringify({ spec: SPEC, artifacts: { model: sha } }),
-      headers: { 'content-type': 'application/json' },
-    });
+    const deployed = await postFunction(first.httpUrl, { spec: SPEC, artifacts: { model: sha } });
     if (deployed.status !== 201) throw new Error(`deploy failed: ${await deployed.text()}`);
     await first.close();
     const key = `hearth/artifacts/sha256/${sha}`;

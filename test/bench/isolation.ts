@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { ensureModels, modelPath, REPO_ROOT } from '../helpers/fixtures.js';
-import { hookBundle, spawnNode, upload } from '../helpers/node.js';
+import { hookBundle, postFunction, spawnNode, upload } from '../helpers/node.js';
 import { randomRows as floats } from './engine-reference.js';
 import type { LoadResult } from './load.js';
 import { cannon, serialLoop, stop } from './load.js';
@@ -85,11 +85,7 @@ async function turn(mode: Mode, dir: string): Promise<Row[]> {
       inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }],
       outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
     };
-    const r = await fetch(`${node.url}/api/v1/functions`, {
-      method: 'POST',
-      body: JSON.stringify({ spec, artifacts: { model, hook } }),
-      headers: { 'content-type': 'application/json' },
-    });
+    const r = await postFunction(node.url, { spec, artifacts: { model, hook } });
     if (r.status !== 201) throw new Error(`deploy failed: ${await r.text()}`);
     const rows: Row[] = [];
     for (const cell of CELLS) {

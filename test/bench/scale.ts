@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { ensureModels, modelPath, REPO_ROOT } from '../helpers/fixtures.js';
-import { spawnNode, upload } from '../helpers/node.js';
+import { postFunction, spawnNode, upload } from '../helpers/node.js';
 
 const OUT = join(REPO_ROOT, 'test', 'bench', 'results');
 const ITERS = 60;
@@ -102,11 +102,7 @@ async function main(): Promise<void> {
       ],
       outputs: [{ name: 'y', dtype: 'FP32', dims: [4, 512] }],
     };
-    const deployed = await fetch(`${node.url}/api/v1/functions`, {
-      method: 'POST',
-      body: JSON.stringify({ spec, artifacts: { model } }),
-      headers: { 'content-type': 'application/json' },
-    });
+    const deployed = await postFunction(node.url, { spec, artifacts: { model } });
     if (deployed.status !== 201) throw new Error(`deploy failed: ${await deployed.text()}`);
     const body = JSON.stringify({
       inputs: [

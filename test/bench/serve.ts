@@ -23,7 +23,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { PROTO_OPTIONS, PROTO_PATH } from '../../platform/grpc/index.js';
 import { loadModel, setIntraOpThreads } from '../../runtime/index.js';
 import { ensureModels, modelPath, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
-import { hookBundle, spawnNode, upload } from '../helpers/node.js';
+import { hookBundle, postFunction, spawnNode, upload } from '../helpers/node.js';
 import { engineBestBatch, randomRows as floats } from './engine-reference.js';
 import { cannon, stop } from './load.js';
 
@@ -199,11 +199,7 @@ async function main(): Promise<void> {
         hearth.url,
         await hookBundle(hook, join(dir, 'bundles'), join(REPO_ROOT, 'test', 'bench', 'hooks')),
       );
-      const r = await fetch(`${hearth.url}/api/v1/functions`, {
-        method: 'POST',
-        body: JSON.stringify({ spec, artifacts: { model: m, hook: h } }),
-        headers: { 'content-type': 'application/json' },
-      });
+      const r = await postFunction(hearth.url, { spec, artifacts: { model: m, hook: h } });
       if (r.status !== 201) throw new Error(`deploy failed: ${await r.text()}`);
     };
     // The MLP reads all its weights per forward, so batch size is its throughput: one instance

@@ -99,3 +99,12 @@ export async function dropKeys(prefix: string, url = 'redis://127.0.0.1:6379'): 
     redis.disconnect();
   }
 }
+
+/** Deploys through the API: POST /api/v1/functions with `body` ({spec, artifacts, keepTraffic?}) as JSON. */
+export function postFunction(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${url}/api/v1/functions`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+}

@@ -12,7 +12,7 @@ import type { PoolSummary } from '../../platform/functions/index.js';
 import type { HearthNode } from '../../platform/node.js';
 import { threads } from '../../runtime/index.js';
 import { modelPath } from '../helpers/fixtures.js';
-import { testNode, upload } from '../helpers/node.js';
+import { postFunction, testNode, upload } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import { pythonForward } from '../helpers/reference.js';
 import { waitFor } from '../helpers/wait.js';
@@ -41,11 +41,7 @@ describe('autoscaling on one node', () => {
   beforeAll(async () => {
     node = await testNode(join(dir, 'node'), { HEARTH_AUTOSCALE_TICK_MS: '100' });
     const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('slow'))));
-    const r = await fetch(`${node.httpUrl}/api/v1/functions`, {
-      method: 'POST',
-      body: JSON.stringify({ spec: SPEC, artifacts: { model } }),
-      headers: { 'content-type': 'application/json' },
-    });
+    const r = await postFunction(node.httpUrl, { spec: SPEC, artifacts: { model } });
     expect(r.status).toBe(201);
     const ref = pythonForward(modelPath('slow'), [
       { dtype: 'FP32', shape: [4, 512], data: x },

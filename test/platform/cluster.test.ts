@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { modelPath } from '../helpers/fixtures.js';
 import type { NodeProcess } from '../helpers/node.js';
-import { dropKeys, spawnNode, uniquePrefix, upload } from '../helpers/node.js';
+import { dropKeys, postFunction, spawnNode, uniquePrefix, upload } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import { pythonForward } from '../helpers/reference.js';
 import type { TestS3 } from '../helpers/s3.js';
@@ -107,11 +107,7 @@ describe('three nodes on one Redis and one S3', () => {
   };
   const deploy = async (node: NodeProcess, name: string): Promise<void> => {
     const model = await upload(node.url, new Uint8Array(await readFile(modelPath('slow'))));
-    const r = await fetch(`${node.url}/api/v1/functions`, {
-      method: 'POST',
-      body: JSON.stringify({ spec: { ...SPEC, name }, artifacts: { model } }),
-      headers: { 'content-type': 'application/json' },
-    });
+    const r = await postFunction(node.url, { spec: { ...SPEC, name }, artifacts: { model } });
     expect(r.status).toBe(201);
   };
 

@@ -8,7 +8,7 @@ import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
 import type { InferenceClient } from '../helpers/grpc.js';
 import { grpcCall, inferenceClient } from '../helpers/grpc.js';
-import { testNode, upload } from '../helpers/node.js';
+import { postFunction, testNode, upload } from '../helpers/node.js';
 import { pythonForwardMany } from '../helpers/reference.js';
 import { maxAbsDiff } from '../helpers/random.js';
 
@@ -34,11 +34,7 @@ beforeAll(async () => {
     inputs: [{ name: 'INPUT__0', dtype: 'FP32', dims: [4] }],
     outputs: [{ name: 'OUTPUT__0', dtype: 'FP32', dims: [3] }],
   };
-  const r = await fetch(`${node.httpUrl}/api/v1/functions`, {
-    method: 'POST',
-    body: JSON.stringify({ spec, artifacts: { model } }),
-    headers: { 'content-type': 'application/json' },
-  });
+  const r = await postFunction(node.httpUrl, { spec, artifacts: { model } });
   expect(r.status).toBe(201);
   c = client(node.grpcAddress);
 });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
-import { dropKeys, hookBundle, testNode, uniquePrefix, upload } from '../helpers/node.js';
+import { dropKeys, hookBundle, postFunction, testNode, uniquePrefix, upload } from '../helpers/node.js';
 import { pythonForwardMany } from '../helpers/reference.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import type { TestS3 } from '../helpers/s3.js';
@@ -44,11 +44,7 @@ async function deploy(
   hook?: string,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  const r = await fetch(`${url}/api/v1/functions`, {
-    method: 'POST',
-    body: JSON.stringify({ spec, artifacts: { model, ...(hook ? { hook } : {}) } }),
-    headers: { 'content-type': 'application/json', ...headers },
-  });
+  const r = await postFunction(url, { spec, artifacts: { model, ...(hook ? { hook } : {}) } }, headers);
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 }
 

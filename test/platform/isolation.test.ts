@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { modelPath } from '../helpers/fixtures.js';
 import type { NodeProcess } from '../helpers/node.js';
-import { hookBundle, spawnNode, upload } from '../helpers/node.js';
+import { hookBundle, postFunction, spawnNode, upload } from '../helpers/node.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ADMIN = 'isolation-admin-key-01';
@@ -33,11 +33,7 @@ const dataDir = join(dir, 'node');
 let node: NodeProcess;
 
 async function deploy(spec: object, model: string, hook?: string): Promise<void> {
-  const r = await fetch(`${node.url}/api/v1/functions`, {
-    method: 'POST',
-    body: JSON.stringify({ spec, artifacts: { model, ...(hook ? { hook } : {}) } }),
-    headers: { ...auth(), 'content-type': 'application/json' },
-  });
+  const r = await postFunction(node.url, { spec, artifacts: { model, ...(hook ? { hook } : {}) } }, { ...auth() });
   expect(r.status, await r.clone().text()).toBe(201);
   expect(((await r.json()) as { status: string }).status).toBe('ready');
 }

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
-import { dropKeys, testNode, uniquePrefix, upload } from '../helpers/node.js';
+import { dropKeys, postFunction, testNode, uniquePrefix, upload } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import { startRedis } from '../helpers/redis.js';
 import { pythonForwardMany } from '../helpers/reference.js';
@@ -98,11 +98,7 @@ function suite(
       });
       url = node.httpUrl;
       const model = await upload(url, new Uint8Array(await readFile(modelPath('small'))));
-      const r = await fetch(`${url}/api/v1/functions`, {
-        method: 'POST',
-        body: JSON.stringify({ spec: SPEC, artifacts: { model } }),
-        headers: { 'content-type': 'application/json' },
-      });
+      const r = await postFunction(url, { spec: SPEC, artifacts: { model } });
       expect(r.status).toBe(201);
     });
     afterAll(async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
-import { dropKeys, hookBundle, spawnNode, testNode, uniquePrefix, upload } from '../helpers/node.js';
+import { dropKeys, hookBundle, postFunction, spawnNode, testNode, uniquePrefix, upload } from '../helpers/node.js';
 import { waitFor } from '../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-limits-'));
@@ -37,11 +37,7 @@ const infer = (url: string, iters: number, headers: Record<string, string> = {})
   });
 
 async function deploy(url: string, spec: object, model: string): Promise<Response> {
-  return fetch(`${url}/api/v1/functions`, {
-    method: 'POST',
-    body: JSON.stringify({ spec, artifacts: { model } }),
-    headers: { 'content-type': 'application/json' },
-  });
+  return postFunction(url, { spec, artifacts: { model } });
 }
 
 describe('queue limits, deadlines and availability over HTTP', () => {
@@ -208,11 +204,7 @@ describe('per-function hook limits (spec.limits)', () => {
         inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
         outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
       };
-      const r = await fetch(`${node.httpUrl}/api/v1/functions`, {
-        method: 'POST',
-        body: JSON.stringify({ spec, artifacts: { model, hook } }),
-        headers: { 'content-type': 'application/json' },
-      });
+      const r = await postFunction(node.httpUrl, { spec, artifacts: { model, hook } });
       expect(r.status, await r.clone().text()).toBe(201);
       const looped = await fetch(`${node.httpUrl}/fn/loops`, {
         method: 'POST',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { modelPath } from '../helpers/fixtures.js';
-import { hookBundle, testNode, upload } from '../helpers/node.js';
+import { hookBundle, postFunction, testNode, upload } from '../helpers/node.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-metrics-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -31,11 +31,7 @@ describe('metrics on the metrics port', () => {
         inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
         outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
       };
-      await fetch(`${node.httpUrl}/api/v1/functions`, {
-        method: 'POST',
-        body: JSON.stringify({ spec, artifacts: { model, hook } }),
-        headers: { 'content-type': 'application/json' },
-      });
+      await postFunction(node.httpUrl, { spec, artifacts: { model, hook } });
       const send = (x: unknown) =>
         fetch(`${node.httpUrl}/fn/small`, {
           method: 'POST',

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
-import { testNode, upload } from '../helpers/node.js';
+import { postFunction, testNode, upload } from '../helpers/node.js';
 import type { TestRedis } from '../helpers/redis.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -33,11 +33,7 @@ describe('Redis restarted under load', () => {
     redis = await startRedis(['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir]);
     node = await testNode(join(dir, 'node'), { REDIS_URL: redis.url, HEARTH_JOB_BACKOFF_MS: '100' });
     const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('small'))));
-    const r = await fetch(`${node.httpUrl}/api/v1/functions`, {
-      method: 'POST',
-      body: JSON.stringify({ spec: SPEC, artifacts: { model } }),
-      headers: { 'content-type': 'application/json' },
-    });
+    const r = await postFunction(node.httpUrl, { spec: SPEC, artifacts: { model } });
     expect(r.status).toBe(201);
   });
   afterAll(async () => {
@@ -120,11 +116,7 @@ describe('Redis restarted under load', () => {
     const other = await startRedis(['--appendonly', 'no']);
     const drained = await testNode(join(dir, 'drain'), { REDIS_URL: other.url });
     const model = await upload(drained.httpUrl, new Uint8Array(await readFile(modelPath('small'))));
-    await fetch(`${drained.httpUrl}/api/v1/functions`, {
-      method: 'POST',
-      body: JSON.stringify({ spec: SPEC, artifacts: { model } }),
-      headers: { 'content-type': 'application/json' },
-    });
+    await postFunction(drained.httpUrl, { spec: SPEC, artifacts: { model } });
     expect(
       (
         await fetch(`${drained.httpUrl}/fn/small`, {
