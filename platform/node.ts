@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { getRequestListener } from '@hono/node-server';
 import { pino } from 'pino';
@@ -47,6 +48,9 @@ function listen(server: Server): Promise<number> {
   });
 }
 
+/** The longest a starting node waits for its spare runner before it reports ready. */
+const SPARE_WAIT_MS = 30_000;
+
 export async function startNode(config: Config): Promise<HearthNode> {
   const log = pino({ level: config.logLevel, base: { service: 'hearth' } });
   if (config.redisUrl) await checkNoEviction(config.redisUrl);
@@ -72,7 +76,8 @@ export async function startNode(config: Config): Promise<HearthNode> {
           onLine: (line, runner) => log.info({ function: runner.label, runner: runner.pid, line }, 'runner output'),
         })
       : undefined;
-  // The node is ready once its spare runner is up, so its first cold start does not wait for one.
+  // The node is ready once its spare runner is up, so its first cold start does not wait for one —
+  // but never later than SPARE_WAIT_MS: a spare that neither starts nor exits must not hold the node.
   const spareUp = runners?.warm();
   const service = new FunctionService({
     runners,
@@ -153,7 +158,14 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const httpUrl = `http://${host}:${httpPort}`;
   cluster?.start(() => service.pools(), httpUrl);
-  await spareUp;
+  if (spareUp) {
+    const timedOut = await Promise.race([spareUp.then(() => false), sleep(SPARE_WAIT_MS, true, { ref: false })]);
+    if (timedOut)
+      log.warn(
+        { waitedMs: SPARE_WAIT_MS },
+        'no spare runner yet; ready without one (the first cold start starts its own)',
+      );
+  }
   ready = true;
   log.info(
     {

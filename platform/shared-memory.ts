@@ -9,6 +9,7 @@
  */
 import { InvalidInputError, UnsupportedError } from '../sdk/errors.js';
 import { mapSharedMemory } from '../runtime/index.js';
+import { bytesOf } from '../sdk/tensor.js';
 
 export interface RegionStatus {
   name: string;
@@ -146,5 +147,5 @@ export function writeToRegion(
       `shared memory size specified with the request for output '${name}' (${target.byteLength} bytes) should be at least ${data.byteLength} bytes to hold the results`,
     );
   }
-  target.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+  target.set(bytesOf(data));
 }

@@ -4,7 +4,7 @@
  * binary tensor extension. Error bodies become the typed errors of ./errors.ts in one place
  * (`check`). Defaults: HEARTH_URL (http://127.0.0.1:8000) and HEARTH_API_KEY.
  */
-import { BinaryBody, bytesOf, encodeBinary } from './kserve-binary.js';
+import { BinaryBody, encodeBinary } from './kserve-binary.js';
 import { z } from 'zod';
 
 import type {
@@ -29,7 +29,7 @@ import {
 import { errorFromBody, HearthError, UnavailableError } from './errors.js';
 import type { FunctionSpecInput } from './spec/function-spec.js';
 import type { DType, Tensor } from './tensor.js';
-import { elementSize, viewAs } from './tensor.js';
+import { bytesOf, elementSize, viewAs } from './tensor.js';
 
 export interface HearthOptions {
   url?: string;

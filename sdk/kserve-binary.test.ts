@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { InvalidInputError } from './errors.js';
-import { BinaryBody, bytesOf, encodeBinary } from './kserve-binary.js';
+import { BinaryBody, encodeBinary } from './kserve-binary.js';
+import { bytesOf } from './tensor.js';
 
 describe('Triton binary tensor data: one codec for both sides', () => {
   it("reads back what it wrote: the header, then each tensor's bytes in order", () => {

@@ -25,11 +25,6 @@ export function encodeBinary(
   return { body, headerLength: json.byteLength };
 }
 
-/** A tensor's bytes as a byte view (no copy). */
-export function bytesOf(data: ArrayBufferView): Uint8Array {
-  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-}
-
 /**
  * A body read back: its JSON header (parsed; `what` names it in errors), and its binary tail taken
  * in order. Without a header length the whole body is JSON and has no tail.

@@ -3,7 +3,6 @@
  * runner process, or in the node with isolation none — started, stopped and drained; and the
  * counters of pools that stopped, so a version's statistics outlive its pools.
  */
-import type { HookTensors } from '../../sdk/hook.js';
 import { addCounters, newCounters, Pool, RunnerPool } from '../../runtime/index.js';
 import type {
   ColdStart,
@@ -48,8 +47,7 @@ export async function callPool(
   call: Forwarded,
   options: InvokeOptions,
 ): Promise<ForwardResult> {
-  if (call.kind === 'infer')
-    return { kind: 'infer', tensors: (await pool.infer(call.tensors, options)) as HookTensors };
+  if (call.kind === 'infer') return { kind: 'infer', tensors: await pool.infer(call.tensors, options) };
   const response = await pool.invoke({ body: call.body, contentType: call.contentType }, options);
   return { kind: 'invoke', ...response, version };
 }

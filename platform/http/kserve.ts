@@ -3,10 +3,10 @@
  * data extension (a JSON header of `Inference-Header-Content-Length` bytes, then raw tensor bytes).
  */
 import { InvalidInputError } from '../../sdk/errors.js';
-import { BinaryBody, bytesOf, encodeBinary } from '../../sdk/kserve-binary.js';
+import { BinaryBody, encodeBinary } from '../../sdk/kserve-binary.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import { numel } from '../../sdk/tensor.js';
+import { bytesOf, numel } from '../../sdk/tensor.js';
 import { tensorToJson } from '../../sdk/tensor-json.js';
 import { inputHead, selectOutputs, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
 import { decodeBytes } from '../../sdk/tensor-bytes.js';

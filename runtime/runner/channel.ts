@@ -14,7 +14,7 @@ import type { HearthError } from '../../sdk/errors.js';
 import { errorFromBody, InferenceError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
-import { elementSize, isDType, numel, viewAs } from '../../sdk/tensor.js';
+import { bytesOf, elementSize, isDType, numel, viewAs } from '../../sdk/tensor.js';
 
 export type Header = Record<string, unknown> & { t: string };
 
@@ -41,7 +41,7 @@ export function packTensors(tensors: HookTensors, blobs: Uint8Array[]): Record<s
   const out: Record<string, WireTensor> = {};
   for (const [name, t] of Object.entries(tensors)) {
     out[name] = { dtype: t.dtype, shape: t.shape, blob: blobs.length };
-    blobs.push(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+    blobs.push(bytesOf(t.data));
   }
   return out;
 }
