@@ -13,19 +13,11 @@
  * Instances on one device share the model's weights (Model.share()).
  */
 import type { HearthError } from '../../sdk/errors.js';
-import {
-  InferenceError,
-  InvalidInputError,
-  ModelLoadError,
-  toHearthError,
-  UnavailableError,
-} from '../../sdk/errors.js';
+import { InvalidInputError, ModelLoadError, toHearthError, UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
-import type { Tensor } from '../../sdk/tensor.js';
 import type { BatchEntry, Clock } from '../batcher/index.js';
-import { DynamicBatcher, SequenceRouter, systemClock } from '../batcher/index.js';
-import type { SequenceRow } from '../batcher/index.js';
-import type { ForwardResult, Model } from '../engine/index.js';
+import { DynamicBatcher, systemClock } from '../batcher/index.js';
+import type { Model } from '../engine/index.js';
 import { devices, setIntraOpThreads } from '../engine/index.js';
 import type { RawRequest } from '../hooks/index.js';
 import type { HookPool } from '../hooks/index.js';
@@ -38,8 +30,8 @@ import { loadVersion } from './loader.js';
 import type { Pending } from './pending.js';
 import { answerBatch, settleable } from './pending.js';
 import type { ColdStart, InvokeOptions, InvokeResponse, PoolArtifacts, PoolOptions, PoolStats } from './types.js';
-import { checkSequenceRequest, forwardArgs, sequenceControls } from './pool-tensors.js';
-import { splitOutputs } from './split.js';
+import { Instances } from './instances.js';
+import { SequenceLanes } from './sequences.js';
 
 const US = 1000;
 
@@ -49,8 +41,7 @@ export class Pool extends PoolLifecycle {
   readonly #batcher: DynamicBatcher<Pending>;
   readonly #counters = newCounters();
   readonly #recent = new RecentLatencies();
-  readonly #instances: Model[] = [];
-  readonly #idle: Model[] = [];
+  readonly #instances: Instances;
   #loading = 0;
   #hooks: HookPool | undefined;
   #pending = 0;
@@ -69,7 +60,7 @@ export class Pool extends PoolLifecycle {
   /** How the spec's tensors bind to forward()'s arguments and outputs (known once the model loads). */
   #binding: IoBinding | undefined;
   /** Stateful models (spec.sequence): sequences placed on instances, batches per instance. */
-  readonly #sequences: SequenceRouter<Pending> | undefined;
+  readonly #sequences: SequenceLanes | undefined;
 
   constructor(options: PoolOptions) {
     super(options.spec, options.version);
@@ -81,13 +72,19 @@ export class Pool extends PoolLifecycle {
       this.#clock,
       () => this.#inPre + this.#inPost,
     );
-    if (options.spec.sequence) {
-      this.#sequences = new SequenceRouter<Pending>(
-        { ...options.spec.sequence, batchSize: Math.max(1, options.spec.maxBatchSize), model: options.spec.name },
-        (lane, rows) => void this.#runSequence(lane, rows),
+    this.#instances = new Instances(this.spec, (rows, limitMs) => {
+      this.event('state', this.state, `a forward of ${rows} row(s) ran past its ${limitMs} ms limit`);
+      this.emit('hung', { rows, limitMs });
+    });
+    const { sequence } = this.spec;
+    if (sequence)
+      this.#sequences = new SequenceLanes(
+        { ...this.spec, sequence },
         this.#clock,
+        this.#instances,
+        () => this.#binding!,
+        this.#counters,
       );
-    }
   }
 
   get device(): string {
@@ -165,7 +162,7 @@ export class Pool extends PoolLifecycle {
 
   /** Adds an instance over the same weights (the autoscaler's scale-up). */
   addInstance(): void {
-    const source = this.#instances[0];
+    const source = this.#instances.at(0);
     if (!source || this.state !== 'warm')
       throw new UnavailableError(
         `function ${this.spec.name} v${this.version} is ${this.state}; instances are added to a warm pool`,
@@ -179,7 +176,7 @@ export class Pool extends PoolLifecycle {
    * those only shares a lane, splitting batches without adding compute.
    */
   room(): number {
-    return room(this.#device, this.#instanceBytes, this.#instances.length);
+    return room(this.#device, this.#instanceBytes, this.#instances.total);
   }
 
   /** performance.now() of the last request that arrived at this pool. */
@@ -191,18 +188,15 @@ export class Pool extends PoolLifecycle {
   removeInstance(): boolean {
     // A sequence model's instances hold their sequences' state: they stay until the pool stops.
     if (this.#sequences) return false;
-    if (this.#instances.length <= 1 || this.#idle.length === 0 || !this.#batcher.removeIdleInstance()) return false;
-    const instance = this.#idle.pop()!;
-    this.#instances.splice(this.#instances.indexOf(instance), 1);
-    instance.dispose();
+    if (this.#instances.total <= 1 || this.#instances.idle === 0 || !this.#batcher.removeIdleInstance()) return false;
+    this.#instances.removeIdle();
     this.event('instance-removed', this.state);
     return true;
   }
 
   #addLoaded(instance: Model): void {
-    this.#instances.push(instance);
-    this.#idle.push(instance);
-    this.event('instance-added', this.state, `${this.#instances.length} instance(s) on ${this.#device}`);
+    this.#instances.add(instance);
+    this.event('instance-added', this.state, `${this.#instances.total} instance(s) on ${this.#device}`);
     if (this.#sequences) this.#sequences.addLane();
     else this.#batcher.addInstance();
   }
@@ -242,19 +236,11 @@ export class Pool extends PoolLifecycle {
   async infer(tensors: HookTensors, options: InvokeOptions = {}): Promise<HookTensors> {
     return this.#track(async () => {
       this.#accepting();
-      if (this.#sequences) return this.#enqueueSequence(tensors, options);
+      if (this.#sequences) return this.#sequences.enqueue(tensors, options);
       if (options.sequence)
         throw new InvalidInputError(`${this.spec.name} is not a sequence model: send no sequence_id`);
       return (await this.#enqueue(tensors, undefined, options)) as HookTensors;
     });
-  }
-
-  /** A request of a sequence: one row, queued behind its sequence's earlier requests. */
-  #enqueueSequence(tensors: HookTensors, options: InvokeOptions): Promise<HookTensors> {
-    const flags = checkSequenceRequest(this.spec, tensors, options.sequence);
-    return settleable(tensors, undefined, options, (pending) =>
-      this.#sequences!.enqueue(pending, flags, (error) => pending.reject(error)),
-    ) as Promise<HookTensors>;
   }
 
   #accepting(): void {
@@ -306,41 +292,44 @@ export class Pool extends PoolLifecycle {
   }
 
   async #run(batch: BatchEntry<Pending>[]): Promise<void> {
-    const instance = this.#idle.pop()!;
+    const instance = this.#instances.takeIdle();
+    this.#coldWaitOver();
     const now = this.#clock.now();
-    if (this.#coldWaitFrom !== undefined && this.#coldStart) {
-      const queue = (performance.now() - this.#coldWaitFrom) / 1000;
-      this.#coldWaitFrom = undefined;
-      this.#coldStart.queue = queue;
-      this.event('cold-start', this.state, `the first request waited ${queue.toFixed(3)} s for its forward`);
-      this.emit('cold-start-queue', queue);
-    }
     for (const entry of batch) observe(this.#counters.durations.queue, now - entry.enqueuedAt);
-    const rows = batch.reduce((n, e) => n + e.rows, 0);
-    let result: ForwardResult | undefined;
-    let failure: HearthError | undefined;
     // Requests of this batch that go on to post count as on their way back (their callers, in a
     // closed loop, send again soon) from before the instance is released, so the batcher can wait
     // for them rather than run a straggler alone.
     const toPost = batch.filter((e) => e.payload.request).length;
     const t0 = performance.now();
+    let outputs: HookTensors[] | HearthError;
     try {
-      result = await this.#forward(
+      outputs = await this.#instances.run(
         instance,
+        this.#binding!,
         batch.map((e) => e.payload.tensors),
         [],
-        rows,
+        batch.map((e) => e.rows),
       );
     } catch (error) {
-      failure = toHearthError(error);
+      outputs = toHearthError(error);
     } finally {
       // The instance is free as soon as its forward is done; post runs while it takes the next batch.
-      this.#idle.push(instance);
+      this.#instances.free(instance);
       this.#inPost += toPost;
       this.#batcher.release();
     }
+    const rows = batch.reduce((n, e) => n + e.rows, 0);
+    countForward(this.#counters, rows, batch.length, (performance.now() - t0) * US);
     try {
-      await this.#finish(batch, rows, t0, result, failure);
+      if (outputs instanceof Error) for (const e of batch) e.payload.reject(outputs);
+      else {
+        const postUs = await answerBatch(
+          batch.map((e) => e.payload),
+          outputs,
+          this.#hooks,
+        );
+        if (postUs !== undefined) observe(this.#counters.durations.post, postUs);
+      }
     } finally {
       this.#inPost -= toPost;
       // A wait that counted on these requests is re-judged without them.
@@ -348,104 +337,14 @@ export class Pool extends PoolLifecycle {
     }
   }
 
-  /**
-   * One forward of `requests` (one part each) on `instance`, under the spec's hard time limit: past
-   * it the pool emits `hung` (a runner process then kills itself and is restarted; in-process, the
-   * instance stays stuck and its callers get their deadline errors). A forward on a native thread
-   * cannot be stopped from here.
-   */
-  async #forward(instance: Model, requests: HookTensors[], controls: Tensor[], rows: number): Promise<ForwardResult> {
-    const args = forwardArgs(this.spec, this.#binding!, requests, controls);
-    const keys = this.#binding!.dictKeys;
-    const limitMs = this.spec.limits.forwardTimeoutMs;
-    const timer = setTimeout(() => {
-      this.event('state', this.state, `a forward of ${rows} row(s) ran past its ${limitMs} ms limit`);
-      this.emit('hung', { rows, limitMs });
-    }, limitMs);
-    try {
-      return await (requests.length === 1
-        ? instance.forward(
-            args.map((parts) => parts[0]!),
-            keys,
-          )
-        : instance.forwardBatch(args, keys));
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /**
-   * A sequence batch on its lane's instance: the callers' rows and fillers (direct), with the
-   * control inputs filled per row; each caller gets its own row back.
-   */
-  async #runSequence(lane: number, rows: SequenceRow<Pending>[]): Promise<void> {
-    const instance = this.#instances[lane]!;
-    const idle = this.#idle.indexOf(instance);
-    if (idle >= 0) this.#idle.splice(idle, 1);
-    const callers = rows.flatMap((r) => (r.filler ? [] : [r.payload]));
-    const t0 = performance.now();
-    let result: ForwardResult | undefined;
-    let failure: HearthError | undefined;
-    try {
-      result = await this.#forward(
-        instance,
-        rows.map((r) => (r.filler ? {} : r.payload.tensors)),
-        sequenceControls(this.spec, rows),
-        rows.length,
-      );
-    } catch (error) {
-      failure = toHearthError(error);
-    }
-    this.#idle.push(instance);
-    countForward(this.#counters, rows.length, callers.length, (performance.now() - t0) * US);
-    try {
-      if (failure || !result) throw failure ?? new InferenceError('the forward returned nothing');
-      const split = splitOutputs(
-        this.spec,
-        this.#binding!,
-        result,
-        rows.map(() => 1),
-      );
-      rows.forEach((r, i) => {
-        if (!r.filler) r.payload.resolve(split[i]!);
-      });
-    } catch (error) {
-      for (const c of callers) c.reject(toHearthError(error));
-    } finally {
-      this.#sequences!.release(lane);
-    }
-  }
-
-  async #finish(
-    batch: BatchEntry<Pending>[],
-    rows: number,
-    t0: number,
-    result: ForwardResult | undefined,
-    failure: HearthError | undefined,
-  ): Promise<void> {
-    countForward(this.#counters, rows, batch.length, (performance.now() - t0) * US);
-    if (failure || !result) {
-      for (const e of batch) e.payload.reject(failure ?? new InferenceError('the forward returned nothing'));
-      return;
-    }
-    let split: HookTensors[];
-    try {
-      split = splitOutputs(
-        this.spec,
-        this.#binding!,
-        result,
-        batch.map((e) => e.rows),
-      );
-    } catch (error) {
-      for (const e of batch) e.payload.reject(toHearthError(error));
-      return;
-    }
-    const postUs = await answerBatch(
-      batch.map((e) => e.payload),
-      split,
-      this.#hooks,
-    );
-    if (postUs !== undefined) observe(this.#counters.durations.post, postUs);
+  /** The first request that found the pool cold now runs: its wait is the cold start's queue phase. */
+  #coldWaitOver(): void {
+    if (this.#coldWaitFrom === undefined || !this.#coldStart) return;
+    const queue = (performance.now() - this.#coldWaitFrom) / 1000;
+    this.#coldWaitFrom = undefined;
+    this.#coldStart.queue = queue;
+    this.event('cold-start', this.state, `the first request waited ${queue.toFixed(3)} s for its forward`);
+    this.emit('cold-start-queue', queue);
   }
 
   /** Finishes what is queued and running, refuses new work, then stops. */
@@ -467,8 +366,7 @@ export class Pool extends PoolLifecycle {
     if (this.state === 'stopped') return;
     this.#batcher.rejectAll(new UnavailableError(`function ${this.spec.name} v${this.version} stopped`));
     this.#sequences?.close();
-    for (const m of this.#instances.splice(0)) m.dispose();
-    this.#idle.length = 0;
+    this.#instances.disposeAll();
     await this.#hooks?.close();
     this.#hooks = undefined;
     this.setState('stopped');
@@ -481,9 +379,9 @@ export class Pool extends PoolLifecycle {
       ...structuredClone(c),
       state: this.state,
       instances: {
-        total: this.#instances.length,
-        idle: this.#idle.length,
-        busy: this.#instances.length - this.#idle.length,
+        total: this.#instances.total,
+        idle: this.#instances.idle,
+        busy: this.#instances.total - this.#instances.idle,
         loading: this.#loading,
       },
       queueDepth: this.#batcher.queueDepth + (this.#sequences?.queueDepth ?? 0),

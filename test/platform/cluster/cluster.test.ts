@@ -1,0 +1,260 @@
+/**
+ * Cluster mode with real processes: three nodes sharing Redis and S3 serve one function's async
+ * jobs; one is killed with SIGKILL while it holds running jobs, and every accepted job still
+ * completes, with python3-torch's output, and its webhook arrives exactly once.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { modelPath } from '../../helpers/fixtures.js';
+import type { NodeProcess } from '../../helpers/node.js';
+import { dropKeys, postFunction, spawnNode, uniquePrefix, upload } from '../../helpers/node.js';
+import { maxAbsDiff } from '../../helpers/random.js';
+import { pythonForward } from '../../helpers/reference.js';
+import type { TestS3 } from '../../helpers/s3.js';
+import { startS3 } from '../../helpers/s3.js';
+import { waitFor } from '../../helpers/wait.js';
+
+const dir = await mkdtemp(join(tmpdir(), 'hearth-cluster-'));
+const prefix = uniquePrefix();
+const ITERS = 1000;
+const JOBS = 48;
+const x = Float32Array.from({ length: 4 * 512 }, (_, i) => Math.cos(i) / 4);
+const SPEC = {
+  name: 'slow',
+  model: 'model.pt',
+  maxBatchSize: 0,
+  instances: { device: 'cpu' },
+  inputs: [
+    { name: 'x', dtype: 'FP32', dims: [4, 512] },
+    { name: 'n', dtype: 'INT64', dims: [] },
+  ],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [4, 512] }],
+};
+
+describe('three nodes on one Redis and one S3', () => {
+  let s3: TestS3;
+  const nodes: NodeProcess[] = [];
+  const deliveries = new Map<string, number>();
+  let hookUrl: string;
+  const hookServer = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const id = String(req.headers['webhook-id']);
+      deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
+      res.writeHead(204).end();
+    });
+  });
+
+  beforeAll(async () => {
+    s3 = await startS3();
+    await new Promise<void>((r) => hookServer.listen(0, '127.0.0.1', r));
+    hookUrl = `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/`;
+    const env = {
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      HEARTH_REDIS_PREFIX: prefix,
+      HEARTH_S3_BUCKET: s3.bucket,
+      HEARTH_S3_ENDPOINT: s3.endpoint,
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      HEARTH_JOB_LOCK_MS: '2000',
+      HEARTH_JOB_BACKOFF_MS: '100',
+      HEARTH_JOB_CONCURRENCY: '8',
+      HEARTH_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}`,
+      HEARTH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+    };
+    nodes.push(...(await Promise.all([0, 1, 2].map((i) => spawnNode(join(dir, `node-${i}`), env)))));
+  });
+  afterAll(async () => {
+    for (const n of nodes) n.child.kill('SIGKILL');
+    await Promise.all(nodes.map((n) => n.exited));
+    await new Promise((r) => hookServer.close(r));
+    await s3?.close();
+    await dropKeys(prefix);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const reference = pythonForward(modelPath('slow'), [
+    { dtype: 'FP32', shape: [4, 512], data: x },
+    { dtype: 'INT64', shape: [], data: BigInt64Array.from([BigInt(ITERS)]) },
+  ]).outputs[0]!.data as Float32Array;
+  const body = JSON.stringify({
+    inputs: { x: Array.from({ length: 4 }, (_, r) => Array.from(x.subarray(r * 512, (r + 1) * 512))), n: ITERS },
+  });
+  const call = async (node: NodeProcess, fn: string): Promise<void> => {
+    const r = await fetch(`${node.url}/fn/${fn}`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(r.status).toBe(200);
+    expect(
+      maxAbsDiff(Float32Array.from(((await r.json()) as { outputs: { y: number[][] } }).outputs.y.flat()), reference),
+    ).toBeLessThan(1e-4);
+  };
+  type Brief = { node: string; function: string; state: string };
+  const pools = async (node: NodeProcess, fn: string): Promise<Brief[]> =>
+    ((await (await fetch(`${node.url}/api/v1/pools`)).json()) as { pools: Brief[] }).pools.filter(
+      (p) => p.function === fn && p.state !== 'stopped',
+    );
+  const until = async (what: string, check: () => Promise<boolean>): Promise<void> => {
+    await waitFor(what, check, (ok) => ok);
+  };
+  const deploy = async (node: NodeProcess, name: string): Promise<void> => {
+    const model = await upload(node.url, new Uint8Array(await readFile(modelPath('slow'))));
+    const r = await postFunction(node.url, { spec: { ...SPEC, name }, artifacts: { model } });
+    expect(r.status).toBe(201);
+  };
+
+  it('sends a call on a node without the version to the node that holds it warm', async () => {
+    const [a, , c] = nodes as [NodeProcess, NodeProcess, NodeProcess];
+    await deploy(a, 'slow');
+    // Every node sees a's pool within a heartbeat.
+    await until("c to see a's pool", async () =>
+      (await pools(c, 'slow')).some((p) => p.node === a.node && p.state === 'warm'),
+    );
+    await Promise.all(Array.from({ length: 4 }, () => call(c, 'slow')));
+    expect((await pools(c, 'slow')).map((p) => p.node)).toEqual([a.node]);
+  });
+
+  it('keeps a GPU version deployed through nodes without a GPU pending, saying it waits for one, and serves the CPU version meanwhile', async () => {
+    const [a, b] = nodes as [NodeProcess, NodeProcess, NodeProcess];
+    await deploy(a, 'gpu-wait');
+    const model = await upload(a.url, new Uint8Array(await readFile(modelPath('slow'))));
+    const r = await fetch(`${a.url}/api/v1/functions`, {
+      method: 'POST',
+      body: JSON.stringify({
+        spec: { ...SPEC, name: 'gpu-wait', instances: { device: 'cuda' } },
+        artifacts: { model },
+      }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(r.status).toBe(202);
+    expect(await r.json()).toMatchObject({
+      version: 2,
+      status: 'pending',
+      reason: expect.stringMatching(/^waiting for a node with a GPU \(instances.device cuda/),
+    });
+    // Describe on any node says so; no CPU node adopts it (they sweep every 5 s).
+    await new Promise((res) => setTimeout(res, 5500));
+    const described = (await (await fetch(`${b.url}/api/v1/functions/gpu-wait`)).json()) as {
+      versions: { version: number; status: string; reason?: string }[];
+      traffic: Record<string, number>;
+    };
+    expect(described.versions[1]).toMatchObject({
+      version: 2,
+      status: 'pending',
+      reason: expect.stringMatching(/waiting for a node with a GPU/),
+    });
+    expect(described.traffic).toEqual({ 1: 100 });
+    await call(b, 'gpu-wait');
+    const pinned = await fetch(`${b.url}/fn/gpu-wait/versions/2`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(pinned.status).toBe(503);
+    expect(((await pinned.json()) as { error: string }).error).toMatch(/gpu-wait v2 is waiting for a node with a GPU/);
+  });
+
+  it('cold-starts a burst at zero instances on one node only (the lease holder)', async () => {
+    const [a, b, c] = nodes as [NodeProcess, NodeProcess, NodeProcess];
+    await deploy(a, 'burst');
+    expect((await fetch(`${a.url}/v2/repository/models/burst/unload`, { method: 'POST' })).status).toBe(200);
+    await until(
+      'the pool to be gone everywhere',
+      async () => (await pools(b, 'burst')).length === 0 && (await pools(c, 'burst')).length === 0,
+    );
+    await Promise.all([b, c, b, c, b, c].map((n) => call(n, 'burst')));
+    await until('a to see the new pool', async () => (await pools(a, 'burst')).length > 0);
+    await new Promise((r) => setTimeout(r, 2500)); // another heartbeat: a second pool would show by now
+    const held = await pools(a, 'burst');
+    expect(held.length).toBe(1);
+    expect([b.node, c.node]).toContain(held[0]!.node);
+  });
+
+  it('completes every async job, exactly once, after one node is killed mid-load', async () => {
+    const [a, b, c] = nodes as [NodeProcess, NodeProcess, NodeProcess];
+
+    // Jobs go in through all three nodes; every node takes jobs off the function's queue.
+    const ids = await Promise.all(
+      Array.from({ length: JOBS }, async (_, i) => {
+        const node = nodes[i % 3]!;
+        const r = await fetch(`${node.url}/fn/slow`, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json', prefer: 'respond-async', 'hearth-webhook-url': hookUrl },
+        });
+        expect(r.status).toBe(202);
+        return ((await r.json()) as { id: string }).id;
+      }),
+    );
+
+    // Kill b while it runs jobs (its pool has taken some).
+    const onB = async (): Promise<string[]> => {
+      const jobs = await Promise.all(
+        ids.map(
+          async (id) =>
+            (await (await fetch(`${a.url}/api/v1/jobs/${id}`)).json()) as { id: string; status: string; node?: string },
+        ),
+      );
+      return jobs.filter((j) => j.status === 'running' && j.node === b.node).map((j) => j.id);
+    };
+    const taken = await waitFor('b to run some jobs', onB, (t) => t.length > 0, { timeoutMs: 10_000, intervalMs: 25 });
+    expect(taken.length).toBeGreaterThan(0);
+    b.child.kill('SIGKILL');
+    expect(await b.exited).toBeNull();
+
+    // Every job finishes on a or c, with the right output.
+    const deadline = Date.now() + 90_000;
+    const final = new Map<
+      string,
+      { status: string; attempts: number; node?: string; result?: { json?: { outputs: { y: number[][] } } } }
+    >();
+    while (final.size < ids.length && Date.now() < deadline) {
+      for (const id of ids) {
+        if (final.has(id)) continue;
+        const job = (await (await fetch(`${c.url}/api/v1/jobs/${id}`)).json()) as { status: string; attempts: number };
+        if (job.status === 'succeeded' || job.status === 'failed') final.set(id, job);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(final.size).toBe(ids.length);
+    for (const job of final.values()) {
+      expect(job.status, JSON.stringify((job as { error?: unknown }).error)).toBe('succeeded');
+      expect(maxAbsDiff(Float32Array.from(job.result!.json!.outputs.y.flat()), reference)).toBeLessThan(1e-4);
+    }
+    // b's running jobs that it had not finished were taken over by a or c, and still have one
+    // result and one webhook. (One b finished as it was killed keeps b's result.)
+    const retaken = taken.map((id) => final.get(id)!).filter((j) => j.attempts > 1);
+    expect(retaken.length).toBeGreaterThan(0);
+    for (const job of retaken) expect(job.node).not.toBe(b.node);
+    await waitFor(
+      'every webhook',
+      () => deliveries.size,
+      (n) => n >= ids.length,
+      { timeoutMs: 10_000 },
+    ).catch(() => undefined);
+    expect(new Set(deliveries.keys())).toEqual(new Set(ids.map((id) => `job_${id}`)));
+    expect([...deliveries.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('runs a forwarded call itself when the node holding the version dies before taking it', async () => {
+    const [a, , c] = nodes as [NodeProcess, NodeProcess, NodeProcess];
+    await deploy(a, 'reroute');
+    await until('c to see a hold the version', async () =>
+      (await pools(c, 'reroute')).some((p) => p.node === a.node && p.state === 'warm'),
+    );
+    a.child.kill('SIGKILL');
+    expect(await a.exited).toBeNull();
+    // c still believes a holds it: the call waits in the version's queue with nobody to take it,
+    // until a drops out of c's view (three missed heartbeats) and c runs it itself.
+    await call(c, 'reroute');
+    expect((await pools(c, 'reroute')).map((p) => p.node)).toContain(c.node);
+  });
+});

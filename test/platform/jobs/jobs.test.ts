@@ -1,0 +1,252 @@
+/**
+ * Async invocations: 202 + job id, status until succeeded with the result python3-torch computes,
+ * idempotency keys that outlive the queue's own retention, bad input failed at once without retry,
+ * webhooks signed as Standard Webhooks say (checked here with an HMAC computed independently) and
+ * retried — in process (embedded) and on BullMQ with a real Redis. And a Redis that may evict keys
+ * is refused at start.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { HearthNode } from '../../../platform/node.js';
+import { modelPath } from '../../helpers/fixtures.js';
+import { dropKeys, postFunction, testNode, uniquePrefix, upload } from '../../helpers/node.js';
+import { maxAbsDiff } from '../../helpers/random.js';
+import { startRedis } from '../../helpers/redis.js';
+import { pythonForwardMany } from '../../helpers/reference.js';
+import { waitFor } from '../../helpers/wait.js';
+
+const dir = await mkdtemp(join(tmpdir(), 'hearth-jobs-'));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const SECRET_BYTES = randomBytes(24);
+const SECRET = `whsec_${SECRET_BYTES.toString('base64')}`;
+const SPEC = {
+  name: 'small',
+  model: 'model.pt',
+  maxBatchSize: 8,
+  instances: { device: 'cpu' },
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
+};
+const X = [
+  [1, 2, 3, 4],
+  [0.5, -1, 2, 0],
+];
+const reference = pythonForwardMany(modelPath('small'), [
+  [{ dtype: 'FP32', shape: [2, 4], data: Float32Array.from(X.flat()) }],
+])[0]!.outputs[0]!.data as Float32Array;
+
+interface JobView {
+  id: string;
+  status: string;
+  attempts: number;
+  result?: { json?: { outputs: { y: number[][] } }; contentType: string };
+  error?: { code: string };
+}
+
+/** A webhook receiver on loopback that fails the first `failFirst` deliveries with 500. */
+async function receiver(failFirst = 0): Promise<{
+  url: string;
+  received: { headers: Record<string, string>; body: string }[];
+  tries: number;
+  close(): Promise<void>;
+}> {
+  const state = { received: [] as { headers: Record<string, string>; body: string }[], tries: 0 };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c.toString();
+    });
+    req.on('end', () => {
+      state.tries++;
+      if (state.tries <= failFirst) return res.writeHead(500).end();
+      state.received.push({ headers: req.headers as Record<string, string>, body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received: state.received,
+    get tries() {
+      return state.tries;
+    },
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+function suite(
+  label: string,
+  env: () => Record<string, string>,
+  cleanup: () => Promise<void> = async () => undefined,
+): void {
+  describe(label, () => {
+    let node: HearthNode;
+    let url: string;
+    beforeAll(async () => {
+      node = await testNode(join(dir, label.replace(/\W+/g, '-')), {
+        HEARTH_WEBHOOK_SECRET: SECRET,
+        HEARTH_JOB_BACKOFF_MS: '50',
+        HEARTH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+        ...env(),
+      });
+      url = node.httpUrl;
+      const model = await upload(url, new Uint8Array(await readFile(modelPath('small'))));
+      const r = await postFunction(url, { spec: SPEC, artifacts: { model } });
+      expect(r.status).toBe(201);
+    });
+    afterAll(async () => {
+      await node?.close();
+      await cleanup();
+    });
+
+    const submit = (body: unknown, headers: Record<string, string> = {}, query = '') =>
+      fetch(`${url}/fn/small${query}`, {
+        method: 'POST',
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json', prefer: 'respond-async', ...headers },
+      });
+    const settled = (id: string): Promise<JobView> =>
+      waitFor(
+        `job ${id} to finish`,
+        async () => (await (await fetch(`${url}/api/v1/jobs/${id}`)).json()) as JobView,
+        (job) => job.status === 'succeeded' || job.status === 'failed',
+        { timeoutMs: 10_000, intervalMs: 25 },
+      );
+
+    it("answers 202 with a job id, then the job succeeds with python3-torch's result", async () => {
+      const r = await submit({ inputs: { x: X } });
+      expect(r.status).toBe(202);
+      expect(r.headers.get('preference-applied')).toBe('respond-async');
+      const { id, statusUrl } = (await r.json()) as { id: string; statusUrl: string };
+      expect(r.headers.get('location')).toBe(statusUrl);
+      const job = await settled(id);
+      expect(job).toMatchObject({ status: 'succeeded', attempts: 1 });
+      expect(maxAbsDiff(Float32Array.from(job.result!.json!.outputs.y.flat()), reference)).toBeLessThan(1e-6);
+      const raw = await fetch(`${url}/api/v1/jobs/${id}/result`);
+      expect(raw.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(
+        maxAbsDiff(
+          Float32Array.from(((await raw.json()) as { outputs: { y: number[][] } }).outputs.y.flat()),
+          reference,
+        ),
+      ).toBeLessThan(1e-6);
+    });
+
+    it('takes ?async=1 as well as the Prefer header', async () => {
+      const r = await fetch(`${url}/fn/small?async=1`, {
+        method: 'POST',
+        body: JSON.stringify({ inputs: { x: X } }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(r.status).toBe(202);
+      expect((await settled(((await r.json()) as { id: string }).id)).status).toBe('succeeded');
+    });
+
+    it('gives the same job for a repeated idempotency key, also after the job finished', async () => {
+      const key = `order-${randomBytes(4).toString('hex')}`;
+      const first = (await (await submit({ inputs: { x: X } }, { 'idempotency-key': key })).json()) as { id: string };
+      await settled(first.id);
+      const again = await submit({ inputs: { x: X } }, { 'idempotency-key': key });
+      expect(again.status).toBe(202);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(((await again.json()) as { id: string }).id).toBe(first.id);
+      const other = (await (await submit({ inputs: { x: X } }, { 'idempotency-key': `${key}-b` })).json()) as {
+        id: string;
+      };
+      expect(other.id).not.toBe(first.id);
+    });
+
+    it('fails bad input at once, without retrying it', async () => {
+      const { id } = (await (await submit({ inputs: { x: [[1, 2, 3]] } })).json()) as { id: string };
+      const job = await settled(id);
+      expect(job).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'INVALID_INPUT' } });
+      expect((await fetch(`${url}/api/v1/jobs/${id}/result`)).status).toBe(400);
+    });
+
+    it('refuses an unknown function, a non-http webhook and an unknown job id', async () => {
+      const unknown = await fetch(`${url}/fn/nope`, {
+        method: 'POST',
+        body: '{}',
+        headers: { prefer: 'respond-async' },
+      });
+      expect(unknown.status).toBe(404);
+      const ftp = await submit({ inputs: { x: X } }, { 'hearth-webhook-url': 'ftp://127.0.0.1/x' });
+      expect(ftp.status).toBe(400);
+      // Not in HEARTH_WEBHOOK_ALLOW_HOSTS: plain http, loopback, private and metadata addresses are refused.
+      for (const hook of [
+        'http://example.com/x',
+        'https://127.0.0.2/x',
+        'https://169.254.169.254/latest/meta-data',
+        'https://10.1.2.3/x',
+        'https://[::1]/x',
+        'https://[::ffff:192.168.0.1]/x',
+      ]) {
+        const r = await submit({ inputs: { x: X } }, { 'hearth-webhook-url': hook });
+        expect(r.status, hook).toBe(400);
+      }
+      const missing = await fetch(`${url}/api/v1/jobs/no-such-job`);
+      expect(missing.status).toBe(404);
+      expect(((await missing.json()) as { code: string }).code).toBe('JOB_NOT_FOUND');
+    });
+
+    it('calls the webhook with a Standard Webhooks signature, retrying a failing receiver', async () => {
+      const hook = await receiver(1);
+      try {
+        const { id } = (await (await submit({ inputs: { x: X } }, { 'hearth-webhook-url': hook.url })).json()) as {
+          id: string;
+        };
+        await settled(id);
+        await waitFor(
+          'the webhook',
+          () => hook.received.length,
+          (n) => n > 0,
+          { timeoutMs: 10_000, intervalMs: 25 },
+        );
+        expect(hook.tries).toBe(2);
+        const [{ headers, body }] = hook.received as [{ headers: Record<string, string>; body: string }];
+        const expected = createHmac('sha256', SECRET_BYTES)
+          .update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`)
+          .digest('base64');
+        expect(headers['webhook-signature']).toBe(`v1,${expected}`);
+        expect(Math.abs(Number(headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+        const message = JSON.parse(body) as { type: string; data: JobView };
+        expect(message.type).toBe('invocation.succeeded');
+        expect(message.data.id).toBe(id);
+        expect(maxAbsDiff(Float32Array.from(message.data.result!.json!.outputs.y.flat()), reference)).toBeLessThan(
+          1e-6,
+        );
+      } finally {
+        await hook.close();
+      }
+    });
+  });
+}
+
+suite('async invocations in process (embedded default)', () => ({}));
+
+const prefix = uniquePrefix();
+suite(
+  'async invocations on BullMQ',
+  () => ({ REDIS_URL: 'redis://127.0.0.1:6379', HEARTH_REDIS_PREFIX: prefix }),
+  async () => {
+    await dropKeys(prefix);
+  },
+);
+
+describe('cluster mode start-up', () => {
+  it('refuses a Redis whose maxmemory-policy is not noeviction', async () => {
+    const redis = await startRedis(['--appendonly', 'no', '--maxmemory-policy', 'allkeys-lru']);
+    try {
+      await expect(testNode(join(dir, 'evicting'), { REDIS_URL: redis.url })).rejects.toThrow(/noeviction/);
+    } finally {
+      await redis.stop();
+    }
+  });
+});

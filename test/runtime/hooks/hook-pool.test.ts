@@ -1,0 +1,215 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { bundleHook, HookPool } from '../../../runtime/hooks/index.js';
+import { DeadlineExceededError, HookError, InvalidInputError } from '../../../sdk/errors.js';
+import { parseSpec } from '../../../sdk/spec/index.js';
+import { REPO_ROOT } from '../../helpers/fixtures.js';
+
+const outDir = await mkdtemp(join(tmpdir(), 'hearth-hooks-'));
+const pools: HookPool[] = [];
+afterAll(async () => {
+  await Promise.all(pools.map((p) => p.close()));
+  await rm(outDir, { recursive: true, force: true });
+});
+
+const spec = parseSpec({
+  name: 'small',
+  model: 'model.pt',
+  hook: 'hook.ts',
+  maxBatchSize: 8,
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
+});
+
+async function pool(
+  hook?: string,
+  extra: { timeoutMs?: number; maxHeapMb?: number; threads?: number; sandbox?: boolean } = {},
+): Promise<HookPool> {
+  const bundlePath = hook
+    ? (await bundleHook(join(REPO_ROOT, 'test', 'fixtures', 'hooks', `${hook}.ts`), outDir)).path
+    : undefined;
+  const p = await HookPool.create({ spec, version: 1, bundlePath, ...extra });
+  pools.push(p);
+  return p;
+}
+
+const json = (value: unknown) => ({
+  body: new TextEncoder().encode(JSON.stringify(value)),
+  contentType: 'application/json',
+});
+const y = (rows: number[][]) => ({
+  y: { dtype: 'FP32' as const, shape: [rows.length, 3], data: new Float32Array(rows.flat()) },
+});
+
+describe('hook threads', () => {
+  it('runs a bundled hook: setup once, pre to tensors, post to a JSON response', async () => {
+    const hooks = await pool('echo');
+    const { tensors } = await hooks.pre(
+      json({
+        x: [
+          [1, 2, 3, 4],
+          [5, 6, 7, 8],
+        ],
+      }),
+      {},
+    );
+    expect(tensors.x!.shape).toEqual([2, 4]);
+    expect(Array.from(tensors.x!.data as Float32Array)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    const [out] = await hooks.post([{ outputs: y([[1, 2, 3]]), request: json({}) }], {});
+    if (!out?.ok) throw new Error('post failed');
+    expect(out.contentType).toBe('application/json');
+    expect(JSON.parse(new TextDecoder().decode(out.body))).toEqual({ y: [[1, 2, 3]], greeting: 'hello' });
+  });
+
+  it('runs the default hook when a function has none, refusing bad bodies as input errors', async () => {
+    const hooks = await pool();
+    const { tensors } = await hooks.pre(json({ inputs: { x: [[1, 2, 3, 4]] } }), {});
+    expect(tensors.x!.shape).toEqual([1, 4]);
+    await expect(hooks.pre(json({ inputs: { x: [[1, 2, 3]] } }), {})).rejects.toThrow(InvalidInputError);
+    await expect(hooks.pre(json({ inputs: { z: [[1, 2, 3, 4]] } }), {})).rejects.toThrow(/missing input "x"/);
+    await expect(
+      hooks.pre({ body: new TextEncoder().encode('{not json'), contentType: 'application/json' }, {}),
+    ).rejects.toThrow(/not valid JSON/);
+    const [out] = await hooks.post([{ outputs: y([[0.5, 1, 2]]), request: json({}) }], {});
+    if (!out?.ok) throw new Error('post failed');
+    expect(JSON.parse(new TextDecoder().decode(out.body))).toEqual({ outputs: { y: [[0.5, 1, 2]] } });
+  });
+
+  it('fails only the request whose hook throws, naming the hook and phase', async () => {
+    const hooks = await pool('throws');
+    await expect(hooks.pre(json({ boom: true }), {})).rejects.toThrow(
+      /hook small\/hook\.ts failed in pre: boom in pre/,
+    );
+    const ok = await hooks.pre(json({ boom: false }), {});
+    expect(ok.tensors.x!.shape).toEqual([1, 4]);
+    const outcomes = await hooks.post([{ outputs: y([[1, 2, 3]]), request: json({}) }], {});
+    expect(outcomes[0]!.ok).toBe(false);
+    if (!outcomes[0]!.ok) {
+      expect(outcomes[0]!.error).toBeInstanceOf(HookError);
+      expect(outcomes[0]!.error.message).toMatch(/failed in post: boom in post/);
+    }
+  });
+
+  it("refuses tensors of the wrong dtype from a hook as the hook's failure", async () => {
+    const hooks = await pool('wrong-dtype');
+    const error = await hooks.pre(json({}), {}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HookError);
+    expect((error as Error).message).toMatch(/input "x" has dtype FP64, expected FP32/);
+  });
+
+  it('terminates a hook that loops forever at its time limit and replaces its thread', async () => {
+    const hooks = await pool('loops', { timeoutMs: 300, threads: 1 });
+    const started = performance.now();
+    await expect(hooks.pre(json({ loop: true }), {})).rejects.toThrow(/ran past its 300 ms limit and was terminated/);
+    expect(performance.now() - started).toBeLessThan(5000);
+    const ok = await hooks.pre(json({ loop: false }), {});
+    expect(ok.tensors.x!.shape).toEqual([1, 4]);
+  });
+
+  it('runs requests that queue for a busy thread as one task, and fails only the looping one of them', async () => {
+    const hooks = await pool('loops', { timeoutMs: 400, threads: 1 });
+    // The first request takes the thread; the next three queue and go together in one task, which
+    // the looping one kills; each is then retried on its own.
+    const first = hooks.pre(json({}), {});
+    const grouped = [hooks.pre(json({}), {}), hooks.pre(json({ loop: true }), {}), hooks.pre(json({}), {})].map((p) =>
+      p.then(
+        () => 'ok',
+        (e: Error) => e.message,
+      ),
+    );
+    await first;
+    expect(await Promise.all(grouped)).toEqual(['ok', expect.stringMatching(/ran past its 400 ms limit/), 'ok']);
+  });
+
+  it('reports a request deadline that passes while the hook runs as DeadlineExceededError', async () => {
+    const hooks = await pool('loops', { timeoutMs: 10_000, threads: 1 });
+    await expect(hooks.pre(json({ loop: true }), { deadline: performance.now() + 200 })).rejects.toThrow(
+      DeadlineExceededError,
+    );
+    expect((await hooks.pre(json({}), {})).tensors.x).toBeDefined();
+  });
+
+  it('replaces a thread that exhausts its heap and keeps serving', async () => {
+    const hooks = await pool('oom', { maxHeapMb: 64, threads: 1 });
+    await expect(hooks.pre(json({ oom: true }), {})).rejects.toThrow(/ran out of memory|its thread failed/);
+    expect((await hooks.pre(json({}), {})).tensors.x).toBeDefined();
+  });
+
+  it('gives hook threads no platform environment, and passes bytes and binary responses through', async () => {
+    process.env.HEARTH_SECRET_FOR_TEST = 'do-not-leak';
+    const hooks = await pool('env');
+    const [env] = await hooks.post([{ outputs: y([[1, 2, 3]]), request: json({}) }], {});
+    if (!env?.ok) throw new Error('post failed');
+    expect(JSON.parse(new TextDecoder().decode(env.body))).toEqual({ env: [] });
+    const [bin] = await hooks.post(
+      [{ outputs: y([[1, 2, 3]]), request: { body: new Uint8Array([1, 2, 3]), contentType: 'image/png' } }],
+      {},
+    );
+    if (!bin?.ok) throw new Error('post failed');
+    expect([bin.contentType, Array.from(bin.body)]).toEqual(['application/octet-stream', [3, 2, 1]]);
+  });
+
+  it('fails to start a hook whose setup throws, and refuses a hook that does not bundle', async () => {
+    await expect(pool('setup-throws')).rejects.toThrow(/failed in setup: cannot load the vocabulary/);
+    await expect(bundleHook(join(REPO_ROOT, 'test', 'fixtures', 'hooks', 'broken.ts'), outDir)).rejects.toThrow(
+      /does not bundle: .*does-not-exist/,
+    );
+  });
+});
+
+describe('hooks in a V8 isolate (runner processes run them so)', () => {
+  it('runs a hook with the SDK and answers as the same hook outside the isolate does', async () => {
+    const direct = await pool('echo');
+    const boxed = await pool('echo', { sandbox: true });
+    for (const hooks of [direct, boxed]) {
+      const { tensors } = await hooks.pre(
+        json({
+          x: [
+            [1, 2, 3, 4],
+            [5, 6, 7, 8],
+          ],
+        }),
+        {},
+      );
+      expect(Array.from(tensors.x!.data as Float32Array)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      const [out] = await hooks.post([{ outputs: y([[1, 2, 3]]), request: json({}) }], {});
+      if (!out?.ok) throw new Error('post failed');
+      expect(JSON.parse(new TextDecoder().decode(out.body))).toEqual({ y: [[1, 2, 3]], greeting: 'hello' });
+    }
+  });
+
+  it('gives the hook no Node API: no process, no environment, no modules', async () => {
+    process.env.HEARTH_SECRET_FOR_TEST = 'do-not-leak';
+    const hooks = await pool('env', { sandbox: true });
+    const [env] = await hooks.post([{ outputs: y([[1, 2, 3]]), request: json({}) }], {});
+    expect(env?.ok).toBe(false);
+    if (env?.ok === false) expect(env.error.message).toMatch(/process is not defined/);
+    const attacks = await pool('attacks', { sandbox: true });
+    for (const attack of [{ attack: 'read', path: '/etc/passwd' }, { attack: 'exec' }, { attack: 'redis' }]) {
+      const [out] = await attacks.post([{ outputs: y([[1, 2, 3]]), request: json(attack) }], {});
+      if (!out?.ok) throw new Error('post failed');
+      // The hook answers for itself: what its attempt threw, never what it read.
+      expect([attack.attack, JSON.parse(new TextDecoder().decode(out.body))]).toEqual([
+        attack.attack,
+        { ok: false, error: expect.stringMatching(/not supported|not available|not defined/i) },
+      ]);
+    }
+  });
+
+  it('stops a looping hook at its time limit and caps its ArrayBuffers; the next request is served', async () => {
+    const loops = await pool('loops', { sandbox: true, timeoutMs: 500, threads: 1 });
+    await expect(loops.pre(json({ loop: true }), {})).rejects.toThrow(/500 ms limit|timed out/);
+    expect((await loops.pre(json({}), {})).tensors.x).toBeDefined();
+    const bomb = await pool('attacks', { sandbox: true, maxHeapMb: 64, threads: 1 });
+    const [out] = await bomb.post([{ outputs: y([[1, 2, 3]]), request: json({ attack: 'bomb', mb: 1024 }) }], {});
+    if (!out?.ok) throw new Error('post failed');
+    expect(JSON.parse(new TextDecoder().decode(out.body))).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/Array buffer allocation failed/),
+    });
+    expect(process.memoryUsage().rss).toBeLessThan(2 * 2 ** 30);
+  });
+});

@@ -1,0 +1,192 @@
+/**
+ * The `hearth` CLI end to end, as a user runs it (the package's bin, a child process) against a
+ * real node — embedded default, then Redis + S3: init → deploy → invoke → traffic → rollback →
+ * scale → async → delete, with the --json outputs parsed and the answers compared with
+ * python3-torch's. A deploy of an unchanged model sends no model bytes (counted at the server).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import type { HearthNode } from '../../../platform/node.js';
+import { PYTHON, REPO_ROOT } from '../../helpers/fixtures.js';
+import { dropKeys, testNode, uniquePrefix } from '../../helpers/node.js';
+import { maxAbsDiff } from '../../helpers/random.js';
+import { pythonForward } from '../../helpers/reference.js';
+import { startS3 } from '../../helpers/s3.js';
+
+const run = promisify(execFile);
+const dir = await mkdtemp(join(tmpdir(), 'hearth-cli-'));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+/** Runs the CLI; resolves with exit code, stdout and stderr (a non-zero exit does not throw). */
+async function hearth(url: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  try {
+    const { stdout, stderr } = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), ['--url', url, ...args], {
+      cwd: dir,
+      env: { ...process.env, HEARTH_PYTHON: PYTHON },
+    });
+    return { code: 0, out: stdout, err: stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, out: e.stdout, err: e.stderr };
+  }
+}
+const parsed = async <T>(url: string, ...args: string[]): Promise<T> => {
+  const r = await hearth(url, '--json', ...args);
+  expect(r.code, r.err).toBe(0);
+  return JSON.parse(r.out) as T;
+};
+const uploadedBytes = async (node: HearthNode): Promise<number> => {
+  const text = await (await fetch(node.metricsUrl)).text();
+  return Number(/^hearth_artifact_upload_bytes_total (\S+)$/m.exec(text)?.[1] ?? 'NaN');
+};
+
+function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close(): Promise<void> }>): void {
+  it(`takes a function from init to delete (${label})`, async () => {
+    const { node, close } = await start();
+    const url = node.httpUrl;
+    try {
+      const fn = join(dir, `demo-${label.split(' ')[0]}`);
+      const init = await parsed<{ name: string; model: boolean }>(url, 'init', fn);
+      expect(init.model).toBe(true);
+      expect(existsSync(join(fn, 'model.pt'))).toBe(true);
+
+      const first = await parsed<{
+        name: string;
+        version: number;
+        status: string;
+        url: string;
+        uploaded: { model: boolean };
+      }>(url, 'deploy', fn, '--wait');
+      expect(first).toMatchObject({
+        name: init.name,
+        version: 1,
+        status: 'ready',
+        url: `${url}/fn/${init.name}`,
+        uploaded: { model: true },
+      });
+
+      const x = [
+        [1, 2, 3, 4],
+        [0.5, -1, 0, 2],
+      ];
+      const reference = pythonForward(join(fn, 'model.pt'), [
+        { dtype: 'FP32', shape: [2, 4], data: Float32Array.from(x.flat()) },
+      ]).outputs[0]!.data as Float32Array;
+      const answer = await parsed<{ outputs: number[][] }>(
+        url,
+        'invoke',
+        init.name,
+        '--data',
+        JSON.stringify({ inputs: x }),
+      );
+      expect(maxAbsDiff(Float32Array.from(answer.outputs.flat()), reference)).toBeLessThan(1e-6);
+
+      // Unchanged: HEAD says the node has the model, so no model bytes are sent.
+      const bytes = await uploadedBytes(node);
+      const second = await parsed<{ version: number; uploaded: { model: boolean; hook: boolean } }>(url, 'deploy', fn);
+      expect(second).toMatchObject({ version: 2, uploaded: { model: false, hook: false } });
+      expect(await uploadedBytes(node)).toBe(bytes);
+
+      expect(
+        (await parsed<{ traffic: Record<string, number> }>(url, 'traffic', init.name, '1=10', '2=90')).traffic,
+      ).toEqual({ 1: 10, 2: 90 });
+      expect(await parsed<{ from: number; to: number }>(url, 'rollback', init.name)).toMatchObject({ from: 2, to: 1 });
+      const versions = await parsed<{ version: number; status: string; traffic: number }[]>(url, 'versions', init.name);
+      expect(versions.map((v) => [v.version, v.status, v.traffic])).toEqual([
+        [1, 'ready', 100],
+        [2, 'ready', 0],
+      ]);
+
+      const scaled = await parsed<{ version: number; scaling: { minInstances: number; maxInstances: number } }>(
+        url,
+        'scale',
+        init.name,
+        '--min',
+        '1',
+        '--max',
+        '2',
+      );
+      expect(scaled).toMatchObject({ version: 3, scaling: { minInstances: 1, maxInstances: 2 } });
+      const described = await parsed<{
+        traffic: Record<string, number>;
+        versions: { version: number; spec: { scaling: { minInstances: number } } }[];
+      }>(url, 'describe', init.name);
+      expect(described.traffic).toEqual({ 3: 100 });
+      expect(described.versions.at(-1)!.spec.scaling.minInstances).toBe(1);
+
+      const job = await parsed<{ status: string; result: { json: { outputs: number[][] } } }>(
+        url,
+        'invoke',
+        init.name,
+        '--async',
+        '--wait',
+        '--data',
+        JSON.stringify({ inputs: x }),
+      );
+      expect(job.status).toBe('succeeded');
+      expect(maxAbsDiff(Float32Array.from(job.result.json.outputs.flat()), reference)).toBeLessThan(1e-6);
+
+      const top = await parsed<{ function: string; state: string; p99Ms: number | null }[]>(url, 'top', '--once');
+      const serving = top.find((p) => p.function === init.name && p.state === 'warm');
+      expect(serving?.p99Ms).toBeGreaterThan(0);
+      expect((await parsed<{ name: string }[]>(url, 'ls')).map((f) => f.name)).toEqual([init.name]);
+
+      // People get tables and messages that name the fix; usage errors exit 2, failures 1.
+      expect((await hearth(url, 'ls')).out).toContain(init.name);
+      const unknown = await hearth(url, 'invoke', 'nope', '--data', '{}');
+      expect(unknown.code).toBe(1);
+      expect(unknown.err).toMatch(/nope.*FUNCTION_NOT_FOUND/);
+      expect((await hearth(url, 'traffic', init.name, 'ninety')).code).toBe(2);
+      expect((await hearth(url, 'frobnicate')).code).toBe(2);
+      const empty = await hearth(url, 'deploy', dir);
+      expect(empty.code).toBe(1);
+      expect(empty.err).toContain('hearth init');
+      const broken = join(dir, `broken-${label.split(' ')[0]}`);
+      await mkdir(broken);
+      await writeFile(
+        join(broken, 'hearth.yaml'),
+        'name: broken\nmodel: model.pt\ninputs: [{ name: x, dtype: FP33, dims: [4] }]\noutputs: [{ name: y, dtype: FP32, dims: [3] }]\n',
+      );
+      const invalid = await hearth(url, 'deploy', broken);
+      expect(invalid.code).toBe(1);
+      expect(invalid.err).toMatch(/inputs\[0\]\.dtype/);
+
+      await parsed(url, 'delete', init.name);
+      expect(await parsed<unknown[]>(url, 'ls')).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+}
+
+describe('the hearth CLI', () => {
+  lifecycle('embedded default', async () => {
+    const node = await testNode(join(dir, 'embedded'));
+    return { node, close: () => node.close() };
+  });
+
+  lifecycle('Redis and S3', async () => {
+    const s3 = await startS3();
+    const prefix = uniquePrefix();
+    const node = await testNode(join(dir, 'cluster'), {
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      HEARTH_REDIS_PREFIX: prefix,
+      HEARTH_S3_BUCKET: s3.bucket,
+      HEARTH_S3_ENDPOINT: s3.endpoint,
+    });
+    return {
+      node,
+      async close() {
+        await node.close();
+        await s3.close();
+        await dropKeys(prefix);
+      },
+    };
+  });
+});
