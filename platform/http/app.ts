@@ -10,7 +10,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 
 import { InvalidInputError, JobNotFoundError } from '../../sdk/errors.js';
-import { DeployRequestSchema, ImportRequestSchema, parseBody, TrafficRequestSchema } from '../../sdk/api/index.js';
+import { DeployRequestSchema, ImportRequestSchema, TrafficRequestSchema } from '../../sdk/api/index.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { checkSha } from '../artifacts/index.js';
@@ -21,6 +21,7 @@ import { callerId, jobView } from '../jobs/index.js';
 import type { Scope } from '../auth.js';
 import { authorize, parseVersion } from '../auth.js';
 import { httpStatus, toHttpResponse } from './errors.js';
+import { jsonBody } from './json-body.js';
 import { tooLarge } from './hot-routes.js';
 import { modelMetadata } from '../model-metadata.js';
 import { devices } from '../../runtime/index.js';
@@ -153,14 +154,14 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     o.onUpload?.(info.size);
     return c.json({ ...info, created: true }, 201);
   });
-  app.post('/api/v1/artifacts/import', admin, async (c) => {
-    const { uri } = parseBody(ImportRequestSchema, await c.req.json().catch(() => undefined));
+  app.post('/api/v1/artifacts/import', admin, jsonBody(ImportRequestSchema), async (c) => {
+    const { uri } = c.req.valid('json');
     return c.json(await o.artifacts.importS3(uri), 201);
   });
 
   // --- functions -----------------------------------------------------------------------------------
-  app.post('/api/v1/functions', admin, limit(o.maxBodyBytes), async (c) => {
-    const body = parseBody(DeployRequestSchema, await c.req.json().catch(() => undefined));
+  app.post('/api/v1/functions', admin, limit(o.maxBodyBytes), jsonBody(DeployRequestSchema), async (c) => {
+    const body = c.req.valid('json');
     const spec = parseSpec(body.spec);
     const { model, hook } = body.artifacts;
     const version = await service.deploy(spec, { model, ...(hook ? { hook } : {}) }, { keepTraffic: body.keepTraffic });
@@ -200,8 +201,8 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     await service.delete(name);
     return c.json({ deleted: name });
   });
-  app.put('/api/v1/functions/:name/traffic', admin, async (c) => {
-    const { traffic } = parseBody(TrafficRequestSchema, await c.req.json().catch(() => undefined));
+  app.put('/api/v1/functions/:name/traffic', admin, jsonBody(TrafficRequestSchema), async (c) => {
+    const { traffic } = c.req.valid('json');
     const record = await service.setTraffic(c.req.param('name'), traffic);
     return c.json({ name: record.name, traffic: record.traffic });
   });

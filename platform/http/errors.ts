@@ -1,7 +1,9 @@
 /**
  * The one mapping from Hearth's errors to HTTP: status, `{"error", "code"}` body, Retry-After.
  */
-import { HearthError } from '../../sdk/errors.js';
+import { HTTPException } from 'hono/http-exception';
+
+import { HearthError, InvalidInputError } from '../../sdk/errors.js';
 
 const STATUS: Record<string, number> = {
   INVALID_INPUT: 400,
@@ -42,5 +44,8 @@ export function toHttpResponse(error: unknown): HttpError {
     const headers: Record<string, string> = status === 429 || status === 503 ? { 'Retry-After': '1' } : {};
     return { status, body: { error: error.message, code: error.code }, headers };
   }
+  // hono's own refusals of a request (a body that is not JSON, for one) are the caller's mistakes.
+  if (error instanceof HTTPException && error.status === 400)
+    return toHttpResponse(new InvalidInputError(error.message));
   return { status: 500, body: { error: 'internal error', code: 'INTERNAL' }, headers: {} };
 }

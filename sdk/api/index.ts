@@ -1,2 +1,2 @@
 export * from './schemas.js';
-export { parseBody } from './parse.js';
+export { invalidBody, parseBody } from './parse.js';

@@ -1,0 +1,21 @@
+/**
+ * A management route's JSON body, checked against the SDK's schema by @hono/zod-validator; the
+ * handler reads it, typed, with `c.req.valid('json')`. A body that is not JSON, or not of the
+ * schema, is InvalidInputError naming the first problem, as the rest of the API answers.
+ */
+import { zValidator } from '@hono/zod-validator';
+import type { z } from 'zod';
+
+import { invalidBody } from '../../sdk/api/index.js';
+import { InvalidInputError } from '../../sdk/errors.js';
+
+const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
+
+export function jsonBody<S extends z.ZodType>(schema: S) {
+  return zValidator('json', schema, (result, c) => {
+    // hono reads a body as JSON only when it is labelled so; anything else would be checked as {}.
+    if (!JSON_TYPE.test(c.req.header('content-type') ?? ''))
+      throw new InvalidInputError('send the body as JSON, with Content-Type: application/json');
+    if (!result.success) throw invalidBody(result.error);
+  });
+}
