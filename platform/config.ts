@@ -40,6 +40,9 @@ function parseApiKeys(value: string | undefined): ApiKey[] {
     });
 }
 
+/** An integer from the environment (`name` must be `what`, says the error otherwise). */
+const integer = (name: string, what: string) => z.coerce.number({ message: `${name} must be ${what}` }).int();
+
 export const ConfigSchema = z.object({
   HEARTH_HTTP_PORT: port('HEARTH_HTTP_PORT', 8000),
   HEARTH_GRPC_PORT: port('HEARTH_GRPC_PORT', 8001),
@@ -64,22 +67,16 @@ export const ConfigSchema = z.object({
     .string()
     .regex(/^([A-Za-z0-9._-]+\/)*$/, 'HEARTH_S3_PREFIX must be empty or end with "/" (letters, digits, ".", "_", "-")')
     .default(''),
-  HEARTH_CACHE_MAX_BYTES: z.coerce
-    .number({ message: 'HEARTH_CACHE_MAX_BYTES must be a number of bytes' })
-    .int()
+  HEARTH_CACHE_MAX_BYTES: integer('HEARTH_CACHE_MAX_BYTES', 'a number of bytes')
     .min(1 << 20, 'HEARTH_CACHE_MAX_BYTES must be at least 1 MiB')
     .default(20 * 2 ** 30),
-  HEARTH_MAX_BODY_BYTES: z.coerce
-    .number({ message: 'HEARTH_MAX_BODY_BYTES must be a number of bytes' })
-    .int()
+  HEARTH_MAX_BODY_BYTES: integer('HEARTH_MAX_BODY_BYTES', 'a number of bytes')
     .min(1024)
     .default(64 * 2 ** 20),
   HEARTH_API_KEYS: z.string().optional(),
   HEARTH_ALLOW_INSECURE_BIND: z.enum(['0', '1', 'true', 'false']).default('0'),
   HEARTH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  HEARTH_INTRA_OP_THREADS: z.coerce
-    .number({ message: 'HEARTH_INTRA_OP_THREADS must be a number of threads' })
-    .int()
+  HEARTH_INTRA_OP_THREADS: integer('HEARTH_INTRA_OP_THREADS', 'a number of threads')
     .min(1, 'HEARTH_INTRA_OP_THREADS must be at least 1')
     .optional(),
   HEARTH_WEBHOOK_SECRET: z
@@ -89,33 +86,11 @@ export const ConfigSchema = z.object({
       'HEARTH_WEBHOOK_SECRET must be base64 (optionally after whsec_), at least 12 bytes',
     )
     .optional(),
-  HEARTH_JOB_ATTEMPTS: z.coerce
-    .number({ message: 'HEARTH_JOB_ATTEMPTS must be a number' })
-    .int()
-    .min(1)
-    .max(20)
-    .default(3),
-  HEARTH_JOB_BACKOFF_MS: z.coerce
-    .number({ message: 'HEARTH_JOB_BACKOFF_MS must be a number of milliseconds' })
-    .int()
-    .min(1)
-    .default(1000),
-  HEARTH_JOB_RESULT_TTL_S: z.coerce
-    .number({ message: 'HEARTH_JOB_RESULT_TTL_S must be a number of seconds' })
-    .int()
-    .min(1)
-    .default(86_400),
-  HEARTH_JOB_LOCK_MS: z.coerce
-    .number({ message: 'HEARTH_JOB_LOCK_MS must be a number of milliseconds' })
-    .int()
-    .min(1000)
-    .default(30_000),
-  HEARTH_JOB_CONCURRENCY: z.coerce
-    .number({ message: 'HEARTH_JOB_CONCURRENCY must be a number' })
-    .int()
-    .min(1)
-    .max(1024)
-    .default(64),
+  HEARTH_JOB_ATTEMPTS: integer('HEARTH_JOB_ATTEMPTS', 'a number').min(1).max(20).default(3),
+  HEARTH_JOB_BACKOFF_MS: integer('HEARTH_JOB_BACKOFF_MS', 'a number of milliseconds').min(1).default(1000),
+  HEARTH_JOB_RESULT_TTL_S: integer('HEARTH_JOB_RESULT_TTL_S', 'a number of seconds').min(1).default(86_400),
+  HEARTH_JOB_LOCK_MS: integer('HEARTH_JOB_LOCK_MS', 'a number of milliseconds').min(1000).default(30_000),
+  HEARTH_JOB_CONCURRENCY: integer('HEARTH_JOB_CONCURRENCY', 'a number').min(1).max(1024).default(64),
   HEARTH_WEBHOOK_ALLOW_HOSTS: z.string().optional(),
   HEARTH_SYSTEM_SHARED_MEMORY: z.enum(['auto', 'on', 'off']).default('auto'),
   HEARTH_ISOLATION: z
@@ -128,15 +103,11 @@ export const ConfigSchema = z.object({
     .string()
     .regex(/^[a-z_][a-z0-9_-]*\$?$/, 'HEARTH_RUNNER_USER must be a user name')
     .default('nobody'),
-  HEARTH_RUNNER_UID_BASE: z.coerce
-    .number({ message: 'HEARTH_RUNNER_UID_BASE must be a uid' })
-    .int()
+  HEARTH_RUNNER_UID_BASE: integer('HEARTH_RUNNER_UID_BASE', 'a uid')
     .min(1000, 'HEARTH_RUNNER_UID_BASE must be at least 1000 (clear of system users)')
     .max(2 ** 31 - 65_537)
     .default(200_000),
-  HEARTH_AUTOSCALE_TICK_MS: z.coerce
-    .number({ message: 'HEARTH_AUTOSCALE_TICK_MS must be a number of milliseconds' })
-    .int()
+  HEARTH_AUTOSCALE_TICK_MS: integer('HEARTH_AUTOSCALE_TICK_MS', 'a number of milliseconds')
     .min(10)
     .max(1000, 'HEARTH_AUTOSCALE_TICK_MS must be at most 1000: a queue over its target scales up within one tick')
     .default(1000),

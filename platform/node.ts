@@ -48,6 +48,9 @@ function listen(server: Server): Promise<number> {
   });
 }
 
+/** The longest close() waits for the responses of requests in flight. */
+const CLOSE_WAIT_MS = 10_000;
+
 /** The longest a starting node waits for its spare runner before it reports ready. */
 const SPARE_WAIT_MS = 30_000;
 
@@ -115,27 +118,23 @@ export async function startNode(config: Config): Promise<HearthNode> {
   let ready = false;
   const inflight = new InFlight();
   const sharedMemory = new SharedMemoryRegions(config.systemSharedMemory);
-  const app = createApp({
+  // What the hono app and the hot routes (function URLs, KServe infer) share.
+  const front = {
     service,
-    artifacts,
+    jobs,
     apiKeys: config.apiKeys,
     maxBodyBytes: config.maxBodyBytes,
     ready: () => ready,
-    version: VERSION,
     inflight,
-    jobs,
     sharedMemory,
+  };
+  const app = createApp({
+    ...front,
+    artifacts,
+    version: VERSION,
     onUpload: (bytes) => metrics?.observeUpload(bytes),
   });
-  const hot = createHotRoutes({
-    service,
-    jobs,
-    apiKeys: config.apiKeys,
-    maxBodyBytes: config.maxBodyBytes,
-    ready: () => ready,
-    inflight,
-    sharedMemory,
-  });
+  const hot = createHotRoutes(front);
   const rest = getRequestListener(app.fetch);
   const server = createServer((req, res) => {
     if (!hot(req, res)) void rest(req, res);
@@ -191,7 +190,13 @@ export async function startNode(config: Config): Promise<HearthNode> {
     clearInterval(serving);
     await jobs.close();
     await cluster?.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // New connections are refused and idle ones closed at once; requests in flight get their
+    // responses (for at most CLOSE_WAIT_MS); then what is still open goes too — a kept-alive
+    // socket whose client sent part of a request would otherwise hold the server for its 65 s.
+    const httpClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    await Promise.race([inflight.idle(), sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
+    server.closeAllConnections();
+    await httpClosed;
     await new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
     await new Promise<void>((resolve) => metricsServer.server.close(() => resolve()));
     await service.close();

@@ -9,7 +9,9 @@
  */
 import { InvalidInputError, UnsupportedError } from '../sdk/errors.js';
 import { mapSharedMemory } from '../runtime/index.js';
+import type { DType, Tensor } from '../sdk/tensor.js';
 import { bytesOf } from '../sdk/tensor.js';
+import { tensorFromRaw } from './inference-tensors.js';
 
 export interface RegionStatus {
   name: string;
@@ -128,8 +130,24 @@ export function sharedMemoryRef(
   };
 }
 
-/** The bytes an input's reference names in the caller's regions (both transports read inputs so). */
-export function regionBytes(shm: ShmContext | undefined, ref: SharedMemoryRef, what: string): Uint8Array {
+/**
+ * An input read from the region its parameters name in the caller's regions, or undefined when they
+ * name none (both transports read inputs so).
+ */
+export function sharedInput(
+  name: string,
+  dtype: DType,
+  shape: number[],
+  parameters: Record<string, unknown> | undefined,
+  shm: ShmContext | undefined,
+): Tensor | undefined {
+  const what = `input '${name}'`;
+  const ref = sharedMemoryRef(parameters, what);
+  return ref && tensorFromRaw(name, dtype, shape, regionBytes(shm, ref, what), 'shared_memory_byte_size');
+}
+
+/** The bytes a reference names in the caller's regions. */
+function regionBytes(shm: ShmContext | undefined, ref: SharedMemoryRef, what: string): Uint8Array {
   if (!shm) throw new InvalidInputError(`${what}: shared memory is not available here`);
   return shm.regions.view(shm.owner, ref, what);
 }

@@ -27,19 +27,9 @@ export const DTYPES = [
 export type DType = (typeof DTYPES)[number];
 
 /** The dtypes LibTorch computes with (TorchScript has no unsigned types beyond UINT8, nor BYTES). */
-export const ENGINE_DTYPES = [
-  'BOOL',
-  'UINT8',
-  'INT8',
-  'INT16',
-  'INT32',
-  'INT64',
-  'FP16',
-  'BF16',
-  'FP32',
-  'FP64',
-] as const;
-export type EngineDType = (typeof ENGINE_DTYPES)[number];
+export type EngineDType = Exclude<DType, 'UINT16' | 'UINT32' | 'UINT64' | 'BYTES'>;
+const NOT_ENGINE: ReadonlySet<DType> = new Set(['UINT16', 'UINT32', 'UINT64', 'BYTES']);
+export const ENGINE_DTYPES: readonly EngineDType[] = DTYPES.filter((d): d is EngineDType => !NOT_ENGINE.has(d));
 
 export interface TypedArrayByDType {
   BOOL: Uint8Array;

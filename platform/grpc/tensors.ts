@@ -8,7 +8,7 @@ import type { DType, Tensor } from '../../sdk/tensor.js';
 import type { RequestedOutput } from '../inference-tensors.js';
 import { inputHead, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
 import type { ShmContext } from '../shared-memory.js';
-import { regionBytes, sharedMemoryRef, writeToRegion } from '../shared-memory.js';
+import { sharedInput, sharedMemoryRef, writeToRegion } from '../shared-memory.js';
 
 export interface GrpcInput {
   name: string;
@@ -63,15 +63,9 @@ export function grpcInputsToTensors(inputs: GrpcInput[], raw: Uint8Array[], shm?
   let next = 0;
   inputs.forEach((input) => {
     const { dtype, shape } = inputHead(tensors, input, `input "${input.name}"`);
-    const shared = sharedMemoryRef(unwrapParameters(input.parameters), `input '${input.name}'`);
+    const shared = sharedInput(input.name, dtype, shape, unwrapParameters(input.parameters), shm);
     if (shared) {
-      tensors[input.name] = tensorFromRaw(
-        input.name,
-        dtype,
-        shape,
-        regionBytes(shm, shared, `input '${input.name}'`),
-        'shared_memory_byte_size',
-      );
+      tensors[input.name] = shared;
       return;
     }
     if (raw.length > 0) {

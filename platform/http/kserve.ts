@@ -11,7 +11,7 @@ import { tensorToJson } from '../../sdk/tensor-json.js';
 import { inputHead, selectOutputs, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
 import { decodeBytes } from '../../sdk/tensor-bytes.js';
 import type { ShmContext } from '../shared-memory.js';
-import { regionBytes, sharedMemoryRef, writeToRegion } from '../shared-memory.js';
+import { sharedInput, sharedMemoryRef, writeToRegion } from '../shared-memory.js';
 
 const utf8 = new TextDecoder();
 
@@ -62,16 +62,9 @@ export function parseInferRequest(
       throw new InvalidInputError(`${where}.shape must be a list of non-negative integers`, { reason: 'ERR_SHAPE' });
     const { dtype, shape } = inputHead(tensors, input, where);
     const size = input.parameters?.binary_data_size;
-    const shared = sharedMemoryRef(input.parameters, `input '${input.name}'`);
-    if (shared) {
-      tensors[input.name] = tensorFromRaw(
-        input.name,
-        dtype,
-        shape,
-        regionBytes(shm, shared, `input '${input.name}'`),
-        'shared_memory_byte_size',
-      );
-    } else if (size !== undefined) {
+    const shared = sharedInput(input.name, dtype, shape, input.parameters, shm);
+    if (shared) tensors[input.name] = shared;
+    else if (size !== undefined) {
       if (!parsed.binary)
         throw new InvalidInputError(
           `${where} has binary_data_size but the request has no Inference-Header-Content-Length`,

@@ -26,17 +26,19 @@ export class Metrics {
     this.#refresh = refresh;
     collectDefaultMetrics({ register: this.registry, prefix: 'hearth_process_' });
     const labels = (p: PoolSummary) => ({ model: p.function, version: String(p.version) });
+    // One series per pool and version, read from the pools' summaries at each scrape (reset first,
+    // so the series of a pool that has gone go with it).
+    type PerPool = { reset(): void; inc(series: ReturnType<typeof labels>, value: number): void };
+    const perPool = (value: (p: PoolSummary) => number) =>
+      function collect(this: PerPool): void {
+        this.reset();
+        for (const p of pools()) this.inc(labels(p), value(p));
+      };
     const counter = (name: string, help: string, value: (p: PoolSummary) => number): void => {
-      new Counter({
-        name,
-        help,
-        labelNames: LABELS,
-        registers: [this.registry],
-        collect() {
-          this.reset();
-          for (const p of pools()) this.inc(labels(p), value(p));
-        },
-      });
+      new Counter({ name, help, labelNames: LABELS, registers: [this.registry], collect: perPool(value) });
+    };
+    const gauge = (name: string, help: string, value: (p: PoolSummary) => number): void => {
+      new Gauge({ name, help, labelNames: LABELS, registers: [this.registry], collect: perPool(value) });
     };
     counter('nv_inference_request_success', 'Requests that got a response', (p) => p.success);
     counter('nv_inference_count', 'Inferences (rows) performed', (p) => p.inferenceCount);
@@ -74,26 +76,12 @@ export class Metrics {
         }
       },
     });
-    new Gauge({
-      name: 'nv_inference_pending_request_count',
-      help: 'Requests inside the pool: in hooks, queued or running',
-      labelNames: LABELS,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const p of pools()) this.set(labels(p), p.pending);
-      },
-    });
-    new Gauge({
-      name: 'hearth_queue_depth',
-      help: 'Requests waiting in the batcher queue',
-      labelNames: LABELS,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const p of pools()) this.set(labels(p), p.queueDepth);
-      },
-    });
+    gauge(
+      'nv_inference_pending_request_count',
+      'Requests inside the pool: in hooks, queued or running',
+      (p) => p.pending,
+    );
+    gauge('hearth_queue_depth', 'Requests waiting in the batcher queue', (p) => p.queueDepth);
     new Gauge({
       name: 'hearth_pool_instances',
       help: 'Model instances by state',

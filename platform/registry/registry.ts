@@ -39,6 +39,24 @@ export interface Registry {
   close(): Promise<void>;
 }
 
+/** A new pending version of `spec`, appended to its record (a new record for a new name). */
+export function applyNewVersion(
+  record: FunctionRecord | undefined,
+  spec: FunctionSpec,
+  artifacts: FunctionVersion['artifacts'],
+): { record: FunctionRecord; version: FunctionVersion } {
+  const now = new Date().toISOString();
+  const current = record ?? { name: spec.name, createdAt: now, versions: [], traffic: {} };
+  const version: FunctionVersion = {
+    version: (current.versions.at(-1)?.version ?? 0) + 1,
+    spec,
+    artifacts,
+    createdAt: now,
+    status: 'pending',
+  };
+  return { record: { ...current, versions: [...current.versions, version] }, version };
+}
+
 /** The checks every implementation applies to a traffic change, on the record it is about to write. */
 export function applyTraffic(record: FunctionRecord, weights: Record<string, number>): FunctionRecord {
   const entries = Object.entries(weights);

@@ -11,15 +11,12 @@ import {
 import { ManualClock } from './clock.js';
 import type { BatcherOptions, BatchEntry } from './dynamic-batcher.js';
 import { DynamicBatcher } from './dynamic-batcher.js';
+import { BatchingSchema } from '../../sdk/spec/spec-parts.js';
 
+/** The spec's batching defaults (sdk/spec/function-spec.test.ts checks them), with batches of up to 8. */
 const defaults: BatcherOptions = {
   maxBatchSize: 8,
-  preferredBatchSizes: [],
-  maxQueueDelayUs: 0,
-  maxQueueSize: 0,
-  defaultTimeoutUs: 0,
-  priorityLevels: 1,
-  defaultPriorityLevel: 1,
+  ...BatchingSchema.parse({}),
 };
 
 function setup(options: Partial<BatcherOptions> = {}, instances = 1) {

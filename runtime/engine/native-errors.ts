@@ -1,25 +1,19 @@
 /**
  * The one mapping from the addon's stable error codes to Hearth's typed errors.
  */
-import {
-  DeviceUnavailableError,
-  DisposedError,
-  HearthError,
-  InferenceError,
-  InvalidInputError,
-  ModelLoadError,
-} from '../../sdk/errors.js';
+import * as errors from '../../sdk/errors.js';
+import { HearthError } from '../../sdk/errors.js';
 
 const BY_CODE: Record<string, new (message: string, options: { cause: unknown; reason: string }) => HearthError> = {
-  ERR_MODEL_LOAD: ModelLoadError,
-  ERR_DEVICE: DeviceUnavailableError,
-  ERR_INVALID_ARGUMENT: InvalidInputError,
-  ERR_INPUT_COUNT: InvalidInputError,
-  ERR_SHAPE: InvalidInputError,
-  ERR_DTYPE: InvalidInputError,
-  ERR_FORWARD: InferenceError,
-  ERR_OUTPUT: InferenceError,
-  ERR_DISPOSED: DisposedError,
+  ERR_MODEL_LOAD: errors.ModelLoadError,
+  ERR_DEVICE: errors.DeviceUnavailableError,
+  ERR_INVALID_ARGUMENT: errors.InvalidInputError,
+  ERR_INPUT_COUNT: errors.InvalidInputError,
+  ERR_SHAPE: errors.InvalidInputError,
+  ERR_DTYPE: errors.InvalidInputError,
+  ERR_FORWARD: errors.InferenceError,
+  ERR_OUTPUT: errors.InferenceError,
+  ERR_DISPOSED: errors.DisposedError,
 };
 
 export function fromNativeCode(error: unknown): HearthError {

@@ -26,6 +26,7 @@ export const DeployRequestSchema = z.object(
   },
   { message: 'send {"spec": {...}, "artifacts": {"model": "<sha256>", "hook": "<sha256>"}}' },
 );
+export type DeployRequest = z.infer<typeof DeployRequestSchema>;
 
 /** PUT /api/v1/functions/{name}/traffic */
 export const TrafficRequestSchema = z.object(
@@ -36,6 +37,7 @@ export const TrafficRequestSchema = z.object(
   },
   { message: 'send {"traffic": {"<version>": <weight>, ...}}' },
 );
+export type TrafficRequest = z.infer<typeof TrafficRequestSchema>;
 
 /** POST /api/v1/artifacts/import */
 export const ImportRequestSchema = z.object(
@@ -46,6 +48,7 @@ export const ImportRequestSchema = z.object(
 // --- responses --------------------------------------------------------------------------------------
 
 export const ArtifactInfoSchema = z.looseObject({ sha256: z.string(), size: z.number() });
+export type ArtifactInfo = z.infer<typeof ArtifactInfoSchema>;
 
 export const DeployResultSchema = z.looseObject({
   name: z.string(),
@@ -54,6 +57,7 @@ export const DeployResultSchema = z.looseObject({
   reason: z.string().optional(),
   url: z.string(),
 });
+export type DeployResult = z.infer<typeof DeployResultSchema>;
 
 export const FunctionVersionInfoSchema = z.looseObject({
   version: z.number(),
@@ -63,6 +67,7 @@ export const FunctionVersionInfoSchema = z.looseObject({
   spec: z.record(z.string(), z.unknown()),
   artifacts: z.looseObject({ model: z.string(), hook: z.string().optional() }),
 });
+export type FunctionVersionInfo = z.infer<typeof FunctionVersionInfoSchema>;
 
 const DurationSchema = z.object({ count: z.number(), totalUs: z.number(), maxUs: z.number() });
 
@@ -81,6 +86,7 @@ export const PoolInfoSchema = z.looseObject({
   latency: z.object({ p50Ms: z.number(), p99Ms: z.number(), of: z.number() }).optional(),
   batchSizes: z.record(z.string(), z.number()).optional(),
 });
+export type PoolInfo = z.infer<typeof PoolInfoSchema>;
 
 export const FunctionInfoSchema = z.looseObject({
   name: z.string(),
@@ -89,6 +95,7 @@ export const FunctionInfoSchema = z.looseObject({
   traffic: z.record(z.string(), z.number()),
   pools: z.array(PoolInfoSchema),
 });
+export type FunctionInfo = z.infer<typeof FunctionInfoSchema>;
 
 export const FunctionListEntrySchema = z.looseObject({
   name: z.string(),
@@ -97,6 +104,7 @@ export const FunctionListEntrySchema = z.looseObject({
   latest: z.number().optional(),
   traffic: z.record(z.string(), z.number()),
 });
+export type FunctionListEntry = z.infer<typeof FunctionListEntrySchema>;
 export const FunctionListSchema = z.looseObject({ functions: z.array(FunctionListEntrySchema) });
 
 export const TrafficResultSchema = z.looseObject({ name: z.string(), traffic: z.record(z.string(), z.number()) });
@@ -123,16 +131,7 @@ export const JobInfoSchema = z.looseObject({
     .optional(),
   error: z.looseObject({ error: z.string(), code: z.string() }).optional(),
 });
+export type JobInfo = z.infer<typeof JobInfoSchema>;
 
 export const JobAcceptedSchema = z.looseObject({ id: z.string(), status: z.string(), statusUrl: z.string() });
-
-export type DeployRequest = z.infer<typeof DeployRequestSchema>;
-export type TrafficRequest = z.infer<typeof TrafficRequestSchema>;
-export type ArtifactInfo = z.infer<typeof ArtifactInfoSchema>;
-export type DeployResult = z.infer<typeof DeployResultSchema>;
-export type FunctionVersionInfo = z.infer<typeof FunctionVersionInfoSchema>;
-export type PoolInfo = z.infer<typeof PoolInfoSchema>;
-export type FunctionInfo = z.infer<typeof FunctionInfoSchema>;
-export type FunctionListEntry = z.infer<typeof FunctionListEntrySchema>;
-export type JobInfo = z.infer<typeof JobInfoSchema>;
 export type JobAccepted = z.infer<typeof JobAcceptedSchema>;

@@ -13,26 +13,20 @@
  * in throughput at c=64; ≤ 0.3 ms added p50 at c=1. Flags: --quick, --seconds S.
  */
 import { writeFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 
-import { ensureModels, modelPath, REPO_ROOT } from '../helpers/fixtures.js';
-import { hookBundle, postFunction, spawnNode, upload } from '../helpers/node.js';
+import { ensureModels } from '../helpers/fixtures.js';
+import { spawnNode } from '../helpers/node.js';
 import { randomRows as floats } from './engine-reference.js';
 import type { LoadResult } from './load.js';
-import { cannon, serialLoop, stop } from './load.js';
+import { benchFlags, round } from './flags.js';
+import { deployWithHook, MLP_SPEC } from './deploy.js';
+import { cannon, kserveBinary, serialLoop, stop } from './load.js';
 
-const { values: flags } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    seconds: { type: 'string' },
-    out: { type: 'string', default: join(REPO_ROOT, 'test', 'bench', 'results', 'isolation.json') },
-  },
-});
-const seconds = Number(flags.seconds ?? (flags.quick ? 2 : 5));
-const round = (v: number, d = 1): number => Math.round(v * 10 ** d) / 10 ** d;
+const flags = benchFlags('isolation');
+const { seconds } = flags;
 type Mode = 'process' | 'none';
 interface Row {
   mode: Mode;
@@ -45,16 +39,7 @@ interface Row {
 }
 
 const x = floats(1024, 7);
-const header = new TextEncoder().encode(
-  JSON.stringify({
-    inputs: [{ name: 'x', shape: [1, 1024], datatype: 'FP32', parameters: { binary_data_size: 4096 } }],
-    parameters: { binary_data_output: true },
-  }),
-);
-const binary = new Uint8Array(header.length + 4096);
-binary.set(header);
-binary.set(new Uint8Array(x.buffer), header.length);
-const kserve = { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.length) };
+const { body: binary, headers: kserve } = kserveBinary('x', [1, 1024], x);
 const json = JSON.stringify({ inputs: Array.from(x) });
 
 const CELLS = [
@@ -69,24 +54,7 @@ async function turn(mode: Mode, dir: string): Promise<Row[]> {
     HEARTH_LOG_LEVEL: 'info',
   });
   try {
-    const model = await upload(node.url, new Uint8Array(await readFile(modelPath('mlp'))));
-    const hook = await upload(
-      node.url,
-      await hookBundle('mlp-json', join(dir, 'bundles'), join(REPO_ROOT, 'test', 'bench', 'hooks')),
-    );
-    const spec = {
-      name: 'mlp',
-      model: 'model.pt',
-      hook: 'hook.ts',
-      maxBatchSize: 64,
-      batching: { maxQueueDelayUs: 2000 },
-      instances: { device: 'cpu' },
-      scaling: { targetQueueDepth: 64 },
-      inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }],
-      outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
-    };
-    const r = await postFunction(node.url, { spec, artifacts: { model, hook } });
-    if (r.status !== 201) throw new Error(`deploy failed: ${await r.text()}`);
+    await deployWithHook(node.url, MLP_SPEC, 'mlp', 'mlp-json', dir);
     const rows: Row[] = [];
     for (const cell of CELLS) {
       const [url, body, headers] =

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 
 import { ensureModels, modelPath, REPO_ROOT } from '../helpers/fixtures.js';
 import { postFunction, spawnNode, upload } from '../helpers/node.js';
+import { SLOW_SPEC } from '../helpers/specs.js';
 
 const OUT = join(REPO_ROOT, 'test', 'bench', 'results');
 const ITERS = 60;
@@ -90,18 +91,7 @@ async function main(): Promise<void> {
   const node = await spawnNode(join(dir, 'data'), { HEARTH_AUTOSCALE_TICK_MS: '250', HEARTH_LOG_LEVEL: 'info' });
   try {
     const model = await upload(node.url, new Uint8Array(await readFile(modelPath('slow'))));
-    const spec = {
-      name: 'slow',
-      model: 'model.pt',
-      maxBatchSize: 0,
-      instances: { device: 'cpu' },
-      scaling: SCALING,
-      inputs: [
-        { name: 'x', dtype: 'FP32', dims: [4, 512] },
-        { name: 'n', dtype: 'INT64', dims: [] },
-      ],
-      outputs: [{ name: 'y', dtype: 'FP32', dims: [4, 512] }],
-    };
+    const spec = { ...SLOW_SPEC, scaling: SCALING };
     const deployed = await postFunction(node.url, { spec, artifacts: { model } });
     if (deployed.status !== 201) throw new Error(`deploy failed: ${await deployed.text()}`);
     const body = JSON.stringify({

@@ -12,32 +12,22 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-
-import { PROTO_OPTIONS, PROTO_PATH } from '../../platform/grpc/index.js';
 import { loadModel, setIntraOpThreads } from '../../runtime/index.js';
 import { ensureModels, modelPath, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
-import { hookBundle, postFunction, spawnNode, upload } from '../helpers/node.js';
+import { spawnNode } from '../helpers/node.js';
 import { engineBestBatch, randomRows as floats } from './engine-reference.js';
-import { cannon, stop } from './load.js';
+import { benchFlags, round } from './flags.js';
+import { deployWithHook, MLP_SPEC, RESNET_SPEC } from './deploy.js';
+import { cannon, grpcLoad, kserveBinary, stop } from './load.js';
 
-const { values: flags } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    seconds: { type: 'string' },
-    out: { type: 'string', default: join(REPO_ROOT, 'test', 'bench', 'results', 'serve.json') },
-  },
-});
-const seconds = Number(flags.seconds ?? (flags.quick ? 2 : 5));
+const flags = benchFlags('serve');
+const { seconds } = flags;
 const CONCURRENCY = [1, 16, 64];
 const threads = availableParallelism();
-const round = (v: number, d = 1): number => Math.round(v * 10 ** d) / 10 ** d;
 
 interface Row {
   model: string;
@@ -136,51 +126,6 @@ function startPeer(kind: 'flask' | 'fastapi', model: 'mlp' | 'resnet50', port: n
   return spawn(PYTHON, args, { cwd, env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
-async function grpcLoad(
-  address: string,
-  concurrency: number,
-  duration: number,
-  x: Float32Array,
-): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
-  const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_PATH, PROTO_OPTIONS)) as unknown as {
-    inference: { GRPCInferenceService: grpc.ServiceClientConstructor };
-  };
-  const client = new pkg.inference.GRPCInferenceService(
-    address,
-    grpc.credentials.createInsecure(),
-  ) as unknown as grpc.Client & { ModelInfer(r: object, cb: (e: Error | null) => void): void };
-  const request = {
-    model_name: 'mlp',
-    inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 1024] }],
-    raw_input_contents: [Buffer.from(x.buffer)],
-  };
-  const latencies: number[] = [];
-  let errors = 0;
-  const end = performance.now() + duration * 1000;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) {
-        const t = performance.now();
-        await new Promise<void>((resolve) =>
-          client.ModelInfer(request, (e) => {
-            if (e) errors++;
-            resolve();
-          }),
-        );
-        latencies.push(performance.now() - t);
-      }
-    }),
-  );
-  client.close();
-  latencies.sort((a, b) => a - b);
-  return {
-    rps: latencies.length / duration,
-    p50: latencies[Math.floor(latencies.length / 2)] ?? 0,
-    p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0,
-    errors,
-  };
-}
-
 async function main(): Promise<void> {
   ensureModels();
   console.log(
@@ -193,47 +138,8 @@ async function main(): Promise<void> {
   const hearth = await spawnNode(join(dir, 'data'));
   const rows: Row[] = [];
   try {
-    const deploy = async (spec: object, model: string, hook: string): Promise<void> => {
-      const m = await upload(hearth.url, new Uint8Array(await readFile(modelPath(model as 'mlp'))));
-      const h = await upload(
-        hearth.url,
-        await hookBundle(hook, join(dir, 'bundles'), join(REPO_ROOT, 'test', 'bench', 'hooks')),
-      );
-      const r = await postFunction(hearth.url, { spec, artifacts: { model: m, hook: h } });
-      if (r.status !== 201) throw new Error(`deploy failed: ${await r.text()}`);
-    };
-    // The MLP reads all its weights per forward, so batch size is its throughput: one instance
-    // takes the whole queue (a second would split the batches on these 2 cores). ResNet-50 is
-    // compute-bound and scales to an instance per lane on the autoscaler's defaults.
-    await deploy(
-      {
-        name: 'mlp',
-        model: 'model.pt',
-        hook: 'hook.ts',
-        maxBatchSize: 64,
-        batching: { maxQueueDelayUs: 2000 },
-        instances: { device: 'cpu' },
-        scaling: { targetQueueDepth: 64 },
-        inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }],
-        outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
-      },
-      'mlp',
-      'mlp-json',
-    );
-    await deploy(
-      {
-        name: 'resnet50',
-        model: 'model.pt',
-        hook: 'hook.ts',
-        maxBatchSize: 16,
-        batching: { maxQueueDelayUs: 5000 },
-        instances: { device: 'cpu' },
-        inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }],
-        outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }],
-      },
-      'resnet50',
-      'resnet-binary',
-    );
+    await deployWithHook(hearth.url, MLP_SPEC, 'mlp', 'mlp-json', dir);
+    await deployWithHook(hearth.url, RESNET_SPEC, 'resnet50', 'resnet-binary', dir);
 
     const mlpX = floats(1024, 7);
     const mlpBody = JSON.stringify({ inputs: Array.from(mlpX) });
@@ -284,19 +190,8 @@ async function main(): Promise<void> {
     }
 
     // The MLP through Hearth's KServe binary extension and gRPC raw_input_contents.
-    const header = new TextEncoder().encode(
-      JSON.stringify({
-        inputs: [{ name: 'x', shape: [1, 1024], datatype: 'FP32', parameters: { binary_data_size: 4096 } }],
-        parameters: { binary_data_output: true },
-      }),
-    );
-    const binary = new Uint8Array(header.length + 4096);
-    binary.set(header);
-    binary.set(new Uint8Array(mlpX.buffer), header.length);
-    const kserve = {
-      'content-type': 'application/octet-stream',
-      'inference-header-content-length': String(header.length),
-    };
+    const { body: binary, headers: kserve } = kserveBinary('x', [1, 1024], mlpX);
+    const mlpGrpc = { model: 'mlp', input: 'x', shape: [1, 1024], data: mlpX };
     await cannon(`${hearth.url}/v2/models/mlp/infer`, binary, kserve, 4, 1);
     for (const c of CONCURRENCY)
       record(
@@ -305,8 +200,8 @@ async function main(): Promise<void> {
         c,
         await cannon(`${hearth.url}/v2/models/mlp/infer`, binary, kserve, c, seconds),
       );
-    await grpcLoad(hearth.grpc, 4, 1, mlpX);
-    for (const c of CONCURRENCY) record('mlp', 'hearth-grpc-raw', c, await grpcLoad(hearth.grpc, c, seconds, mlpX));
+    await grpcLoad(hearth.grpc, mlpGrpc, 4, 1);
+    for (const c of CONCURRENCY) record('mlp', 'hearth-grpc-raw', c, await grpcLoad(hearth.grpc, mlpGrpc, c, seconds));
   } finally {
     await stop(hearth.child);
     await rm(dir, { recursive: true, force: true });
@@ -317,26 +212,16 @@ async function main(): Promise<void> {
   const check = (label: string, ok: boolean, detail: string): void =>
     console.log(`  ${ok ? 'met   ' : 'MISSED'} ${label}: ${detail}`);
   console.log('\ntargets at concurrency 64:');
-  check(
-    'MLP binary ≥ 0.8 × engine best',
-    at('mlp', 'hearth-kserve-binary').req_per_s >= 0.8 * engine.mlp,
-    `${round(at('mlp', 'hearth-kserve-binary').req_per_s / engine.mlp, 3)}`,
-  );
-  check(
-    'MLP gRPC ≥ 0.8 × engine best',
-    at('mlp', 'hearth-grpc-raw').req_per_s >= 0.8 * engine.mlp,
-    `${round(at('mlp', 'hearth-grpc-raw').req_per_s / engine.mlp, 3)}`,
-  );
-  check(
-    'MLP JSON function URL ≥ 0.6 × engine best',
-    at('mlp', 'hearth').req_per_s >= 0.6 * engine.mlp,
-    `${round(at('mlp', 'hearth').req_per_s / engine.mlp, 3)}`,
-  );
-  check(
-    'ResNet-50 ≥ 0.9 × engine best',
-    at('resnet50', 'hearth').req_per_s >= 0.9 * engine.resnet50,
-    `${round(at('resnet50', 'hearth').req_per_s / engine.resnet50, 3)}`,
-  );
+  const ofEngine: [label: string, model: 'mlp' | 'resnet50', server: string, target: number][] = [
+    ['MLP binary', 'mlp', 'hearth-kserve-binary', 0.8],
+    ['MLP gRPC', 'mlp', 'hearth-grpc-raw', 0.8],
+    ['MLP JSON function URL', 'mlp', 'hearth', 0.6],
+    ['ResNet-50', 'resnet50', 'hearth', 0.9],
+  ];
+  for (const [label, model, server, target] of ofEngine) {
+    const ratio = at(model, server).req_per_s / engine[model];
+    check(`${label} ≥ ${target} × engine best`, ratio >= target, `${round(ratio, 3)}`);
+  }
   const flask = at('mlp', 'flask-gunicorn');
   check(
     'MLP ≥ 5 × Flask throughput',

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -12,7 +13,8 @@ import { loadConfig } from '../../platform/config.js';
 import type { HearthNode } from '../../platform/node.js';
 import { startNode } from '../../platform/node.js';
 import { bundleHook } from '../../runtime/hooks/index.js';
-import { REPO_ROOT } from './fixtures.js';
+import type { FixtureModel } from './fixtures.js';
+import { modelPath, REPO_ROOT } from './fixtures.js';
 
 export async function testNode(dataDir: string, env: Record<string, string> = {}): Promise<HearthNode> {
   return startNode(
@@ -107,4 +109,30 @@ export function postFunction(url: string, body: unknown, headers: Record<string,
     body: JSON.stringify(body),
     headers: { 'content-type': 'application/json', ...headers },
   });
+}
+
+/**
+ * Deploys `spec` with a fixture model and, when `hook` is named, a hook bundled from `hooksDir`
+ * (test/fixtures/hooks by default) into `bundles` (a folder of this process by default): upload,
+ * upload, POST. The deploy's response.
+ */
+export async function deployFixture(
+  url: string,
+  spec: object,
+  artifacts: { model: FixtureModel; hook?: string; bundles?: string; hooksDir?: string },
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const model = await upload(url, new Uint8Array(await readFile(modelPath(artifacts.model))), headers);
+  const hook = artifacts.hook
+    ? await upload(
+        url,
+        await hookBundle(
+          artifacts.hook,
+          artifacts.bundles ?? join(tmpdir(), `hearth-bundles-${process.pid}`),
+          artifacts.hooksDir,
+        ),
+        headers,
+      )
+    : undefined;
+  return postFunction(url, { spec, artifacts: { model, ...(hook ? { hook } : {}) } }, headers);
 }

@@ -6,24 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
-import { dropKeys, hookBundle, postFunction, spawnNode, testNode, uniquePrefix, upload } from '../helpers/node.js';
+import { deployFixture, dropKeys, postFunction, spawnNode, testNode, uniquePrefix, upload } from '../helpers/node.js';
 import { waitFor } from '../helpers/wait.js';
+import { SLOW_SPEC, SMALL_SPEC } from '../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-limits-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const SLOW = {
-  name: 'slow',
-  model: 'model.pt',
-  maxBatchSize: 0,
-  instances: { device: 'cpu' },
-  batching: { maxQueueSize: 1 },
-  inputs: [
-    { name: 'x', dtype: 'FP32', dims: [4, 512] },
-    { name: 'n', dtype: 'INT64', dims: [] },
-  ],
-  outputs: [{ name: 'y', dtype: 'FP32', dims: [4, 512] }],
-};
+const SLOW = { ...SLOW_SPEC, batching: { maxQueueSize: 1 } };
 const infer = (url: string, iters: number, headers: Record<string, string> = {}) =>
   fetch(`${url}/v2/models/slow/infer`, {
     method: 'POST',
@@ -192,19 +182,12 @@ describe('per-function hook limits (spec.limits)', () => {
   it("stops a hook call past the function's own limit, and serves the next call", async () => {
     const node = await testNode(join(dir, 'hook-limits'));
     try {
-      const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('small'))));
-      const hook = await upload(node.httpUrl, await hookBundle('loops', join(dir, 'bundles')));
-      const spec = {
-        name: 'loops',
-        model: 'model.pt',
-        hook: 'hook.ts',
-        maxBatchSize: 8,
-        instances: { device: 'cpu' },
-        limits: { hookTimeoutMs: 300 },
-        inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
-        outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
-      };
-      const r = await postFunction(node.httpUrl, { spec, artifacts: { model, hook } });
+      const spec = { ...SMALL_SPEC, name: 'loops', hook: 'hook.ts', limits: { hookTimeoutMs: 300 } };
+      const r = await deployFixture(node.httpUrl, spec, {
+        model: 'small',
+        hook: 'loops',
+        bundles: join(dir, 'bundles'),
+      });
       expect(r.status, await r.clone().text()).toBe(201);
       const looped = await fetch(`${node.httpUrl}/fn/loops`, {
         method: 'POST',

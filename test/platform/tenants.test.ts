@@ -12,22 +12,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HearthNode } from '../../platform/node.js';
 import { modelPath } from '../helpers/fixtures.js';
 import { grpcCall, inferenceClient } from '../helpers/grpc.js';
-import { testNode, upload } from '../helpers/node.js';
+import { deployFixture, testNode } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import { pythonForwardMany } from '../helpers/reference.js';
 import { waitFor } from '../helpers/wait.js';
+import { SMALL_SPEC } from '../helpers/specs.js';
 
 const A = 'tenant-a-key-0001';
 const B = 'tenant-b-key-0002';
 const ADMIN = 'admin-key-00000003';
-const SPEC = {
-  name: 'small',
-  model: 'model.pt',
-  maxBatchSize: 8,
-  instances: { device: 'cpu' },
-  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
-  outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
-};
+const SPEC = SMALL_SPEC;
 const XA = [[1, 2, 3, 4]];
 const XB = [[-4, 0.5, 2, 8]];
 const [refA, refB] = pythonForwardMany(
@@ -49,14 +43,7 @@ const output = async (r: Response) =>
 
 beforeAll(async () => {
   node = await testNode(join(dir, 'node'), { HEARTH_API_KEYS: `${A}:invoke,${B}:invoke,${ADMIN}:admin` });
-  const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('small'))), {
-    authorization: `Bearer ${ADMIN}`,
-  });
-  const r = await fetch(`${node.httpUrl}/api/v1/functions`, {
-    method: 'POST',
-    body: JSON.stringify({ spec: SPEC, artifacts: { model } }),
-    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-  });
+  const r = await deployFixture(node.httpUrl, SPEC, { model: 'small' }, { authorization: `Bearer ${ADMIN}` });
   expect(r.status).toBe(201);
 });
 afterAll(async () => {

@@ -20,17 +20,11 @@ import { modelPath } from '../helpers/fixtures.js';
 import { sha256, testNode } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import { pythonForward } from '../helpers/reference.js';
+import { SMALL_SPEC } from '../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-client-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
-const SPEC = {
-  name: 'small',
-  model: 'model.pt',
-  maxBatchSize: 8,
-  instances: { device: 'cpu' },
-  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
-  outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
-};
+const SPEC = SMALL_SPEC;
 
 describe('the Hearth client', () => {
   let node: HearthNode;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
 import { FUNCTION_NAME } from '../../../sdk/spec/function-spec.js';
 import type { FunctionRecord, FunctionVersion, Registry, VersionStatus } from '../registry.js';
-import { applyStatus, applyTraffic, checkedName, notFound } from '../registry.js';
+import { applyNewVersion, applyStatus, applyTraffic, checkedName, notFound } from '../registry.js';
 
 export class FsRegistry implements Registry {
   readonly kind = 'fs';
@@ -55,16 +55,8 @@ export class FsRegistry implements Registry {
 
   createVersion(spec: FunctionSpec, artifacts: FunctionVersion['artifacts']): Promise<FunctionVersion> {
     return this.#serial(async () => {
-      const now = new Date().toISOString();
-      const record = (await this.get(spec.name)) ?? { name: spec.name, createdAt: now, versions: [], traffic: {} };
-      const version: FunctionVersion = {
-        version: (record.versions.at(-1)?.version ?? 0) + 1,
-        spec,
-        artifacts,
-        createdAt: now,
-        status: 'pending',
-      };
-      await this.#write({ ...record, versions: [...record.versions, version] });
+      const { record, version } = applyNewVersion(await this.get(spec.name), spec, artifacts);
+      await this.#write(record);
       return version;
     });
   }

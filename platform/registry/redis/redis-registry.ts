@@ -10,7 +10,7 @@ import { UnavailableError } from '../../../sdk/errors.js';
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
 import { FUNCTION_NAME } from '../../../sdk/spec/function-spec.js';
 import type { FunctionRecord, FunctionVersion, Registry, VersionStatus } from '../registry.js';
-import { applyStatus, applyTraffic, checkedName, notFound } from '../registry.js';
+import { applyNewVersion, applyStatus, applyTraffic, checkedName, notFound } from '../registry.js';
 
 export class RedisRegistry implements Registry {
   readonly kind = 'redis';
@@ -88,17 +88,9 @@ export class RedisRegistry implements Registry {
   }
 
   createVersion(spec: FunctionSpec, artifacts: FunctionVersion['artifacts']): Promise<FunctionVersion> {
-    return this.#transact(spec.name, (record) => {
-      const now = new Date().toISOString();
-      const current = record ?? { name: spec.name, createdAt: now, versions: [], traffic: {} };
-      const version: FunctionVersion = {
-        version: (current.versions.at(-1)?.version ?? 0) + 1,
-        spec,
-        artifacts,
-        createdAt: now,
-        status: 'pending',
-      };
-      return { next: { ...current, versions: [...current.versions, version] }, result: version };
+    return this.#transact(spec.name, (current) => {
+      const { record, version } = applyNewVersion(current, spec, artifacts);
+      return { next: record, result: version };
     });
   }
 

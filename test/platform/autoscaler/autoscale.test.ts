@@ -16,6 +16,7 @@ import { postFunction, testNode, upload } from '../../helpers/node.js';
 import { maxAbsDiff } from '../../helpers/random.js';
 import { pythonForward } from '../../helpers/reference.js';
 import { waitFor } from '../../helpers/wait.js';
+import { SLOW_SPEC } from '../../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-autoscale-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -23,16 +24,9 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 const ITERS = 300;
 const x = Float32Array.from({ length: 4 * 512 }, (_, i) => Math.sin(i) / 4);
 const SPEC = {
-  name: 'slow',
-  model: 'model.pt',
-  maxBatchSize: 0,
+  ...SLOW_SPEC,
   instances: { device: 'cpu', count: 1 },
   scaling: { minInstances: 0, maxInstances: 3, targetQueueDepth: 2, stableWindowS: 1, scaleDownAfterS: 2 },
-  inputs: [
-    { name: 'x', dtype: 'FP32', dims: [4, 512] },
-    { name: 'n', dtype: 'INT64', dims: [] },
-  ],
-  outputs: [{ name: 'y', dtype: 'FP32', dims: [4, 512] }],
 };
 
 describe('autoscaling on one node', () => {

@@ -4,7 +4,7 @@
  * completes, with python3-torch's output, and its webhook arrives exactly once.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,29 +13,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { modelPath } from '../../helpers/fixtures.js';
 import type { NodeProcess } from '../../helpers/node.js';
-import { dropKeys, postFunction, spawnNode, uniquePrefix, upload } from '../../helpers/node.js';
+import { deployFixture, dropKeys, spawnNode, uniquePrefix } from '../../helpers/node.js';
 import { maxAbsDiff } from '../../helpers/random.js';
 import { pythonForward } from '../../helpers/reference.js';
 import type { TestS3 } from '../../helpers/s3.js';
 import { startS3 } from '../../helpers/s3.js';
 import { waitFor } from '../../helpers/wait.js';
+import { SLOW_SPEC } from '../../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-cluster-'));
 const prefix = uniquePrefix();
 const ITERS = 1000;
 const JOBS = 48;
 const x = Float32Array.from({ length: 4 * 512 }, (_, i) => Math.cos(i) / 4);
-const SPEC = {
-  name: 'slow',
-  model: 'model.pt',
-  maxBatchSize: 0,
-  instances: { device: 'cpu' },
-  inputs: [
-    { name: 'x', dtype: 'FP32', dims: [4, 512] },
-    { name: 'n', dtype: 'INT64', dims: [] },
-  ],
-  outputs: [{ name: 'y', dtype: 'FP32', dims: [4, 512] }],
-};
+const SPEC = SLOW_SPEC;
 
 describe('three nodes on one Redis and one S3', () => {
   let s3: TestS3;
@@ -106,8 +97,7 @@ describe('three nodes on one Redis and one S3', () => {
     await waitFor(what, check, (ok) => ok);
   };
   const deploy = async (node: NodeProcess, name: string): Promise<void> => {
-    const model = await upload(node.url, new Uint8Array(await readFile(modelPath('slow'))));
-    const r = await postFunction(node.url, { spec: { ...SPEC, name }, artifacts: { model } });
+    const r = await deployFixture(node.url, { ...SPEC, name }, { model: 'slow' });
     expect(r.status).toBe(201);
   };
 
@@ -125,15 +115,11 @@ describe('three nodes on one Redis and one S3', () => {
   it('keeps a GPU version deployed through nodes without a GPU pending, saying it waits for one, and serves the CPU version meanwhile', async () => {
     const [a, b] = nodes as [NodeProcess, NodeProcess, NodeProcess];
     await deploy(a, 'gpu-wait');
-    const model = await upload(a.url, new Uint8Array(await readFile(modelPath('slow'))));
-    const r = await fetch(`${a.url}/api/v1/functions`, {
-      method: 'POST',
-      body: JSON.stringify({
-        spec: { ...SPEC, name: 'gpu-wait', instances: { device: 'cuda' } },
-        artifacts: { model },
-      }),
-      headers: { 'content-type': 'application/json' },
-    });
+    const r = await deployFixture(
+      a.url,
+      { ...SPEC, name: 'gpu-wait', instances: { device: 'cuda' } },
+      { model: 'slow' },
+    );
     expect(r.status).toBe(202);
     expect(await r.json()).toMatchObject({
       version: 2,

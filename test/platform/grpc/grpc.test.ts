@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -8,7 +8,8 @@ import type { HearthNode } from '../../../platform/node.js';
 import { modelPath } from '../../helpers/fixtures.js';
 import type { InferenceClient } from '../../helpers/grpc.js';
 import { grpcCall, inferenceClient } from '../../helpers/grpc.js';
-import { postFunction, testNode, upload } from '../../helpers/node.js';
+import { deployFixture, testNode } from '../../helpers/node.js';
+import { SMALL_SPEC } from '../../helpers/specs.js';
 import { pythonForwardMany } from '../../helpers/reference.js';
 import { maxAbsDiff } from '../../helpers/random.js';
 
@@ -25,16 +26,13 @@ const ref = pythonForwardMany(modelPath('small'), [[{ dtype: 'FP32', shape: [2, 
 
 beforeAll(async () => {
   node = await testNode(join(dir, 'node'));
-  const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('small'))));
+  // The small model under pytorch_backend's INPUT__0 / OUTPUT__0 names.
   const spec = {
-    name: 'small',
-    model: 'model.pt',
-    maxBatchSize: 8,
-    instances: { device: 'cpu' },
+    ...SMALL_SPEC,
     inputs: [{ name: 'INPUT__0', dtype: 'FP32', dims: [4] }],
     outputs: [{ name: 'OUTPUT__0', dtype: 'FP32', dims: [3] }],
   };
-  const r = await postFunction(node.httpUrl, { spec, artifacts: { model } });
+  const r = await deployFixture(node.httpUrl, spec, { model: 'small' });
   expect(r.status).toBe(201);
   c = client(node.grpcAddress);
 });

@@ -11,23 +11,13 @@ import { pythonForwardMany } from '../../helpers/reference.js';
 import { maxAbsDiff } from '../../helpers/random.js';
 import type { TestS3 } from '../../helpers/s3.js';
 import { startS3 } from '../../helpers/s3.js';
+import { SMALL_SPEC, SMALL_X } from '../../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-http-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const SPEC = {
-  name: 'small',
-  model: 'model.pt',
-  hook: 'hook.ts',
-  maxBatchSize: 8,
-  instances: { device: 'cpu' },
-  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
-  outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
-};
-const X = [
-  [1, 2, 3, 4],
-  [0.5, -1, 2, 0],
-];
+const SPEC = { ...SMALL_SPEC, hook: 'hook.ts' };
+const X = SMALL_X;
 const json = (v: unknown): RequestInit => ({
   method: 'POST',
   body: JSON.stringify(v),

@@ -20,24 +20,15 @@ import { maxAbsDiff } from '../../helpers/random.js';
 import { startRedis } from '../../helpers/redis.js';
 import { pythonForwardMany } from '../../helpers/reference.js';
 import { waitFor } from '../../helpers/wait.js';
+import { SMALL_SPEC, SMALL_X } from '../../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-jobs-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const SECRET_BYTES = randomBytes(24);
 const SECRET = `whsec_${SECRET_BYTES.toString('base64')}`;
-const SPEC = {
-  name: 'small',
-  model: 'model.pt',
-  maxBatchSize: 8,
-  instances: { device: 'cpu' },
-  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
-  outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
-};
-const X = [
-  [1, 2, 3, 4],
-  [0.5, -1, 2, 0],
-];
+const SPEC = SMALL_SPEC;
+const X = SMALL_X;
 const reference = pythonForwardMany(modelPath('small'), [
   [{ dtype: 'FP32', shape: [2, 4], data: Float32Array.from(X.flat()) }],
 ])[0]!.outputs[0]!.data as Float32Array;

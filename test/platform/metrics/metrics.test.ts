@@ -1,10 +1,10 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { modelPath } from '../../helpers/fixtures.js';
-import { hookBundle, postFunction, testNode, upload } from '../../helpers/node.js';
+import { deployFixture, testNode } from '../../helpers/node.js';
+import { SMALL_SPEC } from '../../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-metrics-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -20,18 +20,8 @@ describe('metrics on the metrics port', () => {
   it('reports Triton-named counters per function and version, instances by state, and cold starts by phase', async () => {
     const node = await testNode(join(dir, 'node'));
     try {
-      const model = await upload(node.httpUrl, new Uint8Array(await readFile(modelPath('small'))));
-      const hook = await upload(node.httpUrl, await hookBundle('echo', join(dir, 'bundles')));
-      const spec = {
-        name: 'small',
-        model: 'model.pt',
-        hook: 'hook.ts',
-        maxBatchSize: 8,
-        instances: { device: 'cpu' },
-        inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
-        outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
-      };
-      await postFunction(node.httpUrl, { spec, artifacts: { model, hook } });
+      const spec = { ...SMALL_SPEC, hook: 'hook.ts' };
+      await deployFixture(node.httpUrl, spec, { model: 'small', hook: 'echo', bundles: join(dir, 'bundles') });
       const send = (x: unknown) =>
         fetch(`${node.httpUrl}/fn/small`, {
           method: 'POST',

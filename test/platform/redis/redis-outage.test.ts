@@ -14,16 +14,10 @@ import { postFunction, testNode, upload } from '../../helpers/node.js';
 import type { TestRedis } from '../../helpers/redis.js';
 import { startRedis } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait.js';
+import { SMALL_SPEC } from '../../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-redis-outage-'));
-const SPEC = {
-  name: 'small',
-  model: 'model.pt',
-  maxBatchSize: 8,
-  instances: { device: 'cpu' },
-  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
-  outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
-};
+const SPEC = SMALL_SPEC;
 const BODY = JSON.stringify({ inputs: { x: [[1, 2, 3, 4]] } });
 
 describe('Redis restarted under load', () => {

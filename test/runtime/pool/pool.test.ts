@@ -22,6 +22,7 @@ import type { Tensor } from '../../../sdk/tensor.js';
 import { modelPath, REPO_ROOT } from '../../helpers/fixtures.js';
 import { pythonForward, pythonForwardMany } from '../../helpers/reference.js';
 import { maxAbsDiff, randomTensor } from '../../helpers/random.js';
+import { SMALL_SPEC, SMALL_X, SLOW_SPEC } from '../../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-pool-'));
 const pools: Pool[] = [];
@@ -38,15 +39,7 @@ const MLP: FunctionSpecInput = {
   inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }],
   outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
 };
-const SMALL: FunctionSpecInput = {
-  name: 'small',
-  model: 'model.pt',
-  hook: 'hook.ts',
-  maxBatchSize: 8,
-  instances: { device: 'cpu' },
-  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
-  outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
-};
+const SMALL: FunctionSpecInput = { ...SMALL_SPEC, hook: 'hook.ts' };
 
 async function pool(
   spec: FunctionSpecInput,
@@ -115,10 +108,7 @@ describe('pool', () => {
 
   it('serves a bundled hook: response equals python3-torch on the same input', async () => {
     const p = await pool(SMALL, modelPath('small'), { hook: 'echo' });
-    const x = [
-      [1, 2, 3, 4],
-      [0.5, -1, 2, 0],
-    ];
+    const x = SMALL_X;
     const response = decode(await p.invoke(encode({ x })));
     const ref = pythonForward(modelPath('small'), [{ dtype: 'FP32', shape: [2, 4], data: Float32Array.from(x.flat()) }])
       .outputs[0]!;
@@ -192,18 +182,7 @@ describe('pool', () => {
   });
 
   it('refuses work past maxQueueSize, deadlines and cancellations without losing the rest', async () => {
-    const spec: FunctionSpecInput = {
-      name: 'slow',
-      model: 'm.pt',
-      maxBatchSize: 0,
-      instances: { device: 'cpu' },
-      batching: { maxQueueSize: 2 },
-      inputs: [
-        { name: 'x', dtype: 'FP32', dims: [4, 512] },
-        { name: 'n', dtype: 'INT64', dims: [] },
-      ],
-      outputs: [{ name: 'y', dtype: 'FP32', dims: [4, 512] }],
-    };
+    const spec: FunctionSpecInput = { ...SLOW_SPEC, batching: { maxQueueSize: 2 } };
     const p = await pool(spec, modelPath('slow'));
     const req = (iters: number) => ({
       x: randomTensor('FP32', [4, 512], iters),

@@ -1,0 +1,53 @@
+/** The functions the serving benchmarks deploy, and one way to deploy them with a bench hook. */
+import { join } from 'node:path';
+
+import type { FunctionSpecInput } from '../../sdk/spec/function-spec.js';
+import type { FixtureModel } from '../helpers/fixtures.js';
+import { REPO_ROOT } from '../helpers/fixtures.js';
+import { deployFixture } from '../helpers/node.js';
+
+const ON_CPU_WITH_HOOK = { model: 'model.pt', hook: 'hook.ts', instances: { device: 'cpu' } } as const;
+
+/**
+ * The MLP (1024 → 1024) behind a JSON hook. It reads all its weights per forward, so batch size is
+ * its throughput: one instance takes the whole queue (a second would split the batches on 2 cores).
+ */
+export const MLP_SPEC = {
+  ...ON_CPU_WITH_HOOK,
+  name: 'mlp',
+  maxBatchSize: 64,
+  batching: { maxQueueDelayUs: 2000 },
+  scaling: { targetQueueDepth: 64 },
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
+} satisfies FunctionSpecInput;
+
+/** ResNet-50: compute-bound, it scales to an instance per lane on the autoscaler's defaults. */
+export const RESNET_SPEC = {
+  ...ON_CPU_WITH_HOOK,
+  name: 'resnet50',
+  maxBatchSize: 16,
+  batching: { maxQueueDelayUs: 5000 },
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }],
+} satisfies FunctionSpecInput;
+
+/**
+ * Uploads the fixture model `model` and the hook test/bench/hooks/`hook`.ts (bundled under `dir`),
+ * then deploys `spec` with them on the node at `url`; throws unless the version is ready.
+ */
+export async function deployWithHook(
+  url: string,
+  spec: FunctionSpecInput,
+  model: FixtureModel,
+  hook: string,
+  dir: string,
+): Promise<void> {
+  const r = await deployFixture(url, spec, {
+    model,
+    hook,
+    bundles: join(dir, 'bundles'),
+    hooksDir: join(REPO_ROOT, 'test', 'bench', 'hooks'),
+  });
+  if (r.status !== 201) throw new Error(`deploy failed: ${await r.text()}`);
+}
