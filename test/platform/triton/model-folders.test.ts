@@ -3,37 +3,20 @@
  * deploy path, then asked over HTTP JSON, HTTP binary and gRPC — each answer compared with
  * python3-torch running the same .pt with its arguments in forward()'s own order.
  */
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import type { HearthNode } from '../../../platform/node.js';
-import { Hearth } from '../../../sdk/client.js';
 import { deployFolder, readSpec } from '../../../sdk/cli/deploy.js';
 import type { Tensor } from '../../../sdk/tensor.js';
 import { modelPath, TRITON_REPO } from '../../helpers/fixtures.js';
-import { grpcCall, inferenceClient } from '../../helpers/grpc.js';
-import { testNode } from '../../helpers/node.js';
+import { grpcCall } from '../../helpers/grpc.js';
+import { nodeForFile } from '../../helpers/suite.js';
 import { maxAbsDiff, randomTensor } from '../../helpers/random.js';
 import { pythonForward } from '../../helpers/reference.js';
 
-const dir = await mkdtemp(join(tmpdir(), 'hearth-triton-folders-'));
-let node: HearthNode;
-let client: Hearth;
-let rpc: ReturnType<typeof inferenceClient>;
-
-beforeAll(async () => {
-  node = await testNode(join(dir, 'node'));
-  client = new Hearth({ url: node.httpUrl });
-  rpc = inferenceClient(node.grpcAddress);
-});
-afterAll(async () => {
-  rpc?.close();
-  await node?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const suite = nodeForFile('triton-folders');
 
 interface Case {
   folder: string;
@@ -115,11 +98,11 @@ function bytes(t: Tensor): Buffer {
 
 describe('Triton model folders, deployed unchanged', () => {
   it.each(CASES)('$folder: deploys, and answers as python3-torch over HTTP JSON, HTTP binary and gRPC', async (c) => {
-    const deployed = await deployFolder(client, join(TRITON_REPO, c.folder));
+    const deployed = await deployFolder(suite.client, join(TRITON_REPO, c.folder));
     expect(deployed).toMatchObject({ status: 'ready' });
     const name = (await readSpec(join(TRITON_REPO, c.folder))).name;
     const expected = reference(c);
-    const path = `${node.httpUrl}/v2/models/${encodeURIComponent(name)}/infer`;
+    const path = `${suite.node.httpUrl}/v2/models/${encodeURIComponent(name)}/infer`;
 
     // HTTP JSON
     const json = await fetch(path, {
@@ -148,12 +131,12 @@ describe('Triton model folders, deployed unchanged', () => {
     }
 
     // HTTP binary (the SDK's infer)
-    const binary = await client.infer(name, c.inputs);
+    const binary = await suite.client.infer(name, c.inputs);
     for (const [n, want] of Object.entries(expected))
       expect(maxAbsDiff(binary[n]!.data as Float32Array, want.data as Float32Array)).toBeLessThan(1e-5);
 
     // gRPC, raw contents
-    const response = await grpcCall(rpc, 'ModelInfer', {
+    const response = await grpcCall(suite.rpc, 'ModelInfer', {
       model_name: name,
       inputs: Object.entries(c.inputs).map(([n, t]) => ({ name: n, datatype: 'FP32', shape: t.shape })),
       raw_input_contents: Object.values(c.inputs).map(bytes),
@@ -169,16 +152,16 @@ describe('Triton model folders, deployed unchanged', () => {
   });
 
   it('serves the version folder that version_policy picks', async () => {
-    const deployed = await deployFolder(client, join(TRITON_REPO, 'versioned_model'));
+    const deployed = await deployFolder(suite.client, join(TRITON_REPO, 'versioned_model'));
     expect(deployed.status).toBe('ready');
-    const out = await client.infer('versioned_model', {
+    const out = await suite.client.infer('versioned_model', {
       INPUT__0: { dtype: 'FP32', shape: [1, 2], data: Float32Array.from([1, 2]) },
     });
     expect(Array.from(out.OUTPUT__0!.data as Float32Array)).toEqual([3, 4]); // x + 2: version folder 2
   });
 
   it('answers classification requests as "score:index:label", top-k per row, over HTTP and gRPC', async () => {
-    await deployFolder(client, join(TRITON_REPO, 'classifier.v1'));
+    await deployFolder(suite.client, join(TRITON_REPO, 'classifier.v1'));
     const x = f32([2, 4], 11);
     const scores = pythonForward(join(TRITON_REPO, 'classifier.v1', '1', 'model.pt'), [x]).outputs[0]!
       .data as Float32Array;
@@ -192,7 +175,7 @@ describe('Triton model folders, deployed unchanged', () => {
         .slice(0, 3)
         .map(({ v, i }) => `${v.toFixed(6)}:${i}:${labels[i]}`);
     });
-    const r = await fetch(`${node.httpUrl}/v2/models/classifier.v1/infer`, {
+    const r = await fetch(`${suite.node.httpUrl}/v2/models/classifier.v1/infer`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
@@ -203,7 +186,7 @@ describe('Triton model folders, deployed unchanged', () => {
     const body = (await r.json()) as { outputs: { name: string; datatype: string; shape: number[]; data: string[] }[] };
     expect(body.outputs[0]).toEqual({ name: 'OUTPUT__0', datatype: 'BYTES', shape: [2, 3], data: want });
 
-    const response = await grpcCall(rpc, 'ModelInfer', {
+    const response = await grpcCall(suite.rpc, 'ModelInfer', {
       model_name: 'classifier.v1',
       inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [2, 4] }],
       outputs: [{ name: 'OUTPUT__0', parameters: { classification: { int64_param: 3 } } }],
@@ -221,10 +204,13 @@ describe('Triton model folders, deployed unchanged', () => {
   });
 
   it("says the unknown model in Triton's words, over HTTP and gRPC", async () => {
-    const r = await fetch(`${node.httpUrl}/v2/models/nope.model/infer`, { method: 'POST', body: '{"inputs": []}' });
+    const r = await fetch(`${suite.node.httpUrl}/v2/models/nope.model/infer`, {
+      method: 'POST',
+      body: '{"inputs": []}',
+    });
     expect(r.status).toBe(404);
     expect(((await r.json()) as { error: string }).error).toBe("Request for unknown model: 'nope.model' is not found");
-    const error = await grpcCall(rpc, 'ModelInfer', { model_name: 'nope.model', inputs: [] }).catch(
+    const error = await grpcCall(suite.rpc, 'ModelInfer', { model_name: 'nope.model', inputs: [] }).catch(
       (e: grpc.ServiceError) => e,
     );
     expect((error as grpc.ServiceError).code).toBe(grpc.status.NOT_FOUND);
@@ -232,113 +218,9 @@ describe('Triton model folders, deployed unchanged', () => {
   });
 });
 
-describe('BYTES / TYPE_STRING tensors, into TorchScript as List[str]', () => {
-  // Hand-computed: the model upper-cases each string and returns its length.
-  const words = ['hearth', 'Triton', 'a b c', ''];
-  const upper = words.map((w) => w.toUpperCase());
-  const lengths = words.map((w) => w.length);
-  const serialized = (list: string[]) => {
-    const parts = list.map((w) => Buffer.from(w));
-    return Buffer.concat(parts.flatMap((p) => [Buffer.from(Uint32Array.of(p.byteLength).buffer), p]));
-  };
-
-  beforeAll(async () => {
-    expect((await deployFolder(client, join(TRITON_REPO, 'string_upper'))).status).toBe('ready');
-  });
-
-  it('takes JSON strings and answers JSON strings', async () => {
-    const r = await fetch(`${node.httpUrl}/v2/models/string_upper/infer`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [4, 1], data: words }] }),
-    });
-    expect(r.status).toBe(200);
-    const body = (await r.json()) as {
-      outputs: { name: string; datatype: string; shape: number[]; data: unknown[] }[];
-    };
-    expect(body.outputs).toEqual([
-      { name: 'OUTPUT0', datatype: 'BYTES', shape: [4, 1], data: upper },
-      { name: 'OUTPUT1', datatype: 'INT64', shape: [4, 1], data: lengths },
-    ]);
-  });
-
-  it('takes and answers length-prefixed binary strings; concurrent requests (batched when they meet) each get their own rows back', async () => {
-    const one = async (list: string[]) => {
-      const data = serialized(list);
-      const header = Buffer.from(
-        JSON.stringify({
-          inputs: [
-            {
-              name: 'INPUT0',
-              datatype: 'BYTES',
-              shape: [list.length, 1],
-              parameters: { binary_data_size: data.byteLength },
-            },
-          ],
-          outputs: [{ name: 'OUTPUT0', parameters: { binary_data: true } }],
-        }),
-      );
-      const r = await fetch(`${node.httpUrl}/v2/models/string_upper/infer`, {
-        method: 'POST',
-        headers: { 'inference-header-content-length': String(header.byteLength) },
-        body: Buffer.concat([header, data]),
-      });
-      expect(r.status).toBe(200);
-      const bytes = Buffer.from(await r.arrayBuffer());
-      const length = Number(r.headers.get('inference-header-content-length'));
-      const json = JSON.parse(bytes.subarray(0, length).toString()) as {
-        outputs: { shape: number[]; parameters: { binary_data_size: number } }[];
-      };
-      expect(json.outputs[0]!.shape).toEqual([list.length, 1]);
-      return bytes.subarray(length);
-    };
-    const lists = [['x', 'yz'], ['hello'], words];
-    const answers = await Promise.all(lists.map(one));
-    answers.forEach((got, i) => {
-      expect(got.equals(serialized(lists[i]!.map((w) => w.toUpperCase())))).toBe(true);
-    });
-  });
-
-  it('takes gRPC bytes_contents and raw contents', async () => {
-    for (const request of [
-      {
-        inputs: [
-          {
-            name: 'INPUT0',
-            datatype: 'BYTES',
-            shape: [4, 1],
-            contents: { bytes_contents: words.map((w) => Buffer.from(w)) },
-          },
-        ],
-      },
-      { inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [4, 1] }], raw_input_contents: [serialized(words)] },
-    ]) {
-      const response = await grpcCall(rpc, 'ModelInfer', { model_name: 'string_upper', ...request });
-      const raw = response.raw_output_contents as Buffer[];
-      expect(Buffer.from(raw[0]!).equals(serialized(upper))).toBe(true);
-      expect(Array.from(new BigInt64Array(new Uint8Array(raw[1]!).buffer), Number)).toEqual(lengths);
-    }
-  });
-
-  it('refuses BYTES data whose lengths do not add up, with 400', async () => {
-    const header = Buffer.from(
-      JSON.stringify({
-        inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [1, 1], parameters: { binary_data_size: 6 } }],
-      }),
-    );
-    const r = await fetch(`${node.httpUrl}/v2/models/string_upper/infer`, {
-      method: 'POST',
-      headers: { 'inference-header-content-length': String(header.byteLength) },
-      body: Buffer.concat([header, Buffer.from([9, 0, 0, 0, 65, 66])]),
-    });
-    expect(r.status).toBe(400);
-    expect(((await r.json()) as { error: string }).error).toMatch(/BYTES element 0 says 9 byte\(s\) but 2 are left/);
-  });
-});
-
 describe('model_warmup', () => {
   async function warmupFolder(name: string, dims: string): Promise<string> {
-    const folder = join(dir, name);
+    const folder = join(suite.dir, name);
     await mkdir(join(folder, '1'), { recursive: true });
     await copyFile(join(TRITON_REPO, 'seed_layout', '1', 'resnet.pt'), join(folder, '1', 'model.pt'));
     await writeFile(
@@ -353,23 +235,23 @@ describe('model_warmup', () => {
   }
 
   it("runs the config's samples at load: a sample the model cannot take fails the deploy, naming the warm-up", async () => {
-    const bad = await deployFolder(client, await warmupFolder('warm_bad', '5'));
+    const bad = await deployFolder(suite.client, await warmupFolder('warm_bad', '5'));
     expect(bad.status).toBe('failed');
     expect(bad.reason).toMatch(/warm-up forward failed/);
-    const good = await deployFolder(client, await warmupFolder('warm_good', '4'));
+    const good = await deployFolder(suite.client, await warmupFolder('warm_good', '4'));
     expect(good.status).toBe('ready');
-    const pools = (await client.describe('warm_good')).pools as { coldStart?: { warmup: number } }[];
+    const pools = (await suite.client.describe('warm_good')).pools as { coldStart?: { warmup: number } }[];
     expect(pools[0]!.coldStart!.warmup).toBeGreaterThan(0);
   });
 });
 
 describe('a forward() that takes one Dict[str, Tensor]', () => {
   it('gets every input in the dict under its config name (hand-computed 2a - b), batched or not', async () => {
-    expect((await deployFolder(client, join(TRITON_REPO, 'dict_input'))).status).toBe('ready');
+    expect((await deployFolder(suite.client, join(TRITON_REPO, 'dict_input'))).status).toBe('ready');
     const a = [1, 2, 3, 4, 5, 6];
     const b = [0.5, 0, -1, 2, 2, 2];
     const one = (rows: number, off: number) =>
-      client.infer('dict_input', {
+      suite.client.infer('dict_input', {
         INPUT_B: { dtype: 'FP32', shape: [rows, 3], data: Float32Array.from(b.slice(off * 3, (off + rows) * 3)) },
         INPUT_A: { dtype: 'FP32', shape: [rows, 3], data: Float32Array.from(a.slice(off * 3, (off + rows) * 3)) },
       });
@@ -405,14 +287,14 @@ output [
 `;
 
   it('deploys ResNet-50 unchanged and answers as python3-torch does', async () => {
-    const folder = join(dir, 'tutorial', 'resnet50');
+    const folder = join(suite.dir, 'tutorial', 'resnet50');
     await mkdir(join(folder, '1'), { recursive: true });
     await writeFile(join(folder, 'config.pbtxt'), TUTORIAL);
     await copyFile(modelPath('resnet50'), join(folder, '1', 'model.pt'));
-    expect((await deployFolder(client, folder)).status).toBe('ready');
+    expect((await deployFolder(suite.client, folder)).status).toBe('ready');
     const x = f32([3, 224, 224], 41);
     const ref = pythonForward(modelPath('resnet50'), [{ ...x, shape: [1, 3, 224, 224] }]).outputs[0]!;
-    const out = await client.infer('resnet50', { input__0: x });
+    const out = await suite.client.infer('resnet50', { input__0: x });
     expect(out.output__0!.shape).toEqual([1, 1000, 1, 1]);
     expect(maxAbsDiff(out.output__0!.data as Float32Array, ref.data as Float32Array)).toBeLessThan(1e-3);
   });

@@ -3,40 +3,25 @@
  * statistics, compression, server metadata, repository unload/load, and a GPU config on a CPU node.
  * Expected values come from the protocol text and from hand-counted requests, not from Hearth.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync, deflateSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
-import type { HearthNode } from '../../../platform/node.js';
-import { Hearth } from '../../../sdk/client.js';
 import { deployFolder } from '../../../sdk/cli/deploy.js';
 import { TRITON_REPO } from '../../helpers/fixtures.js';
-import { grpcCall, inferenceClient, inferStream } from '../../helpers/grpc.js';
-import { testNode } from '../../helpers/node.js';
+import { grpcCall, inferStream } from '../../helpers/grpc.js';
+import { nodeForFile } from '../../helpers/suite.js';
 import { maxAbsDiff, randomTensor } from '../../helpers/random.js';
 import { pythonForward } from '../../helpers/reference.js';
 
-const dir = await mkdtemp(join(tmpdir(), 'hearth-triton-protocol-'));
-let node: HearthNode;
-let client: Hearth;
-let rpc: ReturnType<typeof inferenceClient>;
+const suite = nodeForFile('triton-protocol');
 const SIMPLE = 'simple.shuffled_Args';
 
 beforeAll(async () => {
-  node = await testNode(join(dir, 'node'));
-  client = new Hearth({ url: node.httpUrl });
-  rpc = inferenceClient(node.grpcAddress);
-  expect((await deployFolder(client, join(TRITON_REPO, 'simple.shuffled_Args'))).status).toBe('ready');
-  expect((await deployFolder(client, join(TRITON_REPO, 'reshape_model'))).status).toBe('ready');
-  expect((await deployFolder(client, join(TRITON_REPO, 'classifier.v1'))).status).toBe('ready');
-});
-afterAll(async () => {
-  rpc?.close();
-  await node?.close();
-  await rm(dir, { recursive: true, force: true });
+  expect((await deployFolder(suite.client, join(TRITON_REPO, 'simple.shuffled_Args'))).status).toBe('ready');
+  expect((await deployFolder(suite.client, join(TRITON_REPO, 'reshape_model'))).status).toBe('ready');
+  expect((await deployFolder(suite.client, join(TRITON_REPO, 'classifier.v1'))).status).toBe('ready');
 });
 
 const simpleRequest = (seed: number, rows = 1) => ({
@@ -49,7 +34,7 @@ const simpleRequest = (seed: number, rows = 1) => ({
 });
 
 async function postJson(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${node.httpUrl}${path}`, {
+  return fetch(`${suite.node.httpUrl}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
@@ -58,7 +43,7 @@ async function postJson(path: string, body: unknown, headers: Record<string, str
 
 describe('model configuration', () => {
   it('answers the config as Triton fills it, over HTTP and gRPC', async () => {
-    const r = await fetch(`${node.httpUrl}/v2/models/reshape_model/config`);
+    const r = await fetch(`${suite.node.httpUrl}/v2/models/reshape_model/config`);
     expect(r.status).toBe(200);
     const config = (await r.json()) as Record<string, unknown>;
     expect(config).toMatchObject({
@@ -77,7 +62,10 @@ describe('model configuration', () => {
       default_model_filename: 'model.pt',
       dynamic_batching: { max_queue_delay_microseconds: 0 },
     });
-    const byGrpc = (await grpcCall(rpc, 'ModelConfig', { name: 'classifier.v1' })).config as Record<string, unknown>;
+    const byGrpc = (await grpcCall(suite.rpc, 'ModelConfig', { name: 'classifier.v1' })).config as Record<
+      string,
+      unknown
+    >;
     expect(byGrpc).toMatchObject({
       name: 'classifier.v1',
       platform: 'pytorch_libtorch',
@@ -93,7 +81,7 @@ describe('model configuration', () => {
   });
 
   it("answers 404 with Triton's message for an unknown model's config", async () => {
-    const r = await fetch(`${node.httpUrl}/v2/models/nope/config`);
+    const r = await fetch(`${suite.node.httpUrl}/v2/models/nope/config`);
     expect(r.status).toBe(404);
     expect(((await r.json()) as { error: string }).error).toBe("Request for unknown model: 'nope' is not found");
   });
@@ -101,7 +89,7 @@ describe('model configuration', () => {
 
 describe('statistics', () => {
   it('counts successes, failures, inferences and executions per version, over HTTP and gRPC', async () => {
-    const before = (await (await fetch(`${node.httpUrl}/v2/models/${SIMPLE}/stats`)).json()) as {
+    const before = (await (await fetch(`${suite.node.httpUrl}/v2/models/${SIMPLE}/stats`)).json()) as {
       model_stats: { inference_count: number; inference_stats: { success: { count: number } } }[];
     };
     const successBefore = before.model_stats[0]!.inference_stats.success.count;
@@ -113,7 +101,7 @@ describe('statistics', () => {
       inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 4], data: [1, 2, 3, 4] }],
     });
     expect(bad.status).toBe(400);
-    const r = await fetch(`${node.httpUrl}/v2/models/${SIMPLE}/versions/1/stats`);
+    const r = await fetch(`${suite.node.httpUrl}/v2/models/${SIMPLE}/versions/1/stats`);
     const stats = ((await r.json()) as { model_stats: Record<string, unknown>[] }).model_stats;
     expect(stats).toHaveLength(1);
     const s = stats[0] as {
@@ -136,7 +124,7 @@ describe('statistics', () => {
     for (const size of [2, 3])
       expect(s.batch_stats.find((b) => b.batch_size === size)?.compute_infer.count).toBeGreaterThanOrEqual(1);
 
-    const byGrpc = (await grpcCall(rpc, 'ModelStatistics', { name: SIMPLE })).model_stats as {
+    const byGrpc = (await grpcCall(suite.rpc, 'ModelStatistics', { name: SIMPLE })).model_stats as {
       name: string;
       inference_count: string;
       inference_stats: { success: { count: string } };
@@ -144,7 +132,9 @@ describe('statistics', () => {
     expect(byGrpc[0]!.name).toBe(SIMPLE);
     expect(Number(byGrpc[0]!.inference_count)).toBe(s.inference_count);
     expect(Number(byGrpc[0]!.inference_stats.success.count)).toBe(s.inference_stats.success!.count);
-    const all = (await (await fetch(`${node.httpUrl}/v2/models/stats`)).json()) as { model_stats: { name: string }[] };
+    const all = (await (await fetch(`${suite.node.httpUrl}/v2/models/stats`)).json()) as {
+      model_stats: { name: string }[];
+    };
     expect(all.model_stats.map((m) => m.name).sort()).toEqual(['classifier.v1', 'reshape_model', SIMPLE].sort());
   });
 });
@@ -162,7 +152,7 @@ describe('compression', () => {
     );
     const plain = Buffer.concat([header, Buffer.from(x.data.buffer)]);
     const body = coding === 'gzip' ? gzipSync(plain) : deflateSync(plain);
-    const r = await fetch(`${node.httpUrl}/v2/models/reshape_model/infer`, {
+    const r = await fetch(`${suite.node.httpUrl}/v2/models/reshape_model/infer`, {
       method: 'POST',
       headers: {
         'content-type': 'application/octet-stream',
@@ -183,14 +173,14 @@ describe('compression', () => {
   });
 
   it('refuses a corrupt gzip body with 400, and one that inflates past the body limit with 413', async () => {
-    const corrupt = await fetch(`${node.httpUrl}/v2/models/reshape_model/infer`, {
+    const corrupt = await fetch(`${suite.node.httpUrl}/v2/models/reshape_model/infer`, {
       method: 'POST',
       headers: { 'content-encoding': 'gzip' },
       body: Buffer.from('not gzip at all'),
     });
     expect(corrupt.status).toBe(400);
     const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024 + 1));
-    const big = await fetch(`${node.httpUrl}/v2/models/reshape_model/infer`, {
+    const big = await fetch(`${suite.node.httpUrl}/v2/models/reshape_model/infer`, {
       method: 'POST',
       headers: { 'content-encoding': 'gzip' },
       body: bomb,
@@ -198,7 +188,7 @@ describe('compression', () => {
     expect(big.status).toBe(413);
     const raw = Buffer.from(
       await (
-        await fetch(`${node.httpUrl}/v2/models/reshape_model/infer`, {
+        await fetch(`${suite.node.httpUrl}/v2/models/reshape_model/infer`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({
@@ -221,32 +211,32 @@ describe('server metadata and the repository extension', () => {
       'statistics',
       'system_shared_memory',
     ];
-    const meta = (await (await fetch(`${node.httpUrl}/v2`)).json()) as { extensions: string[] };
+    const meta = (await (await fetch(`${suite.node.httpUrl}/v2`)).json()) as { extensions: string[] };
     expect([...meta.extensions].sort()).toEqual(expected);
-    expect([...((await grpcCall(rpc, 'ServerMetadata', {})).extensions as string[])].sort()).toEqual(expected);
+    expect([...((await grpcCall(suite.rpc, 'ServerMetadata', {})).extensions as string[])].sort()).toEqual(expected);
   });
 
   it('makes an unloaded model unready until it is loaded again or a request cold-starts it', async () => {
-    expect((await fetch(`${node.httpUrl}/v2/models/classifier.v1/ready`)).status).toBe(200);
-    expect((await fetch(`${node.httpUrl}/v2/repository/models/classifier.v1/unload`, { method: 'POST' })).status).toBe(
-      200,
-    );
-    expect((await fetch(`${node.httpUrl}/v2/models/classifier.v1/ready`)).status).toBe(503);
-    expect((await grpcCall(rpc, 'ModelReady', { name: 'classifier.v1' })).ready).toBe(false);
-    const index = (await (await fetch(`${node.httpUrl}/v2/repository/index`, { method: 'POST' })).json()) as {
+    expect((await fetch(`${suite.node.httpUrl}/v2/models/classifier.v1/ready`)).status).toBe(200);
+    expect(
+      (await fetch(`${suite.node.httpUrl}/v2/repository/models/classifier.v1/unload`, { method: 'POST' })).status,
+    ).toBe(200);
+    expect((await fetch(`${suite.node.httpUrl}/v2/models/classifier.v1/ready`)).status).toBe(503);
+    expect((await grpcCall(suite.rpc, 'ModelReady', { name: 'classifier.v1' })).ready).toBe(false);
+    const index = (await (await fetch(`${suite.node.httpUrl}/v2/repository/index`, { method: 'POST' })).json()) as {
       name: string;
       state: string;
     }[];
     expect(index.find((m) => m.name === 'classifier.v1')?.state).toBe('UNLOADED');
-    expect((await fetch(`${node.httpUrl}/v2/repository/models/classifier.v1/load`, { method: 'POST' })).status).toBe(
-      200,
-    );
-    expect((await fetch(`${node.httpUrl}/v2/models/classifier.v1/ready`)).status).toBe(200);
+    expect(
+      (await fetch(`${suite.node.httpUrl}/v2/repository/models/classifier.v1/load`, { method: 'POST' })).status,
+    ).toBe(200);
+    expect((await fetch(`${suite.node.httpUrl}/v2/models/classifier.v1/ready`)).status).toBe(200);
     // Unloaded again, a request cold-starts it (a function at zero instances) and it is ready after.
-    expect((await fetch(`${node.httpUrl}/v2/repository/models/classifier.v1/unload`, { method: 'POST' })).status).toBe(
-      200,
-    );
-    expect((await fetch(`${node.httpUrl}/v2/models/classifier.v1/ready`)).status).toBe(503);
+    expect(
+      (await fetch(`${suite.node.httpUrl}/v2/repository/models/classifier.v1/unload`, { method: 'POST' })).status,
+    ).toBe(200);
+    expect((await fetch(`${suite.node.httpUrl}/v2/models/classifier.v1/ready`)).status).toBe(503);
     expect(
       (
         await postJson('/v2/models/classifier.v1/infer', {
@@ -254,7 +244,7 @@ describe('server metadata and the repository extension', () => {
         })
       ).status,
     ).toBe(200);
-    expect((await fetch(`${node.httpUrl}/v2/models/classifier.v1/ready`)).status).toBe(200);
+    expect((await fetch(`${suite.node.httpUrl}/v2/models/classifier.v1/ready`)).status).toBe(200);
   });
 
   it('refuses a malformed config override on load (HTTP and gRPC), and a well-formed one by name', async () => {
@@ -268,7 +258,7 @@ describe('server metadata and the repository extension', () => {
     });
     expect(override.status).toBe(400);
     expect(((await override.json()) as { error: string }).error).toMatch(/override on load is not supported/);
-    const error = await grpcCall(rpc, 'RepositoryModelLoad', {
+    const error = await grpcCall(suite.rpc, 'RepositoryModelLoad', {
       model_name: 'reshape_model',
       parameters: { config: { string_param: 'nope{' } },
     }).catch((e: grpc.ServiceError) => e);
@@ -278,7 +268,7 @@ describe('server metadata and the repository extension', () => {
 
 describe('a GPU config on a node without a GPU', () => {
   it('is refused at deploy with the fix, and --device cpu runs it on the CPU', async () => {
-    const gpu = join(dir, 'gpu_model');
+    const gpu = join(suite.dir, 'gpu_model');
     const { mkdir, writeFile, copyFile } = await import('node:fs/promises');
     await mkdir(join(gpu, '1'), { recursive: true });
     await copyFile(join(TRITON_REPO, 'seed_layout', '1', 'resnet.pt'), join(gpu, '1', 'model.pt'));
@@ -286,10 +276,10 @@ describe('a GPU config on a node without a GPU', () => {
       join(gpu, 'config.pbtxt'),
       'platform: "pytorch_libtorch"\nmax_batch_size: 4\ninput [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 4 ] } ]\noutput [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 3 ] } ]\ninstance_group [ { kind: KIND_GPU count: 1 } ]\n',
     );
-    await expect(deployFolder(client, gpu)).rejects.toThrow(
+    await expect(deployFolder(suite.client, gpu)).rejects.toThrow(
       /has no CUDA device; run it on the CPU with `hearth deploy --device cpu`/,
     );
-    const deployed = await deployFolder(client, gpu, { device: 'cpu' });
+    const deployed = await deployFolder(suite.client, gpu, { device: 'cpu' });
     expect(deployed.status).toBe('ready');
     expect(deployed.notes.join('\n')).toMatch(/instances.device cuda → cpu \(--device\)/);
   });
@@ -297,7 +287,7 @@ describe('a GPU config on a node without a GPU', () => {
 
 describe('gRPC ModelStreamInfer', () => {
   it('answers each request of a stream with its id, errors as error_message, and keeps the stream open after one', async () => {
-    const { stream, responses, done } = inferStream(rpc);
+    const { stream, responses, done } = inferStream(suite.rpc);
     const x = (seed: number) => randomTensor('FP32', [1, 2, 2], seed);
     const sent = [x(21), x(22), x(23)];
     sent.forEach((t, i) => {
@@ -330,7 +320,7 @@ describe('gRPC ModelStreamInfer', () => {
 
 describe('CUDA shared memory on a node without a GPU', () => {
   it('lists no regions and refuses a register with why, over HTTP and gRPC', async () => {
-    expect(await (await fetch(`${node.httpUrl}/v2/cudasharedmemory/status`)).json()).toEqual([]);
+    expect(await (await fetch(`${suite.node.httpUrl}/v2/cudasharedmemory/status`)).json()).toEqual([]);
     const r = await postJson('/v2/cudasharedmemory/region/r0/register', {
       raw_handle: { b64: 'AAAA' },
       device_id: 0,
@@ -338,7 +328,7 @@ describe('CUDA shared memory on a node without a GPU', () => {
     });
     expect(r.status).toBe(400);
     expect(((await r.json()) as { error: string }).error).toMatch(/CUDA shared memory is not supported on this node/);
-    const error = await grpcCall(rpc, 'CudaSharedMemoryRegister', {
+    const error = await grpcCall(suite.rpc, 'CudaSharedMemoryRegister', {
       name: 'r0',
       raw_handle: Buffer.alloc(4),
       device_id: 0,
