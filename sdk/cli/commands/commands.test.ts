@@ -1,0 +1,101 @@
+// The verbs' own logic, called directly: argument parsing, what each asks of the node and what it
+// prints. The node is a recording stand-in here; test/sdk/cli runs the real CLI against a real node.
+import { Command, CommanderError } from 'commander';
+import { describe, expect, it } from 'vitest';
+
+import type { DeployResult, FunctionInfo, Hearth } from '../../client.js';
+import { HearthError } from '../../errors.js';
+import type { CliContext } from '../context.js';
+import { integer } from '../context.js';
+import { register as rollback } from './rollback.js';
+import { register as scale } from './scale.js';
+import { register as traffic } from './traffic.js';
+
+const SPEC = { name: 'f', model: 'model.pt', scaling: { minInstances: 0, maxInstances: 4 } };
+const ARTIFACTS = { model: 'a'.repeat(64) };
+
+/** A function with v1 ready, v2 failed, v3 ready, and `split` as its traffic. */
+function info(split: Record<string, number>): FunctionInfo {
+  return {
+    name: 'f',
+    createdAt: '2026-12-01T00:00:00Z',
+    traffic: split,
+    pools: [],
+    versions: [1, 2, 3].map((version) => ({
+      version,
+      status: version === 2 ? 'failed' : 'ready',
+      createdAt: '2026-12-01T00:00:00Z',
+      spec: SPEC,
+      artifacts: ARTIFACTS,
+    })),
+  };
+}
+
+/** Runs `hearth <args>` with the verbs above over a stand-in node; what it was asked and what it printed. */
+async function run(args: string[], split: Record<string, number> = { 3: 100 }, json = false) {
+  const calls: { method: string; args: unknown[] }[] = [];
+  const printed: string[] = [];
+  const node = {
+    describe: async (name: string) => {
+      calls.push({ method: 'describe', args: [name] });
+      return info(split);
+    },
+    setTraffic: async (name: string, weights: Record<string, number>) => {
+      calls.push({ method: 'setTraffic', args: [name, weights] });
+      return { name, traffic: weights };
+    },
+    deploy: async (spec: unknown, artifacts: unknown): Promise<DeployResult> => {
+      calls.push({ method: 'deploy', args: [spec, artifacts] });
+      return { name: 'f', version: 4, status: 'ready', url: '/fn/f' };
+    },
+  };
+  const context: CliContext = {
+    client: () => node as unknown as Hearth,
+    json: () => json,
+    print: (value, table) => printed.push(json ? JSON.stringify(value) : table()),
+    integer,
+  };
+  const program = new Command('hearth').exitOverride();
+  for (const verb of [traffic, rollback, scale]) verb(program, context);
+  await program.parseAsync(args, { from: 'user' });
+  return { calls, printed };
+}
+
+describe('CLI verbs', () => {
+  it('traffic: VERSION=WEIGHT pairs become the split it sets', async () => {
+    const { calls, printed } = await run(['traffic', 'f', '1=90', '3=10']);
+    expect(calls).toEqual([{ method: 'setTraffic', args: ['f', { 1: 90, 3: 10 }] }]);
+    expect(printed).toEqual(['f: v1=90 v3=10']);
+  });
+
+  it('traffic: a weight that is not VERSION=WEIGHT is a usage error, and nothing is sent', async () => {
+    await expect(run(['traffic', 'f', '1=most'])).rejects.toMatchObject({
+      code: 'hearth.usage',
+      message: expect.stringContaining('"1=most" is not VERSION=WEIGHT'),
+    });
+  });
+
+  it('rollback: all traffic to the ready version before the one serving, skipping a failed one', async () => {
+    const { calls, printed } = await run(['rollback', 'f'], { 3: 100 });
+    expect(calls.at(-1)).toEqual({ method: 'setTraffic', args: ['f', { 1: 100 }] });
+    expect(printed).toEqual(['f: v3 → v1 (v1=100)']);
+  });
+
+  it('rollback: with nothing ready before the serving version, it says so and changes nothing', async () => {
+    const error = await run(['rollback', 'f'], { 1: 100 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HearthError);
+    expect((error as Error).message).toMatch(/no ready version before v1/);
+  });
+
+  it("scale: redeploys the serving version's spec and artifacts with the scaling changed", async () => {
+    const { calls, printed } = await run(['scale', 'f', '--min', '1', '--target', '8'], { 3: 100 }, true);
+    const scaling = { minInstances: 1, maxInstances: 4, targetQueueDepth: 8 };
+    expect(calls.at(-1)).toEqual({ method: 'deploy', args: [{ ...SPEC, scaling }, ARTIFACTS] });
+    expect(JSON.parse(printed[0]!)).toMatchObject({ version: 4, scaling });
+  });
+
+  it('scale: asks for at least one setting, and refuses a count that is not a whole number', async () => {
+    await expect(run(['scale', 'f'])).rejects.toMatchObject({ code: 'hearth.usage' });
+    await expect(run(['scale', 'f', '--max', '2.5'])).rejects.toBeInstanceOf(CommanderError);
+  });
+});
