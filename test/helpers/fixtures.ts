@@ -27,7 +27,9 @@ export type FixtureModel =
   | 'hangs'
   | 'crashes'
   | 'balloon'
-  | 'resnet50';
+  | 'resnet50'
+  | 'zero_vec'
+  | 'zero_image';
 
 /** A Triton model repository of TorchScript models (test/fixtures/make_triton_repo.py). */
 export const TRITON_REPO = process.env.HEARTH_TRITON_REPO ?? join(REPO_ROOT, '.fixtures', 'triton_repo');

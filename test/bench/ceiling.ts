@@ -1,0 +1,263 @@
+/**
+ * bench:ceiling — how close Hearth's request path comes to the physical limit of this machine's
+ * I/O. A zero-cost model (test/fixtures/make_models.py: zero_vec, x * 1.0 on [N, 1024]; zero_image,
+ * 1000 values a row out of [N, 3, 224, 224]) stands in for a GPU that takes no time, served through
+ * every route — function URL JSON, function URL binary (raw FP32, and a JPEG for the image),
+ * KServe JSON, KServe binary, gRPC — at concurrency 1, 16 and 64. Beside it, in the same run, bare
+ * node:http and gRPC servers (./bare-server.ts) read the same bodies and answer the same bytes.
+ *
+ * Writes test/bench/results/ceiling.json: rows {route, input, concurrency, hearth_per_s,
+ * bare_per_s, ratio, hearth_p50_ms, bare_p50_ms}. Flags: --quick, --seconds S, --out FILE.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+import jpeg from 'jpeg-js';
+
+import type { FunctionSpecInput } from '../../sdk/spec/function-spec.js';
+import { ensureModels, REPO_ROOT } from '../helpers/fixtures.js';
+import { spawnNode } from '../helpers/node.js';
+import { deployWithHook } from './deploy.js';
+import { randomRows } from './engine-reference.js';
+import { benchFlags, round } from './flags.js';
+import type { LoadResult } from './load.js';
+import { cannon, grpcLoad, kserveBinary, serialLoop, stop } from './load.js';
+
+const flags = benchFlags('ceiling');
+const seconds = flags.quick ? 1.5 : Math.min(flags.seconds, 3);
+const CONCURRENCY = [1, 16, 64];
+
+type Input = 'vec' | 'image';
+const SHAPE: Record<Input, number[]> = { vec: [1, 1024], image: [1, 3, 224, 224] };
+const MODEL: Record<Input, 'zero_vec' | 'zero_image'> = { vec: 'zero_vec', image: 'zero_image' };
+
+function spec(input: Input, hook: boolean): FunctionSpecInput {
+  return {
+    name: `zero-${input}-${hook ? 'json' : 'bin'}`,
+    model: 'model.pt',
+    hook: 'hook.ts',
+    maxBatchSize: 64,
+    instances: { device: 'cpu' },
+    inputs: [{ name: 'x', dtype: 'FP32', dims: SHAPE[input].slice(1) }],
+    outputs: [{ name: 'y', dtype: 'FP32', dims: [input === 'vec' ? 1024 : 1000] }],
+  };
+}
+
+/** A smooth 224×224 picture as JPEG (quality 90), as a camera or a browser would send one. */
+function picture(): Uint8Array {
+  const size = 224;
+  const data = Buffer.alloc(size * size * 4);
+  for (let y = 0; y < size; y++)
+    for (let x = 0; x < size; x++) {
+      const i = (y * size + x) * 4;
+      data[i] = (x * 255) / size;
+      data[i + 1] = (y * 255) / size;
+      data[i + 2] = ((x ^ y) & 0xff) / 2;
+      data[i + 3] = 255;
+    }
+  return new Uint8Array(jpeg.encode({ data, width: size, height: size }, 90).data);
+}
+
+interface HttpCell {
+  kind: 'http';
+  path: string;
+  body: Uint8Array | string;
+  headers: Record<string, string>;
+}
+interface GrpcCell {
+  kind: 'grpc';
+  request: { model: string; input: string; shape: number[]; data: Float32Array };
+}
+interface Route {
+  route: string;
+  input: Input;
+  cell: HttpCell | GrpcCell;
+}
+
+function routes(): Route[] {
+  const out: Route[] = [];
+  const json = { 'content-type': 'application/json' };
+  for (const input of ['vec', 'image'] as const) {
+    const x = randomRows(
+      SHAPE[input].reduce((a, b) => a * b, 1),
+      input === 'vec' ? 7 : 8,
+    );
+    const bytes = new Uint8Array(x.buffer);
+    const kserveJson = JSON.stringify({
+      inputs: [{ name: 'x', shape: SHAPE[input], datatype: 'FP32', data: Array.from(x) }],
+    });
+    const binary = kserveBinary('x', SHAPE[input], x);
+    const bin = `zero-${input}-bin`;
+    out.push(
+      {
+        route: 'fn-json',
+        input,
+        cell: {
+          kind: 'http',
+          path: `/fn/zero-${input}-json`,
+          body: JSON.stringify({ inputs: Array.from(x) }),
+          headers: json,
+        },
+      },
+      {
+        route: 'fn-binary',
+        input,
+        cell: {
+          kind: 'http',
+          path: `/fn/${bin}`,
+          body: bytes,
+          headers: { 'content-type': 'application/octet-stream' },
+        },
+      },
+    );
+    if (input === 'image')
+      out.push({
+        route: 'fn-jpeg',
+        input,
+        cell: { kind: 'http', path: `/fn/${bin}`, body: picture(), headers: { 'content-type': 'image/jpeg' } },
+      });
+    out.push(
+      {
+        route: 'kserve-json',
+        input,
+        cell: { kind: 'http', path: `/v2/models/${bin}/infer`, body: kserveJson, headers: json },
+      },
+      {
+        route: 'kserve-binary',
+        input,
+        cell: { kind: 'http', path: `/v2/models/${bin}/infer`, body: binary.body, headers: binary.headers },
+      },
+      {
+        route: 'grpc',
+        input,
+        cell: { kind: 'grpc', request: { model: bin, input: 'x', shape: SHAPE[input], data: x } },
+      },
+    );
+  }
+  return out;
+}
+
+/** The bare servers, in their own process as the node is. */
+async function startBare(): Promise<{ child: ReturnType<typeof spawn>; http: string; grpc: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test', 'bench', 'bare-server.ts')], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
+  const ports = JSON.parse(line) as { http: number; grpc: number };
+  return { child, http: `http://127.0.0.1:${ports.http}`, grpc: `127.0.0.1:${ports.grpc}` };
+}
+
+async function load(
+  base: string,
+  grpcAddress: string,
+  cell: HttpCell | GrpcCell,
+  c: number,
+  s: number,
+): Promise<LoadResult> {
+  if (cell.kind === 'grpc') return grpcLoad(grpcAddress, cell.request, c, s);
+  return c === 1
+    ? serialLoop(base + cell.path, cell.body, cell.headers, s)
+    : cannon(base + cell.path, cell.body, cell.headers, c, s);
+}
+
+interface Row {
+  route: string;
+  input: Input;
+  concurrency: number;
+  hearth_per_s: number;
+  bare_per_s: number;
+  ratio: number;
+  hearth_p50_ms: number;
+  bare_p50_ms: number;
+  errors: number;
+}
+
+async function main(): Promise<void> {
+  ensureModels();
+  console.log(
+    `bench:ceiling — ${availableParallelism()} cores, ${seconds}s per cell, Hearth against bare node:http / gRPC`,
+  );
+  const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-ceiling-'));
+  const hearth = await spawnNode(join(dir, 'data'));
+  const bare = await startBare();
+  const rows: Row[] = [];
+  try {
+    for (const input of ['vec', 'image'] as const) {
+      await deployWithHook(hearth.url, spec(input, true), MODEL[input], 'ceiling-json', dir);
+      await deployWithHook(hearth.url, spec(input, false), MODEL[input], 'ceiling-binary', dir);
+    }
+    for (const { route, input, cell } of routes()) {
+      if (cell.kind === 'http') {
+        // The bare server answers what Hearth answers, byte for byte.
+        const r = await fetch(hearth.url + cell.path, { method: 'POST', body: cell.body, headers: cell.headers });
+        if (r.status !== 200) throw new Error(`${route} ${input}: ${r.status} ${await r.text()}`);
+        const put = await fetch(`${bare.http}/__response?for=${encodeURIComponent(cell.path)}`, {
+          method: 'PUT',
+          body: new Uint8Array(await r.arrayBuffer()),
+          headers: {
+            'content-type': r.headers.get('content-type') ?? '',
+            'x-for-content-type': cell.headers['content-type']!,
+          },
+        });
+        if (put.status !== 204) throw new Error(`bare server refused ${route}`);
+      }
+      await load(hearth.url, hearth.grpc, cell, 8, 1); // warm-up: pools, hook threads, connections
+      for (const c of CONCURRENCY) {
+        const h = await load(hearth.url, hearth.grpc, cell, c, seconds);
+        const b = await load(bare.http, bare.grpc, cell, c, seconds);
+        const row: Row = {
+          route,
+          input,
+          concurrency: c,
+          hearth_per_s: round(h.rps),
+          bare_per_s: round(b.rps),
+          ratio: round(h.rps / b.rps, 3),
+          hearth_p50_ms: round(h.p50, 3),
+          bare_p50_ms: round(b.p50, 3),
+          errors: h.errors + b.errors,
+        };
+        rows.push(row);
+        console.log(
+          `${route.padEnd(14)} ${input.padEnd(6)} c=${String(c).padEnd(3)} hearth ${String(row.hearth_per_s).padStart(8)}/s p50 ${String(row.hearth_p50_ms).padStart(7)} ms | bare ${String(row.bare_per_s).padStart(8)}/s p50 ${String(row.bare_p50_ms).padStart(7)} ms | ratio ${row.ratio}${row.errors ? ` (${row.errors} errors)` : ''}`,
+        );
+      }
+    }
+  } finally {
+    await stop(hearth.child);
+    await stop(bare.child);
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  const at = (route: string, input: Input, c: number) =>
+    rows.find((r) => r.route === route && r.input === input && r.concurrency === c);
+  const check = (label: string, ok: boolean, detail: string): void =>
+    console.log(`  ${ok ? 'met   ' : 'MISSED'} ${label}: ${detail}`);
+  console.log('\ntargets:');
+  for (const r of rows.filter((x) => x.concurrency === 64)) {
+    const json = r.route.endsWith('json');
+    const target = json ? 0.35 : 0.5;
+    check(`${r.route} ${r.input} c=64 ratio ≥ ${target}`, r.ratio >= target, String(r.ratio));
+  }
+  for (const r of rows.filter((x) => x.concurrency === 1 && !x.route.endsWith('json'))) {
+    const added = round(r.hearth_p50_ms - r.bare_p50_ms, 3);
+    check(`${r.route} ${r.input} c=1 p50 within 0.2 ms of bare`, added <= 0.2, `+${added} ms`);
+  }
+  for (const input of ['vec', 'image'] as const) {
+    const k = at('kserve-json', input, 64);
+    const f = at('fn-json', input, 64);
+    if (k && f) {
+      const ratio = round(k.hearth_per_s / f.hearth_per_s, 3);
+      check(`KServe JSON ${input} ≥ 0.8 × JSON function URL at c=64`, ratio >= 0.8, String(ratio));
+    }
+  }
+  mkdirSync(join(flags.out, '..'), { recursive: true });
+  writeFileSync(flags.out, `${JSON.stringify({ cores: availableParallelism(), seconds, rows }, null, 2)}\n`);
+  console.log(`\nwrote ${flags.out}`);
+}
+
+await main();
