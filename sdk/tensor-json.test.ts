@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { tensorFromJson, tensorToJson } from './tensor-json.js';
+import { flatten, tensorFromJson, tensorToJson } from './tensor-json.js';
 
 describe('tensors as JSON', () => {
   it('reads a nested array with its shape and prints it back', () => {
@@ -27,5 +27,12 @@ describe('tensors as JSON', () => {
   it('refuses ragged arrays and a flat array that does not fit the shape', () => {
     expect(() => tensorFromJson('FP32', [[1, 2], [3]])).toThrow(RangeError);
     expect(() => tensorFromJson('FP32', [1, 2, 3], [2, 2])).toThrow(/3 elements but shape \[2, 2\] needs 4/);
+  });
+
+  it('flattens nested arrays in order, and hands a flat one back as it is', () => {
+    const flat = [1, 2, 3];
+    expect(flatten(flat)).toBe(flat);
+    expect(flatten([[1, [2, 3]], [], [[[4]], 5]])).toEqual([1, 2, 3, 4, 5]);
+    expect(flatten([])).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@ import { BinaryBody, encodeBinary } from '../../sdk/kserve-binary.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { bytesOf, numel } from '../../sdk/tensor.js';
-import { tensorToJson } from '../../sdk/tensor-json.js';
+import { flatten, tensorToJson } from '../../sdk/tensor-json.js';
 import { inputHead, selectOutputs, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
 import { decodeBytes } from '../../sdk/tensor-bytes.js';
 import type { ShmContext } from '../shared-memory.js';
@@ -78,7 +78,7 @@ export function parseInferRequest(
       );
     } else {
       if (input.data === undefined) throw new InvalidInputError(`${where} has neither data nor binary_data_size`);
-      const flat = Array.isArray(input.data) ? (input.data as unknown[]).flat(Infinity) : [input.data];
+      const flat = Array.isArray(input.data) ? flatten(input.data as unknown[]) : [input.data];
       tensors[input.name] = tensorFromValues(dtype, flat, shape, `inputs.${input.name}.data`);
     }
   }
