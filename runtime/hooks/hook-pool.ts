@@ -6,6 +6,11 @@
  * its deadline is aborted, which terminates its thread; piscina starts a replacement. A thread that
  * exhausts its heap dies the same way. Either way only that request fails, with a HookError naming
  * the hook and the phase.
+ *
+ * Inline (runner processes only): the hook is loaded on the calling thread too, and a call made
+ * while the pool holds no other request runs there, in the same isolate sandbox under the same
+ * time limit — no hop to a thread and back, which on a busy machine costs more than the hook. The
+ * thread is the function's own, so a hook that runs long there holds up only its own function.
  */
 import { availableParallelism } from 'node:os';
 
@@ -16,6 +21,8 @@ import { CancelledError, DeadlineExceededError, HookError, InvalidInputError } f
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { hookWorkerFile } from './bundle.js';
+import { createHookRunner } from './worker.js';
+import type { TaskOutcome } from './worker.js';
 import type {
   HookFailure,
   HookTask,
@@ -37,14 +44,21 @@ export interface HookPoolOptions {
   maxHeapMb?: number;
   /** Run the function's hook in a V8 isolate with no Node APIs, capped at maxHeapMb (runner processes do). */
   sandbox?: boolean;
-  /** Hook threads. Default: half the cores, at least 1, at most 4. */
+  /** Most hook threads: they start at one and grow with load up to this. Default: the cores. */
   threads?: number;
+  /**
+   * Also run the hook on this thread, for calls that say they may (CallOptions.inline). Only where
+   * this thread belongs to the function alone (a runner process), and with `sandbox`.
+   */
+  inline?: boolean;
 }
 
 export interface CallOptions {
   /** Absolute deadline, performance.now() milliseconds. */
   deadline?: number;
   signal?: AbortSignal;
+  /** The pool holds no other request: run on the calling thread, if the hook pool runs inline. */
+  inline?: boolean;
 }
 
 export type PostOutcome = { ok: true; body: Uint8Array; contentType: string } | { ok: false; error: HearthError };
@@ -69,12 +83,21 @@ export class HookPool {
   readonly #maxThreads: number;
   readonly #preQueue: PreWaiter[] = [];
   #preInFlight = 0;
+  readonly #inline: ((task: HookTask) => Promise<TaskOutcome>) | undefined;
+  #inlineCalls = 0;
 
-  private constructor(piscina: Piscina, name: string, timeoutMs: number, maxThreads: number) {
+  private constructor(
+    piscina: Piscina,
+    name: string,
+    timeoutMs: number,
+    maxThreads: number,
+    inline: ((task: HookTask) => Promise<TaskOutcome>) | undefined,
+  ) {
     this.#piscina = piscina;
     this.name = name;
     this.#timeoutMs = timeoutMs;
     this.#maxThreads = maxThreads;
+    this.#inline = inline;
   }
 
   /** Starts the threads and runs the hook's setup once, so a hook that cannot start fails here. */
@@ -93,7 +116,7 @@ export class HookPool {
       memoryMb: options.maxHeapMb ?? 256,
       timeoutMs: options.timeoutMs ?? 10_000,
     };
-    const threads = options.threads ?? Math.min(4, Math.max(1, Math.floor(availableParallelism() / 2)));
+    const threads = options.threads ?? Math.max(1, availableParallelism());
     const piscina = new Piscina({
       filename: await hookWorkerFile(),
       workerData,
@@ -104,10 +127,13 @@ export class HookPool {
       execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb ?? 256, maxYoungGenerationSizeMb: 32 },
     });
-    const pool = new HookPool(piscina, name, options.timeoutMs ?? 10_000, threads);
+    const inline = options.inline && options.sandbox ? createHookRunner(workerData) : undefined;
+    const pool = new HookPool(piscina, name, options.timeoutMs ?? 10_000, threads, inline);
     try {
       const result = (await pool.#run({ op: 'setup' }, 'setup', {})) as SetupResult;
       if (!result.ok) throw pool.#failure(result);
+      const here = inline && ((await inline({ op: 'setup' })).value as SetupResult);
+      if (here && !here.ok) throw pool.#failure(here);
     } catch (error) {
       await piscina.destroy();
       throw error;
@@ -125,6 +151,7 @@ export class HookPool {
   pre(request: RawRequest, options: CallOptions): Promise<{ tensors: HookTensors; body: Uint8Array }> {
     if (options.signal?.aborted)
       return Promise.reject(new CancelledError('the request was cancelled before its pre hook ran'));
+    if (this.#runsInline(options)) return this.#preInline(request);
     return new Promise((resolve, reject) => {
       this.#preQueue.push({ request, options, resolve, reject });
       this.#flushPre();
@@ -185,11 +212,40 @@ export class HookPool {
 
   /** Runs post for every request of a batch in one task; each request gets its own outcome. */
   async post(items: { outputs: HookTensors; request: RawRequest }[], options: CallOptions): Promise<PostOutcome[]> {
-    const buffers = new Set<ArrayBufferLike>();
-    for (const item of items) for (const t of Object.values(item.outputs)) buffers.add(t.data.buffer);
-    const result = (await this.#run({ op: 'post', items }, 'post', options, [...buffers])) as PostResult;
+    let result: PostResult;
+    if (this.#runsInline(options)) {
+      this.#inlineCalls++;
+      result = (await this.#inline!({ op: 'post', items })).value as PostResult;
+      if (!result.ok) throw this.#failure(result);
+    } else {
+      const buffers = new Set<ArrayBufferLike>();
+      for (const item of items) for (const t of Object.values(item.outputs)) buffers.add(t.data.buffer);
+      result = (await this.#run({ op: 'post', items }, 'post', options, [...buffers])) as PostResult;
+    }
     if (!result.ok) throw this.#failure(result);
     return result.items.map((r) => (r.ok ? r : { ok: false, error: this.#failure(r) }));
+  }
+
+  /** Whether a call runs on this thread: asked to, allowed to, and with time for the hook's whole limit. */
+  #runsInline(options: CallOptions): boolean {
+    return (
+      this.#inline !== undefined &&
+      options.inline === true &&
+      (options.deadline === undefined || options.deadline - performance.now() >= this.#timeoutMs)
+    );
+  }
+
+  async #preInline(request: RawRequest): Promise<{ tensors: HookTensors; body: Uint8Array }> {
+    this.#inlineCalls++;
+    const result = (await this.#inline!({ op: 'pre', requests: [request] })).value as PreResult;
+    const item = result.ok ? result.items[0]! : result;
+    if (!item.ok) throw this.#failure(item);
+    return { tensors: item.tensors, body: item.body };
+  }
+
+  /** Calls (pre or post) that ran on the calling thread. */
+  get inlineCalls(): number {
+    return this.#inlineCalls;
   }
 
   get threads(): number {
@@ -207,7 +263,9 @@ export class HookPool {
 
   #failure(f: HookFailure): HearthError {
     if (f.kind === 'input') return new InvalidInputError(f.message, { reason: f.reason });
-    return new HookError(`hook ${this.name} failed in ${f.phase}: ${f.message}`, { reason: f.phase });
+    // The isolate stopped a call at the hook's time limit (inline, or on a thread before its abort).
+    const why = /timed out/i.test(f.message) ? `ran past its ${this.#timeoutMs} ms limit and was stopped` : f.message;
+    return new HookError(`hook ${this.name} failed in ${f.phase}: ${why}`, { reason: f.phase });
   }
 
   async #run(

@@ -191,7 +191,17 @@ function hookLog(data: HookWorkerData, level: string, text: string): void {
   process.stderr.write(`${JSON.stringify({ hook: data.hookName, level, msg: text.slice(0, 8192) })}\n`);
 }
 
-export function createHookWorker(data: HookWorkerData): (task: HookTask) => Promise<unknown> {
+/** What a task gives back: its result, and the buffers the result holds (a thread transfers them back). */
+export interface TaskOutcome {
+  value: unknown;
+  buffers: ArrayBufferLike[];
+}
+
+/**
+ * Runs hook tasks against the hook, loaded on first use on the calling thread: a hook worker's (see
+ * createHookWorker), or a runner's own (HookPoolOptions.inline).
+ */
+export function createHookRunner(data: HookWorkerData): (task: HookTask) => Promise<TaskOutcome> {
   let ready: Promise<LoadedHook> | undefined;
   const load = data.bundlePath && data.sandbox ? loadSandboxed(data) : () => loadDirect(data);
   const init = (): Promise<LoadedHook> => {
@@ -199,17 +209,17 @@ export function createHookWorker(data: HookWorkerData): (task: HookTask) => Prom
     return ready;
   };
 
-  return async (task: HookTask): Promise<unknown> => {
+  return async (task: HookTask): Promise<TaskOutcome> => {
     let hook: LoadedHook;
     try {
       hook = await init();
     } catch (error) {
       ready = undefined;
-      return failure('setup', error);
+      return { value: failure('setup', error), buffers: [] };
     }
     switch (task.op) {
       case 'setup':
-        return { ok: true } satisfies SetupResult;
+        return { value: { ok: true } satisfies SetupResult, buffers: [] };
       case 'pre': {
         const items: PreItemResult[] = [];
         const buffers: ArrayBufferLike[] = [];
@@ -235,7 +245,7 @@ export function createHookWorker(data: HookWorkerData): (task: HookTask) => Prom
           items.push({ ok: true, tensors, body: request.body });
           buffers.push(...tensorBuffers(tensors));
         }
-        return move({ ok: true, items } satisfies PreResult, buffers);
+        return { value: { ok: true, items } satisfies PreResult, buffers };
       }
       case 'post': {
         const items: PostItemResult[] = [];
@@ -245,8 +255,17 @@ export function createHookWorker(data: HookWorkerData): (task: HookTask) => Prom
           items.push(result);
           if (result.ok) buffers.push(result.body.buffer);
         }
-        return move({ ok: true, items } satisfies PostResult, buffers);
+        return { value: { ok: true, items } satisfies PostResult, buffers };
       }
     }
+  };
+}
+
+/** A hook worker thread's task function (piscina's): results go back with their buffers moved, not copied. */
+export function createHookWorker(data: HookWorkerData): (task: HookTask) => Promise<unknown> {
+  const run = createHookRunner(data);
+  return async (task) => {
+    const { value, buffers } = await run(task);
+    return buffers.length > 0 ? move(value, buffers) : value;
   };
 }

@@ -68,12 +68,14 @@ export function settleable(
 /**
  * Answers a batch's requests from their outputs (`outputs[i]` is `pendings[i]`'s): a raw request at
  * once, the hook requests still waiting after one post call for all of them, under the earliest of
- * their deadlines. How long post took (µs), when it ran.
+ * their deadlines; `inline` when the batch is all the pool holds (HookPool's inline calls). How long
+ * post took (µs), when it ran.
  */
 export async function answerBatch(
   pendings: readonly Pending[],
   outputs: readonly HookTensors[],
   hooks: HookPool | undefined,
+  inline = false,
 ): Promise<number | undefined> {
   const hooked = pendings.map((p, i) => ({ p, outputs: outputs[i]! })).filter(({ p }) => p.request && !p.settled);
   pendings.forEach((p, i) => {
@@ -86,7 +88,7 @@ export async function answerBatch(
     const deadline = Math.min(...hooked.map(({ p }) => p.deadline ?? Infinity));
     const outcomes = await hooks.post(
       hooked.map(({ p, outputs }) => ({ outputs, request: p.request! })),
-      { deadline: deadline === Infinity ? undefined : deadline },
+      { deadline: deadline === Infinity ? undefined : deadline, inline },
     );
     outcomes.forEach((o, i) => {
       if (o.ok) hooked[i]!.p.resolve({ body: o.body, contentType: o.contentType });

@@ -216,7 +216,8 @@ export class Pool extends PoolLifecycle {
       this.#inPre++;
       let pre: { tensors: HookTensors; body: Uint8Array };
       try {
-        pre = await hooks.pre(request, options);
+        // Alone in the pool, the request's pre runs without a thread hop where the hooks allow it.
+        pre = await hooks.pre(request, { ...options, inline: this.#pending === 1 });
       } catch (error) {
         queueMicrotask(() => this.#batcher.poke());
         throw error;
@@ -327,6 +328,7 @@ export class Pool extends PoolLifecycle {
           batch.map((e) => e.payload),
           outputs,
           this.#hooks,
+          this.#pending === batch.length,
         );
         if (postUs !== undefined) observe(this.#counters.durations.post, postUs);
       }

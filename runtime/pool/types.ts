@@ -23,7 +23,7 @@ export interface PoolOptions {
    * a platform fetches (and verifies) them from its artifact store as part of the cold start.
    */
   artifacts?: () => Promise<PoolArtifacts>;
-  hooks?: { threads?: number; timeoutMs?: number; maxHeapMb?: number; sandbox?: boolean };
+  hooks?: { threads?: number; timeoutMs?: number; maxHeapMb?: number; sandbox?: boolean; inline?: boolean };
   warmupRuns?: number;
   /** Requests waiting for this pool outside it (a runner's node holds them until it is warm). */
   waitingOutside?: number;

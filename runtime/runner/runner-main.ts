@@ -56,13 +56,15 @@ function snapshot(): Header {
 }
 
 async function start(id: number, m: StartMessage): Promise<void> {
-  // Hooks run in V8 isolates here: user code sees no Node API, even inside its own runner.
+  // Hooks run in V8 isolates here: user code sees no Node API, even inside its own runner. This
+  // process is the function's own, so a call that finds the pool otherwise idle runs its hook on
+  // this thread, in an isolate here (HookPoolOptions.inline): no hop to a hook thread and back.
   pool = new Pool({
     spec: m.spec,
     version: m.version,
     model: m.model,
     hookBundle: m.hookBundle,
-    hooks: { sandbox: true },
+    hooks: { sandbox: true, inline: true },
     waitingOutside: m.waiting,
   });
   pool.on('event', (event: PoolEvent) => channel.send({ t: 'event', event }));

@@ -26,7 +26,7 @@ const spec = parseSpec({
 
 async function pool(
   hook?: string,
-  extra: { timeoutMs?: number; maxHeapMb?: number; threads?: number; sandbox?: boolean } = {},
+  extra: { timeoutMs?: number; maxHeapMb?: number; threads?: number; sandbox?: boolean; inline?: boolean } = {},
 ): Promise<HookPool> {
   const bundlePath = hook
     ? (await bundleHook(join(REPO_ROOT, 'test', 'fixtures', 'hooks', `${hook}.ts`), outDir)).path
@@ -211,5 +211,57 @@ describe('hooks in a V8 isolate (runner processes run them so)', () => {
       error: expect.stringMatching(/Array buffer allocation failed/),
     });
     expect(process.memoryUsage().rss).toBeLessThan(2 * 2 ** 30);
+  });
+});
+
+describe('hooks on the calling thread (inline, as a runner runs a lone request)', () => {
+  const rows = {
+    x: [
+      [1, 2, 3, 4],
+      [5, 6, 7, 8],
+    ],
+  };
+
+  it('answers a call that says the pool is idle on this thread, as the threads answer it', async () => {
+    const hooks = await pool('echo', { sandbox: true, inline: true });
+    for (const inline of [true, false]) {
+      const { tensors } = await hooks.pre(json(rows), { inline });
+      expect(Array.from(tensors.x!.data as Float32Array)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      const [out] = await hooks.post([{ outputs: y([[1, 2, 3]]), request: json({}) }], { inline });
+      if (!out?.ok) throw new Error('post failed');
+      // setup ran here too: its state is the same.
+      expect(JSON.parse(new TextDecoder().decode(out.body))).toEqual({ y: [[1, 2, 3]], greeting: 'hello' });
+    }
+    expect(hooks.inlineCalls).toBe(2);
+  });
+
+  it('runs on threads when not allowed (no sandbox), or when the deadline is nearer than the limit', async () => {
+    const direct = await pool('echo', { inline: true });
+    await direct.pre(json(rows), { inline: true });
+    expect(direct.inlineCalls).toBe(0);
+    const boxed = await pool('echo', { sandbox: true, inline: true, timeoutMs: 5000 });
+    await boxed.pre(json(rows), { inline: true, deadline: performance.now() + 1000 });
+    expect(boxed.inlineCalls).toBe(0);
+  });
+
+  it('stops a looping hook at its limit with the same error, and serves the next call', async () => {
+    const loops = await pool('loops', { sandbox: true, inline: true, timeoutMs: 300 });
+    await expect(loops.pre(json({ loop: true }), { inline: true })).rejects.toThrow(
+      /failed in pre: ran past its 300 ms limit/,
+    );
+    expect((await loops.pre(json({}), { inline: true })).tensors.x).toBeDefined();
+    expect(loops.inlineCalls).toBe(2);
+  });
+
+  it('fails only the call whose hook throws, naming the hook and phase, and refuses tensors that do not fit', async () => {
+    const throws = await pool('throws', { sandbox: true, inline: true });
+    await expect(throws.pre(json({ boom: true }), { inline: true })).rejects.toThrow(
+      /hook small\/hook.ts failed in pre: boom in pre/,
+    );
+    expect((await throws.pre(json({}), { inline: true })).tensors.x).toBeDefined();
+    const [out] = await throws.post([{ outputs: y([[1, 2, 3]]), request: json({}) }], { inline: true });
+    expect(out).toMatchObject({ ok: false, error: expect.any(HookError) });
+    const wrong = await pool('wrong-dtype', { sandbox: true, inline: true });
+    await expect(wrong.pre(json(rows), { inline: true })).rejects.toThrow(/dtype|FP32/);
   });
 });
