@@ -130,6 +130,10 @@ export class Channel {
       around(deliver);
     };
     socket.on('data', onData);
+    // A socket error (the other process died with bytes unread: ECONNRESET, EPIPE) is that
+    // process's end, which its owner handles (the runner's exit, onClose); unheard, the error
+    // event would throw and take this process down with it.
+    socket.on('error', () => undefined);
   }
 
   #peekLength(): number {

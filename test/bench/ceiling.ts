@@ -183,7 +183,10 @@ async function main(): Promise<void> {
     `bench:ceiling — ${availableParallelism()} cores, ${seconds}s per cell, Hearth against bare node:http / gRPC`,
   );
   const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-ceiling-'));
-  const hearth = await spawnNode(join(dir, 'data'));
+  // The node's warnings, errors and runner output (a runner that dies says why there) go to stderr.
+  const hearth = await spawnNode(join(dir, 'data'), {}, (line) => {
+    if (/"level":[56]\d|runner output|runner exited/.test(line)) process.stderr.write(`[node] ${line}\n`);
+  });
   const bare = await startBare();
   const rows: Row[] = [];
   try {

@@ -40,7 +40,12 @@ export interface NodeProcess {
 }
 
 /** A node in its own process (`platform/main.ts`), as `npm start` runs it; resolves once it listens. */
-export async function spawnNode(dataDir: string, env: Record<string, string> = {}): Promise<NodeProcess> {
+/** `onLine` hears every log line the node prints after it listens (a benchmark shows its warnings). */
+export async function spawnNode(
+  dataDir: string,
+  env: Record<string, string> = {},
+  onLine?: (line: string) => void,
+): Promise<NodeProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
     cwd: REPO_ROOT,
     env: {
@@ -60,6 +65,7 @@ export async function spawnNode(dataDir: string, env: Record<string, string> = {
     lines.on('line', (line) => {
       const entry = JSON.parse(line) as { msg?: string; http?: number; grpc?: number; node?: string };
       if (entry.msg === 'hearth listening') resolve({ http: entry.http!, grpc: entry.grpc!, node: entry.node! });
+      else onLine?.(line);
     });
     void exited.then((code) => reject(new Error(`the node exited with ${code} before it listened`)));
   });
