@@ -19,7 +19,7 @@ interface Row {
 }
 
 const COLORS: Record<number, string> = { 1: '#9ecae1', 16: '#4292c6', 64: '#08519c' };
-const escape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+const xmlText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 
 export function ceilingChart(rows: Row[]): string {
   const groups = [...new Set(rows.map((r) => `${r.route} · ${r.input}`))];
@@ -53,13 +53,13 @@ export function ceilingChart(rows: Row[]): string {
     );
   groups.forEach((g, i) => {
     const y0 = top + i * groupHeight;
-    parts.push(`<text x="${left - 8}" y="${y0 + (levels.length * bar) / 2 + 4}" text-anchor="end">${escape(g)}</text>`);
+    parts.push(`<text x="${left - 8}" y="${y0 + (levels.length * bar) / 2 + 4}" text-anchor="end">${xmlText(g)}</text>`);
     levels.forEach((c, j) => {
       const row = rows.find((r) => `${r.route} · ${r.input}` === g && r.concurrency === c);
       if (!row) return;
       const y = y0 + j * bar;
       parts.push(
-        `<rect x="${left}" y="${y}" width="${Math.max(1, x(row.ratio) - left)}" height="${bar - 1}" fill="${COLORS[c] ?? '#888'}"><title>${escape(g)} c=${c}: ${row.ratio}</title></rect>`,
+        `<rect x="${left}" y="${y}" width="${Math.max(1, x(row.ratio) - left)}" height="${bar - 1}" fill="${COLORS[c] ?? '#888'}"><title>${xmlText(g)} c=${c}: ${row.ratio}</title></rect>`,
         `<text x="${x(row.ratio) + 4}" y="${y + bar - 1}" font-size="9" fill="#333">${row.ratio}</text>`,
       );
     });
