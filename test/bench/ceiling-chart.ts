@@ -53,7 +53,9 @@ export function ceilingChart(rows: Row[]): string {
     );
   groups.forEach((g, i) => {
     const y0 = top + i * groupHeight;
-    parts.push(`<text x="${left - 8}" y="${y0 + (levels.length * bar) / 2 + 4}" text-anchor="end">${xmlText(g)}</text>`);
+    parts.push(
+      `<text x="${left - 8}" y="${y0 + (levels.length * bar) / 2 + 4}" text-anchor="end">${xmlText(g)}</text>`,
+    );
     levels.forEach((c, j) => {
       const row = rows.find((r) => `${r.route} · ${r.input}` === g && r.concurrency === c);
       if (!row) return;
