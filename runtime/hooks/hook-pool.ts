@@ -122,7 +122,10 @@ export class HookPool {
       workerData,
       minThreads: 1,
       maxThreads: threads,
-      idleTimeout: 60_000,
+      // Threads grow with load. Sandboxed ones stay once started: a runner whose idle thread piscina
+      // ended with its isolate aborted (isolated-vm's "IsolateEnvironment::GetCurrent" assertion),
+      // seen in bench:ceiling ~60 s after a pool's second thread started.
+      idleTimeout: options.sandbox ? Number.POSITIVE_INFINITY : 60_000,
       env: {},
       execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb ?? 256, maxYoungGenerationSizeMb: 32 },
