@@ -84,6 +84,7 @@ export class HookPool {
   readonly #preQueue: PreWaiter[] = [];
   #preInFlight = 0;
   readonly #inline: ((task: HookTask) => Promise<TaskOutcome>) | undefined;
+  readonly #sandboxed: boolean;
   #inlineCalls = 0;
 
   private constructor(
@@ -92,12 +93,14 @@ export class HookPool {
     timeoutMs: number,
     maxThreads: number,
     inline: ((task: HookTask) => Promise<TaskOutcome>) | undefined,
+    sandboxed: boolean,
   ) {
     this.#piscina = piscina;
     this.name = name;
     this.#timeoutMs = timeoutMs;
     this.#maxThreads = maxThreads;
     this.#inline = inline;
+    this.#sandboxed = sandboxed;
   }
 
   /** Starts the threads and runs the hook's setup once, so a hook that cannot start fails here. */
@@ -131,7 +134,8 @@ export class HookPool {
       resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb ?? 256, maxYoungGenerationSizeMb: 32 },
     });
     const inline = options.inline && options.sandbox ? createHookRunner(workerData) : undefined;
-    const pool = new HookPool(piscina, name, options.timeoutMs ?? 10_000, threads, inline);
+    const sandboxed = Boolean(options.sandbox && options.bundlePath);
+    const pool = new HookPool(piscina, name, options.timeoutMs ?? 10_000, threads, inline, sandboxed);
     try {
       const result = (await pool.#run({ op: 'setup' }, 'setup', {})) as SetupResult;
       if (!result.ok) throw pool.#failure(result);
@@ -282,13 +286,14 @@ export class HookPool {
     const limit = phase === 'setup' ? Math.max(this.#timeoutMs, SETUP_LIMIT_MS) : this.#timeoutMs;
     const budget = Math.min(limit, options.deadline === undefined ? Infinity : options.deadline - now);
     if (budget <= 0) throw new DeadlineExceededError(`the request's deadline passed before the hook's ${phase} ran`);
+    const transferList = [...new Set(transfer)].filter(
+      (b): b is ArrayBuffer => b instanceof ArrayBuffer && b.byteLength > 0,
+    );
+    if (this.#sandboxed) return this.#runToEnd(task, phase, options, transferList);
     const timer = new AbortController();
     const timeout = setTimeout(() => timer.abort(), budget);
     const signal = options.signal ? AbortSignal.any([options.signal, timer.signal]) : timer.signal;
     try {
-      const transferList = [...new Set(transfer)].filter(
-        (b): b is ArrayBuffer => b instanceof ArrayBuffer && b.byteLength > 0,
-      );
       return await this.#piscina.run(task, { signal, transferList });
     } catch (error) {
       if (options.signal?.aborted) throw error;
@@ -303,14 +308,54 @@ export class HookPool {
           reason: phase,
         });
       }
-      const code = (error as { code?: string }).code;
-      const why =
-        code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? 'ran out of memory; its thread was replaced'
-          : `its thread failed: ${(error as Error).message}`;
-      throw new HookError(`hook ${this.name} failed in ${phase}: ${why}`, { cause: error, reason: phase });
+      throw this.#threadFailure(error, phase);
     } finally {
       clearTimeout(timeout);
     }
+  }
+
+  /**
+   * A sandboxed hook's task, run to its end: its thread is never ended from here, because
+   * isolated-vm aborts the whole process when a thread dies inside an isolate (seen: a group of
+   * pre calls past the limit, in bench:ceiling). The isolate stops each call at the hook's limit
+   * itself; a deadline or a cancellation answers the caller at once, and the thread finishes.
+   */
+  async #runToEnd(
+    task: HookTask,
+    phase: HookFailure['phase'],
+    options: CallOptions,
+    transferList: ArrayBuffer[],
+  ): Promise<unknown> {
+    const work = this.#piscina.run(task, { transferList }).catch((error: unknown) => {
+      throw this.#threadFailure(error, phase);
+    });
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const early = new Promise<never>((_, reject) => {
+      if (options.deadline !== undefined)
+        timer = setTimeout(
+          () => reject(new DeadlineExceededError(`the request's deadline passed while the hook's ${phase} ran`)),
+          options.deadline - performance.now(),
+        );
+      onAbort = () => reject(new CancelledError(`the request was cancelled while the hook's ${phase} ran`));
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([work, early]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) options.signal?.removeEventListener('abort', onAbort);
+      work.catch(() => undefined);
+    }
+  }
+
+  /** A thread that failed: out of memory, or crashed. */
+  #threadFailure(error: unknown, phase: HookFailure['phase']): HearthError {
+    const code = (error as { code?: string }).code;
+    const why =
+      code === 'ERR_WORKER_OUT_OF_MEMORY'
+        ? 'ran out of memory; its thread was replaced'
+        : `its thread failed: ${(error as Error).message}`;
+    return new HookError(`hook ${this.name} failed in ${phase}: ${why}`, { cause: error, reason: phase });
   }
 }

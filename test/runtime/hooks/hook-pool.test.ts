@@ -199,6 +199,26 @@ describe('hooks in a V8 isolate (runner processes run them so)', () => {
     }
   });
 
+  it('never ends a sandboxed thread: a group with a looping call fails only that call, a deadline answers at once', async () => {
+    const hooks = await pool('loops', { sandbox: true, timeoutMs: 400, threads: 1 });
+    const first = hooks.pre(json({}), {});
+    const grouped = [hooks.pre(json({}), {}), hooks.pre(json({ loop: true }), {}), hooks.pre(json({}), {})].map((p) =>
+      p.then(
+        () => 'ok',
+        (e: Error) => e.message,
+      ),
+    );
+    await first;
+    // The isolate stopped the looping call at its limit; the group's other calls were answered.
+    expect(await Promise.all(grouped)).toEqual(['ok', expect.stringMatching(/ran past its 400 ms limit/), 'ok']);
+    await expect(hooks.pre(json({ loop: true }), { deadline: performance.now() + 100 })).rejects.toThrow(
+      DeadlineExceededError,
+    );
+    // The same thread (not a replacement) finishes that call, stopped at 400 ms, and serves the next one.
+    expect((await hooks.pre(json({}), {})).tensors.x).toBeDefined();
+    expect(hooks.threads).toBe(1);
+  });
+
   it('stops a looping hook at its time limit and caps its ArrayBuffers; the next request is served', async () => {
     const loops = await pool('loops', { sandbox: true, timeoutMs: 500, threads: 1 });
     await expect(loops.pre(json({ loop: true }), {})).rejects.toThrow(/500 ms limit|timed out/);
