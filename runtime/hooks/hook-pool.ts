@@ -76,6 +76,14 @@ const SETUP_LIMIT_MS = 60_000;
 /** Requests per pre task at most. */
 const MAX_PRE_GROUP = 64;
 
+/**
+ * How many of `queued` requests the next free thread takes: an even share among the `free` threads
+ * (so they run pre in parallel rather than one taking all), at most MAX_PRE_GROUP.
+ */
+export function preGroupSize(queued: number, free: number): number {
+  return Math.min(MAX_PRE_GROUP, Math.ceil(queued / Math.max(1, free)));
+}
+
 export class HookPool {
   readonly name: string;
   readonly #piscina: Piscina;
@@ -167,7 +175,8 @@ export class HookPool {
 
   #flushPre(): void {
     while (this.#preQueue.length > 0 && this.#preInFlight < this.#maxThreads) {
-      const group = this.#preQueue.splice(0, MAX_PRE_GROUP).filter((w) => {
+      const size = preGroupSize(this.#preQueue.length, this.#maxThreads - this.#preInFlight);
+      const group = this.#preQueue.splice(0, size).filter((w) => {
         if (!w.options.signal?.aborted) return true;
         w.reject(new CancelledError('the request was cancelled before its pre hook ran'));
         return false;
