@@ -202,7 +202,10 @@ export class HookPool {
         { op: 'pre', requests: group.map((w) => w.request) },
         'pre',
         {
-          deadline: deadline === Infinity ? undefined : deadline,
+          // A sandboxed group runs to its end on its thread (#runToEnd): it gets no group deadline,
+          // which would fail the whole group at its earliest deadline and run each one again beside
+          // it. Each request's own deadline still answers its caller (the pool's pending request).
+          deadline: deadline === Infinity || (this.#sandboxed && group.length > 1) ? undefined : deadline,
           signal: group.length === 1 ? group[0]!.options.signal : undefined,
         },
         transfer,
