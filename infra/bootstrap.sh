@@ -22,6 +22,7 @@ PACKAGES=(
   python3-torch           # makes the TorchScript test models, and is the reference in tests/benchmarks
   python3-torchvision     # ResNet-50's architecture for the test models
   cmake g++ make          # the native build
+  libsimdjson-dev         # parses KServe JSON bodies in the addon (optional to the build)
   redis-server            # the registry/queue backend exercised by the integration tests
   python3-flask gunicorn python3-fastapi uvicorn   # bench:serve's peers: the traditional deployment
 )

@@ -53,13 +53,13 @@ export function tensorFromRaw(name: string, dtype: DType, shape: number[], bytes
 }
 
 /** Flat JSON values in the given shape. */
-export function tensorFromValues(dtype: DType, values: unknown[], shape: number[], where: string): Tensor {
+export function tensorFromValues(dtype: DType, values: ArrayLike<unknown>, shape: number[], where: string): Tensor {
   if (dtype === 'BYTES') {
     if (values.length !== numel(shape))
       throw new InvalidInputError(`${where}: ${values.length} string(s) for shape [${shape.join(', ')}]`, {
         reason: 'ERR_SHAPE',
       });
-    const elements = values.map((v, i) => {
+    const elements = Array.from(values, (v, i) => {
       if (typeof v === 'string' || v instanceof Uint8Array) return v;
       throw new InvalidInputError(`${where}[${i}] must be a string for a BYTES input`, { reason: 'ERR_DTYPE' });
     });

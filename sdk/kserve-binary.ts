@@ -35,7 +35,13 @@ export class BinaryBody {
   readonly #headerLength: number | undefined;
   #at: number;
 
-  constructor(body: Uint8Array, headerLength: number | undefined, what: string) {
+  /** `parse` reads the JSON header's bytes (default: UTF-8 and JSON.parse). */
+  constructor(
+    body: Uint8Array,
+    headerLength: number | undefined,
+    what: string,
+    parse: (json: Uint8Array) => unknown = (json) => JSON.parse(decoder.decode(json)),
+  ) {
     if (
       headerLength !== undefined &&
       (!Number.isInteger(headerLength) || headerLength < 0 || headerLength > body.byteLength)
@@ -45,7 +51,7 @@ export class BinaryBody {
       );
     }
     try {
-      this.header = JSON.parse(decoder.decode(headerLength === undefined ? body : body.subarray(0, headerLength)));
+      this.header = parse(headerLength === undefined ? body : body.subarray(0, headerLength));
     } catch (error) {
       throw new InvalidInputError(`${what} is not valid JSON: ${(error as Error).message}`);
     }

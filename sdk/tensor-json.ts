@@ -116,7 +116,10 @@ export function flatten(values: readonly unknown[]): unknown[] {
   return out;
 }
 
-/** A tensor from a nested array (or a flat array with an explicit shape). */
+/** An array, or the Float64Array a natively parsed KServe JSON body gives for numbers. */
+const isList = (v: unknown): v is ArrayLike<unknown> => Array.isArray(v) || v instanceof Float64Array;
+
+/** A tensor from a nested array (or a flat array, or Float64Array, with an explicit shape). */
 export function tensorFromJson<D extends DType>(
   dtype: D,
   value: unknown,
@@ -127,13 +130,17 @@ export function tensorFromJson<D extends DType>(
   const dims = shape ?? nestedShape(value, where);
   // A scalar (shape []) is a bare number, as tensorToJson prints it.
   const flat =
-    !Array.isArray(value) && dims.length === 0 ? [value] : shape ? (value as unknown[]) : flatten(value as unknown[]);
-  if (!Array.isArray(flat) || flat.length !== numel(dims))
+    !isList(value) && dims.length === 0 ? [value] : shape ? (value as ArrayLike<unknown>) : flatten(value as unknown[]);
+  if (!isList(flat) || flat.length !== numel(dims))
     throw new RangeError(
-      `${where} has ${Array.isArray(flat) ? flat.length : 0} elements but shape [${dims.join(', ')}] needs ${numel(dims)}`,
+      `${where} has ${isList(flat) ? flat.length : 0} elements but shape [${dims.join(', ')}] needs ${numel(dims)}`,
     );
   const data = allocate(dtype, flat.length);
-  for (let i = 0; i < flat.length; i++) (data as unknown as (number | bigint)[])[i] = toElement(dtype, flat[i], where);
+  // Numbers already unboxed (a KServe JSON body parsed natively): floats take them as they are.
+  if (flat instanceof Float64Array && (dtype === 'FP32' || dtype === 'FP64')) (data as Float32Array).set(flat);
+  else
+    for (let i = 0; i < flat.length; i++)
+      (data as unknown as (number | bigint)[])[i] = toElement(dtype, flat[i], where);
   return { dtype, shape: dims, data: data as TypedArrayFor<D> };
 }
 

@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "devices.h"
+#include "json.h"
 #include "model.h"
 #include "shm.h"
 
@@ -118,6 +119,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("threads", Napi::Function::New<Threads>(env, "threads"));
   exports.Set("prefault", Napi::Function::New<Prefault>(env, "prefault"));
   exports.Set("mapSharedMemory", Napi::Function::New<MapSharedMemory>(env, "mapSharedMemory"));
+#ifdef HEARTH_WITH_SIMDJSON
+  exports.Set("parseInferJson", Napi::Function::New<ParseInferJson>(env, "parseInferJson"));
+#endif
   return exports;
 }
 

@@ -2,6 +2,7 @@
  * KServe v2 / Open Inference Protocol tensors over HTTP: JSON `data`, and Triton's binary tensor
  * data extension (a JSON header of `Inference-Header-Content-Length` bytes, then raw tensor bytes).
  */
+import { parseInferJson } from '../../runtime/index.js';
 import { InvalidInputError } from '../../sdk/errors.js';
 import { BinaryBody, encodeBinary } from '../../sdk/kserve-binary.js';
 import type { HookTensors } from '../../sdk/hook.js';
@@ -50,7 +51,7 @@ export function parseInferRequest(
   headerLength: number | undefined,
   shm?: ShmContext,
 ): { request: InferRequest; tensors: HookTensors } {
-  const parsed = new BinaryBody(body, headerLength, 'the infer request');
+  const parsed = new BinaryBody(body, headerLength, 'the infer request', parseInferJson);
   const request = parsed.header as InferRequest;
   if (!request || !Array.isArray(request.inputs))
     throw new InvalidInputError('the infer request needs "inputs": [{name, shape, datatype, data}]');
@@ -78,7 +79,8 @@ export function parseInferRequest(
       );
     } else {
       if (input.data === undefined) throw new InvalidInputError(`${where} has neither data nor binary_data_size`);
-      const flat = Array.isArray(input.data) ? flatten(input.data as unknown[]) : [input.data];
+      const data = input.data;
+      const flat = data instanceof Float64Array ? data : Array.isArray(data) ? flatten(data) : [data];
       tensors[input.name] = tensorFromValues(dtype, flat, shape, `inputs.${input.name}.data`);
     }
   }

@@ -88,6 +88,12 @@ export interface RawAddon {
   prefault(bytes: number): void;
   /** Maps an existing POSIX shared memory segment ("/name") from offset, byteSize bytes. */
   mapSharedMemory(key: string, offset: number, byteSize: number): ArrayBuffer;
+  /**
+   * A KServe JSON infer request parsed as JSON.parse would, with each `inputs[i].data` of numbers
+   * as one Float64Array of its leaves; undefined where JSON.parse must do it. Absent in a build
+   * without simdjson.
+   */
+  parseInferJson?(bytes: Uint8Array): unknown;
 }
 
 /** Where `npm run build:native` puts the addon. */

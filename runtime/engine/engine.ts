@@ -83,6 +83,21 @@ export function prefault(bytes: number): void {
  * A client's POSIX shared memory segment ("/name"), mapped read-write from `offset` for `byteSize`
  * bytes (Triton's system shared memory). Unmapped when the buffer is collected.
  */
+const utf8 = new TextDecoder();
+
+/**
+ * A KServe JSON infer request body, parsed as JSON.parse parses it, except that each
+ * `inputs[i].data` that is an array of numbers (nested or flat) comes as one Float64Array of its
+ * leaves in order — where the addon has simdjson (a few ms for a 3 MB image against JSON.parse's
+ * ~20-28 ms, and no heap number per element). Anything its parse could read differently (a body
+ * that is not JSON, a lone surrogate, a "__proto__" key, "-0", integers past 64 bits) is left to
+ * JSON.parse, which also throws its own SyntaxError.
+ */
+export function parseInferJson(bytes: Uint8Array): unknown {
+  const parsed = native().parseInferJson?.(bytes);
+  return parsed === undefined ? JSON.parse(utf8.decode(bytes)) : parsed;
+}
+
 export function mapSharedMemory(key: string, offset: number, byteSize: number): ArrayBuffer {
   try {
     return native().mapSharedMemory(key, offset, byteSize);

@@ -3,6 +3,7 @@ export {
   loadModel,
   devices,
   mapSharedMemory,
+  parseInferJson,
   setIntraOpThreads,
   setExecutorThreads,
   threads,
