@@ -7,7 +7,8 @@
  * node:http and gRPC servers (./bare-server.ts) read the same bodies and answer the same bytes.
  *
  * Writes test/bench/results/ceiling.json: rows {route, input, concurrency, hearth_per_s,
- * bare_per_s, ratio, hearth_p50_ms, bare_p50_ms}. Flags: --quick, --seconds S, --out FILE.
+ * bare_per_s, ratio, hearth_p50_ms, bare_p50_ms}. Flags: --quick, --seconds S, --out FILE, --only
+ * ROUTE:INPUT,… (a part of the table, e.g. kserve-json:image).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -194,7 +195,9 @@ async function main(): Promise<void> {
       await deployWithHook(hearth.url, spec(input, true), MODEL[input], 'ceiling-json', dir);
       await deployWithHook(hearth.url, spec(input, false), MODEL[input], 'ceiling-binary', dir);
     }
-    for (const { route, input, cell } of routes()) {
+    // --only fn-binary:image,grpc — a part of the table, for profiling one route.
+    const picked = routes().filter((r) => !flags.only || flags.only.some((o) => `${r.route}:${r.input}`.includes(o)));
+    for (const { route, input, cell } of picked) {
       if (cell.kind === 'http') {
         // The bare server answers what Hearth answers, byte for byte.
         const r = await fetch(hearth.url + cell.path, { method: 'POST', body: cell.body, headers: cell.headers });
