@@ -1,5 +1,7 @@
 #include "model.h"
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
@@ -86,7 +88,10 @@ Napi::Value NativeModel::Submit(const Napi::CallbackInfo& info, bool batched) {
                                        : std::to_string(model.minInputs) + " to " + std::to_string(model.maxInputs);
       throw EngineError(code::kInputCount, "the model's forward takes " + expected + " input(s), got " + std::to_string(n));
     }
-    auto* job = new ForwardJob(env, instance_, std::move(inputs), std::move(dictKeys));
+    // threads: intra-op threads for this forward alone (0: the lane's configured count).
+    int threads = 0;
+    if (info.Length() > 2 && info[2].IsNumber()) threads = std::max(0, info[2].As<Napi::Number>().Int32Value());
+    auto* job = new ForwardJob(env, instance_, std::move(inputs), std::move(dictKeys), threads);
     Napi::Promise promise = job->Promise();
     GetEnvData(env).completion->Submit(env, instance_->lane, job);
     return promise;

@@ -29,7 +29,8 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
   explicit NativeModel(const Napi::CallbackInfo& info);
 
  private:
-  // async: forward(inputs, dictKeys?) → Promise<{kind, outputs}>; inputs are checked (count,
+  // async: forward(inputs, dictKeys?, threads?) → Promise<{kind, outputs}>; `threads` > 0 runs this
+  // forward alone with that many intra-op threads (an otherwise idle pool lends it every core); inputs are checked (count,
   // dtypes) synchronously and a bad call throws before any job is queued.
   Napi::Value Forward(const Napi::CallbackInfo& info);
   // async: forwardBatch(partsPerInput, dictKeys?): each input's parts are concatenated on the lane.

@@ -58,8 +58,10 @@ using InputParts = std::vector<std::vector<HostInput>>;
 // memory) or a weight are cloned; the rest are handed to JS without a copy.
 class ForwardJob : public Job {
  public:
-  // `dictKeys`: the inputs go to forward() as one Dict[str, Tensor] under these names.
-  ForwardJob(Napi::Env env, std::shared_ptr<InstanceState> instance, InputParts inputs, std::vector<std::string> dictKeys);
+  // `dictKeys`: the inputs go to forward() as one Dict[str, Tensor] under these names. `threads` > 0:
+  // intra-op threads for this forward only; the lane's configured count is restored after it.
+  ForwardJob(Napi::Env env, std::shared_ptr<InstanceState> instance, InputParts inputs, std::vector<std::string> dictKeys,
+             int threads = 0);
 
   Napi::Promise Promise() const { return deferred_.Promise(); }
 
@@ -71,6 +73,7 @@ class ForwardJob : public Job {
   std::shared_ptr<InstanceState> instance_;
   InputParts inputs_;
   std::vector<std::string> dictKeys_;
+  int threads_;
   std::vector<HostOutput> outputs_;
   std::string kind_;
   Failure failure_;

@@ -47,10 +47,17 @@ export interface RawModelInfo {
 }
 
 export interface RawModel {
-  /** dictKeys: the inputs go to forward() as one Dict[str, Tensor] under these names. */
-  forward(inputs: readonly RawTensor[], dictKeys?: readonly string[]): Promise<RawForwardResult>;
+  /**
+   * dictKeys: the inputs go to forward() as one Dict[str, Tensor] under these names; threads > 0:
+   * this forward's intra-op threads (the configured count otherwise, and again after it).
+   */
+  forward(inputs: readonly RawTensor[], dictKeys?: readonly string[], threads?: number): Promise<RawForwardResult>;
   /** parts[i]: the pieces of input i, concatenated along dim 0 on the engine's thread. */
-  forwardBatch(parts: readonly (readonly RawTensor[])[], dictKeys?: readonly string[]): Promise<RawForwardResult>;
+  forwardBatch(
+    parts: readonly (readonly RawTensor[])[],
+    dictKeys?: readonly string[],
+    threads?: number,
+  ): Promise<RawForwardResult>;
   share(): RawModel;
   dispose(): void;
   info(): RawModelInfo;

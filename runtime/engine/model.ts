@@ -51,10 +51,11 @@ export class Model {
   /**
    * Runs forward off the JS thread. On CPU the inputs' memory is read in place: do not write to
    * their buffers until the promise settles. With `dictKeys`, the inputs go to a forward() that
-   * takes one Dict[str, Tensor], under those names.
+   * takes one Dict[str, Tensor], under those names. `threads`: intra-op threads for this forward
+   * alone (default: the engine's setIntraOpThreads count).
    */
-  async forward(inputs: readonly Tensor[], dictKeys?: readonly string[]): Promise<ForwardResult> {
-    return this.#result(() => this.#native.forward(inputs, dictKeys));
+  async forward(inputs: readonly Tensor[], dictKeys?: readonly string[], threads?: number): Promise<ForwardResult> {
+    return this.#result(() => this.#native.forward(inputs, dictKeys, threads));
   }
 
   /**
@@ -62,8 +63,12 @@ export class Model {
    * request), concatenated along the batch dimension on the engine's thread — the batch's one copy,
    * never on the event loop.
    */
-  async forwardBatch(parts: readonly (readonly Tensor[])[], dictKeys?: readonly string[]): Promise<ForwardResult> {
-    return this.#result(() => this.#native.forwardBatch(parts, dictKeys));
+  async forwardBatch(
+    parts: readonly (readonly Tensor[])[],
+    dictKeys?: readonly string[],
+    threads?: number,
+  ): Promise<ForwardResult> {
+    return this.#result(() => this.#native.forwardBatch(parts, dictKeys, threads));
   }
 
   async #result(run: () => Promise<RawForwardResult>): Promise<ForwardResult> {

@@ -72,7 +72,8 @@ export class Instances {
    * One forward of `requests` (one part each) on `instance`, its outputs cut back into `rows[i]` rows
    * for request i. Past the time limit `overran` is told (a runner process then kills itself and is
    * restarted; in-process, the instance stays stuck and its callers get their deadline errors): a
-   * forward on a native thread cannot be stopped from here.
+   * forward on a native thread cannot be stopped from here. `threads`: this forward's intra-op
+   * threads (default: the engine's configured count).
    */
   async run(
     instance: Model,
@@ -80,6 +81,7 @@ export class Instances {
     requests: HookTensors[],
     controls: Tensor[],
     rows: readonly number[],
+    threads?: number,
   ): Promise<HookTensors[]> {
     const args = forwardArgs(this.spec, binding, requests, controls);
     const limitMs = this.spec.limits.forwardTimeoutMs;
@@ -91,8 +93,9 @@ export class Instances {
         ? instance.forward(
             args.map((parts) => parts[0]!),
             binding.dictKeys,
+            threads,
           )
-        : instance.forwardBatch(args, binding.dictKeys));
+        : instance.forwardBatch(args, binding.dictKeys, threads));
     } finally {
       clearTimeout(timer);
     }

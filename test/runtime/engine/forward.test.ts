@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { loadModel } from '../../../runtime/engine/index.js';
+import { loadModel, threads } from '../../../runtime/engine/index.js';
 import { ENGINE_DTYPES } from '../../../sdk/tensor.js';
 import type { Tensor } from '../../../sdk/tensor.js';
 import { modelPath } from '../../helpers/fixtures.js';
@@ -22,6 +22,19 @@ describe('forward matches python3-torch', () => {
     expect(ours.outputs[0]!.shape).toEqual([batch, 1024]);
     expect(ours.outputs[0]!.dtype).toBe('FP32');
     expect(maxAbsDiff(floats(ours.outputs[0]!), floats(ref.outputs[0]!))).toBeLessThan(1e-4);
+    model.dispose();
+  });
+
+  it('gives the same output on a forward lent its own thread count, and on the configured count after it', async () => {
+    const model = await loadModel(modelPath('mlp'));
+    const x = randomTensor('FP32', [4, 1024], 77);
+    const ref = pythonForward(modelPath('mlp'), [x], 2);
+    const configured = threads().intraOp;
+    for (const lent of [2, undefined, 1, 3, undefined]) {
+      const ours = await model.forward([x], undefined, lent);
+      expect(maxAbsDiff(floats(ours.outputs[0]!), floats(ref.outputs[0]!)), `threads ${lent}`).toBeLessThan(1e-4);
+    }
+    expect(threads().intraOp).toBe(configured); // the engine's setting is not the lent count
     model.dispose();
   });
 
