@@ -86,6 +86,13 @@ export function prefault(bytes: number): void {
 const utf8 = new TextDecoder();
 
 /**
+ * Below this many bytes JSON.parse is quicker: measured alone, a 158-byte binary-extension header
+ * 5.4 µs natively against 2.1 µs, a 1.3 KB body of 64 numbers 5.5 against 8.5, 20 KB of 1024
+ * numbers 31-34 against 111-123 (JSON.parse, flattening and the typed array).
+ */
+const NATIVE_JSON_FROM = 1024;
+
+/**
  * A KServe JSON infer request body, parsed as JSON.parse parses it, except that each
  * `inputs[i].data` that is an array of numbers (nested or flat) comes as one Float64Array of its
  * leaves in order — where the addon has simdjson (a few ms for a 3 MB image against JSON.parse's
@@ -94,7 +101,7 @@ const utf8 = new TextDecoder();
  * JSON.parse, which also throws its own SyntaxError.
  */
 export function parseInferJson(bytes: Uint8Array): unknown {
-  const parsed = native().parseInferJson?.(bytes);
+  const parsed = bytes.byteLength < NATIVE_JSON_FROM ? undefined : native().parseInferJson?.(bytes);
   return parsed === undefined ? JSON.parse(utf8.decode(bytes)) : parsed;
 }
 
