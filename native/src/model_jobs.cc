@@ -1,6 +1,6 @@
 #include "model_jobs.h"
 
-#include <ATen/Parallel.h>
+#include <dlfcn.h>
 
 #include <chrono>
 #include <optional>
@@ -93,13 +93,37 @@ void LoadJob::Settle(Napi::Env env) {
 
 namespace {
 
-// Intra-op threads for one forward (the calling lane's OpenMP team): `threads`, or the executor's
-// configured count for 0. Set only when it changes and not put back after: toggling the count on
-// every forward (lent to a lone request, restored after it) made the MLP's batch-1 forward 4× slower
-// (6.5 → 26 ms) — at::set_num_threads rebuilds more than the OpenMP team size.
+// omp_set_num_threads and omp_get_max_threads of the OpenMP runtime LibTorch loaded (libgomp), or
+// null where there is none to find: forwards then run on the configured count, lent none.
+struct OpenMp {
+  void (*set)(int) = nullptr;
+  int (*get)() = nullptr;
+};
+
+const OpenMp& Omp() {
+  static const OpenMp omp = [] {
+    OpenMp o;
+    if (void* gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+      o.set = reinterpret_cast<void (*)(int)>(dlsym(gomp, "omp_set_num_threads"));
+      o.get = reinterpret_cast<int (*)()>(dlsym(gomp, "omp_get_max_threads"));
+      if (o.set == nullptr || o.get == nullptr) o = OpenMp{};
+    }
+    return o;
+  }();
+  return omp;
+}
+
+// Intra-op threads for one forward: `threads`, or the executor's configured count for 0. Set on
+// the lane's own OpenMP team (a per-thread setting, which LibTorch's parallel regions and oneDNN
+// read) and only when it changes. Not at::set_num_threads: that also resizes LibTorch's global
+// pthreadpool and clears oneDNN's primitive cache for every lane — toggled on each forward it made
+// the MLP's batch-1 forward 6.5 → 26 ms, and bench:serve's ResNet-50 at c=16 (two instances, lone
+// forwards now and then) fell to 6.5 req/s; with this, 10.2 against 10.7 lending nothing.
 void UseIntraOpThreads(int threads) {
+  const OpenMp& omp = Omp();
+  if (omp.set == nullptr) return;
   const int wanted = threads > 0 ? threads : Executor::Get().IntraOpThreads();
-  if (at::get_num_threads() != wanted) at::set_num_threads(wanted);
+  if (omp.get() != wanted) omp.set(wanted);
 }
 
 }  // namespace

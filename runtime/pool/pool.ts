@@ -299,8 +299,8 @@ export class Pool extends PoolLifecycle {
   /**
    * A lone request's forward on a CPU pool that holds nothing else takes every core; under load it
    * runs on the configured intra-op threads (cores - 1 by default, the rest kept for HTTP, hooks and
-   * batching). Measured on the MLP at batch 1 behind a JSON hook (2 cores): the forward 8.1 → 6.5 ms
-   * and c=1 79 → 98 req/s, where 2 threads for every forward cost c=64 a third (555 → 368 req/s).
+   * batching). Measured on the MLP behind a JSON hook (2 cores): c=1 82-92 → 102-109 req/s, the
+   * forward 7.4-8.1 → 5.7-5.9 ms, where 2 threads for every forward cost c=64 a third (555 → 368).
    * A function that sets its threads (INTRA_OP_THREAD_COUNT) keeps them.
    */
   #lentThreads(requests: number): number | undefined {
