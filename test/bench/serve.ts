@@ -192,7 +192,8 @@ async function main(): Promise<void> {
         try {
           if (child) await waitForPort(url, child, server);
           await cannon(url, body, type, 4, model === 'mlp' ? 1 : 3); // warm-up
-          for (const c of CONCURRENCY) record(model, server, c, await cannon(url, body, type, c, cellSeconds(model, c)));
+          for (const c of CONCURRENCY)
+            record(model, server, c, await cannon(url, body, type, c, cellSeconds(model, c)));
         } finally {
           if (child) await stop(child);
         }
@@ -242,6 +243,21 @@ async function main(): Promise<void> {
     "MLP p99 ≤ 1/3 of Flask's",
     at('mlp', 'hearth').p99_ms <= flask.p99_ms / 3,
     `${at('mlp', 'hearth').p99_ms} ms vs ${flask.p99_ms} ms`,
+  );
+  // Issue 13's: the path around the engine no slower than Flask anywhere.
+  console.log('\ntargets of the path around the engine:');
+  for (const c of [16, 64]) {
+    const ratio = at('resnet50', 'hearth', c).req_per_s / at('resnet50', 'flask-gunicorn', c).req_per_s;
+    check(`ResNet-50 c=${c} ≥ 1.2 × Flask`, ratio >= 1.2, `${round(ratio, 2)}×`);
+  }
+  const ofBest = Math.max(...[16, 64].map((c) => at('resnet50', 'hearth', c).req_per_s)) / engine.resnet50;
+  check('ResNet-50 ≥ 0.8 × engine best (best of c=16, 64)', ofBest >= 0.8, `${round(ofBest, 3)}`);
+  const lone = at('mlp', 'hearth', 1);
+  const loneFlask = at('mlp', 'flask-gunicorn', 1);
+  check(
+    'MLP c=1 ≥ 1.0 × Flask in throughput and p50',
+    lone.req_per_s >= loneFlask.req_per_s && lone.p50_ms <= loneFlask.p50_ms,
+    `${round(lone.req_per_s / loneFlask.req_per_s, 2)}×, p50 ${lone.p50_ms} ms vs ${loneFlask.p50_ms} ms`,
   );
   mkdirSync(join(flags.out, '..'), { recursive: true });
   writeFileSync(
