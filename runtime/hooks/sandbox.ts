@@ -74,16 +74,25 @@ const GLUE = String.raw`
 import hook from 'hook';
 let context;
 const fail = (e, input = false) => ({ ok: false, message: e instanceof Error ? e.message : String(e), input: input || e?.code === 'INVALID_INPUT', reason: typeof e?.reason === 'string' ? e.reason : undefined });
-// A JSON body arrives as its text (decoded by the host), any other as its bytes.
+// A JSON body arrives as its text (decoded by the host), any other as its bytes. In pre it comes
+// with the call; in post, where most hooks never read it, only when read (\`read\`: a host call).
 function request(body, contentType) {
   if (typeof body !== 'string') return { kind: 'bytes', bytes: body, contentType };
+  return jsonRequest(() => body, contentType);
+}
+function jsonRequest(text, contentType) {
   let parsed;
   return { kind: 'json', contentType, get json() {
     if (parsed === undefined) {
-      try { parsed = { value: JSON.parse(body) }; } catch (e) { const err = new Error('the body is not valid JSON: ' + e.message); err.code = 'INVALID_INPUT'; throw err; }
+      try { parsed = { value: JSON.parse(text()) }; } catch (e) { const err = new Error('the body is not valid JSON: ' + e.message); err.code = 'INVALID_INPUT'; throw err; }
     }
     return parsed.value;
   } };
+}
+function lazyRequest(body, contentType, json) {
+  let got;
+  const read = () => (got ??= { value: body.applySync(undefined, [], { result: { copy: true } }) }).value;
+  return json ? jsonRequest(read, contentType) : { kind: 'bytes', get bytes() { return read(); }, contentType };
 }
 export async function setup(base) {
   try {
@@ -125,8 +134,8 @@ const guarded = (fn) => (value) => { try { return fn(value); } catch (e) { retur
 export function pre(body, contentType) {
   try { return settle(hook.pre(request(body, contentType), context), guarded(tensorsOut)); } catch (e) { return fail(e); }
 }
-export function post(outputs, body, contentType) {
-  try { return settle(hook.post(outputs, request(body, contentType), context), guarded(responseOut)); } catch (e) { return fail(e); }
+export function post(outputs, body, contentType, json) {
+  try { return settle(hook.post(outputs, lazyRequest(body, contentType, json), context), guarded(responseOut)); } catch (e) { return fail(e); }
 }
 `;
 
@@ -242,16 +251,29 @@ export class HookSandbox {
     return this.#call('pre', [this.#body(body, contentType), contentType]);
   }
 
+  /**
+   * The request's body enters post only if the hook reads it (most do not): a 602 KB image was
+   * copied into the isolate a second time per request, a 3 MB JSON body decoded and copied again.
+   */
   async post(
     outputs: HookTensors,
     body: Uint8Array,
     contentType: string,
   ): Promise<SandboxOutcome<{ bytes: Uint8Array; contentType: string }>> {
-    const r = await this.#call<{ bytes?: Uint8Array; text?: string; contentType?: string }>('post', [
-      outputs,
-      this.#body(body, contentType),
-      contentType,
-    ]);
+    // Past its call the body is let go: a request the hook kept cannot hold it in this process
+    // (outside the isolate's memory cap), and reading it then throws.
+    let held: Uint8Array | undefined = body;
+    const read = new ivm.Reference(() => {
+      if (held === undefined) throw new Error("a request's body can be read only during its own post call");
+      return this.#body(held, contentType);
+    });
+    let r: SandboxOutcome<{ bytes?: Uint8Array; text?: string; contentType?: string }>;
+    try {
+      r = await this.#call('post', [outputs, read, contentType, JSON_TYPE.test(contentType)]);
+    } finally {
+      held = undefined;
+      read.release();
+    }
     if (!r.ok || r.text === undefined) return r as SandboxOutcome<{ bytes: Uint8Array; contentType: string }>;
     return { ok: true, bytes: encoder.encode(r.text), contentType: 'application/json' };
   }

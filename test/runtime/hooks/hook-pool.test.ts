@@ -254,6 +254,26 @@ describe('hooks on the calling thread (inline, as a runner runs a lone request)'
     expect(hooks.inlineCalls).toBe(2);
   });
 
+  it("gives post the request's body only when it reads it, after an await too, and never past its call", async () => {
+    const hooks = await pool('post-reads', { sandbox: true, inline: true });
+    const post = async (request: { body: Uint8Array; contentType: string }, inline: boolean) => {
+      const [out] = await hooks.post([{ outputs: y([[1, 2, 3]]), request }], { inline });
+      if (!out?.ok) throw new Error(`post failed: ${out?.error.message}`);
+      return out;
+    };
+    const text = (out: { body: Uint8Array }) => JSON.parse(new TextDecoder().decode(out.body)) as unknown;
+    for (const inline of [true, false]) {
+      expect(text(await post(json({ a: [1, 2] }), inline))).toEqual({ json: { a: [1, 2] } });
+      const bin = await post({ body: new Uint8Array([1, 2, 3]), contentType: 'application/octet-stream' }, inline);
+      expect([bin.contentType, Array.from(bin.body)]).toEqual(['application/octet-stream', [3, 2, 1]]);
+      // A request the hook kept (unread) cannot be read in a later call: its body went with its call.
+      await post({ body: new Uint8Array([7]), contentType: 'application/x-keep' }, inline);
+      const late = text(await post({ body: new Uint8Array([9]), contentType: 'application/x-late' }, inline));
+      expect(late).not.toEqual({ late: [7] });
+      expect(late).toEqual({ late: "a request's body can be read only during its own post call" });
+    }
+  });
+
   it('runs on threads when not allowed (no sandbox), or when the deadline is nearer than the limit', async () => {
     const direct = await pool('echo', { inline: true });
     await direct.pre(json(rows), { inline: true });
