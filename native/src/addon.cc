@@ -121,6 +121,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("mapSharedMemory", Napi::Function::New<MapSharedMemory>(env, "mapSharedMemory"));
 #ifdef HEARTH_WITH_SIMDJSON
   exports.Set("parseInferJson", Napi::Function::New<ParseInferJson>(env, "parseInferJson"));
+  exports.Set("parseInferJsonAsync", Napi::Function::New<ParseInferJsonAsync>(env, "parseInferJsonAsync"));
 #endif
   return exports;
 }

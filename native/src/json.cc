@@ -6,8 +6,10 @@
 
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common.h"
 
@@ -20,8 +22,7 @@ namespace dom = simdjson::dom;
 // Where simdjson's value would differ from JSON.parse's: the caller falls back.
 struct Differs {};
 
-// Documents up to this size reuse one parser per thread (its buffers grow to the largest seen);
-// a larger one gets a parser of its own, freed with it.
+// Parsers that have read documents up to this size are kept for the next (Parsers).
 constexpr size_t kKeptParserBytes = 8u << 20;
 
 double NumberOf(dom::element e) {
@@ -136,33 +137,125 @@ bool HasNegativeZero(const uint8_t* data, size_t size) {
   return false;
 }
 
+// Parsers kept for reuse (their buffers grow to the largest document seen, so only those of
+// documents up to kKeptParserBytes come back); one per parse in flight, taken and given back.
+class Parsers {
+ public:
+  std::unique_ptr<dom::parser> Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.empty()) return std::make_unique<dom::parser>();
+    auto parser = std::move(free_.back());
+    free_.pop_back();
+    return parser;
+  }
+  void GiveBack(std::unique_ptr<dom::parser> parser) {
+    if (!parser || parser->capacity() > kKeptParserBytes) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.size() < kKept) free_.push_back(std::move(parser));
+  }
+
+ private:
+  static constexpr size_t kKept = 4;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<dom::parser>> free_;
+};
+
+Parsers& KeptParsers() {
+  static Parsers* parsers = new Parsers();  // leaked: parses may still run at exit
+  return *parsers;
+}
+
+// The body's bytes, or an error for anything else.
+Napi::Uint8Array BytesArg(const Napi::CallbackInfo& info, const char* name) {
+  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    throw MakeError(info.Env(), code::kInvalidArgument, std::string(name) + " takes a Uint8Array");
+  }
+  return info[0].As<Napi::Uint8Array>();
+}
+
+// A parse: the document (simdjson's tape, in its parser) and then its JS value.
+struct Parse {
+  std::unique_ptr<dom::parser> parser;
+  dom::element doc;
+  bool ok = false;
+
+  // Any thread. The body is copied into a padded buffer of simdjson's (it reads past the end in blocks).
+  void Run(const uint8_t* data, size_t size) {
+    if (HasNegativeZero(data, size)) return;
+    parser = KeptParsers().Take();
+    ok = parser->parse(data, size, true).get(doc) == simdjson::SUCCESS;
+  }
+
+  // JS thread: the value, or undefined where JSON.parse must read the body. Gives the parser back.
+  Napi::Value Value(Napi::Env env) {
+    Napi::Value value = env.Undefined();
+    if (ok) {
+      try {
+        value = ToJs(env, doc, At::kTop);
+      } catch (const Differs&) {
+        value = env.Undefined();
+      } catch (...) {
+        KeptParsers().GiveBack(std::move(parser));
+        throw;
+      }
+    }
+    KeptParsers().GiveBack(std::move(parser));
+    return value;
+  }
+};
+
+// The number parsing of a large body on libuv's threads; its JS value made on the JS thread.
+class ParseJob : public Napi::AsyncWorker {
+ public:
+  ParseJob(Napi::Env env, Napi::Uint8Array bytes)
+      : Napi::AsyncWorker(env, "hearth.parseInferJson"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        bytes_(Napi::Persistent(bytes)),
+        data_(bytes.Data()),
+        size_(bytes.ByteLength()) {}
+
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+  void Execute() override { parse_.Run(data_, size_); }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    Napi::HandleScope scope(env);
+    try {
+      deferred_.Resolve(parse_.Value(env));
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    }
+  }
+
+  void OnError(const Napi::Error& e) override {
+    KeptParsers().GiveBack(std::move(parse_.parser));
+    deferred_.Reject(e.Value());
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Napi::Reference<Napi::Uint8Array> bytes_;  // keeps the body alive while it is read off-thread
+  const uint8_t* data_;
+  size_t size_;
+  Parse parse_;
+};
+
 }  // namespace
 
 Napi::Value ParseInferJson(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
-    throw MakeError(env, code::kInvalidArgument, "parseInferJson takes a Uint8Array");
-  }
-  Napi::Uint8Array bytes = info[0].As<Napi::Uint8Array>();
-  const uint8_t* data = bytes.Data();
-  const size_t size = bytes.ByteLength();
-  if (HasNegativeZero(data, size)) return env.Undefined();
+  Napi::Uint8Array bytes = BytesArg(info, "parseInferJson");
+  Parse parse;
+  parse.Run(bytes.Data(), bytes.ByteLength());
+  return parse.Value(info.Env());
+}
 
-  thread_local dom::parser kept;
-  std::unique_ptr<dom::parser> own;
-  dom::parser* parser = &kept;
-  if (size > kKeptParserBytes) {
-    own = std::make_unique<dom::parser>();
-    parser = own.get();
-  }
-  dom::element doc;
-  // The body is copied into a padded buffer of simdjson's (it reads past the end in blocks).
-  if (parser->parse(data, size, true).get(doc) != simdjson::SUCCESS) return env.Undefined();
-  try {
-    return ToJs(env, doc, At::kTop);
-  } catch (const Differs&) {
-    return env.Undefined();
-  }
+Napi::Value ParseInferJsonAsync(const Napi::CallbackInfo& info) {
+  Napi::Uint8Array bytes = BytesArg(info, "parseInferJsonAsync");
+  auto* job = new ParseJob(info.Env(), bytes);  // deletes itself once settled
+  Napi::Promise promise = job->Promise();
+  job->Queue();
+  return promise;
 }
 
 }  // namespace hearth

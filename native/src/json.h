@@ -20,4 +20,8 @@ namespace hearth {
 // surrogates, a "__proto__" key, "-0").
 Napi::Value ParseInferJson(const Napi::CallbackInfo& info);
 
+// async: parseInferJsonAsync(bytes: Uint8Array) → Promise<value | undefined>, the same value, with
+// the parse (the number crunching) on libuv's threads and only the JS value made on the JS thread.
+Napi::Value ParseInferJsonAsync(const Napi::CallbackInfo& info);
+
 }  // namespace hearth

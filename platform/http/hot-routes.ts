@@ -202,7 +202,11 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
   const infer = async (call: Call): Promise<Reply> => {
     const header = call.header('inference-header-content-length');
     const shm = { regions: o.sharedMemory, owner: call.owner };
-    const { request, tensors } = parseInferRequest(call.body, header === undefined ? undefined : Number(header), shm);
+    const { request, tensors } = await parseInferRequest(
+      call.body,
+      header === undefined ? undefined : Number(header),
+      shm,
+    );
     const sequence = sequenceFlags(request.parameters as Record<string, unknown> | undefined);
     const { outputs, version } = await service.infer(call.name, call.version, tensors, {
       deadline: deadlineOf(call.header),

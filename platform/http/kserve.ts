@@ -2,7 +2,7 @@
  * KServe v2 / Open Inference Protocol tensors over HTTP: JSON `data`, and Triton's binary tensor
  * data extension (a JSON header of `Inference-Header-Content-Length` bytes, then raw tensor bytes).
  */
-import { parseInferJson } from '../../runtime/index.js';
+import { parseInferJsonAsync } from '../../runtime/index.js';
 import { InvalidInputError } from '../../sdk/errors.js';
 import { BinaryBody, encodeBinary } from '../../sdk/kserve-binary.js';
 import type { HookTensors } from '../../sdk/hook.js';
@@ -45,13 +45,27 @@ export interface InferRequest {
   parameters?: { binary_data_output?: boolean };
 }
 
-/** Parses an infer request body (JSON, or JSON header + binary tail) into named tensors. */
-export function parseInferRequest(
+/**
+ * Parses an infer request body (JSON, or JSON header + binary tail) into named tensors. The JSON is
+ * read by the addon (simdjson), a large body off the event loop.
+ */
+export async function parseInferRequest(
   body: Uint8Array,
   headerLength: number | undefined,
   shm?: ShmContext,
-): { request: InferRequest; tensors: HookTensors } {
-  const parsed = new BinaryBody(body, headerLength, 'the infer request', parseInferJson);
+): Promise<{ request: InferRequest; tensors: HookTensors }> {
+  // A header length that does not fit is BinaryBody's error, thrown before it takes this parse.
+  let header: unknown;
+  let failure: unknown;
+  try {
+    header = await parseInferJsonAsync(headerLength === undefined ? body : body.subarray(0, headerLength));
+  } catch (error) {
+    failure = error;
+  }
+  const parsed = new BinaryBody(body, headerLength, 'the infer request', () => {
+    if (failure !== undefined) throw failure;
+    return header;
+  });
   const request = parsed.header as InferRequest;
   if (!request || !Array.isArray(request.inputs))
     throw new InvalidInputError('the infer request needs "inputs": [{name, shape, datatype, data}]');

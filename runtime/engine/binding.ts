@@ -101,6 +101,8 @@ export interface RawAddon {
    * without simdjson.
    */
   parseInferJson?(bytes: Uint8Array): unknown;
+  /** parseInferJson with the parse on libuv's threads. */
+  parseInferJsonAsync?(bytes: Uint8Array): Promise<unknown>;
 }
 
 /** Where `npm run build:native` puts the addon. */

@@ -4,6 +4,7 @@ export {
   devices,
   mapSharedMemory,
   parseInferJson,
+  parseInferJsonAsync,
   setIntraOpThreads,
   setExecutorThreads,
   threads,

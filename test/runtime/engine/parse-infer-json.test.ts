@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { native } from '../../../runtime/engine/binding.js';
-import { parseInferJson } from '../../../runtime/engine/index.js';
+import { parseInferJson, parseInferJsonAsync } from '../../../runtime/engine/index.js';
 import { flatten } from '../../../sdk/tensor-json.js';
 import { rng } from '../../helpers/random.js';
 
@@ -157,11 +157,23 @@ describe('parseInferJson (simdjson) reads a body as JSON.parse does', () => {
     }
   });
 
-  it('reads a 1×3×224×224 image body to the same doubles', () => {
+  it('reads a 1×3×224×224 image body to the same doubles, on the event loop and off it', async () => {
     const next = rng(7);
     const data = Array.from({ length: 3 * 224 * 224 }, () => next() * 2 - 1);
     const text = JSON.stringify({ inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 3, 224, 224], data }] });
     const parsed = parseInferJson(encode(text)) as { inputs: { data: Float64Array }[] };
     expect(parsed.inputs[0]!.data).toEqual(Float64Array.from(data));
+    // Off the loop: eight at once (each its own parser), the same value as the parse on it.
+    const all = await Promise.all(Array.from({ length: 8 }, () => parseInferJsonAsync(encode(text))));
+    for (const value of all) same(value, parsed);
+  });
+
+  it('off the loop, leaves a large body it could read differently to JSON.parse, and rejects one that is not JSON', async () => {
+    const big = (tail: string) =>
+      `{"inputs":[{"name":"x","data":[${Array.from({ length: 40_000 }, (_, i) => i / 7).join(',')}]}]${tail}`;
+    expect(big('}').length).toBeGreaterThan(256 * 1024); // past OFF_LOOP_FROM
+    for (const text of [big('}'), big(',"z":-0}'), big(',"__proto__":{"a":1}}')])
+      same(packed(await parseInferJsonAsync(encode(text))), packed(JSON.parse(text)));
+    await expect(parseInferJsonAsync(encode(big(',}')))).rejects.toThrow(SyntaxError);
   });
 });
