@@ -22,11 +22,17 @@ export const MLP_SPEC = {
   outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
 } satisfies FunctionSpecInput;
 
-/** ResNet-50: compute-bound, it scales to an instance per lane on the autoscaler's defaults. */
+/**
+ * ResNet-50: compute-bound, it scales to an instance per lane on the autoscaler's defaults. Its
+ * largest batch is this CPU's, as a Triton user sets max_batch_size from perf_analyzer: on one
+ * thread here ResNet-50 runs 5.86 / 6.01 / 5.59 / 4.10 rows/s at batch 1 / 2 / 4 / 16
+ * (python3-torch), and behind Hearth at c=64 served 6.4 req/s with batches of 16, 9.2 with 2 and
+ * 10.6 with 4. On a GPU, where a batch of 16 runs many times faster per row, it would be 16 or more.
+ */
 export const RESNET_SPEC = {
   ...ON_CPU_WITH_HOOK,
   name: 'resnet50',
-  maxBatchSize: 16,
+  maxBatchSize: 4,
   batching: { maxQueueDelayUs: 5000 },
   inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }],
   outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }],
