@@ -22,8 +22,10 @@ namespace dom = simdjson::dom;
 // Where simdjson's value would differ from JSON.parse's: the caller falls back.
 struct Differs {};
 
-// Parsers that have read documents up to this size are kept for the next (Parsers).
-constexpr size_t kKeptParserBytes = 8u << 20;
+// Parsers that have read documents up to this size are kept for the next (Parsers): enough for a
+// 1×3×224×224 image as JSON (~3 MB). A parser holds several times its capacity (the padded copy,
+// structural indexes, the tape, strings), so kept ones are few and small.
+constexpr size_t kKeptParserBytes = 4u << 20;
 
 double NumberOf(dom::element e) {
   switch (e.type()) {
@@ -155,7 +157,7 @@ class Parsers {
   }
 
  private:
-  static constexpr size_t kKept = 4;
+  static constexpr size_t kKept = 2;
   std::mutex mu_;
   std::vector<std::unique_ptr<dom::parser>> free_;
 };
