@@ -79,10 +79,6 @@ export function prefault(bytes: number): void {
   mapped(() => native().prefault(bytes));
 }
 
-/**
- * A client's POSIX shared memory segment ("/name"), mapped read-write from `offset` for `byteSize`
- * bytes (Triton's system shared memory). Unmapped when the buffer is collected.
- */
 const utf8 = new TextDecoder();
 
 /**
@@ -101,9 +97,12 @@ const NATIVE_JSON_FROM = 1024;
  * JSON.parse, which also throws its own SyntaxError.
  */
 export function parseInferJson(bytes: Uint8Array): unknown {
-  const parsed = bytes.byteLength < NATIVE_JSON_FROM ? undefined : native().parseInferJson?.(bytes);
-  return parsed === undefined ? JSON.parse(utf8.decode(bytes)) : parsed;
+  return orJsonParse(bytes.byteLength < NATIVE_JSON_FROM ? undefined : native().parseInferJson?.(bytes), bytes);
 }
+
+/** The addon's value, or JSON.parse's where the addon left the body to it. */
+const orJsonParse = (parsed: unknown, bytes: Uint8Array): unknown =>
+  parsed === undefined ? JSON.parse(utf8.decode(bytes)) : parsed;
 
 /** From this size on the parse leaves the event loop: a 3 MB image body takes ~5-9 ms to parse. */
 const OFF_LOOP_FROM = 256 * 1024;
@@ -115,10 +114,13 @@ const OFF_LOOP_FROM = 256 * 1024;
 export async function parseInferJsonAsync(bytes: Uint8Array): Promise<unknown> {
   const parse = bytes.byteLength < OFF_LOOP_FROM ? undefined : native().parseInferJsonAsync;
   if (!parse) return parseInferJson(bytes);
-  const parsed = await parse(bytes);
-  return parsed === undefined ? JSON.parse(utf8.decode(bytes)) : parsed;
+  return orJsonParse(await parse(bytes), bytes);
 }
 
+/**
+ * A client's POSIX shared memory segment ("/name"), mapped read-write from `offset` for `byteSize`
+ * bytes (Triton's system shared memory). Unmapped when the buffer is collected.
+ */
 export function mapSharedMemory(key: string, offset: number, byteSize: number): ArrayBuffer {
   try {
     return native().mapSharedMemory(key, offset, byteSize);
