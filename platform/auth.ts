@@ -6,6 +6,8 @@
  * configured every request passes; with keys, `invoke` may call functions and `admin` may also
  * manage them.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
+
 import { InvalidInputError, PermissionDeniedError, UnauthenticatedError } from '../sdk/errors.js';
 import type { ApiKey } from './config.js';
 
@@ -19,11 +21,32 @@ export function authorize(keys: ApiKey[], scope: Scope, header: (name: string) =
   if (keys.length === 0) return '';
   const bearer = header('authorization');
   const given = bearer?.startsWith('Bearer ') ? bearer.slice(7) : header('x-api-key');
-  const key = keys.find((k) => k.key === given);
+  const key = given === undefined ? undefined : findKey(keys, given);
   if (!key) throw new UnauthenticatedError('send an API key: Authorization: Bearer <key>');
   if (scope === 'admin' && key.scope !== 'admin')
     throw new PermissionDeniedError('this API key may invoke functions but not manage them (needs scope admin)');
   return key.key;
+}
+
+const digest = (key: string): Buffer => createHash('sha256').update(key).digest();
+/** The configured keys' digests, made once. */
+const digests = new WeakMap<ApiKey, Buffer>();
+const digestOf = (k: ApiKey): Buffer => {
+  let d = digests.get(k);
+  if (!d) digests.set(k, (d = digest(k.key)));
+  return d;
+};
+
+/**
+ * The configured key equal to `given`, compared in constant time: both sides are hashed to 32
+ * bytes (so neither length nor a common prefix shows in the timing) and every key is compared,
+ * whichever matches.
+ */
+export function findKey(keys: readonly ApiKey[], given: string): ApiKey | undefined {
+  const probe = digest(given);
+  let found: ApiKey | undefined;
+  for (const k of keys) if (timingSafeEqual(digestOf(k), probe) && !found) found = k;
+  return found;
 }
 
 /**

@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
 
 import { loadConfig } from './config.js';
@@ -65,9 +69,35 @@ describe('configuration', () => {
   });
 
   it('refuses to bind beyond loopback without API keys unless explicitly allowed', () => {
-    expect(() => loadConfig({ HEARTH_HOST: '0.0.0.0' })).toThrow(/HEARTH_API_KEYS is empty/);
-    expect(loadConfig({ HEARTH_HOST: '0.0.0.0', HEARTH_ALLOW_INSECURE_BIND: '1' }).host).toBe('0.0.0.0');
+    expect(() => loadConfig({ HEARTH_HOST: '0.0.0.0' })).toThrow(/no API key is set.*HEARTH_ALLOW_ANONYMOUS=1/);
+    const open = loadConfig({ HEARTH_HOST: '0.0.0.0', HEARTH_ALLOW_ANONYMOUS: '1' });
+    expect(open.host).toBe('0.0.0.0');
+    // Served beyond loopback on purpose: the Host check would refuse every remote caller.
+    expect(open.loopbackGuard).toBe(false);
+    expect(loadConfig({}).loopbackGuard).toBe(true);
     expect(loadConfig({ HEARTH_HOST: '0.0.0.0', HEARTH_API_KEYS: 'admin-key-456:admin' }).host).toBe('0.0.0.0');
     expect(loadConfig({ HEARTH_HOST: '::1' }).host).toBe('::1');
+  });
+
+  it('reads keys from HEARTH_API_KEYS_FILE (as a Kubernetes Secret mounts them), one per line', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-keys-'));
+    try {
+      const file = join(dir, 'api-keys');
+      writeFileSync(file, '# operators\nadmin-key-456:admin\n\ninvoke-key-123:invoke # the web app\n');
+      const c = loadConfig({ HEARTH_HOST: '0.0.0.0', HEARTH_API_KEYS_FILE: file, HEARTH_API_KEYS: 'plainkey-789' });
+      expect(c.apiKeys).toEqual([
+        { key: 'plainkey-789', scope: 'admin' },
+        { key: 'admin-key-456', scope: 'admin' },
+        { key: 'invoke-key-123', scope: 'invoke' },
+      ]);
+      expect(c.loopbackGuard).toBe(false);
+      writeFileSync(file, '# nothing yet\n');
+      expect(() => loadConfig({ HEARTH_API_KEYS_FILE: file })).toThrow(/HEARTH_API_KEYS_FILE: .* holds no key/);
+      writeFileSync(file, 'short:admin\n');
+      expect(() => loadConfig({ HEARTH_API_KEYS_FILE: file })).toThrow(/HEARTH_API_KEYS_FILE: each entry/);
+      expect(() => loadConfig({ HEARTH_API_KEYS_FILE: join(dir, 'missing') })).toThrow(/cannot read .*ENOENT/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

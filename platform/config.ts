@@ -2,6 +2,7 @@
  * The node's configuration, from environment variables, validated at start: a bad value stops the
  * node with a message that names the variable.
  */
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 import { z } from 'zod';
@@ -21,11 +22,15 @@ const port = (name: string, fallback: number) =>
 const ApiKey = z.object({ key: z.string().min(8), scope: z.enum(['invoke', 'admin']) });
 export type ApiKey = z.infer<typeof ApiKey>;
 
-/** `key1:admin,key2:invoke` (a key without a scope is an admin key). */
-function parseApiKeys(value: string | undefined): ApiKey[] {
+/**
+ * `key1:admin,key2:invoke` (a key without a scope is an admin key); in a keys file, entries are also
+ * separated by new lines and `#` starts a comment.
+ */
+function parseApiKeys(value: string | undefined, from = 'HEARTH_API_KEYS'): ApiKey[] {
   if (!value) return [];
   return value
-    .split(',')
+    .replace(/#.*$/gm, '')
+    .split(/[,\n]/)
     .map((s) => s.trim())
     .filter(Boolean)
     .map((entry) => {
@@ -34,7 +39,7 @@ function parseApiKeys(value: string | undefined): ApiKey[] {
       const parsed = ApiKey.safeParse({ key, scope });
       if (!parsed.success)
         throw new InvalidInputError(
-          `HEARTH_API_KEYS: each entry must be KEY:invoke or KEY:admin with a key of at least 8 characters (got "${entry.replace(/^(.{3}).*/, '$1…')}")`,
+          `${from}: each entry must be KEY:invoke or KEY:admin with a key of at least 8 characters (got "${entry.replace(/^(.{3}).*/, '$1…')}")`,
         );
       return parsed.data;
     });
@@ -74,7 +79,9 @@ export const ConfigSchema = z.object({
     .min(1024)
     .default(64 * 2 ** 20),
   HEARTH_API_KEYS: z.string().optional(),
-  HEARTH_ALLOW_INSECURE_BIND: z.enum(['0', '1', 'true', 'false']).default('0'),
+  HEARTH_API_KEYS_FILE: z.string().min(1, 'HEARTH_API_KEYS_FILE must name a file').optional(),
+  HEARTH_ALLOW_ANONYMOUS: z.enum(['0', '1', 'true', 'false']).default('0'),
+  HEARTH_METRICS_KEY: z.string().min(16, 'HEARTH_METRICS_KEY must be at least 16 characters').optional(),
   HEARTH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HEARTH_INTRA_OP_THREADS: integer('HEARTH_INTRA_OP_THREADS', 'a number of threads')
     .min(1, 'HEARTH_INTRA_OP_THREADS must be at least 1')
@@ -125,6 +132,13 @@ export interface Config {
   cacheMaxBytes: number;
   maxBodyBytes: number;
   apiKeys: ApiKey[];
+  /**
+   * No API key is configured and the node listens on loopback only: requests must name a loopback
+   * host and must not come from another site's page (DNS rebinding, cross-site requests).
+   */
+  loopbackGuard: boolean;
+  /** Bearer key the metrics port asks for (Prometheus' `authorization.credentials`); none: open. */
+  metricsKey?: string;
   logLevel: string;
   /**
    * LibTorch intra-op threads for forwards on CPU. Default: one core fewer than the machine has
@@ -165,6 +179,20 @@ export interface Config {
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
 
+/** HEARTH_API_KEYS_FILE's keys (a mounted Kubernetes Secret, say); the file must be readable. */
+function keysFile(path: string | undefined): ApiKey[] {
+  if (!path) return [];
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new InvalidInputError(`HEARTH_API_KEYS_FILE: cannot read ${path} (${(error as NodeJS.ErrnoException).code})`);
+  }
+  const keys = parseApiKeys(text, 'HEARTH_API_KEYS_FILE');
+  if (keys.length === 0) throw new InvalidInputError(`HEARTH_API_KEYS_FILE: ${path} holds no key`);
+  return keys;
+}
+
 /** Reads and validates the configuration; throws InvalidInputError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result = ConfigSchema.safeParse(env);
@@ -174,11 +202,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const e = result.data;
-  const apiKeys = parseApiKeys(e.HEARTH_API_KEYS);
-  const insecure = e.HEARTH_ALLOW_INSECURE_BIND === '1' || e.HEARTH_ALLOW_INSECURE_BIND === 'true';
-  if (!LOOPBACK.test(e.HEARTH_HOST) && apiKeys.length === 0 && !insecure) {
+  const apiKeys = [...parseApiKeys(e.HEARTH_API_KEYS), ...keysFile(e.HEARTH_API_KEYS_FILE)];
+  const anonymous = e.HEARTH_ALLOW_ANONYMOUS === '1' || e.HEARTH_ALLOW_ANONYMOUS === 'true';
+  const loopback = LOOPBACK.test(e.HEARTH_HOST);
+  if (!loopback && apiKeys.length === 0 && !anonymous) {
     throw new InvalidInputError(
-      `HEARTH_HOST=${e.HEARTH_HOST} is reachable beyond this machine but HEARTH_API_KEYS is empty: set API keys, or HEARTH_ALLOW_INSECURE_BIND=1 to serve without them`,
+      `HEARTH_HOST=${e.HEARTH_HOST} is reachable beyond this machine but no API key is set: set HEARTH_API_KEYS or HEARTH_API_KEYS_FILE, or HEARTH_ALLOW_ANONYMOUS=1 to serve anyone without one`,
     );
   }
   if (e.HEARTH_S3_ENDPOINT && !e.HEARTH_S3_BUCKET)
@@ -202,6 +231,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cacheMaxBytes: e.HEARTH_CACHE_MAX_BYTES,
     maxBodyBytes: e.HEARTH_MAX_BODY_BYTES,
     apiKeys,
+    loopbackGuard: apiKeys.length === 0 && loopback,
+    metricsKey: e.HEARTH_METRICS_KEY,
     logLevel: e.HEARTH_LOG_LEVEL,
     intraOpThreads: e.HEARTH_INTRA_OP_THREADS ?? Math.max(1, availableParallelism() - 1),
     autoscaleTickMs: e.HEARTH_AUTOSCALE_TICK_MS,

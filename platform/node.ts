@@ -10,7 +10,6 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { getRequestListener } from '@hono/node-server';
-import { pino } from 'pino';
 
 import { groupOf, RunnerHost, setIntraOpThreads } from '../runtime/index.js';
 import { createArtifactStore } from './artifacts/index.js';
@@ -19,7 +18,9 @@ import type { Config } from './config.js';
 import { FunctionService } from './functions/index.js';
 import { bindGrpc, createGrpcServer } from './grpc/index.js';
 import { SharedMemoryRegions } from './shared-memory.js';
-import { createApp, createHotRoutes, InFlight } from './http/index.js';
+import { findKey } from './auth.js';
+import { browserRefusal, createApp, createHotRoutes, frontDoor, InFlight, toHttpResponse } from './http/index.js';
+import { createLogger } from './log.js';
 import { checkNoEviction, createJobQueue } from './jobs/index.js';
 import type { JobQueue } from './jobs/index.js';
 import { Metrics } from './metrics/index.js';
@@ -55,7 +56,7 @@ const CLOSE_WAIT_MS = 10_000;
 const SPARE_WAIT_MS = 30_000;
 
 export async function startNode(config: Config): Promise<HearthNode> {
-  const log = pino({ level: config.logLevel, base: { service: 'hearth' } });
+  const log = createLogger({ level: config.logLevel });
   if (config.redisUrl) await checkNoEviction(config.redisUrl);
   setIntraOpThreads(config.intraOpThreads);
   const registry = createRegistry(config);
@@ -114,7 +115,20 @@ export async function startNode(config: Config): Promise<HearthNode> {
   };
   const serving = jobs.kind === 'bullmq' ? setInterval(serveAll, 5000).unref() : undefined;
   if (serving) setTimeout(serveAll, 100).unref();
-  const metricsServer = await metrics.listen(config.host, config.metricsPort);
+  const metricsServer = await metrics.listen(config.host, config.metricsPort, (req) => {
+    const browser = config.loopbackGuard ? browserRefusal(req.headers) : undefined;
+    if (browser) return { status: 403, error: browser, code: 'PERMISSION_DENIED' };
+    if (config.metricsKey === undefined) return undefined;
+    const bearer = req.headers.authorization;
+    const given = bearer?.startsWith('Bearer ') ? bearer.slice(7) : '';
+    return findKey([{ key: config.metricsKey, scope: 'invoke' }], given)
+      ? undefined
+      : {
+          status: 401,
+          error: 'send the metrics key: Authorization: Bearer <HEARTH_METRICS_KEY>',
+          code: 'UNAUTHENTICATED',
+        };
+  });
   let ready = false;
   const inflight = new InFlight();
   const sharedMemory = new SharedMemoryRegions(config.systemSharedMemory);
@@ -127,6 +141,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     ready: () => ready,
     inflight,
     sharedMemory,
+    log: log.child({ component: 'http' }),
   };
   const app = createApp({
     ...front,
@@ -136,7 +151,14 @@ export async function startNode(config: Config): Promise<HearthNode> {
   });
   const hot = createHotRoutes(front);
   const rest = getRequestListener(app.fetch);
+  const door = frontDoor({ loopbackGuard: config.loopbackGuard });
   const server = createServer((req, res) => {
+    const refused = door.admit(req, res);
+    if (refused) {
+      const { status, body } = toHttpResponse(refused, { requestId: req.headers['x-request-id'] as string });
+      res.writeHead(status, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify(body));
+      return;
+    }
     if (!hot(req, res)) void rest(req, res);
   });
   // Idle kept-alive connections stay open 65 s (as load balancers expect: longer than their own
@@ -152,6 +174,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     version: VERSION,
     maxMessageBytes: config.maxBodyBytes,
     sharedMemory,
+    log: log.child({ component: 'grpc' }),
   });
   const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;

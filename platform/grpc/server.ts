@@ -10,6 +10,8 @@ import * as protoLoader from '@grpc/proto-loader';
 
 import { UnavailableError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config.js';
+import type { Logger } from '../log.js';
+import { requestIdOf } from '../http/front-door.js';
 import type { FunctionService } from '../functions/index.js';
 import { modelMetadata } from '../model-metadata.js';
 import { devices } from '../../runtime/index.js';
@@ -52,6 +54,8 @@ export interface GrpcOptions {
   maxMessageBytes: number;
   /** System shared memory regions (Triton's extension), per caller. */
   sharedMemory: SharedMemoryRegions;
+  /** Where unexpected errors and the detail of errors go (the `grpc` component's logger). */
+  log?: Logger;
 }
 
 interface InferRequest {
@@ -82,15 +86,26 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
   };
   const shmOf = (call: { metadata: grpc.Metadata }) => ({ regions: o.sharedMemory, owner: authorize(call, 'invoke') });
 
+  /** The call's request id (x-request-id metadata, as on HTTP), answered in its initial metadata. */
+  const requestId = (call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerDuplexStream<unknown, unknown>) => {
+    const given = call.metadata.get('x-request-id')[0];
+    const id = requestIdOf({ 'x-request-id': typeof given === 'string' ? given : undefined });
+    const md = new grpc.Metadata();
+    md.set('x-request-id', id);
+    call.sendMetadata(md);
+    return id;
+  };
+
   const unary =
     (scope: Scope | 'none', handler: Handler): grpc.handleUnaryCall<Record<string, unknown>, unknown> =>
     (call, callback) => {
+      const id = requestId(call);
       Promise.resolve()
         .then(() => authorize(call, scope))
         .then(() => handler(call))
         .then(
           (response) => callback(null, response),
-          (error: unknown) => callback(toGrpcStatus(error) as grpc.ServiceError),
+          (error: unknown) => callback(toGrpcStatus(error, { requestId: id, log: o.log }) as grpc.ServiceError),
         );
     };
 
@@ -158,11 +173,12 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
     // One response per request, in the order they finish, each carrying its request's id; a
     // failed request answers with error_message and the stream goes on.
     ModelStreamInfer: (call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>) => {
+      const id = requestId(call);
       let shm: ShmContext;
       try {
         shm = shmOf(call);
       } catch (error) {
-        call.emit('error', toGrpcStatus(error));
+        call.emit('error', toGrpcStatus(error, { requestId: id, log: o.log }));
         return;
       }
       let open = 0;
@@ -177,7 +193,7 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
             (response) => call.write({ error_message: '', infer_response: response }),
             (error: unknown) =>
               call.write({
-                error_message: toGrpcStatus(error).details ?? 'internal error',
+                error_message: toGrpcStatus(error, { requestId: id, log: o.log }).details ?? 'internal error',
                 infer_response: { id: String(request.id ?? ''), model_name: String(request.model_name ?? '') },
               }),
           )

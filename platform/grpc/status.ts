@@ -2,7 +2,8 @@
 import { status as Status } from '@grpc/grpc-js';
 import type { ServiceError } from '@grpc/grpc-js';
 
-import { HearthError } from '../../sdk/errors.js';
+import type { ErrorContext } from '../caller-error.js';
+import { callerError } from '../caller-error.js';
 
 const CODES: Record<string, Status> = {
   INVALID_INPUT: Status.INVALID_ARGUMENT,
@@ -23,7 +24,8 @@ const CODES: Record<string, Status> = {
   DEADLINE_EXCEEDED: Status.DEADLINE_EXCEEDED,
 };
 
-export function toGrpcStatus(error: unknown): Partial<ServiceError> {
-  if (error instanceof HearthError) return { code: CODES[error.code] ?? Status.INTERNAL, details: error.message };
-  return { code: Status.INTERNAL, details: 'internal error' };
+/** The status of an error; see ../caller-error.ts for what the caller is told and what is logged. */
+export function toGrpcStatus(error: unknown, context: ErrorContext = {}): Partial<ServiceError> {
+  const { code, message } = callerError(error, context);
+  return { code: CODES[code] ?? Status.INTERNAL, details: message };
 }

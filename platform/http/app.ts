@@ -15,13 +15,14 @@ import { parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { checkSha } from '../artifacts/index.js';
 import type { ApiKey } from '../config.js';
+import type { Logger } from '../log.js';
 import type { FunctionService } from '../functions/index.js';
 import type { JobQueue } from '../jobs/index.js';
 import { callerId, jobView } from '../jobs/index.js';
 import type { Scope } from '../auth.js';
-import { authorize, parseVersion } from '../auth.js';
+import { authorize, findKey, parseVersion } from '../auth.js';
 import { httpStatus, toHttpResponse } from './errors.js';
-import { jsonBody } from './json-body.js';
+import { jsonBody, refuseFormBody } from './json-body.js';
 import { tooLarge } from './hot-routes.js';
 import { modelMetadata } from '../model-metadata.js';
 import { devices } from '../../runtime/index.js';
@@ -45,10 +46,12 @@ export interface AppOptions {
   version: string;
   /** System shared memory regions (Triton's extension), per caller. */
   sharedMemory: SharedMemoryRegions;
+  /** Where unexpected errors and the detail of errors go (the `http` component's logger). */
+  log?: Logger;
 }
 
-function errorResponse(c: Context, error: unknown): Response {
-  const { status, body, headers } = toHttpResponse(error);
+function errorResponse(c: Context, error: unknown, log?: Logger): Response {
+  const { status, body, headers } = toHttpResponse(error, { requestId: c.req.header('x-request-id'), log });
   for (const [k, v] of Object.entries(headers)) c.header(k, v);
   return c.json(body, status as 400);
 }
@@ -119,7 +122,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
       }
     });
   }
-  app.onError((error, c) => errorResponse(c, error));
+  app.onError((error, c) => errorResponse(c, error, o.log));
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}`, code: 'NOT_FOUND' }, 404));
 
   // --- health and server metadata (health needs no key) ------------------------------------------
@@ -220,7 +223,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     const id = c.req.param('id')!;
     const record = await o.jobs.get(id);
     const key = owner(c);
-    const admin = o.apiKeys.length === 0 || o.apiKeys.some((k) => k.key === key && k.scope === 'admin');
+    const admin = o.apiKeys.length === 0 || findKey(o.apiKeys, key)?.scope === 'admin';
     if (!record || (!admin && (record.owner ?? '') !== callerId(key)))
       throw new JobNotFoundError(`no job ${id} (unknown, or its record expired)`);
     return record;
@@ -280,6 +283,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   app.get('/v2/systemsharedmemory/status', invoke, shmStatus);
   app.get('/v2/systemsharedmemory/region/:region/status', invoke, shmStatus);
   app.post('/v2/systemsharedmemory/region/:region/register', invoke, async (c) => {
+    refuseFormBody(c.req.header('content-type'));
     const body = parseJson(await c.req.text(), 'the register request');
     if (typeof body !== 'object' || body === null)
       throw new InvalidInputError('send {"key": "/name", "offset": 0, "byte_size": N}');
@@ -303,6 +307,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   // --- Triton's repository extension ------------------------------------------------------------------
   app.post('/v2/repository/index', admin, async (c) => c.json(await service.repositoryIndex()));
   app.post('/v2/repository/models/:name/load', admin, async (c) => {
+    refuseFormBody(c.req.header('content-type'));
     const text = await c.req.text();
     checkLoadParameters(text ? parseJson(text, 'the load request') : {});
     await service.load(c.req.param('name'));

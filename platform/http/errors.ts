@@ -1,9 +1,8 @@
 /**
  * The one mapping from Hearth's errors to HTTP: status, `{"error", "code"}` body, Retry-After.
  */
-import { HTTPException } from 'hono/http-exception';
-
-import { HearthError, InvalidInputError } from '../../sdk/errors.js';
+import type { ErrorContext } from '../caller-error.js';
+import { callerError } from '../caller-error.js';
 
 const STATUS: Record<string, number> = {
   INVALID_INPUT: 400,
@@ -29,7 +28,7 @@ const STATUS: Record<string, number> = {
 
 export interface HttpError {
   status: number;
-  body: { error: string; code: string };
+  body: { error: string; code: string; request_id?: string };
   headers: Record<string, string>;
 }
 
@@ -38,14 +37,11 @@ export function httpStatus(code: string): number {
   return STATUS[code] ?? 500;
 }
 
-export function toHttpResponse(error: unknown): HttpError {
-  if (error instanceof HearthError) {
-    const status = httpStatus(error.code);
-    const headers: Record<string, string> = status === 429 || status === 503 ? { 'Retry-After': '1' } : {};
-    return { status, body: { error: error.message, code: error.code }, headers };
-  }
-  // hono's own refusals of a request (a body that is not JSON, for one) are the caller's mistakes.
-  if (error instanceof HTTPException && error.status === 400)
-    return toHttpResponse(new InvalidInputError(error.message));
-  return { status: 500, body: { error: 'internal error', code: 'INTERNAL' }, headers: {} };
+/** The response to an error; see ../caller-error.ts for what the caller is told and what is logged. */
+export function toHttpResponse(error: unknown, context: ErrorContext = {}): HttpError {
+  const { code, message } = callerError(error, context);
+  const status = httpStatus(code);
+  const headers: Record<string, string> = status === 429 || status === 503 ? { 'Retry-After': '1' } : {};
+  const body = { error: message, code, ...(context.requestId ? { request_id: context.requestId } : {}) };
+  return { status, body, headers };
 }

@@ -11,12 +11,14 @@ import { deflate, gunzip, gzip, inflate } from 'node:zlib';
 
 import { InvalidInputError, PayloadTooLargeError, UnavailableError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config.js';
+import type { Logger } from '../log.js';
 import type { FunctionService } from '../functions/index.js';
 import { authorize, parseVersion } from '../auth.js';
 import { toHttpResponse } from './errors.js';
 import type { JobQueue } from '../jobs/index.js';
 import { callerId, requestHash } from '../jobs/index.js';
 import { IdempotencyCache } from './idempotency.js';
+import { refuseFormBody } from './json-body.js';
 import { formatInferResponse, parseInferRequest } from './kserve.js';
 import { sequenceFlags } from '../inference-tensors.js';
 import type { SharedMemoryRegions } from '../shared-memory.js';
@@ -30,6 +32,8 @@ export interface HotRouteOptions {
   inflight?: { enter(): void; leave(): void };
   /** System shared memory regions (Triton's extension), per caller. */
   sharedMemory: SharedMemoryRegions;
+  /** Where unexpected errors and the detail of errors go (the `http` component's logger). */
+  log?: Logger;
 }
 
 interface Call {
@@ -200,6 +204,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
   };
 
   const infer = async (call: Call): Promise<Reply> => {
+    refuseFormBody(call.header('content-type'));
     const header = call.header('inference-header-content-length');
     const shm = { regions: o.sharedMemory, owner: call.owner };
     const { request, tensors } = await parseInferRequest(
@@ -229,8 +234,8 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     res.end(reply.body);
   };
 
-  const fail = (res: ServerResponse, error: unknown, closeConnection: boolean): void => {
-    const { status, body, headers } = toHttpResponse(error);
+  const fail = (res: ServerResponse, error: unknown, closeConnection: boolean, requestId: string | undefined): void => {
+    const { status, body, headers } = toHttpResponse(error, { requestId, log: o.log });
     send(res, {
       status,
       headers: { ...headers, 'content-type': 'application/json', ...(closeConnection ? { connection: 'close' } : {}) },
@@ -285,7 +290,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       (reply) => send(res, reply),
       // A request refused before its body was read closes its connection: the unread body is not
       // drained, so nothing over the limit is ever buffered.
-      (error: unknown) => fail(res, error, !bodyRead),
+      (error: unknown) => fail(res, error, !bodyRead, header('x-request-id')),
     );
     return true;
   };

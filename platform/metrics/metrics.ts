@@ -4,7 +4,7 @@
  * request path pays nothing for them; they restart from zero when a pool is reloaded, as Triton's do.
  */
 import { createServer } from 'node:http';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { Counter, Gauge, Histogram, Registry as PromRegistry, collectDefaultMetrics } from 'prom-client';
@@ -124,8 +124,26 @@ export class Metrics {
   }
 
   /** Serves /metrics; resolves with the port. */
-  async listen(host: string, port: number): Promise<{ server: Server; port: number }> {
+  /**
+   * Serves /metrics. `refuse` says why a request may not read them (a missing bearer key, a
+   * browser's request to a node with no key), or undefined.
+   */
+  async listen(
+    host: string,
+    port: number,
+    refuse: (req: IncomingMessage) => { status: number; error: string; code: string } | undefined = () => undefined,
+  ): Promise<{ server: Server; port: number }> {
     const server = createServer((req, res) => {
+      const refusal = refuse(req);
+      if (refusal) {
+        res
+          .writeHead(refusal.status, {
+            'content-type': 'application/json',
+            ...(refusal.status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
+          })
+          .end(JSON.stringify({ error: refusal.error, code: refusal.code }));
+        return;
+      }
       if (req.url !== '/metrics') {
         res
           .writeHead(404, { 'content-type': 'application/json' })

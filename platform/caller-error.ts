@@ -1,0 +1,40 @@
+/**
+ * What a caller is told of an error, and what only the log gets — shared by both transports, each of
+ * which maps the code to its own status once (./http/errors.ts, ./grpc/status.ts).
+ *
+ * A caller gets the code, the message's first line (a TorchScript error's headline, never its
+ * source and traceback) and the request id. The rest of a message goes to the node's log with the
+ * request id, for admins. An error that is not one of Hearth's (a bug) is `INTERNAL` to the caller
+ * and logged once, with its stack.
+ */
+import { HTTPException } from 'hono/http-exception';
+
+import { HearthError, InvalidInputError } from '../sdk/errors.js';
+import type { Logger } from './log.js';
+
+export interface ErrorContext {
+  requestId?: string;
+  log?: Logger;
+}
+
+/** Longest message a caller is sent. */
+const MAX_MESSAGE = 1000;
+
+export function callerError(error: unknown, context: ErrorContext = {}): { code: string; message: string } {
+  // hono's own refusals of a request (a body that is not JSON, for one) are the caller's mistakes.
+  if (error instanceof HTTPException && error.status === 400)
+    return callerError(new InvalidInputError(error.message), context);
+  const { requestId, log } = context;
+  if (!(error instanceof HearthError)) {
+    log?.error({ err: error, requestId }, 'unexpected error');
+    return { code: 'INTERNAL', message: 'internal error' };
+  }
+  const newline = error.message.indexOf('\n');
+  const headline = newline === -1 ? error.message : error.message.slice(0, newline);
+  if (error.code === 'INTERNAL') log?.error({ err: error, requestId }, 'internal error');
+  else if (newline !== -1) log?.warn({ requestId, code: error.code, detail: error.message }, headline);
+  return {
+    code: error.code,
+    message: headline.length > MAX_MESSAGE ? `${headline.slice(0, MAX_MESSAGE)}…` : headline,
+  };
+}
