@@ -32,8 +32,10 @@ const digest = (key: string): Buffer => createHash('sha256').update(key).digest(
 /** The configured keys' digests, made once. */
 const digests = new WeakMap<ApiKey, Buffer>();
 const digestOf = (k: ApiKey): Buffer => {
-  let d = digests.get(k);
-  if (!d) digests.set(k, (d = digest(k.key)));
+  const known = digests.get(k);
+  if (known) return known;
+  const d = digest(k.key);
+  digests.set(k, d);
   return d;
 };
 

@@ -11,7 +11,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { UnavailableError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
-import { requestIdOf } from '../http/front-door.js';
+import { requestIdOf } from '../request-id.js';
 import type { FunctionService } from '../functions/index.js';
 import { modelMetadata } from '../model-metadata.js';
 import { devices } from '../../runtime/index.js';

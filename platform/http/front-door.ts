@@ -15,13 +15,12 @@
  * Request id: `x-request-id` as the caller sent it (1–128 of `A–Z a–z 0–9 . _ : -`), or a new one;
  * answered in the same header, in error bodies, and carried into logs and job records.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 
 import { PermissionDeniedError } from '../../sdk/errors.js';
+import { requestIdOf } from '../request-id.js';
 
 const LOOPBACK_HOST = /^(localhost|([a-z0-9-]+\.)+localhost|127(\.\d{1,3}){3}|\[::1\])(:\d{1,5})?$/i;
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** The host and port a Host header or an origin names, as URL normalises them; undefined if neither parses. */
 function hostOf(value: string, scheme = 'http:'): string | undefined {
@@ -47,12 +46,6 @@ export function browserRefusal(headers: IncomingHttpHeaders): string | undefined
       return `a request from origin "${origin.slice(0, 100)}" is refused by a node with no API key (only the node's own pages may call it)`;
   }
   return undefined;
-}
-
-/** The request's id: the caller's `x-request-id` when it is well formed, else a new one. */
-export function requestIdOf(headers: IncomingHttpHeaders): string {
-  const given = headers['x-request-id'];
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
 export interface FrontDoor {

@@ -2,5 +2,5 @@ export { createApp, InFlight } from './app.js';
 export type { AppOptions } from './app.js';
 export { createHotRoutes } from './hot-routes.js';
 export type { HotRouteOptions } from './hot-routes.js';
-export { frontDoor, browserRefusal, requestIdOf } from './front-door.js';
+export { frontDoor, browserRefusal } from './front-door.js';
 export { toHttpResponse } from './errors.js';

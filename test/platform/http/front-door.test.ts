@@ -91,7 +91,7 @@ describe('front door of a node with no API key (the loopback default)', () => {
   });
 
   it("refuses another site's requests, and serves the node's own pages and non-browser clients", async () => {
-    const cross = [
+    const cross: Record<string, string>[] = [
       { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
       { 'sec-fetch-site': 'same-site' },
       { origin: 'null' },
