@@ -4,7 +4,7 @@
  * env → ConfigMaps, Secrets and Hearth's own variables, KEDA → the Deployment, queries → metrics
  * Hearth exports), and the probes answer on a real node.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,7 +56,7 @@ describe('infra/', () => {
       expect(d.kind).toBeTruthy();
       expect(d.metadata?.name).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
     }
-    for (const kind of ['Deployment', 'StatefulSet', 'Service', 'ConfigMap', 'Secret', 'ScaledObject'])
+    for (const kind of ['Deployment', 'StatefulSet', 'Service', 'ConfigMap', 'ScaledObject'])
       expect(byKind(kind).length, kind).toBeGreaterThan(0);
   });
 
@@ -78,34 +78,59 @@ describe('infra/', () => {
     }
   });
 
-  it('takes env only from ConfigMaps and Secrets that exist, naming only variables Hearth reads', () => {
+  it('ships no secret: every key it reads is one the documented `kubectl create secret` makes', () => {
+    // The secrets are the operator's; a working key in the repository would be accepted everywhere.
+    expect(byKind('Secret')).toEqual([]);
+    const header = readFileSync(join(INFRA, 'k8s', 'hearth.yaml'), 'utf8');
+    const created = [...header.matchAll(/--from-(?:file|literal)=([\w-]+)=/g)].map((m) => m[1]!);
+    expect(header).toContain('kubectl create secret generic hearth-secrets');
     const maps = new Map(byKind('ConfigMap').map((d) => [d.metadata.name, d.data ?? {}]));
-    const secrets = new Map(
-      byKind('Secret').map((d) => [d.metadata.name, { ...(d.data ?? {}), ...(d.stringData ?? {}) }]),
-    );
     for (const w of workloads) {
       for (const c of containers(w)) {
         for (const from of c.envFrom ?? []) {
+          expect(from.secretRef, 'secrets come by key, not whole').toBeUndefined();
           if (from.configMapRef) expect(maps.has(from.configMapRef.name), from.configMapRef.name).toBe(true);
-          if (from.secretRef) expect(secrets.has(from.secretRef.name), from.secretRef.name).toBe(true);
         }
         for (const e of c.env ?? []) {
           const ref = e.valueFrom?.secretKeyRef;
-          if (ref) expect(Object.keys(secrets.get(ref.name) ?? {}), `${ref.name}/${ref.key}`).toContain(ref.key);
+          if (!ref) continue;
+          expect(ref.name).toBe('hearth-secrets');
+          expect(created, `${ref.name}/${ref.key}`).toContain(ref.key);
         }
       }
+      for (const v of w.spec.template.spec.volumes ?? [])
+        for (const item of v.secret?.items ?? []) expect(created, item.key).toContain(item.key);
     }
-    const hearthVars = [...hearth.spec.template.spec.containers[0].envFrom].flatMap(
-      (f: { configMapRef?: { name: string }; secretRef?: { name: string } }) =>
-        Object.keys(f.configMapRef ? maps.get(f.configMapRef.name)! : secrets.get(f.secretRef!.name)!),
-    );
+  });
+
+  it('names only variables Hearth reads, and the node starts with them and a keys file', async () => {
+    const maps = new Map(byKind('ConfigMap').map((d) => [d.metadata.name, d.data ?? {}]));
+    const container = hearth.spec.template.spec.containers[0];
+    const vars = [
+      ...container.envFrom.flatMap((f: { configMapRef: { name: string } }) => Object.keys(maps.get(f.configMapRef.name)!)),
+      ...container.env.map((e: { name: string }) => e.name),
+    ];
     const known = Object.keys(ConfigSchema.shape);
-    for (const v of hearthVars) {
+    for (const v of vars) {
       // AWS_* are the AWS SDK's credential chain, which the S3 store uses as it is.
       if (!v.startsWith('AWS_')) expect(known, v).toContain(v);
     }
-    // And what the ConfigMap says is valid configuration.
-    expect(() => loadConfig({ ...maps.get('hearth-config')!, ...secrets.get('hearth-secrets')! })).not.toThrow();
+    const config = maps.get('hearth-config')!;
+    // The keys file is where the Secret's volume puts it.
+    const mount = container.volumeMounts.find((m: { name: string }) => m.name === 'secrets');
+    const volume = hearth.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'secrets');
+    expect(config.HEARTH_API_KEYS_FILE).toBe(`${mount.mountPath}/${volume.secret.items[0].path}`);
+    const dir = await mkdtemp(join(tmpdir(), 'hearth-infra-keys-'));
+    try {
+      const keys = join(dir, 'api-keys');
+      writeFileSync(keys, 'an-operators-admin-key:admin\n');
+      const env = { ...config, HEARTH_API_KEYS_FILE: keys, HEARTH_METRICS_KEY: 'a-metrics-key-of-24-chars' };
+      expect(loadConfig(env).apiKeys).toEqual([{ key: 'an-operators-admin-key', scope: 'admin' }]);
+      // Without the Secret's keys the node, bound to 0.0.0.0, refuses to start.
+      expect(() => loadConfig({ ...config, HEARTH_API_KEYS_FILE: undefined })).toThrow(/no API key is set/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('gives the node a GPU, a drain before it is killed, and Redis that never evicts', () => {
