@@ -180,6 +180,11 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const httpUrl = `http://${host}:${httpPort}`;
   cluster?.start(() => service.pools(), httpUrl);
+  // Readiness waits for the functions that keep instances warm (scaling.minInstances ≥ 1).
+  const minimum = service.warmMinimum().catch((error: unknown) => {
+    log.warn({ reason: (error as Error).message }, 'could not list the functions to warm at start');
+    return { warm: [], failed: [] };
+  });
   if (spareUp) {
     const timedOut = await Promise.race([spareUp.then(() => false), sleep(SPARE_WAIT_MS, true, { ref: false })]);
     if (timedOut)
@@ -188,10 +193,13 @@ export async function startNode(config: Config): Promise<HearthNode> {
         'no spare runner yet; ready without one (the first cold start starts its own)',
       );
   }
+  const warmed = await minimum;
   ready = true;
   log.info(
     {
       node: nodeId,
+      warmAtStart: warmed.warm,
+      ...(warmed.failed.length ? { failedAtStart: warmed.failed } : {}),
       http: httpPort,
       grpc: grpcPort,
       metrics: metricsServer.port,

@@ -251,6 +251,45 @@ export class FunctionService {
     return this.#pools.get(name, version)?.state === 'warm';
   }
 
+  /**
+   * At start: loads every version that takes traffic and keeps `scaling.minInstances` ≥ 1 warm
+   * (in cluster mode, unless another node holds it warm or wins its cold-start lease). Resolves when
+   * each is warm or has failed (a failure is logged; it does not hold the node unready, or one bad
+   * model would take every function on the node out of service). The node is not ready until then.
+   */
+  async warmMinimum(): Promise<{ warm: string[]; failed: string[] }> {
+    const cluster = this.#o.cluster;
+    const started: Promise<{ id: string; ok: boolean }>[] = [];
+    for (const record of await this.#o.registry.list()) {
+      for (const [version, weight] of Object.entries(record.traffic)) {
+        const v = record.versions.find((x) => x.version === Number(version));
+        if (!v || v.status !== 'ready' || !(Number(weight) > 0) || v.spec.scaling.minInstances < 1) continue;
+        const id = `${record.name}@${v.version}`;
+        if (cluster && (await this.#elsewhere(cluster, record.name, v))) continue;
+        started.push(
+          this.#pools
+            .obtain(record.name, v)
+            .start()
+            .then(
+              () => ({ id, ok: true }),
+              (error: unknown) => {
+                this.#o.log?.warn(
+                  { function: record.name, version: v.version, reason: (error as Error).message },
+                  'minimum instances failed to load',
+                );
+                return { id, ok: false };
+              },
+            ),
+        );
+      }
+    }
+    const settled = await Promise.all(started);
+    return {
+      warm: settled.filter((s) => s.ok).map((s) => s.id),
+      failed: settled.filter((s) => !s.ok).map((s) => s.id),
+    };
+  }
+
   /** Loads a version's pool now (Triton's repository load); an unloaded function serves again. */
   async load(name: string, version?: number): Promise<void> {
     this.#unloaded.delete(name);
@@ -295,8 +334,9 @@ export class FunctionService {
   }
 
   /**
-   * Whether a version can serve: it is ready in the registry (it may still have to cold-start
-   * here), and its pool here, if any, is not restarting after its runner ended.
+   * Whether a model can answer now or by a cold start it is allowed: loaded (not unloaded by the
+   * repository API), the version ready in the registry, and its pool here warm, loading, or cold
+   * (scaled to zero: the first request starts it) — not restarting after a crash, nor failed.
    */
   async modelReady(name: string, version?: number): Promise<boolean> {
     if (this.#unloaded.has(name)) return false;

@@ -140,7 +140,7 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
     ServerLive: unary('none', async () => ({ live: true })),
     ServerReady: unary('none', async () => ({ ready: o.ready() })),
     ModelReady: unary('invoke', async (call) => ({
-      ready: await service.modelReady(String(call.request.name), parseVersion(call.request.version)),
+      ready: o.ready() && (await service.modelReady(String(call.request.name), parseVersion(call.request.version))),
     })),
     ServerMetadata: unary('invoke', async () => ({
       name: 'hearth',

@@ -254,7 +254,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   };
   const modelReady = async (c: Context): Promise<Response> => {
     const name = c.req.param('name')!;
-    return (await service.modelReady(name, versionParam(c)))
+    return o.ready() && (await service.modelReady(name, versionParam(c)))
       ? c.json({ name, ready: true })
       : c.json({ name, ready: false }, 503);
   };

@@ -107,7 +107,9 @@ describe('infra/', () => {
     const maps = new Map(byKind('ConfigMap').map((d) => [d.metadata.name, d.data ?? {}]));
     const container = hearth.spec.template.spec.containers[0];
     const vars = [
-      ...container.envFrom.flatMap((f: { configMapRef: { name: string } }) => Object.keys(maps.get(f.configMapRef.name)!)),
+      ...container.envFrom.flatMap((f: { configMapRef: { name: string } }) =>
+        Object.keys(maps.get(f.configMapRef.name)!),
+      ),
       ...container.env.map((e: { name: string }) => e.name),
     ];
     const known = Object.keys(ConfigSchema.shape);

@@ -219,6 +219,7 @@ describe('a node on the embedded default (files under the data dir)', () => {
     expect(await missing.json()).toEqual({
       error: "Request for unknown model: 'nope' is not found",
       code: 'FUNCTION_NOT_FOUND',
+      request_id: missing.headers.get('x-request-id'),
     });
     expect((await fetch(`${url}/fn/small/versions/9`, json({ x: X }))).status).toBe(404);
     const bad = await fetch(

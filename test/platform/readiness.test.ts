@@ -1,0 +1,79 @@
+/**
+ * Readiness that says what it means: /v2/health/ready is 503 until every function that keeps
+ * instances warm (scaling.minInstances ≥ 1) is warm, and from the first moment of a drain; a model's
+ * ready route is true when it can answer now or by an allowed cold start, and false when unloaded or
+ * while the node drains.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { loadConfig } from '../../platform/config.js';
+import { startNode } from '../../platform/node.js';
+import { modelPath } from '../helpers/fixtures.js';
+import { postFunction, testNode, upload } from '../helpers/node.js';
+import { freePort } from '../helpers/redis.js';
+import { SMALL_SPEC } from '../helpers/specs.js';
+
+const dir = await mkdtemp(join(tmpdir(), 'hearth-ready-'));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const status = async (url: string) => (await fetch(url).catch(() => undefined))?.status;
+
+describe('readiness', () => {
+  it('is 503 until the functions that keep instances warm are warm, then 200; a drain makes it 503 at once', async () => {
+    const data = join(dir, 'node');
+    // A first node deploys two functions: one kept warm, one that scales to zero.
+    const first = await testNode(data);
+    const model = await upload(first.httpUrl, new Uint8Array(await readFile(modelPath('small'))));
+    for (const [name, minInstances] of [
+      ['kept', 1],
+      ['idle', 0],
+    ] as const) {
+      const spec = { ...SMALL_SPEC, name, scaling: { minInstances } };
+      expect((await postFunction(first.httpUrl, { spec, artifacts: { model } })).status).toBe(201);
+    }
+    await first.close();
+
+    // A second node on the same data starts: poll its readiness from the moment its port opens.
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const starting = startNode(
+      loadConfig({
+        HEARTH_HTTP_PORT: String(port),
+        HEARTH_GRPC_PORT: '0',
+        HEARTH_METRICS_PORT: '0',
+        HEARTH_DATA_DIR: data,
+        HEARTH_LOG_LEVEL: 'silent',
+      }),
+    );
+    const seen: (number | undefined)[] = [];
+    let poolsAtReady: { function: string; state: string }[] | undefined;
+    for (let i = 0; i < 3000 && poolsAtReady === undefined; i++) {
+      const s = await status(`${base}/v2/health/ready`);
+      seen.push(s);
+      if (s === 200) poolsAtReady = ((await (await fetch(`${base}/api/v1/pools`)).json()) as { pools: [] }).pools;
+      else await new Promise((r) => setTimeout(r, 10));
+    }
+    const node = await starting;
+    try {
+      expect(seen).toContain(503);
+      // When it first said ready, the kept function was warm, and the other was not loaded at all.
+      expect(poolsAtReady?.find((p) => p.function === 'kept')?.state).toBe('warm');
+      expect(poolsAtReady?.find((p) => p.function === 'idle')).toBeUndefined();
+      // The scaled-to-zero model is ready: a cold start is allowed and answers.
+      expect((await fetch(`${base}/v2/models/idle/ready`)).status).toBe(200);
+      // Unloaded, it is not.
+      expect((await fetch(`${base}/v2/repository/models/idle/unload`, { method: 'POST' })).status).toBe(200);
+      expect((await fetch(`${base}/v2/models/idle/ready`)).status).toBe(503);
+
+      const draining = node.drain();
+      expect(await status(`${base}/v2/health/ready`)).toBe(503);
+      await draining;
+    } finally {
+      await node.close();
+    }
+  });
+});
