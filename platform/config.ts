@@ -78,6 +78,9 @@ export const ConfigSchema = z.object({
   HEARTH_MAX_BODY_BYTES: integer('HEARTH_MAX_BODY_BYTES', 'a number of bytes')
     .min(1024)
     .default(64 * 2 ** 20),
+  HEARTH_MAX_JSON_BYTES: integer('HEARTH_MAX_JSON_BYTES', 'a number of bytes')
+    .min(1024)
+    .default(32 * 2 ** 20),
   HEARTH_API_KEYS: z.string().optional(),
   HEARTH_API_KEYS_FILE: z.string().min(1, 'HEARTH_API_KEYS_FILE must name a file').optional(),
   HEARTH_ALLOW_ANONYMOUS: z.enum(['0', '1', 'true', 'false']).default('0'),
@@ -131,6 +134,8 @@ export interface Config {
   s3?: { bucket: string; endpoint?: string; region: string; prefix: string };
   cacheMaxBytes: number;
   maxBodyBytes: number;
+  /** Largest JSON a KServe request may carry (its whole body, or a binary request's JSON header). */
+  maxJsonBytes: number;
   apiKeys: ApiKey[];
   /**
    * No API key is configured and the node listens on loopback only: requests must name a loopback
@@ -230,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : undefined,
     cacheMaxBytes: e.HEARTH_CACHE_MAX_BYTES,
     maxBodyBytes: e.HEARTH_MAX_BODY_BYTES,
+    maxJsonBytes: e.HEARTH_MAX_JSON_BYTES,
     apiKeys,
     loopbackGuard: apiKeys.length === 0 && loopback,
     metricsKey: e.HEARTH_METRICS_KEY,

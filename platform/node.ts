@@ -138,6 +138,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     jobs,
     apiKeys: config.apiKeys,
     maxBodyBytes: config.maxBodyBytes,
+    maxJsonBytes: config.maxJsonBytes,
     ready: () => ready,
     inflight,
     sharedMemory,

@@ -32,7 +32,7 @@ export function parseJson(text: string, what: string): unknown {
 export function checkLoadParameters(request: unknown): void {
   const parameters = (request as { parameters?: Record<string, unknown> } | null)?.parameters;
   if (parameters === undefined) return;
-  if (typeof parameters !== 'object' || parameters === null)
+  if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters))
     throw new InvalidInputError("the load request's parameters must be an object");
   for (const [key, value] of Object.entries(parameters)) {
     if (key === 'config') {

@@ -5,6 +5,10 @@
  */
 import type { DType, Tensor, TypedArrayFor } from './tensor.js';
 import { allocate, numel } from './tensor.js';
+import { InvalidInputError } from './errors.js';
+
+/** Deepest nesting of lists flatten() reads (a tensor has far fewer dimensions; Triton allows 64). */
+const MAX_NESTING = 64;
 
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
@@ -58,6 +62,7 @@ export function nestedShape(value: unknown, where = 'value'): number[] {
   let level: unknown = value;
   while (Array.isArray(level)) {
     shape.push(level.length);
+    if (shape.length > MAX_NESTING) throw new RangeError(`${where} is nested deeper than ${MAX_NESTING} lists`);
     if (level.length === 0) break;
     level = level[0];
   }
@@ -103,16 +108,17 @@ function toElement(dtype: DType, v: unknown, where: string): number | bigint {
  * The leaves of a nested array, in order; a flat array is returned as it is. (Array.prototype.flat
  * walks a flat array of 150k numbers in ~30 ms; this, in well under one.)
  */
-export function flatten(values: readonly unknown[]): unknown[] {
+export function flatten(values: readonly unknown[], maxDepth = MAX_NESTING): unknown[] {
   if (!values.some(Array.isArray)) return values as unknown[];
   const out: unknown[] = [];
-  const walk = (a: readonly unknown[]): void => {
+  const walk = (a: readonly unknown[], depth: number): void => {
+    if (depth > maxDepth) throw new InvalidInputError(`the values are nested deeper than ${maxDepth} lists`);
     for (const v of a) {
-      if (Array.isArray(v)) walk(v);
+      if (Array.isArray(v)) walk(v, depth + 1);
       else out.push(v);
     }
   };
-  walk(values);
+  walk(values, 1);
   return out;
 }
 

@@ -28,6 +28,8 @@ export interface HotRouteOptions {
   jobs: JobQueue;
   apiKeys: ApiKey[];
   maxBodyBytes: number;
+  /** Largest JSON of a KServe request (default 32 MiB), refused with 413 before it is parsed. */
+  maxJsonBytes?: number;
   ready: () => boolean;
   inflight?: { enter(): void; leave(): void };
   /** System shared memory regions (Triton's extension), per caller. */
@@ -206,6 +208,12 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
   const infer = async (call: Call): Promise<Reply> => {
     refuseFormBody(call.header('content-type'));
     const header = call.header('inference-header-content-length');
+    const jsonBytes = header === undefined ? call.body.byteLength : Number(header);
+    const maxJson = o.maxJsonBytes ?? 32 * 2 ** 20;
+    if (jsonBytes > maxJson)
+      throw new PayloadTooLargeError(
+        `the request's JSON is ${jsonBytes} bytes, over the limit of ${maxJson} (HEARTH_MAX_JSON_BYTES); send large tensors as binary data (Inference-Header-Content-Length)`,
+      );
     const shm = { regions: o.sharedMemory, owner: call.owner };
     const { request, tensors } = await parseInferRequest(
       call.body,

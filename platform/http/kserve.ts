@@ -94,7 +94,9 @@ export async function parseInferRequest(
     } else {
       if (input.data === undefined) throw new InvalidInputError(`${where} has neither data nor binary_data_size`);
       const data = input.data;
-      const flat = data instanceof Float64Array ? data : Array.isArray(data) ? flatten(data) : [data];
+      // Values nest at most one list per dimension (a flat list is fine too).
+      const flat =
+        data instanceof Float64Array ? data : Array.isArray(data) ? flatten(data, Math.max(1, shape.length)) : [data];
       tensors[input.name] = tensorFromValues(dtype, flat, shape, `inputs.${input.name}.data`);
     }
   }

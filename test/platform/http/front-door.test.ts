@@ -137,6 +137,43 @@ describe('front door of a node with no API key (the loopback default)', () => {
     }
   });
 
+  it('answers JSON nested 10,000 deep with 400 on every route, and JSON over its limit with 413 before parsing it', async () => {
+    const deep = (leaf: string) => `${'['.repeat(10_000)}${leaf}${']'.repeat(10_000)}`;
+    const routes: [string, string][] = [
+      [
+        '/v2/models/mlp/infer',
+        JSON.stringify({ inputs: [{ name: 'x', shape: [1, 4], datatype: 'FP32', data: 0 }] }).replace(
+          '0',
+          deep('1,2,3,4'),
+        ),
+      ],
+      ['/v2/models/mlp/infer', deep('0')],
+      ['/fn/mlp', `{"inputs": {"x": ${deep('1,2,3,4')}}}`],
+      ['/api/v1/functions', `{"spec": ${deep('0')}}`],
+      ['/v2/repository/models/mlp/load', `{"parameters": ${deep('0')}}`],
+      ['/v2/systemsharedmemory/region/r/register', deep('0')],
+    ];
+    for (const [path, body] of routes) {
+      const r = await send(node.httpUrl, 'POST', path, { host, 'content-type': 'application/json' }, body);
+      expect(r.status, path).toBe(400);
+      expect(JSON.parse(r.body).code, path).toBe('INVALID_INPUT');
+    }
+    const big = JSON.stringify({
+      inputs: [{ name: 'x', shape: [1, 4], datatype: 'FP32', data: [1, 2, 3, 4] }],
+      pad: 'x'.repeat(33 * 2 ** 20),
+    });
+    const r = await send(
+      node.httpUrl,
+      'POST',
+      '/v2/models/mlp/infer',
+      { host, 'content-type': 'application/json' },
+      big,
+    );
+    expect(r.status).toBe(413);
+    expect(JSON.parse(r.body).error).toMatch(/HEARTH_MAX_JSON_BYTES/);
+    expect((await send(node.httpUrl, 'GET', '/v2/health/live', { host })).status).toBe(200);
+  });
+
   it('answers every request with its id: the caller’s own, or a new one, also in error bodies', async () => {
     const mine = await send(node.httpUrl, 'GET', '/v2/health/live', { host, 'x-request-id': 'trace-42.a:b_c' });
     expect(mine.headers['x-request-id']).toBe('trace-42.a:b_c');
