@@ -10,11 +10,15 @@
 import { HTTPException } from 'hono/http-exception';
 
 import { HearthError, InvalidInputError } from '../sdk/errors.js';
-import type { Logger } from './log.js';
+/** What an error is logged through (a pino logger, or a child of one). */
+export interface ErrorLog {
+  warn(o: object, msg?: string): void;
+  error(o: object, msg?: string): void;
+}
 
 export interface ErrorContext {
   requestId?: string;
-  log?: Logger;
+  log?: ErrorLog;
 }
 
 /** Longest message a caller is sent. */

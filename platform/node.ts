@@ -98,7 +98,12 @@ export async function startNode(config: Config): Promise<HearthNode> {
     () => service.pools(),
     () => service.refreshStats(),
   );
-  const jobs = createJobQueue(config, nodeId, (name, version, request) => service.invoke(name, version, request), log);
+  const jobs = createJobQueue(
+    config,
+    nodeId,
+    (name, version, request) => service.invoke(name, version, request),
+    log.child({ component: 'jobs' }),
+  );
   // Cluster mode: this node takes any function's jobs, not only those it accepted, and learns of
   // functions deployed through other nodes within a few seconds.
   // A GPU node also adopts the versions that wait for a GPU (deployed through a node without one).

@@ -190,6 +190,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       webhook,
       idempotencyKey: key,
       owner: callerId(call.owner),
+      requestId: call.header('x-request-id'),
     });
     const statusUrl = `/api/v1/jobs/${record.id}`;
     const headers: Record<string, string> = {

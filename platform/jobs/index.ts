@@ -1,4 +1,5 @@
 /** The job queue chosen by configuration: in process, or BullMQ on Redis. */
+import type { ErrorLog } from '../caller-error.js';
 import type { Config } from '../config.js';
 import { BullJobQueue } from './bull/bull-job-queue.js';
 import type { Invoker, JobQueue } from './jobs.js';
@@ -13,7 +14,7 @@ export function createJobQueue(
   config: Config,
   nodeId: string,
   invoke: Invoker,
-  log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void },
+  log?: ErrorLog & { info(o: object, msg?: string): void },
 ): JobQueue {
   const options = { ...config.jobs, webhookSecret: config.webhookSecret, log };
   if (!config.redisUrl) return new MemoryJobQueue(invoke, options);

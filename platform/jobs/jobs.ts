@@ -13,6 +13,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 
 import { HearthError, IdempotencyConflictError, InvalidInputError } from '../../sdk/errors.js';
+import type { ErrorContext } from '../caller-error.js';
+import { callerError } from '../caller-error.js';
 import type { WebhookPolicy } from './webhook-policy.js';
 import { checkWebhookUrl } from './webhook-policy.js';
 
@@ -28,6 +30,8 @@ export interface JobRequest {
   idempotencyKey?: string;
   /** Who submitted it (callerId of the API key; '' with no keys): the job, its key and its record are theirs. */
   owner?: string;
+  /** The submitting request's id (x-request-id): in the record, the webhook and the logs. */
+  requestId?: string;
 }
 
 export interface JobRecord {
@@ -46,6 +50,8 @@ export interface JobRecord {
   webhook?: string;
   /** The submitter (callerId); only they (or an admin key) may read the job. */
   owner?: string;
+  /** The id of the request that submitted it. */
+  requestId?: string;
   /** sha256 of the request (content type and body): a reused idempotency key must bring the same request. */
   requestHash?: string;
   result?: { contentType: string; body: Uint8Array; version: number };
@@ -92,7 +98,8 @@ export const DEFAULT_JOB_OPTIONS: JobOptions = {
 
 /**
  * Failures worth another try: the node or pool was busy, loading, draining or gone. Bad input, an
- * unknown function and a hook that throws fail at once: trying again gives the same answer.
+ * unknown function, a hook that throws and a model whose own code raises (INFERENCE_FAILED) fail at
+ * once: trying again gives the same answer.
  */
 const TRANSIENT = new Set([
   'UNAVAILABLE',
@@ -101,7 +108,6 @@ const TRANSIENT = new Set([
   'MODEL_LOAD_FAILED',
   'DEVICE_UNAVAILABLE',
   'DISPOSED',
-  'INFERENCE_FAILED',
   'INTERNAL',
   'CANCELLED',
 ]);
@@ -110,10 +116,10 @@ export function isTransient(error: unknown): boolean {
   return !(error instanceof HearthError) || TRANSIENT.has(error.code);
 }
 
-export function errorBody(error: unknown): { error: string; code: string } {
-  return error instanceof HearthError
-    ? { error: error.message, code: error.code }
-    : { error: (error as Error)?.message ?? String(error), code: 'INTERNAL' };
+/** A failed job's error as its reader and webhook see it: the caller's view (../caller-error.ts). */
+export function errorBody(error: unknown, context: ErrorContext = {}): { error: string; code: string } {
+  const { code, message } = callerError(error, context);
+  return { error: message, code };
 }
 
 /** Exponential backoff: backoffMs, 2×, 4×… before the 2nd, 3rd, 4th try. */
@@ -161,6 +167,7 @@ export function newRecord(id: string, request: JobRequest): JobRecord {
     attempts: 0,
     ...(request.webhook ? { webhook: request.webhook } : {}),
     ...(request.owner ? { owner: request.owner } : {}),
+    ...(request.requestId ? { requestId: request.requestId } : {}),
     ...(request.idempotencyKey !== undefined ? { requestHash: requestHash(request.contentType, request.body) } : {}),
   };
 }
@@ -221,6 +228,7 @@ export function jobView(r: JobRecord): Record<string, unknown> {
     startedAt: iso(r.startedAt),
     finishedAt: iso(r.finishedAt),
     attempts: r.attempts,
+    ...(r.requestId ? { requestId: r.requestId } : {}),
     ...(r.node ? { node: r.node } : {}),
     ...(result ? { result } : {}),
     ...(r.error ? { error: r.error } : {}),

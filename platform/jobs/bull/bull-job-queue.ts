@@ -26,6 +26,7 @@ import {
 } from '../jobs.js';
 import { bullConnection, closeBounded, commandConnection, redisUp } from '../../redis/index.js';
 import { deliver, webhookMessage } from '../webhook.js';
+import type { ErrorLog } from '../../caller-error.js';
 
 export interface BullJobQueueOptions extends JobOptions {
   redisUrl: string;
@@ -38,7 +39,7 @@ export interface BullJobQueueOptions extends JobOptions {
   /** Names this node in the job records it writes. */
   nodeId: string;
   webhookSecret?: string;
-  log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void };
+  log?: ErrorLog & { info(o: object, msg?: string): void };
 }
 
 interface JobData {
@@ -81,6 +82,8 @@ export class BullJobQueue implements JobQueue {
   /** Waiting jobs per function queue, recounted every few seconds. */
   readonly #waiting = new Map<string, number>();
   readonly #counter: NodeJS.Timeout;
+  /** Settles the records of jobs BullMQ failed on its own (stalled too often), and sends their webhooks. */
+  readonly #reconciler: NodeJS.Timeout;
 
   constructor(invoke: Invoker, options: BullJobQueueOptions) {
     this.#invoke = invoke;
@@ -88,6 +91,10 @@ export class BullJobQueue implements JobQueue {
     this.#redis = commandConnection(options.redisUrl);
     this.#redis.on('error', () => undefined);
     this.#counter = setInterval(() => void this.#count(), 2000).unref();
+    this.#reconciler = setInterval(
+      () => void this.#reconcile().catch(() => undefined),
+      Math.max(1000, options.lockMs),
+    ).unref();
     if (options.webhookSecret) {
       const secret = options.webhookSecret;
       this.#webhooks = new Queue(WEBHOOK_QUEUE, this.#queueOptions());
@@ -215,6 +222,7 @@ export class BullJobQueue implements JobQueue {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#counter);
+    clearInterval(this.#reconciler);
     // close() waits for running jobs; a node killed instead leaves them to the stalled check.
     const up = () => redisUp(this.#redis);
     await closeBounded([...this.#workers.values(), ...(this.#webhookWorker ? [this.#webhookWorker] : [])], up);
@@ -226,10 +234,34 @@ export class BullJobQueue implements JobQueue {
     await this.#redis.set(this.#key(record.id), encodeRecord(record), 'EX', this.#o.resultTtlS);
   }
 
+  /** A job that ended without its processor settling it: its record says failed, and its webhook goes. */
   async #settleFailed(record: JobRecord, error: { error: string; code: string }): Promise<JobRecord> {
     const failed: JobRecord = { ...record, status: 'failed', error, finishedAt: record.finishedAt ?? Date.now() };
     await this.#save(failed).catch(() => undefined);
+    await this.#notify(failed).catch(() => undefined);
     return failed;
+  }
+
+  /**
+   * The reconciler's round: jobs BullMQ moved to failed by itself (past maxStalledCount: their nodes
+   * kept dying) never reached the processor's catch, so no record said so and no webhook went. The
+   * latest failures of each queue are looked at; a record still queued or running is settled.
+   */
+  async #reconcile(): Promise<void> {
+    for (const queue of this.#queues.values()) {
+      for (const job of await queue.getJobs(['failed'], 0, 99)) {
+        if (!job?.id) continue;
+        const raw = await this.#redis.get(this.#key(job.id));
+        if (raw === null) continue;
+        const record = decodeRecord(raw);
+        if (record.status !== 'queued' && record.status !== 'running') continue;
+        this.#o.log?.warn(
+          { job: job.id, function: record.function, reason: job.failedReason },
+          'job failed by the queue',
+        );
+        await this.#settleFailed(record, { error: job.failedReason || 'the job failed', code: 'UNAVAILABLE' });
+      }
+    }
   }
 
   /** Queues the webhook of a finished job: 5 tries, exponential backoff, on any node. */
@@ -280,12 +312,13 @@ export class BullJobQueue implements JobQueue {
       await this.#notify(done);
     } catch (error) {
       const last = !isTransient(error) || record.attempts >= this.#o.attempts;
+      const body = errorBody(error, { requestId: record.requestId, log: this.#o.log });
       const next: JobRecord = last
-        ? { ...record, status: 'failed', error: errorBody(error), finishedAt: Date.now() }
-        : { ...record, status: 'queued', error: errorBody(error) };
+        ? { ...record, status: 'failed', error: body, finishedAt: Date.now() }
+        : { ...record, status: 'queued', error: body };
       await this.#save(next);
       if (last) await this.#notify(next);
-      if (!isTransient(error)) throw new UnrecoverableError(errorBody(error).error);
+      if (!isTransient(error)) throw new UnrecoverableError(body.error);
       throw error;
     }
   }

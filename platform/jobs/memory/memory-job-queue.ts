@@ -1,19 +1,31 @@
 /**
  * Async invocations in one process (the embedded default): the same API as BullMQ's adapter,
  * with jobs and their records in memory. A job runs at once (the pool's own queue batches and
- * bounds it); transient failures are retried with exponential backoff.
+ * bounds it); transient failures are retried with exponential backoff, each try with its own copy
+ * of the body (a try hands its body to a hook thread, which takes it).
+ *
+ * Memory is bounded: finished records expire on a timer after resultTtlS, and all of them together
+ * are capped at `maxRecordBytes` (the least recently read go first).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+
+import { LRUCache } from 'lru-cache';
 
 import { UnavailableError } from '../../../sdk/errors.js';
 import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from '../jobs.js';
 import { checkSubmission, errorBody, isTransient, jobId, newRecord, retryDelayMs, sameRequest } from '../jobs.js';
 import { deliver, webhookMessage } from '../webhook.js';
+import type { ErrorLog } from '../../caller-error.js';
 
 export interface MemoryJobQueueOptions extends JobOptions {
   webhookSecret?: string;
-  log?: { warn(o: object, msg?: string): void };
+  log?: ErrorLog;
+  /** Finished records kept, in bytes of their bodies and results (default 256 MiB). */
+  maxRecordBytes?: number;
 }
+
+/** What a finished record costs beyond its result's bytes. */
+const RECORD_OVERHEAD = 1024;
 
 const WEBHOOK_TRIES = 5;
 
@@ -21,13 +33,27 @@ export class MemoryJobQueue implements JobQueue {
   readonly kind = 'memory' as const;
   readonly #invoke: Invoker;
   readonly #o: MemoryJobQueueOptions;
-  readonly #records = new Map<string, { record: JobRecord; expiresAt: number }>();
+  /** Jobs queued or running (at most what was accepted and not finished). */
+  readonly #active = new Map<string, JobRecord>();
+  /** Finished jobs, until their TTL or the byte cap. */
+  readonly #done: LRUCache<string, JobRecord>;
   readonly #running = new Set<Promise<void>>();
   #closed = false;
 
   constructor(invoke: Invoker, options: MemoryJobQueueOptions) {
     this.#invoke = invoke;
     this.#o = options;
+    this.#done = new LRUCache<string, JobRecord>({
+      maxSize: options.maxRecordBytes ?? 256 * 2 ** 20,
+      sizeCalculation: (r) => RECORD_OVERHEAD + (r.result?.body.byteLength ?? 0),
+      ttl: options.resultTtlS * 1000,
+      ttlAutopurge: true,
+    });
+  }
+
+  /** Records held now (active and finished), and the bytes of the finished ones. */
+  get held(): { records: number; bytes: number } {
+    return { records: this.#active.size + this.#done.size, bytes: this.#done.calculatedSize };
   }
 
   async submit(request: JobRequest): Promise<{ record: JobRecord; existing: boolean }> {
@@ -37,7 +63,7 @@ export class MemoryJobQueue implements JobQueue {
     const found = this.#live(id);
     if (found) return { record: structuredClone(sameRequest(found, request)), existing: true };
     const record = newRecord(id, request);
-    this.#records.set(id, { record, expiresAt: Infinity });
+    this.#active.set(id, record);
     const run = this.#run(record, request).finally(() => this.#running.delete(run));
     this.#running.add(run);
     return { record: structuredClone(record), existing: false };
@@ -61,12 +87,7 @@ export class MemoryJobQueue implements JobQueue {
   }
 
   #live(id: string): JobRecord | undefined {
-    const entry = this.#records.get(id);
-    if (entry && entry.expiresAt < Date.now()) {
-      this.#records.delete(id);
-      return undefined;
-    }
-    return entry?.record;
+    return this.#active.get(id) ?? this.#done.get(id);
   }
 
   async #run(record: JobRecord, request: JobRequest): Promise<void> {
@@ -76,7 +97,7 @@ export class MemoryJobQueue implements JobQueue {
       record.attempts = attempt;
       try {
         const result = await this.#invoke(request.function, request.version, {
-          body: request.body,
+          body: new Uint8Array(request.body), // a copy (Buffer#slice would be a view)
           contentType: request.contentType,
         });
         record.status = 'succeeded';
@@ -84,7 +105,7 @@ export class MemoryJobQueue implements JobQueue {
         delete record.error;
         break;
       } catch (error) {
-        record.error = errorBody(error);
+        record.error = errorBody(error, { requestId: record.requestId, log: this.#o.log });
         if (!isTransient(error) || attempt >= this.#o.attempts || this.#closed) {
           record.status = 'failed';
           break;
@@ -94,7 +115,8 @@ export class MemoryJobQueue implements JobQueue {
       }
     }
     record.finishedAt = Date.now();
-    this.#records.set(record.id, { record, expiresAt: record.finishedAt + this.#o.resultTtlS * 1000 });
+    this.#done.set(record.id, record);
+    this.#active.delete(record.id);
     if (record.webhook && this.#o.webhookSecret) await this.#notify(record.webhook, this.#o.webhookSecret, record);
   }
 

@@ -20,7 +20,7 @@ import { maxAbsDiff } from '../../helpers/random.js';
 import { startRedis } from '../../helpers/redis.js';
 import { pythonForwardMany } from '../../helpers/reference.js';
 import { waitFor } from '../../helpers/wait.js';
-import { SMALL_SPEC, SMALL_X } from '../../helpers/specs.js';
+import { SLOW_SPEC, SMALL_SPEC, SMALL_X } from '../../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-jobs-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -84,6 +84,7 @@ function suite(
       node = await testNode(join(dir, label.replace(/\W+/g, '-')), {
         HEARTH_WEBHOOK_SECRET: SECRET,
         HEARTH_JOB_BACKOFF_MS: '50',
+        HEARTH_JOB_ATTEMPTS: '8',
         HEARTH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
         ...env(),
       });
@@ -91,6 +92,13 @@ function suite(
       const model = await upload(url, new Uint8Array(await readFile(modelPath('small'))));
       const r = await postFunction(url, { spec: SPEC, artifacts: { model } });
       expect(r.status).toBe(201);
+      const fails = await upload(url, new Uint8Array(await readFile(modelPath('fails'))));
+      const failsSpec = { ...SPEC, name: 'fails', outputs: [{ name: 'y', dtype: 'FP32', dims: [4] }] };
+      expect((await postFunction(url, { spec: failsSpec, artifacts: { model: fails } })).status).toBe(201);
+      // One slow forward at a time and room for one more: the rest are refused with QUEUE_FULL.
+      const slow = await upload(url, new Uint8Array(await readFile(modelPath('slow'))));
+      const slowSpec = { ...SLOW_SPEC, batching: { maxQueueSize: 1 } };
+      expect((await postFunction(url, { spec: slowSpec, artifacts: { model: slow } })).status).toBe(201);
     });
     afterAll(async () => {
       await node?.close();
@@ -108,7 +116,7 @@ function suite(
         `job ${id} to finish`,
         async () => (await (await fetch(`${url}/api/v1/jobs/${id}`)).json()) as JobView,
         (job) => job.status === 'succeeded' || job.status === 'failed',
-        { timeoutMs: 10_000, intervalMs: 25 },
+        { timeoutMs: 30_000, intervalMs: 25 },
       );
 
     it("answers 202 with a job id, then the job succeeds with python3-torch's result", async () => {
@@ -159,6 +167,40 @@ function suite(
       const job = await settled(id);
       expect(job).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'INVALID_INPUT' } });
       expect((await fetch(`${url}/api/v1/jobs/${id}/result`)).status).toBe(400);
+    });
+
+    it("fails a model's own error at once, with its headline and the request's id, not its traceback", async () => {
+      const r = await fetch(`${url}/fn/fails`, {
+        method: 'POST',
+        body: JSON.stringify({ inputs: { x: [[-1, -2, -3, -4]] } }),
+        headers: { 'content-type': 'application/json', prefer: 'respond-async', 'x-request-id': 'job-req-1' },
+      });
+      const { id } = (await r.json()) as { id: string };
+      const job = (await settled(id)) as JobView & { requestId?: string; error?: { error: string } };
+      expect(job).toMatchObject({ status: 'failed', attempts: 1, requestId: 'job-req-1' });
+      expect(job.error).toEqual({
+        code: 'INFERENCE_FAILED',
+        error: 'builtins.RuntimeError: negative input is not allowed',
+      });
+    });
+
+    it('retries jobs refused with QUEUE_FULL until they run, each try with its body', async () => {
+      const body = { inputs: { x: Array.from({ length: 4 }, () => new Array(512).fill(0.01)), n: 300 } };
+      const ids = await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          const r = await fetch(`${url}/fn/slow`, {
+            method: 'POST',
+            body: JSON.stringify(body),
+            headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+          });
+          expect(r.status).toBe(202);
+          return ((await r.json()) as { id: string }).id;
+        }),
+      );
+      const jobs = await Promise.all(ids.map((id) => settled(id)));
+      for (const job of jobs) expect(job, JSON.stringify(job.error)).toMatchObject({ status: 'succeeded' });
+      // Some ran on a second or later try: they had been refused, and their bodies were whole again.
+      expect(Math.max(...jobs.map((j) => j.attempts))).toBeGreaterThan(1);
     });
 
     it('refuses an unknown function, a non-http webhook and an unknown job id', async () => {
@@ -221,6 +263,8 @@ function suite(
 }
 
 suite('async invocations in process (embedded default)', () => ({}));
+// Hooks on threads of the node itself: a try hands its body to a hook thread, which takes it.
+suite('async invocations in process, without runner processes', () => ({ HEARTH_ISOLATION: 'none' }));
 
 const prefix = uniquePrefix();
 suite(
