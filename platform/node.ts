@@ -144,6 +144,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     apiKeys: config.apiKeys,
     maxBodyBytes: config.maxBodyBytes,
     maxJsonBytes: config.maxJsonBytes,
+    loopbackGuard: config.loopbackGuard,
     ready: () => ready,
     inflight,
     sharedMemory,

@@ -5,18 +5,27 @@
  * request, and was the node's bottleneck under load; a traffic change made on another node reaches
  * this one within RECORD_TTL_MS.
  */
+import { LRUCache } from 'lru-cache';
+
 import { UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
 import { notFound, pickVersion } from '../registry/index.js';
 
 const RECORD_TTL_MS = 1000;
+/** Records cached at most (each expires after RECORD_TTL_MS anyway). */
+const MAX_RECORDS = 10_000;
 
 /** The reason of a version that waits for a GPU node (cluster mode); such a node adopts it. */
 export const WAITING_FOR_GPU = 'waiting for a node with a GPU';
 
 export class RecordCache {
   readonly #registry: Registry;
-  readonly #records = new Map<string, { at: number; record: Promise<FunctionRecord | undefined> }>();
+  /** Bounded, expiring, and never holding a miss: names that do not exist cost nothing to keep. */
+  readonly #records = new LRUCache<string, Promise<FunctionRecord | undefined>>({
+    max: MAX_RECORDS,
+    ttl: RECORD_TTL_MS,
+    ttlAutopurge: true,
+  });
 
   constructor(registry: Registry) {
     this.#registry = registry;
@@ -47,13 +56,20 @@ export class RecordCache {
     return found;
   }
 
+  /** Records held now (a test of the bound). */
+  get size(): number {
+    return this.#records.size;
+  }
+
   #cached(name: string): Promise<FunctionRecord | undefined> {
-    const now = Date.now();
     const hit = this.#records.get(name);
-    if (hit && now - hit.at < RECORD_TTL_MS) return hit.record;
+    if (hit) return hit;
     const record = this.#registry.get(name);
-    this.#records.set(name, { at: now, record });
-    record.catch(() => this.#records.delete(name));
+    this.#records.set(name, record);
+    const drop = () => {
+      if (this.#records.peek(name) === record) this.#records.delete(name);
+    };
+    record.then((r) => r ?? drop(), drop);
     return record;
   }
 }

@@ -46,6 +46,8 @@ export interface AppOptions {
   version: string;
   /** System shared memory regions (Triton's extension), per caller. */
   sharedMemory: SharedMemoryRegions;
+  /** No API key, loopback bind (Config.loopbackGuard): form and text/plain bodies are refused. */
+  loopbackGuard?: boolean;
   /** Where unexpected errors and the detail of errors go (the `http` component's logger). */
   log?: Logger;
 }
@@ -283,7 +285,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   app.get('/v2/systemsharedmemory/status', invoke, shmStatus);
   app.get('/v2/systemsharedmemory/region/:region/status', invoke, shmStatus);
   app.post('/v2/systemsharedmemory/region/:region/register', invoke, async (c) => {
-    refuseFormBody(c.req.header('content-type'));
+    refuseFormBody(o.loopbackGuard === true, c.req.header('content-type'));
     const body = parseJson(await c.req.text(), 'the register request');
     if (typeof body !== 'object' || body === null)
       throw new InvalidInputError('send {"key": "/name", "offset": 0, "byte_size": N}');
@@ -307,7 +309,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   // --- Triton's repository extension ------------------------------------------------------------------
   app.post('/v2/repository/index', admin, async (c) => c.json(await service.repositoryIndex()));
   app.post('/v2/repository/models/:name/load', admin, async (c) => {
-    refuseFormBody(c.req.header('content-type'));
+    refuseFormBody(o.loopbackGuard === true, c.req.header('content-type'));
     const text = await c.req.text();
     checkLoadParameters(text ? parseJson(text, 'the load request') : {});
     await service.load(c.req.param('name'));

@@ -34,6 +34,8 @@ export interface HotRouteOptions {
   inflight?: { enter(): void; leave(): void };
   /** System shared memory regions (Triton's extension), per caller. */
   sharedMemory: SharedMemoryRegions;
+  /** No API key, loopback bind (Config.loopbackGuard): form and text/plain bodies are refused. */
+  loopbackGuard?: boolean;
   /** Where unexpected errors and the detail of errors go (the `http` component's logger). */
   log?: Logger;
 }
@@ -207,7 +209,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
   };
 
   const infer = async (call: Call): Promise<Reply> => {
-    refuseFormBody(call.header('content-type'));
+    refuseFormBody(o.loopbackGuard === true, call.header('content-type'));
     const header = call.header('inference-header-content-length');
     const jsonBytes = header === undefined ? call.body.byteLength : Number(header);
     const maxJson = o.maxJsonBytes ?? 32 * 2 ** 20;

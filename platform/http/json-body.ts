@@ -24,12 +24,12 @@ export function jsonBody<S extends z.ZodType>(schema: S) {
 const SIMPLE_FORM = /^\s*(text\/plain|application\/x-www-form-urlencoded|multipart\/form-data)\s*(;|$)/i;
 
 /**
- * The KServe routes read a body as JSON whatever its label (Triton's clients send none), except the
- * three a web page can send to another site without a preflight: those are refused, so that no
- * form or `text/plain` fetch is ever read as a request.
+ * The KServe routes read a body as JSON whatever its label (Triton's clients send none). A node with
+ * no API key (`guard`) refuses the three labels a web page can send to another site without a
+ * preflight, so that no form or `text/plain` fetch is ever read as a request there.
  */
-export function refuseFormBody(contentType: string | undefined): void {
-  if (contentType !== undefined && SIMPLE_FORM.test(contentType))
+export function refuseFormBody(guard: boolean, contentType: string | undefined): void {
+  if (guard && contentType !== undefined && SIMPLE_FORM.test(contentType))
     throw new InvalidInputError(
       `a ${contentType.split(';')[0]!.trim()} body is not read as JSON: send Content-Type: application/json (or none)`,
     );

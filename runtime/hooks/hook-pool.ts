@@ -17,7 +17,13 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 
 import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, DeadlineExceededError, HookError, InvalidInputError } from '../../sdk/errors.js';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  HookError,
+  InvalidInputError,
+  QueueFullError,
+} from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { hookWorkerFile } from './bundle.js';
@@ -44,6 +50,8 @@ export interface HookPoolOptions {
   maxHeapMb?: number;
   /** Run the function's hook in a V8 isolate with no Node APIs, capped at maxHeapMb (runner processes do). */
   sandbox?: boolean;
+  /** Requests waiting for a free hook thread at most (QueueFullError beyond). Default 4096. */
+  maxQueue?: number;
   /** Most hook threads: they start at one and grow with load up to this. Default: the cores. */
   threads?: number;
   /**
@@ -90,6 +98,7 @@ export class HookPool {
   readonly #timeoutMs: number;
   readonly #maxThreads: number;
   readonly #preQueue: PreWaiter[] = [];
+  #maxQueue = 4096;
   #preInFlight = 0;
   readonly #inline: ((task: HookTask) => Promise<TaskOutcome>) | undefined;
   readonly #sandboxed: boolean;
@@ -144,6 +153,7 @@ export class HookPool {
     const inline = options.inline && options.sandbox ? createHookRunner(workerData) : undefined;
     const sandboxed = Boolean(options.sandbox && options.bundlePath);
     const pool = new HookPool(piscina, name, options.timeoutMs ?? 10_000, threads, inline, sandboxed);
+    pool.#maxQueue = options.maxQueue ?? pool.#maxQueue;
     try {
       const result = (await pool.#run({ op: 'setup' }, 'setup', {})) as SetupResult;
       if (!result.ok) throw pool.#failure(result);
@@ -167,6 +177,12 @@ export class HookPool {
     if (options.signal?.aborted)
       return Promise.reject(new CancelledError('the request was cancelled before its pre hook ran'));
     if (this.#runsInline(options)) return this.#preInline(request);
+    if (this.#preQueue.length >= this.#maxQueue)
+      return Promise.reject(
+        new QueueFullError(
+          `${this.#preQueue.length} requests wait for the hook already (limits.hookQueueSize); retry later`,
+        ),
+      );
     return new Promise((resolve, reject) => {
       this.#preQueue.push({ request, options, resolve, reject });
       this.#flushPre();

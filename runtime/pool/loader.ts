@@ -56,6 +56,7 @@ export async function loadVersion(r: LoadRequest): Promise<Loaded> {
       version: r.version,
       bundlePath: artifacts.hookBundle,
       timeoutMs: spec.limits.hookTimeoutMs,
+      maxQueue: spec.limits.hookQueueSize,
       maxHeapMb: spec.limits.hookMemoryMb,
       ...r.hooks,
     }),

@@ -31,7 +31,7 @@ describe('function spec', () => {
     expect(spec.batching).toEqual({
       preferredBatchSizes: [],
       maxQueueDelayUs: 0,
-      maxQueueSize: 0,
+      maxQueueSize: 4096,
       defaultTimeoutUs: 0,
       priorityLevels: 1,
       defaultPriorityLevel: 1,

@@ -89,8 +89,10 @@ export const BatchingSchema = z
       .number()
       .int()
       .min(0)
-      .default(0)
-      .describe('Requests queued at most (0 = unbounded); beyond it requests fail with QueueFullError.'),
+      .default(4096)
+      .describe(
+        'Requests queued for the model at most (0 = unbounded); beyond it requests fail with QueueFullError (429).',
+      ),
     /** A request still queued after this long fails without running (0 = no timeout). */
     defaultTimeoutUs: z
       .number()
@@ -215,6 +217,13 @@ export const LimitsSchema = z.object({
     .max(600_000)
     .default(10_000)
     .describe('A hook call (pre or post) past this is stopped, its thread replaced, and the request fails.'),
+  hookQueueSize: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(4096)
+    .describe('Requests waiting for a free hook thread at most; beyond it requests fail with QueueFullError (429).'),
   hookMemoryMb: z
     .number()
     .int()

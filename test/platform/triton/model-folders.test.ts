@@ -207,6 +207,7 @@ describe('Triton model folders, deployed unchanged', () => {
     const r = await fetch(`${suite.node.httpUrl}/v2/models/nope.model/infer`, {
       method: 'POST',
       body: '{"inputs": []}',
+      headers: { 'content-type': 'application/json' },
     });
     expect(r.status).toBe(404);
     expect(((await r.json()) as { error: string }).error).toBe("Request for unknown model: 'nope.model' is not found");

@@ -208,6 +208,7 @@ describe('system shared memory', () => {
       const r = await fetch(`${off.httpUrl}/v2/systemsharedmemory/region/in/register`, {
         method: 'POST',
         body: JSON.stringify({ key: IN, offset: 0, byte_size: 32 }),
+        headers: { 'content-type': 'application/json' },
       });
       expect(r.status).toBe(400);
       expect(((await r.json()) as { error: string }).error).toMatch(/system shared memory is off on this node/);

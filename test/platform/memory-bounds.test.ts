@@ -1,0 +1,69 @@
+/**
+ * Memory a stream of distinct requests cannot grow: 100,000 names that do not exist, idempotency
+ * keys and job ids leave the record cache, the idempotency cache and the in-memory job records at
+ * their caps (the real classes, the embedded registry on files).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { loadConfig } from '../../platform/config.js';
+import { RecordCache } from '../../platform/functions/records.js';
+import { IdempotencyCache } from '../../platform/http/idempotency.js';
+import { DEFAULT_JOB_OPTIONS, MemoryJobQueue } from '../../platform/jobs/index.js';
+import { createRegistry } from '../../platform/registry/index.js';
+
+const dir = await mkdtemp(join(tmpdir(), 'hearth-bounds-'));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const N = 100_000;
+
+describe('memory bounds under 100,000 distinct requests', () => {
+  it('keeps no record of a function that does not exist', async () => {
+    const records = new RecordCache(createRegistry(loadConfig({ HEARTH_DATA_DIR: dir })));
+    for (let i = 0; i < N; i += 1000)
+      await Promise.all(
+        Array.from({ length: 1000 }, (_, j) => records.get(`missing-${i + j}`).catch((e: Error) => e.message)),
+      );
+    await new Promise((r) => setTimeout(r, 10));
+    expect(records.size).toBe(0);
+  });
+
+  it('caps the idempotency cache by bytes', async () => {
+    const cache = new IdempotencyCache(60_000, 1 << 20);
+    const body = new Uint8Array(1000);
+    for (let i = 0; i < N; i++)
+      await cache.run(`key-${i}`, 'h', async () => ({ body, contentType: 'application/octet-stream', version: 1 }))
+        .value;
+    const { entries, bytes } = cache.held;
+    expect(bytes).toBeLessThanOrEqual(1 << 20);
+    // Each entry weighs its 1,000-byte response: about a thousand fit, never 100,000.
+    expect(entries).toBeGreaterThan(500);
+    expect(entries).toBeLessThan(1100);
+  });
+
+  it('caps finished job records by bytes, and forgets them after their time to live', async () => {
+    const result = new Uint8Array(2000);
+    const queue = new MemoryJobQueue(
+      async () => ({ body: result, contentType: 'application/octet-stream', version: 1 }),
+      {
+        ...DEFAULT_JOB_OPTIONS,
+        resultTtlS: 1,
+        maxRecordBytes: 4 << 20,
+      },
+    );
+    for (let i = 0; i < N; i += 1000) {
+      await Promise.all(
+        Array.from({ length: 1000 }, () => queue.submit({ function: 'f', body: new Uint8Array(8), contentType: 'x' })),
+      );
+      await new Promise((r) => setImmediate(r));
+    }
+    await queue.close();
+    expect(queue.held.bytes).toBeLessThanOrEqual(4 << 20);
+    expect(queue.held.records).toBeLessThan(2000);
+    await new Promise((r) => setTimeout(r, 1300));
+    expect(queue.held.records).toBe(0);
+  });
+});
