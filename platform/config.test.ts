@@ -100,4 +100,17 @@ describe('configuration', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('takes TLS files in pairs, and a client CA only with them', () => {
+    expect(() => loadConfig({ HEARTH_TLS_CERT: '/x.crt' })).toThrow(/HEARTH_TLS_CERT and HEARTH_TLS_KEY go together/);
+    expect(() => loadConfig({ HEARTH_TLS_CLIENT_CA: '/ca.crt' })).toThrow(/mutual TLS is TLS first/);
+    expect(
+      loadConfig({ HEARTH_TLS_CERT: '/x.crt', HEARTH_TLS_KEY: '/x.key', HEARTH_TLS_CLIENT_CA: '/ca.crt' }).tls,
+    ).toEqual({
+      certFile: '/x.crt',
+      keyFile: '/x.key',
+      clientCaFile: '/ca.crt',
+    });
+    expect(loadConfig({}).tls).toBeUndefined();
+  });
 });

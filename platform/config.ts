@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { InvalidInputError } from '../sdk/errors.js';
 import type { WebhookPolicy } from './jobs/webhook-policy.js';
 import { parseAllowHosts } from './jobs/webhook-policy.js';
+import type { TlsFiles } from './tls.js';
 
 const port = (name: string, fallback: number) =>
   z.coerce
@@ -84,6 +85,9 @@ export const ConfigSchema = z.object({
   HEARTH_API_KEYS: z.string().optional(),
   HEARTH_API_KEYS_FILE: z.string().min(1, 'HEARTH_API_KEYS_FILE must name a file').optional(),
   HEARTH_ALLOW_ANONYMOUS: z.enum(['0', '1', 'true', 'false']).default('0'),
+  HEARTH_TLS_CERT: z.string().min(1).optional(),
+  HEARTH_TLS_KEY: z.string().min(1).optional(),
+  HEARTH_TLS_CLIENT_CA: z.string().min(1).optional(),
   HEARTH_METRICS_KEY: z.string().min(16, 'HEARTH_METRICS_KEY must be at least 16 characters').optional(),
   HEARTH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HEARTH_INTRA_OP_THREADS: integer('HEARTH_INTRA_OP_THREADS', 'a number of threads')
@@ -142,6 +146,8 @@ export interface Config {
    * host and must not come from another site's page (DNS rebinding, cross-site requests).
    */
   loopbackGuard: boolean;
+  /** TLS on every port (HEARTH_TLS_CERT, HEARTH_TLS_KEY), mutual with HEARTH_TLS_CLIENT_CA. */
+  tls?: TlsFiles;
   /** Bearer key the metrics port asks for (Prometheus' `authorization.credentials`); none: open. */
   metricsKey?: string;
   logLevel: string;
@@ -215,6 +221,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `HEARTH_HOST=${e.HEARTH_HOST} is reachable beyond this machine but no API key is set: set HEARTH_API_KEYS or HEARTH_API_KEYS_FILE, or HEARTH_ALLOW_ANONYMOUS=1 to serve anyone without one`,
     );
   }
+  if ((e.HEARTH_TLS_CERT === undefined) !== (e.HEARTH_TLS_KEY === undefined))
+    throw new InvalidInputError('HEARTH_TLS_CERT and HEARTH_TLS_KEY go together: set both (or neither)');
+  if (e.HEARTH_TLS_CLIENT_CA && !e.HEARTH_TLS_CERT)
+    throw new InvalidInputError(
+      'HEARTH_TLS_CLIENT_CA needs HEARTH_TLS_CERT and HEARTH_TLS_KEY: mutual TLS is TLS first',
+    );
   if (e.HEARTH_S3_ENDPOINT && !e.HEARTH_S3_BUCKET)
     throw new InvalidInputError('HEARTH_S3_ENDPOINT is set but HEARTH_S3_BUCKET is not: name the bucket');
   return {
@@ -239,6 +251,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeys,
     loopbackGuard: apiKeys.length === 0 && loopback,
     metricsKey: e.HEARTH_METRICS_KEY,
+    ...(e.HEARTH_TLS_CERT && e.HEARTH_TLS_KEY
+      ? {
+          tls: {
+            certFile: e.HEARTH_TLS_CERT,
+            keyFile: e.HEARTH_TLS_KEY,
+            ...(e.HEARTH_TLS_CLIENT_CA ? { clientCaFile: e.HEARTH_TLS_CLIENT_CA } : {}),
+          },
+        }
+      : {}),
     logLevel: e.HEARTH_LOG_LEVEL,
     intraOpThreads: e.HEARTH_INTRA_OP_THREADS ?? Math.max(1, availableParallelism() - 1),
     autoscaleTickMs: e.HEARTH_AUTOSCALE_TICK_MS,

@@ -4,7 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +23,7 @@ import { SharedMemoryRegions } from './shared-memory.js';
 import { findKey } from './auth.js';
 import { browserRefusal, createApp, createHotRoutes, frontDoor, InFlight, toHttpResponse } from './http/index.js';
 import { createLogger } from './log.js';
+import { grpcServerCredentials, reloadOnChange, tlsServerOptions } from './tls.js';
 import { checkNoEviction, createJobQueue } from './jobs/index.js';
 import type { JobQueue } from './jobs/index.js';
 import { Metrics } from './metrics/index.js';
@@ -120,20 +123,26 @@ export async function startNode(config: Config): Promise<HearthNode> {
   };
   const serving = jobs.kind === 'bullmq' ? setInterval(serveAll, 5000).unref() : undefined;
   if (serving) setTimeout(serveAll, 100).unref();
-  const metricsServer = await metrics.listen(config.host, config.metricsPort, (req) => {
-    const browser = config.loopbackGuard ? browserRefusal(req.headers) : undefined;
-    if (browser) return { status: 403, error: browser, code: 'PERMISSION_DENIED' };
-    if (config.metricsKey === undefined) return undefined;
-    const bearer = req.headers.authorization;
-    const given = bearer?.startsWith('Bearer ') ? bearer.slice(7) : '';
-    return findKey([{ key: config.metricsKey, scope: 'invoke' }], given)
-      ? undefined
-      : {
-          status: 401,
-          error: 'send the metrics key: Authorization: Bearer <HEARTH_METRICS_KEY>',
-          code: 'UNAUTHENTICATED',
-        };
-  });
+  const tlsOptions = config.tls ? tlsServerOptions(config.tls) : undefined;
+  const metricsServer = await metrics.listen(
+    config.host,
+    config.metricsPort,
+    (req) => {
+      const browser = config.loopbackGuard ? browserRefusal(req.headers) : undefined;
+      if (browser) return { status: 403, error: browser, code: 'PERMISSION_DENIED' };
+      if (config.metricsKey === undefined) return undefined;
+      const bearer = req.headers.authorization;
+      const given = bearer?.startsWith('Bearer ') ? bearer.slice(7) : '';
+      return findKey([{ key: config.metricsKey, scope: 'invoke' }], given)
+        ? undefined
+        : {
+            status: 401,
+            error: 'send the metrics key: Authorization: Bearer <HEARTH_METRICS_KEY>',
+            code: 'UNAUTHENTICATED',
+          };
+    },
+    tlsOptions,
+  );
   let ready = false;
   const inflight = new InFlight();
   const sharedMemory = new SharedMemoryRegions(config.systemSharedMemory);
@@ -159,7 +168,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const hot = createHotRoutes(front);
   const rest = getRequestListener(app.fetch);
   const door = frontDoor({ loopbackGuard: config.loopbackGuard });
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const refused = door.admit(req, res);
     if (refused) {
       const { status, body } = toHttpResponse(refused, { requestId: req.headers['x-request-id'] as string });
@@ -167,7 +176,14 @@ export async function startNode(config: Config): Promise<HearthNode> {
       return;
     }
     if (!hot(req, res)) void rest(req, res);
-  });
+  };
+  const server: Server = tlsOptions ? createHttpsServer(tlsOptions, handle) : createServer(handle);
+  // Renewed certificate files are picked up without a restart.
+  const stopReload = config.tls
+    ? reloadOnChange(config.tls, [server as HttpsServer, metricsServer.server as HttpsServer], (error) =>
+        log.warn({ reason: error.message }, 'renewed TLS files could not be used; the previous certificate stays'),
+      )
+    : undefined;
   // Idle kept-alive connections stay open 65 s (as load balancers expect: longer than their own
   // idle timeout, so the node never closes a socket a client is about to reuse).
   server.keepAliveTimeout = 65_000;
@@ -183,9 +199,10 @@ export async function startNode(config: Config): Promise<HearthNode> {
     sharedMemory,
     log: log.child({ component: 'grpc' }),
   });
-  const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort);
+  const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort, grpcServerCredentials(config.tls));
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const httpUrl = `http://${host}:${httpPort}`;
+  const scheme = config.tls ? 'https' : 'http';
+  const httpUrl = `${scheme}://${host}:${httpPort}`;
   cluster?.start(() => service.pools(), httpUrl);
   // Readiness waits for the functions that keep instances warm (scaling.minInstances ≥ 1).
   const minimum = service.warmMinimum().catch((error: unknown) => {
@@ -213,6 +230,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
       intraOpThreads: config.intraOpThreads,
       isolation: config.isolation,
       host: config.host,
+      tls: config.tls ? (config.tls.clientCaFile ? 'mutual' : 'on') : 'off',
       registry: registry.kind,
       artifacts: artifacts.kind,
       dataDir: config.dataDir,
@@ -225,6 +243,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     if (closed) return;
     closed = true;
     ready = false;
+    stopReload?.();
     clearInterval(serving);
     await jobs.close();
     await cluster?.close();
@@ -245,7 +264,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     jobs,
     httpUrl,
     grpcAddress: `${host}:${grpcPort}`,
-    metricsUrl: `http://${host}:${metricsServer.port}/metrics`,
+    metricsUrl: `${scheme}://${host}:${metricsServer.port}/metrics`,
     async drain() {
       ready = false;
       log.info({ inflight: inflight.count }, 'draining');

@@ -4,6 +4,11 @@
  * binary tensor extension. Error bodies become the typed errors of ./errors.ts in one place
  * (`check`). Defaults: HEARTH_URL (http://127.0.0.1:8000) and HEARTH_API_KEY.
  */
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+
+import { Agent, fetch as undiciFetch } from 'undici';
+
 import { BinaryBody, encodeBinary } from './kserve-binary.js';
 import { z } from 'zod';
 
@@ -36,6 +41,25 @@ export interface HearthOptions {
   apiKey?: string;
   /** Replaces the global fetch (tests, proxies). */
   fetch?: typeof fetch;
+  /** A CA file (PEM) to trust for an https node, beside the system's (default: HEARTH_CA_FILE). */
+  caFile?: string;
+  /** Client certificate and key files (PEM) for a node that asks for mutual TLS (HEARTH_CLIENT_CERT, HEARTH_CLIENT_KEY). */
+  certFile?: string;
+  keyFile?: string;
+}
+
+/** fetch over an undici Agent that trusts the CA file and presents the client certificate given. */
+function tlsFetch(files: { ca?: string; cert?: string; key?: string }): typeof fetch {
+  const read = (file: string | undefined) => (file === undefined ? undefined : readFileSync(file));
+  const agent = new Agent({
+    connect: {
+      ...(files.ca ? { ca: [...rootCertificates, read(files.ca)!.toString()] } : {}),
+      ...(files.cert ? { cert: read(files.cert) } : {}),
+      ...(files.key ? { key: read(files.key) } : {}),
+    },
+  });
+  return ((input: string, init?: RequestInit) =>
+    undiciFetch(input, { ...(init as object), dispatcher: agent })) as unknown as typeof fetch;
 }
 
 export interface InvokeOptions {
@@ -110,7 +134,10 @@ export class Hearth {
   constructor(options: HearthOptions = {}) {
     this.url = (options.url ?? process.env.HEARTH_URL ?? 'http://127.0.0.1:8000').replace(/\/+$/, '');
     this.#apiKey = options.apiKey ?? process.env.HEARTH_API_KEY;
-    this.#fetch = options.fetch ?? fetch;
+    const ca = options.caFile ?? process.env.HEARTH_CA_FILE;
+    const cert = options.certFile ?? process.env.HEARTH_CLIENT_CERT;
+    const key = options.keyFile ?? process.env.HEARTH_CLIENT_KEY;
+    this.#fetch = options.fetch ?? (ca || cert || key ? tlsFetch({ ca, cert, key }) : fetch);
   }
 
   /** One call with the API key; UnavailableError when the node cannot be reached. Any status. */

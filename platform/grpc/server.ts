@@ -246,11 +246,14 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
   return server;
 }
 
-export function bindGrpc(server: grpc.Server, host: string, port: number): Promise<number> {
+export function bindGrpc(
+  server: grpc.Server,
+  host: string,
+  port: number,
+  credentials = grpc.ServerCredentials.createInsecure(),
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    );
+    server.bindAsync(address, credentials, (error, bound) => (error ? reject(error) : resolve(bound)));
   });
 }

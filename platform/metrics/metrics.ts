@@ -4,7 +4,9 @@
  * request path pays nothing for them; they restart from zero when a pool is reloaded, as Triton's do.
  */
 import { createServer } from 'node:http';
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { ServerOptions as HttpsOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 import { Counter, Gauge, Histogram, Registry as PromRegistry, collectDefaultMetrics } from 'prom-client';
@@ -132,8 +134,9 @@ export class Metrics {
     host: string,
     port: number,
     refuse: (req: IncomingMessage) => { status: number; error: string; code: string } | undefined = () => undefined,
+    tls?: HttpsOptions,
   ): Promise<{ server: Server; port: number }> {
-    const server = createServer((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       const refusal = refuse(req);
       if (refusal) {
         res
@@ -156,7 +159,8 @@ export class Metrics {
           (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
           (error: unknown) => res.writeHead(500).end(String(error)),
         );
-    });
+    };
+    const server = tls ? createHttpsServer(tls, handler) : createServer(handler);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => resolve());

@@ -25,12 +25,18 @@ const program = new Command('hearth')
   .description('Deploy and call PyTorch model functions on a Hearth node')
   .option('--url <url>', 'the node (default: HEARTH_URL or http://127.0.0.1:8000)')
   .option('--api-key <key>', 'an API key (default: HEARTH_API_KEY)')
+  .option('--ca-file <file>', 'a CA (PEM) to trust for an https node (default: HEARTH_CA_FILE)')
+  .option('--cert <file>', 'client certificate (PEM) for mutual TLS (default: HEARTH_CLIENT_CERT)')
+  .option('--key <file>', 'client key (PEM) for mutual TLS (default: HEARTH_CLIENT_KEY)')
   .option('--json', 'print JSON instead of tables')
   .showHelpAfterError()
   .exitOverride();
 
 const context: CliContext = {
-  client: () => new Hearth({ url: program.opts().url, apiKey: program.opts().apiKey }),
+  client: () => {
+    const o = program.opts();
+    return new Hearth({ url: o.url, apiKey: o.apiKey, caFile: o.caFile, certFile: o.cert, keyFile: o.key });
+  },
   json: () => Boolean(program.opts().json),
   print: (value, table) => console.log(context.json() ? JSON.stringify(value, null, 2) : table()),
   integer,
