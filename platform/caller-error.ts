@@ -19,6 +19,8 @@ export interface ErrorLog {
 export interface ErrorContext {
   requestId?: string;
   log?: ErrorLog;
+  /** Hears the whole message of an error the caller is told only the headline of (the function's log). */
+  onDetail?: (code: string, detail: string) => void;
 }
 
 /** Longest message a caller is sent. */
@@ -36,7 +38,10 @@ export function callerError(error: unknown, context: ErrorContext = {}): { code:
   const newline = error.message.indexOf('\n');
   const headline = newline === -1 ? error.message : error.message.slice(0, newline);
   if (error.code === 'INTERNAL') log?.error({ err: error, requestId }, 'internal error');
-  else if (newline !== -1) log?.warn({ requestId, code: error.code, detail: error.message }, headline);
+  else if (newline !== -1) {
+    log?.warn({ requestId, code: error.code, detail: error.message }, headline);
+    context.onDetail?.(error.code, error.message);
+  }
   return {
     code: error.code,
     message: headline.length > MAX_MESSAGE ? `${headline.slice(0, MAX_MESSAGE)}…` : headline,

@@ -17,7 +17,7 @@ import { groupOf, RunnerHost, setIntraOpThreads } from '../runtime/index.js';
 import { createArtifactStore } from './artifacts/index.js';
 import { Cluster } from './cluster/index.js';
 import type { Config } from './config.js';
-import { FunctionService } from './functions/index.js';
+import { FunctionLogs, FunctionService } from './functions/index.js';
 import { bindGrpc, createGrpcServer } from './grpc/index.js';
 import { SharedMemoryRegions } from './shared-memory.js';
 import { findKey } from './auth.js';
@@ -71,6 +71,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const cluster = config.redisUrl
     ? new Cluster({ redisUrl: config.redisUrl, prefix: config.redisPrefix, nodeId })
     : undefined;
+  const functionLogs = new FunctionLogs();
   const runners =
     config.isolation === 'process'
       ? new RunnerHost({
@@ -80,7 +81,10 @@ export async function startNode(config: Config): Promise<HearthNode> {
               ? { firstUid: config.runnerUidBase, gid: await groupOf(config.runnerUser) }
               : undefined,
           intraOpThreads: config.intraOpThreads,
-          onLine: (line, runner) => log.info({ function: runner.label, runner: runner.pid, line }, 'runner output'),
+          onLine: (line, runner) => {
+            log.info({ component: 'runner', function: runner.label, runner: runner.pid, line }, 'runner output');
+            if (runner.label) functionLogs.addRunnerLine(runner.label, line);
+          },
         })
       : undefined;
   // The node is ready once its spare runner is up, so its first cold start does not wait for one —
@@ -96,6 +100,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     cluster,
     queuedElsewhere: (n, v) => (cluster?.queued(n, v) ?? 0) + jobs.waiting(n),
     onColdStart: (n, v, phases) => metrics?.observeColdStart(n, v, phases),
+    logs: functionLogs,
   });
   metrics = new Metrics(
     () => service.pools(),

@@ -19,6 +19,7 @@ import type {
   FunctionListEntry,
   JobAccepted,
   JobInfo,
+  LogEntryView,
   PoolInfo,
 } from './api/index.js';
 import {
@@ -28,6 +29,7 @@ import {
   FunctionListSchema,
   JobAcceptedSchema,
   JobInfoSchema,
+  LogListSchema,
   PoolListSchema,
   TrafficResultSchema,
 } from './api/index.js';
@@ -255,6 +257,15 @@ export class Hearth {
 
   async pools(): Promise<PoolInfo[]> {
     return (await this.#json(PoolListSchema, '/api/v1/pools')).pools;
+  }
+
+  /** A function's own log, oldest first: hook output, runner lines, lifecycle, error detail (admin). */
+  async logs(name: string, options: { version?: number; limit?: number } = {}): Promise<LogEntryView[]> {
+    const query = new URLSearchParams();
+    if (options.version !== undefined) query.set('version', String(options.version));
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    const q = query.size ? `?${query}` : '';
+    return (await this.#json(LogListSchema, `/api/v1/functions/${encodeURIComponent(name)}/logs${q}`)).entries;
   }
 
   // --- function URLs -----------------------------------------------------------------------------

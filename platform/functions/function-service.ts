@@ -11,6 +11,7 @@
  * (autoscaler/loop.ts); what stays here is deploy, traffic, Triton's repository operations and
  * where a call runs (here, or on another node in cluster mode).
  */
+import { FunctionLogs } from './function-logs.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import { devices } from '../../runtime/index.js';
 import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, RunnerHost } from '../../runtime/index.js';
@@ -48,12 +49,16 @@ export interface FunctionServiceOptions {
    * absent, pools run in the node's own process (HEARTH_ISOLATION=none).
    */
   runners?: RunnerHost;
+  /** Each version's own log (hook output, runner lines, lifecycle, error detail); one is made if absent. */
+  logs?: FunctionLogs;
 }
 
 const KEEP_TRAFFIC = '; traffic stays where it is';
 
 export class FunctionService {
   readonly #o: FunctionServiceOptions;
+  /** Each version's own log. */
+  readonly logs: FunctionLogs;
   readonly #records: RecordCache;
   readonly #pools: PoolSet;
   readonly #autoscaler: AutoscaleLoop;
@@ -62,8 +67,10 @@ export class FunctionService {
 
   constructor(options: FunctionServiceOptions) {
     this.#o = options;
+    this.logs = options.logs ?? new FunctionLogs();
     this.#records = new RecordCache(options.registry);
     this.#pools = new PoolSet({
+      logs: this.logs,
       artifacts: options.artifacts,
       dataDir: options.dataDir,
       runners: options.runners,
@@ -351,6 +358,7 @@ export class FunctionService {
     if (record) for (const v of record.versions) await this.#pools.stop(name, v.version, true);
     this.#records.forget(name);
     this.#unloaded.delete(name);
+    this.logs.forget(name);
     this.#pools.forget(name);
     this.#o.runners?.discard(name);
     return this.#o.registry.delete(name);

@@ -3,3 +3,5 @@ export type { FunctionServiceOptions } from './function-service.js';
 export { callPool, PoolSet } from './pool-set.js';
 export type { PoolSetOptions, PoolSummary, ServingPool } from './pool-set.js';
 export { RecordCache } from './records.js';
+export { FunctionLogs } from './function-logs.js';
+export type { LogEntry, LogSource } from './function-logs.js';

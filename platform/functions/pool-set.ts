@@ -3,6 +3,7 @@
  * runner process, or in the node with isolation none — started, stopped and drained; and the
  * counters of pools that stopped, so a version's statistics outlive its pools.
  */
+import type { FunctionLogs } from './function-logs.js';
 import { addCounters, newCounters, Pool, RunnerPool } from '../../runtime/index.js';
 import type {
   ColdStart,
@@ -38,6 +39,8 @@ export interface PoolSetOptions {
   cluster?: Cluster;
   log?: Log;
   onColdStart?: (name: string, version: number, phases: Partial<ColdStart>) => void;
+  /** Each version's own log: its lifecycle events go there. */
+  logs?: FunctionLogs;
 }
 
 /** A call on a pool, as a ForwardResult (the shape cluster forwarding carries). */
@@ -187,6 +190,29 @@ export class PoolSet {
         version: version.version,
         artifacts: async () => importable(await artifacts(), this.#o.dataDir),
       });
+    }
+    const logs = this.#o.logs;
+    if (logs) {
+      pool.on('event', (e: PoolEvent) =>
+        logs.add({
+          at: e.at,
+          function: name,
+          version: version.version,
+          source: 'lifecycle',
+          level: e.type === 'load-failed' || e.state === 'failed' ? 'error' : 'info',
+          msg: `${e.type === 'state' ? e.state : `${e.type} (${e.state})`}${e.detail ? `: ${e.detail}` : ''}`,
+        }),
+      );
+      if (runners)
+        pool.on('crash', (c: RunnerCrash) =>
+          logs.add({
+            function: name,
+            version: version.version,
+            source: 'lifecycle',
+            level: 'error',
+            msg: `runner ended (${c.exit.killedFor ?? c.exit.signal ?? `exit ${c.exit.code}`}); restart ${c.restarts} in ${c.delayMs} ms${c.exit.lastLines.length ? `; last lines: ${c.exit.lastLines.slice(-5).join(' | ')}` : ''}`,
+          }),
+        );
     }
     pool.on('cold-start', (phases: ColdStart) => {
       this.#o.onColdStart?.(name, version.version, phases);

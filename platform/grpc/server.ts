@@ -105,7 +105,19 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
         .then(() => handler(call))
         .then(
           (response) => callback(null, response),
-          (error: unknown) => callback(toGrpcStatus(error, { requestId: id, log: o.log }) as grpc.ServiceError),
+          (error: unknown) => {
+            const fn = call.request.model_name;
+            const onDetail = (code: string, detail: string) =>
+              typeof fn === 'string' &&
+              service.logs.add({
+                function: fn,
+                source: 'error',
+                level: 'error',
+                msg: `${code}: ${detail}`,
+                requestId: id,
+              });
+            callback(toGrpcStatus(error, { requestId: id, log: o.log, onDetail }) as grpc.ServiceError);
+          },
         );
     };
 

@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import { Hono } from 'hono';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { streamSSE } from 'hono/streaming';
 
 import { InvalidInputError, JobNotFoundError } from '../../sdk/errors.js';
 import { DeployRequestSchema, ImportRequestSchema, TrafficRequestSchema } from '../../sdk/api/index.js';
@@ -16,7 +17,7 @@ import type { ArtifactStore } from '../artifacts/index.js';
 import { checkSha } from '../artifacts/index.js';
 import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
-import type { FunctionService } from '../functions/index.js';
+import type { FunctionService, LogEntry } from '../functions/index.js';
 import type { JobQueue } from '../jobs/index.js';
 import { callerId, jobView } from '../jobs/index.js';
 import type { Scope } from '../auth.js';
@@ -199,6 +200,46 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     await service.refreshStats();
     const pools = service.pools().filter((p) => p.function === record.name);
     return c.json({ ...record, pools });
+  });
+  // The function's own log: the last entries, or (follow=1) those and every new one, as server-sent events.
+  app.get('/api/v1/functions/:name/logs', admin, async (c) => {
+    const name = c.req.param('name');
+    await service.get(name);
+    const version = parseVersion(c.req.query('version'));
+    const limitText = c.req.query('limit');
+    const limit = limitText === undefined ? 200 : Number(limitText);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw new InvalidInputError('limit must be an integer from 1 to 1000');
+    const entries = service.logs.recent(name, { version, limit });
+    if (c.req.query('follow') !== '1') return c.json({ entries });
+    return streamSSE(c, async (stream) => {
+      for (const e of entries) await stream.writeSSE({ event: 'log', data: JSON.stringify(e) });
+      const queued: LogEntry[] = [];
+      let wake: (() => void) | undefined;
+      const stop = service.logs.follow(name, version, (e) => {
+        queued.push(e);
+        wake?.();
+      });
+      stream.onAbort(() => wake?.());
+      let idle = 0;
+      try {
+        // Until the client goes, or the node drains (a follow must not hold a drain open).
+        while (!stream.aborted && !stream.closed && o.ready()) {
+          if (queued.length === 0) {
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+              setTimeout(resolve, 1000).unref();
+            });
+            wake = undefined;
+            // A comment every 15 s keeps proxies from closing a quiet stream.
+            if (queued.length === 0 && ++idle % 15 === 0) await stream.write(': keep-alive\n\n');
+          }
+          for (const e of queued.splice(0)) await stream.writeSSE({ event: 'log', data: JSON.stringify(e) });
+        }
+      } finally {
+        stop();
+      }
+    });
   });
   app.delete('/api/v1/functions/:name', admin, async (c) => {
     const name = c.req.param('name');

@@ -73,6 +73,15 @@ function deadlineOf(header: (name: string) => string | undefined): number | unde
   return performance.now() + ms;
 }
 
+/** A path segment as a name, or the segment itself when it does not decode (for logs). */
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 function decode(segment: string): string {
   try {
     return decodeURIComponent(segment);
@@ -245,8 +254,24 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     res.end(reply.body);
   };
 
-  const fail = (res: ServerResponse, error: unknown, closeConnection: boolean, requestId: string | undefined): void => {
-    const { status, body, headers } = toHttpResponse(error, { requestId, log: o.log });
+  const fail = (
+    res: ServerResponse,
+    error: unknown,
+    closeConnection: boolean,
+    requestId: string | undefined,
+    fn?: string,
+  ): void => {
+    // The whole message (a model's traceback) goes to the function's own log, for its admins.
+    const onDetail = (code: string, detail: string) =>
+      fn !== undefined &&
+      service.logs.add({
+        function: safeDecode(fn),
+        source: 'error',
+        level: 'error',
+        msg: `${code}: ${detail}`,
+        requestId,
+      });
+    const { status, body, headers } = toHttpResponse(error, { requestId, log: o.log, onDetail });
     send(res, {
       status,
       headers: { ...headers, 'content-type': 'application/json', ...(closeConnection ? { connection: 'close' } : {}) },
@@ -301,7 +326,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       (reply) => send(res, reply),
       // A request refused before its body was read closes its connection: the unread body is not
       // drained, so nothing over the limit is ever buffered.
-      (error: unknown) => fail(res, error, !bodyRead, header('x-request-id')),
+      (error: unknown) => fail(res, error, !bodyRead, header('x-request-id'), match[1]),
     );
     return true;
   };

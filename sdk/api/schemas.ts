@@ -135,3 +135,16 @@ export type JobInfo = z.infer<typeof JobInfoSchema>;
 
 export const JobAcceptedSchema = z.looseObject({ id: z.string(), status: z.string(), statusUrl: z.string() });
 export type JobAccepted = z.infer<typeof JobAcceptedSchema>;
+
+/** An entry of a function's own log (GET /api/v1/functions/{name}/logs). */
+export const LogEntrySchema = z.looseObject({
+  at: z.number(),
+  function: z.string(),
+  version: z.number().optional(),
+  source: z.enum(['hook', 'runner', 'lifecycle', 'error']),
+  level: z.enum(['debug', 'info', 'warn', 'error']),
+  msg: z.string(),
+  requestId: z.string().optional(),
+});
+export type LogEntryView = z.infer<typeof LogEntrySchema>;
+export const LogListSchema = z.looseObject({ entries: z.array(LogEntrySchema) });

@@ -1,0 +1,114 @@
+/**
+ * Each function version's own log: what its hook printed (`console.*` in the sandbox), what its
+ * runner process wrote, its lifecycle (loading, warm, crashes, restarts, cold starts) and the
+ * detail of its errors (a model's traceback, which its callers are not shown). Kept in memory in a
+ * bounded ring per version (the least recently written versions' rings go first), and followed
+ * live by `GET /api/v1/functions/{name}/logs?follow=1` (server-sent events).
+ */
+import { EventEmitter } from 'node:events';
+
+import { LRUCache } from 'lru-cache';
+
+export type LogSource = 'hook' | 'runner' | 'lifecycle' | 'error';
+
+export interface LogEntry {
+  /** Date.now() milliseconds. */
+  at: number;
+  function: string;
+  /** Absent when the entry is not one version's (an error before a version was chosen). */
+  version?: number;
+  source: LogSource;
+  level: 'debug' | 'info' | 'warn' | 'error';
+  msg: string;
+  requestId?: string;
+}
+
+/** Entries per version, and the longest message kept. */
+const RING = 1000;
+const MAX_MESSAGE = 8192;
+/** Versions whose rings are kept. */
+const MAX_RINGS = 2000;
+
+const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+
+export class FunctionLogs extends EventEmitter {
+  readonly #rings = new LRUCache<string, LogEntry[]>({ max: MAX_RINGS });
+  readonly #ring: number;
+
+  constructor(ring = RING) {
+    super();
+    this.#ring = ring;
+    this.setMaxListeners(0);
+  }
+
+  add(entry: Omit<LogEntry, 'at'> & { at?: number }): void {
+    const e: LogEntry = {
+      ...entry,
+      at: entry.at ?? Date.now(),
+      msg: entry.msg.length > MAX_MESSAGE ? `${entry.msg.slice(0, MAX_MESSAGE)}…` : entry.msg,
+    };
+    const key = `${e.function}@${e.version ?? ''}`;
+    let ring = this.#rings.get(key);
+    if (!ring) {
+      ring = [];
+      this.#rings.set(key, ring);
+    }
+    ring.push(e);
+    if (ring.length > this.#ring) ring.splice(0, ring.length - this.#ring);
+    this.emit('entry', e);
+  }
+
+  /**
+   * A line a runner wrote, as its pool's key (`name@version`) labels it: a hook's console line is
+   * JSON (`{"hook", "level", "msg"}`, runtime/hooks/worker.ts); anything else is the runner's own.
+   */
+  addRunnerLine(label: string, line: string): void {
+    const at = label.lastIndexOf('@');
+    const name = at > 0 ? label.slice(0, at) : label;
+    const version = at > 0 ? Number(label.slice(at + 1)) : undefined;
+    let hook: { hook?: unknown; level?: unknown; msg?: unknown } | undefined;
+    if (line.startsWith('{"hook"')) {
+      try {
+        hook = JSON.parse(line) as typeof hook;
+      } catch {
+        hook = undefined;
+      }
+    }
+    const level =
+      typeof hook?.level === 'string' && LEVELS.has(hook.level) ? (hook.level as LogEntry['level']) : 'info';
+    this.add({
+      function: name,
+      ...(version !== undefined && Number.isInteger(version) ? { version } : {}),
+      source: hook ? 'hook' : 'runner',
+      level: hook ? level : 'info',
+      msg: hook && typeof hook.msg === 'string' ? hook.msg : line,
+    });
+  }
+
+  /** A function's entries, oldest first: of one version or all, the last `limit`. */
+  recent(name: string, options: { version?: number; limit?: number } = {}): LogEntry[] {
+    const all: LogEntry[] = [];
+    for (const [key, ring] of this.#rings.entries()) {
+      const at = key.lastIndexOf('@');
+      if (key.slice(0, at) !== name) continue;
+      if (options.version !== undefined && key.slice(at + 1) !== String(options.version)) continue;
+      all.push(...ring);
+    }
+    all.sort((a, b) => a.at - b.at);
+    return all.slice(-(options.limit ?? RING));
+  }
+
+  /** Follows a function's new entries until the returned stop is called. */
+  follow(name: string, version: number | undefined, onEntry: (e: LogEntry) => void): () => void {
+    const listener = (e: LogEntry) => {
+      if (e.function === name && (version === undefined || e.version === version)) onEntry(e);
+    };
+    this.on('entry', listener);
+    return () => this.off('entry', listener);
+  }
+
+  /** A deleted function's entries go. */
+  forget(name: string): void {
+    for (const key of [...this.#rings.keys()]) if (key.slice(0, key.lastIndexOf('@')) === name) this.#rings.delete(key);
+  }
+}
