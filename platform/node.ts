@@ -59,12 +59,15 @@ const CLOSE_WAIT_MS = 10_000;
 const SPARE_WAIT_MS = 30_000;
 
 export async function startNode(config: Config): Promise<HearthNode> {
-  const log = createLogger({ level: config.logLevel });
+  const root = createLogger({ level: config.logLevel });
+  // The node's own lines (start, drain, TLS, cluster sweeps) and each component's.
+  const log = root.child({ component: 'node' });
+  const logOf = (component: string) => root.child({ component });
   if (config.redisUrl) await checkNoEviction(config.redisUrl);
   setIntraOpThreads(config.intraOpThreads);
   const registry = createRegistry(config);
   const artifacts = createArtifactStore(config, (sha256, actual) =>
-    log.error({ sha256, actual }, 'artifact refused: its bytes do not match its hash'),
+    logOf('artifacts').error({ sha256, actual }, 'artifact refused: its bytes do not match its hash'),
   );
   let metrics: Metrics | undefined;
   const nodeId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -72,6 +75,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     ? new Cluster({ redisUrl: config.redisUrl, prefix: config.redisPrefix, nodeId })
     : undefined;
   const functionLogs = new FunctionLogs();
+  const runnerLog = logOf('runner');
   const runners =
     config.isolation === 'process'
       ? new RunnerHost({
@@ -82,7 +86,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
               : undefined,
           intraOpThreads: config.intraOpThreads,
           onLine: (line, runner) => {
-            log.info({ component: 'runner', function: runner.label, runner: runner.pid, line }, 'runner output');
+            runnerLog.info({ function: runner.label, runner: runner.pid, line }, 'runner output');
             if (runner.label) functionLogs.addRunnerLine(runner.label, line);
           },
         })
@@ -95,7 +99,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     registry,
     artifacts,
     dataDir: config.dataDir,
-    log,
+    log: logOf('functions'),
     autoscaleTickMs: config.autoscaleTickMs,
     cluster,
     queuedElsewhere: (n, v) => (cluster?.queued(n, v) ?? 0) + jobs.waiting(n),
@@ -110,7 +114,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     config,
     nodeId,
     (name, version, request) => service.invoke(name, version, request),
-    log.child({ component: 'jobs' }),
+    logOf('jobs'),
   );
   // Cluster mode: this node takes any function's jobs, not only those it accepted, and learns of
   // functions deployed through other nodes within a few seconds.
@@ -162,7 +166,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     ready: () => ready,
     inflight,
     sharedMemory,
-    log: log.child({ component: 'http' }),
+    log: logOf('http'),
   };
   const app = createApp({
     ...front,
@@ -202,7 +206,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     version: VERSION,
     maxMessageBytes: config.maxBodyBytes,
     sharedMemory,
-    log: log.child({ component: 'grpc' }),
+    log: logOf('grpc'),
   });
   const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort, grpcServerCredentials(config.tls));
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
