@@ -180,16 +180,25 @@ struct Parse {
   std::unique_ptr<dom::parser> parser;
   dom::element doc;
   bool ok = false;
+  // Nested deeper than simdjson's 1024 levels: refused here, not left to JSON.parse, which reads any
+  // depth but on the JS thread (a 32 MB body of "[" would hold the event loop for seconds).
+  bool tooDeep = false;
 
   // Any thread. The body is copied into a padded buffer of simdjson's (it reads past the end in blocks).
   void Run(const uint8_t* data, size_t size) {
     if (HasNegativeZero(data, size)) return;
     parser = KeptParsers().Take();
-    ok = parser->parse(data, size, true).get(doc) == simdjson::SUCCESS;
+    const simdjson::error_code error = parser->parse(data, size, true).get(doc);
+    ok = error == simdjson::SUCCESS;
+    tooDeep = error == simdjson::DEPTH_ERROR;
   }
 
   // JS thread: the value, or undefined where JSON.parse must read the body. Gives the parser back.
   Napi::Value Value(Napi::Env env) {
+    if (tooDeep) {
+      KeptParsers().GiveBack(std::move(parser));
+      throw MakeError(env, code::kInvalidArgument, "the JSON is nested deeper than 1024 levels");
+    }
     Napi::Value value = env.Undefined();
     if (ok) {
       try {

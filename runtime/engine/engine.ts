@@ -94,10 +94,17 @@ const NATIVE_JSON_FROM = 1024;
  * leaves in order — where the addon has simdjson (a few ms for a 3 MB image against JSON.parse's
  * ~20-28 ms, and no heap number per element). Anything its parse could read differently (a body
  * that is not JSON, a lone surrogate, a "__proto__" key, "-0", integers past 64 bits) is left to
- * JSON.parse, which also throws its own SyntaxError.
+ * JSON.parse, which also throws its own SyntaxError. A body nested deeper than 1024 levels is
+ * InvalidInputError: JSON.parse would read it, but on the JS thread, for as long as it is deep.
  */
 export function parseInferJson(bytes: Uint8Array): unknown {
-  return orJsonParse(bytes.byteLength < NATIVE_JSON_FROM ? undefined : native().parseInferJson?.(bytes), bytes);
+  let parsed: unknown;
+  try {
+    parsed = bytes.byteLength < NATIVE_JSON_FROM ? undefined : native().parseInferJson?.(bytes);
+  } catch (error) {
+    throw fromNativeCode(error);
+  }
+  return orJsonParse(parsed, bytes);
 }
 
 /** The addon's value, or JSON.parse's where the addon left the body to it. */
@@ -114,7 +121,13 @@ const OFF_LOOP_FROM = 256 * 1024;
 export async function parseInferJsonAsync(bytes: Uint8Array): Promise<unknown> {
   const parse = bytes.byteLength < OFF_LOOP_FROM ? undefined : native().parseInferJsonAsync;
   if (!parse) return parseInferJson(bytes);
-  return orJsonParse(await parse(bytes), bytes);
+  let parsed: unknown;
+  try {
+    parsed = await parse(bytes);
+  } catch (error) {
+    throw fromNativeCode(error);
+  }
+  return orJsonParse(parsed, bytes);
 }
 
 /**

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 
 import { native } from '../../../runtime/engine/binding.js';
 import { parseInferJson, parseInferJsonAsync } from '../../../runtime/engine/index.js';
+import { InvalidInputError } from '../../../sdk/errors.js';
 import { flatten } from '../../../sdk/tensor-json.js';
 import { rng } from '../../helpers/random.js';
 
@@ -147,6 +148,18 @@ describe('parseInferJson (simdjson) reads a body as JSON.parse does', () => {
     const bad = new Uint8Array([0x22, 0xff, 0xfe, 0x22]);
     expect(() => parseInferJson(bad)).not.toThrow();
     same(parseInferJson(bad), JSON.parse(new TextDecoder().decode(bad)));
+  });
+
+  it('refuses a body nested deeper than 1024 levels as invalid input, never handing it to JSON.parse', async () => {
+    // 4 MB of "[": JSON.parse would read it, on the event loop, for seconds.
+    const deep = encode(`${'['.repeat(2 * 2 ** 20)}${']'.repeat(2 * 2 ** 20)}`);
+    const t0 = performance.now();
+    expect(() => parseInferJson(deep)).toThrow(InvalidInputError);
+    await expect(parseInferJsonAsync(deep)).rejects.toThrow(/nested deeper than 1024 levels/);
+    expect(performance.now() - t0).toBeLessThan(5000);
+    // Just under the limit it still parses.
+    const limit = `${'['.repeat(1000)}1${']'.repeat(1000)}`;
+    same(parseInferJson(encode(limit)), JSON.parse(limit));
   });
 
   it('matches JSON.parse on 2,000 generated documents', () => {
