@@ -50,6 +50,8 @@ interface JobData {
 }
 
 const WEBHOOK_QUEUE = 'webhooks';
+/** Failed jobs the reconciler reads at a time. */
+const RECONCILE_PAGE = 100;
 
 /** Throws unless the Redis server's maxmemory-policy is noeviction. */
 export async function checkNoEviction(redisUrl: string): Promise<void> {
@@ -244,22 +246,29 @@ export class BullJobQueue implements JobQueue {
 
   /**
    * The reconciler's round: jobs BullMQ moved to failed by itself (past maxStalledCount: their nodes
-   * kept dying) never reached the processor's catch, so no record said so and no webhook went. The
-   * latest failures of each queue are looked at; a record still queued or running is settled.
+   * kept dying) never reached the processor's catch, so no record said so and no webhook went. Each
+   * queue's failures are read newest first; a record still queued or running is settled.
    */
   async #reconcile(): Promise<void> {
     for (const queue of this.#queues.values()) {
-      for (const job of await queue.getJobs(['failed'], 0, 99)) {
-        if (!job?.id) continue;
-        const raw = await this.#redis.get(this.#key(job.id));
-        if (raw === null) continue;
-        const record = decodeRecord(raw);
-        if (record.status !== 'queued' && record.status !== 'running') continue;
-        this.#o.log?.warn(
-          { job: job.id, function: record.function, reason: job.failedReason },
-          'job failed by the queue',
-        );
-        await this.#settleFailed(record, { error: job.failedReason || 'the job failed', code: 'UNAVAILABLE' });
+      // Newest first, a page at a time, until a page holds nothing left to settle (older ones were).
+      for (let start = 0; ; start += RECONCILE_PAGE) {
+        const page = await queue.getJobs(['failed'], start, start + RECONCILE_PAGE - 1);
+        let settled = 0;
+        for (const job of page) {
+          if (!job?.id) continue;
+          const raw = await this.#redis.get(this.#key(job.id));
+          if (raw === null) continue;
+          const record = decodeRecord(raw);
+          if (record.status !== 'queued' && record.status !== 'running') continue;
+          this.#o.log?.warn(
+            { job: job.id, function: record.function, reason: job.failedReason },
+            'job failed by the queue',
+          );
+          await this.#settleFailed(record, { error: job.failedReason || 'the job failed', code: 'UNAVAILABLE' });
+          settled++;
+        }
+        if (settled === 0 || page.length < RECONCILE_PAGE) break;
       }
     }
   }
