@@ -2,10 +2,19 @@
 import { loadConfig } from './config.js';
 import { startNode } from './node.js';
 
-const node = await startNode(loadConfig()).catch((error: unknown) => {
+/** A bad setting or a failed start: one line naming it, and exit 1 (no stack trace). */
+const fatal = (error: unknown): never => {
   console.error(JSON.stringify({ level: 'fatal', msg: (error as Error).message }));
   process.exit(1);
-});
+};
+const config = (() => {
+  try {
+    return loadConfig();
+  } catch (error) {
+    return fatal(error);
+  }
+})();
+const node = await startNode(config).catch(fatal);
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
     void node.drain().then(() => {

@@ -4,6 +4,7 @@
  * ready route is true when it can answer now or by an allowed cold start, and false when unloaded or
  * while the node drains.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { loadConfig } from '../../platform/config.js';
 import { startNode } from '../../platform/node.js';
-import { modelPath } from '../helpers/fixtures.js';
+import { modelPath, REPO_ROOT } from '../helpers/fixtures.js';
 import { postFunction, testNode, upload } from '../helpers/node.js';
 import { freePort } from '../helpers/redis.js';
 import { SMALL_SPEC } from '../helpers/specs.js';
@@ -75,5 +76,21 @@ describe('readiness', () => {
     } finally {
       await node.close();
     }
+  });
+
+  it('never starts on a bad setting: one line naming it on stderr, exit 1, no stack trace', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, HEARTH_API_KEYS: 'short:admin', HEARTH_HTTP_PORT: '0', HEARTH_DATA_DIR: join(dir, 'bad') },
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(1);
+    const lines = r.stderr.split('\n').filter((l) => l.startsWith('{'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toEqual({
+      level: 'fatal',
+      msg: expect.stringMatching(/^HEARTH_API_KEYS: each entry must be KEY:invoke or KEY:admin/),
+    });
+    expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/);
   });
 });
