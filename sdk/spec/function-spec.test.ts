@@ -131,4 +131,34 @@ instances: { count: 2, device: cpu }
     expect(readme).toBe(withReference(readme));
     expect(specReference()).toContain('| `scaling.targetQueueDepth` | integer 1… | `8` |');
   });
+
+  it('refuses unknown keys, naming each and the nearest valid one', () => {
+    const base = {
+      name: 'a',
+      model: 'model.pt',
+      inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
+      outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
+    };
+    const error = (extra: object) => {
+      try {
+        parseSpec({ ...base, ...extra });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'parsed';
+    };
+    expect(error({ maxBatchSze: 8 })).toBe('invalid spec: maxBatchSze: unknown key (did you mean maxBatchSize?)');
+    expect(error({ batching: { maxQueueDelay: 5 } })).toMatch(
+      /batching\.maxQueueDelay: unknown key \(did you mean batching\.maxQueueDelayUs\?\)/,
+    );
+    // A key in the wrong place points at where it belongs.
+    expect(error({ maxQueueDelayUs: 5 })).toMatch(
+      /maxQueueDelayUs: unknown key \(did you mean batching\.maxQueueDelayUs\?\)/,
+    );
+    expect(error({ inputs: [{ name: 'x', dtype: 'FP32', dims: [4], dimz: 1 }] })).toMatch(
+      /inputs\[0\]\.dimz: unknown key \(did you mean inputs\[\]\.dims\?\)/,
+    );
+    expect(error({ zzz: 1 })).toBe('invalid spec: zzz: unknown key');
+    expect(error({})).toBe('parsed');
+  });
 });

@@ -47,7 +47,7 @@ export {
 } from './spec-parts.js';
 
 export const FunctionSpecSchema = z
-  .object({
+  .strictObject({
     name: z
       .string()
       .regex(FUNCTION_NAME, `must be a model name as Triton takes it: ${FUNCTION_NAME_RULE}`)

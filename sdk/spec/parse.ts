@@ -2,7 +2,7 @@
  * Reading specs: from objects, from hearth.yaml text, with errors that point at the field.
  */
 import { parse as parseYaml } from 'yaml';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 import { InvalidInputError } from '../errors.js';
 import type { FunctionSpec } from './function-spec.js';
@@ -16,9 +16,71 @@ export function formatPath(path: readonly PropertyKey[]): string {
   );
 }
 
-/** Zod issues as one message, each line `path: what is wrong`. */
+/** Zod issues as one message, each line `path: what is wrong`; an unknown key with the nearest valid one. */
 export function describeIssues(error: z.ZodError): string {
-  return error.issues.map((i) => `${formatPath(i.path) || '(spec)'}: ${i.message}`).join('; ');
+  return error.issues
+    .flatMap((i) =>
+      i.code === 'unrecognized_keys'
+        ? i.keys.map((key) => unknownKey([...i.path, key]))
+        : [`${formatPath(i.path) || '(spec)'}: ${i.message}`],
+    )
+    .join('; ');
+}
+
+let knownPaths: string[][] | undefined;
+
+/** Every key path the spec takes (`batching.maxQueueDelayUs`), from its JSON schema; arrays as `[]`. */
+function specPaths(): string[][] {
+  if (knownPaths) return knownPaths;
+  const out: string[][] = [];
+  type Node = { properties?: Record<string, Node>; items?: Node; anyOf?: Node[]; oneOf?: Node[]; allOf?: Node[] };
+  const walk = (node: Node | undefined, at: string[], depth: number): void => {
+    if (!node || depth > 8) return;
+    for (const [key, child] of Object.entries(node.properties ?? {})) {
+      out.push([...at, key]);
+      walk(child, [...at, key], depth + 1);
+    }
+    if (node.items) walk(node.items, [...at, '[]'], depth + 1);
+    for (const alt of [...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])]) walk(alt, at, depth + 1);
+  };
+  walk(z.toJSONSchema(FunctionSpecSchema, { io: 'input', unrepresentable: 'any' }) as Node, [], 0);
+  knownPaths = out;
+  return out;
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const next = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = row[j]!;
+      row[j] = next;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** `maxBatchSze: unknown key (did you mean maxBatchSize?)`, the suggestion the nearest valid key anywhere. */
+function unknownKey(path: readonly PropertyKey[]): string {
+  const where = formatPath(path);
+  const key = String(path.at(-1)).toLowerCase();
+  const parent = path
+    .slice(0, -1)
+    .map((p) => (typeof p === 'number' ? '[]' : String(p)))
+    .join('.');
+  let best: { path: string[]; score: number } | undefined;
+  for (const candidate of specPaths()) {
+    const last = candidate.at(-1)!.toLowerCase();
+    // Same parent first: a key misspelt in place beats the same word elsewhere.
+    const score = distance(key, last) + (candidate.slice(0, -1).join('.') === parent ? 0 : 0.5);
+    if (!best || score < best.score) best = { path: candidate, score };
+  }
+  const limit = Math.max(2, Math.floor(key.length / 3));
+  const suggestion =
+    best && best.score <= limit + 0.5 ? ` (did you mean ${best.path.join('.').replace(/\.\[\]/g, '[]')}?)` : '';
+  return `${where}: unknown key${suggestion}`;
 }
 
 /** Validates a spec object and fills in its defaults; throws InvalidInputError naming each bad field. */

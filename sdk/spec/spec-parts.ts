@@ -23,7 +23,7 @@ export const relativePath = z
     message: 'must be a path inside the function folder (no leading "/", no "..")',
   });
 
-export const TensorSpecSchema = z.object({
+export const TensorSpecSchema = z.strictObject({
   name: z
     .string()
     .min(1)
@@ -71,7 +71,7 @@ export const OutputSpecSchema = TensorSpecSchema.extend({
 });
 
 export const BatchingSchema = z
-  .object({
+  .strictObject({
     /** Batch sizes the batcher forms when it can (Triton's preferred_batch_size). */
     preferredBatchSizes: z
       .array(z.number().int().min(1))
@@ -116,7 +116,7 @@ export const BatchingSchema = z
     path: ['defaultPriorityLevel'],
   });
 
-export const InstancesSchema = z.object({
+export const InstancesSchema = z.strictObject({
   /** Instances started with the pool; they share one copy of the weights per device. */
   count: z
     .number()
@@ -144,14 +144,14 @@ export const InstancesSchema = z.object({
 });
 
 /** A warm-up sample (Triton's model_warmup): inputs made of zeros or random values, run `count` times at load. */
-export const WarmupSchema = z.object({
+export const WarmupSchema = z.strictObject({
   name: z.string().max(128).default('warmup').describe('A name for people and logs.'),
   batchSize: z.number().int().min(1).default(1).describe('Rows of the sample (with maxBatchSize > 0).'),
   count: z.number().int().min(1).max(1000).default(1).describe('How many times the sample runs.'),
   inputs: z
     .record(
       z.string(),
-      z.object({
+      z.strictObject({
         dtype: z.enum(DTYPES),
         dims: z.array(z.number().int().min(1)),
         fill: z.enum(['zero', 'random']).default('zero'),
@@ -161,7 +161,7 @@ export const WarmupSchema = z.object({
 });
 
 /** A control input the sequence batcher fills (Triton's CONTROL_SEQUENCE_START / END / READY / CORRID). */
-export const SequenceControlSchema = z.object({
+export const SequenceControlSchema = z.strictObject({
   name: z.string().min(1).max(128).describe('The forward() input it feeds.'),
   kind: z
     .enum(['start', 'end', 'ready', 'corrid'])
@@ -180,7 +180,7 @@ export const SequenceControlSchema = z.object({
  * Stateful models (Triton's sequence_batching): every request names its sequence; a sequence
  * stays on one instance (and, for direct, one batch slot), one request at a time, in order.
  */
-export const SequenceSchema = z.object({
+export const SequenceSchema = z.strictObject({
   strategy: z
     .enum(['direct', 'oldest'])
     .default('direct')
@@ -209,7 +209,7 @@ export const SequenceSchema = z.object({
 });
 
 /** What one call of the function may take (issue 11's per-function limits; the node's defaults otherwise). */
-export const LimitsSchema = z.object({
+export const LimitsSchema = z.strictObject({
   hookTimeoutMs: z
     .number()
     .int()
@@ -252,7 +252,7 @@ export const LimitsSchema = z.object({
 });
 
 /** How LibTorch runs forward (the parameters Triton's PyTorch backend reads). */
-export const ExecutionSchema = z.object({
+export const ExecutionSchema = z.strictObject({
   inferenceMode: z
     .boolean()
     .default(true)
@@ -274,7 +274,7 @@ export const ExecutionSchema = z.object({
 });
 
 export const ScalingSchema = z
-  .object({
+  .strictObject({
     minInstances: z
       .number()
       .int()
