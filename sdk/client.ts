@@ -29,6 +29,7 @@ import {
   FunctionListSchema,
   JobAcceptedSchema,
   JobInfoSchema,
+  LogEntrySchema,
   LogListSchema,
   PoolListSchema,
   TrafficResultSchema,
@@ -266,6 +267,35 @@ export class Hearth {
     if (options.limit !== undefined) query.set('limit', String(options.limit));
     const q = query.size ? `?${query}` : '';
     return (await this.#json(LogListSchema, `/api/v1/functions/${encodeURIComponent(name)}/logs${q}`)).entries;
+  }
+
+  /**
+   * A function's log followed live (server-sent events): the last `limit` entries, then every new
+   * one, until `signal` aborts or the node ends the stream (it drains).
+   */
+  async *followLogs(
+    name: string,
+    options: { version?: number; limit?: number; signal?: AbortSignal } = {},
+  ): AsyncGenerator<LogEntryView> {
+    const query = new URLSearchParams({ follow: '1' });
+    if (options.version !== undefined) query.set('version', String(options.version));
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    const r = await this.#request(`/api/v1/functions/${encodeURIComponent(name)}/logs?${query}`, {
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const decoder = new TextDecoder();
+    let buffered = '';
+    try {
+      for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) {
+        buffered += decoder.decode(chunk, { stream: true });
+        const lines = buffered.split('\n');
+        buffered = lines.pop() ?? '';
+        for (const line of lines) if (line.startsWith('data: ')) yield LogEntrySchema.parse(JSON.parse(line.slice(6)));
+      }
+    } catch (error) {
+      if (options.signal?.aborted) return;
+      throw error;
+    }
   }
 
   // --- function URLs -----------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import { register as scaleVerb } from './commands/scale.js';
 import { register as deleteVerb } from './commands/delete.js';
 import { register as jobsVerb } from './commands/jobs.js';
 import { register as topVerb } from './commands/top.js';
+import { register as logsVerb } from './commands/logs.js';
 import type { CliContext } from './context.js';
 import { integer } from './context.js';
 
@@ -53,6 +54,7 @@ for (const register of [
   scaleVerb,
   deleteVerb,
   jobsVerb,
+  logsVerb,
   topVerb,
 ])
   register(program, context);

@@ -74,6 +74,23 @@ describe("a function's own log", () => {
     expect(detail?.msg).toMatch(/negative input is not allowed\n[\s\S]*Traceback/);
   });
 
+  it('follows new lines through the SDK', async () => {
+    const stop = new AbortController();
+    const seen: LogEntryView[] = [];
+    const following = (async () => {
+      for await (const e of client.followLogs('chatty', { limit: 1, signal: stop.signal })) {
+        seen.push(e);
+        if (e.msg === 'pre saw tag sdk') stop.abort();
+      }
+    })();
+    expect((await call(node.httpUrl, 'chatty', { x: [[1, 2, 3, 4]], tag: 'sdk' }, 'r-3')).status).toBe(200);
+    await Promise.race([
+      following,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('no entry in 2 s')), 2000)),
+    ]);
+    expect(seen.find((e) => e.msg === 'pre saw tag sdk')).toMatchObject({ source: 'hook', function: 'chatty' });
+  });
+
   it('follows new lines as server-sent events', async () => {
     const controller = new AbortController();
     const stream = await fetch(`${node.httpUrl}/api/v1/functions/chatty/logs?follow=1&limit=1`, {

@@ -137,6 +137,16 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
       expect(serving?.p99Ms).toBeGreaterThan(0);
       expect((await parsed<{ name: string }[]>(url, 'ls')).map((f) => f.name)).toEqual([init.name]);
 
+      // The function's own log: its versions' lifecycle, one JSON entry a line with --json.
+      const logged = await hearth(url, '--json', 'logs', init.name, '--version', '1');
+      expect(logged.code, logged.err).toBe(0);
+      const entries = logged.out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { version: number; source: string; msg: string });
+      expect(entries.some((e) => e.version === 1 && e.source === 'lifecycle' && e.msg === 'warm')).toBe(true);
+      expect((await hearth(url, 'logs', init.name)).out).toMatch(/v3 lifecycle +info +warm/);
+
       // People get tables and messages that name the fix; usage errors exit 2, failures 1.
       expect((await hearth(url, 'ls')).out).toContain(init.name);
       const unknown = await hearth(url, 'invoke', 'nope', '--data', '{}');
