@@ -7,6 +7,7 @@
  * const t = bytesTensor([2], ['cat', 'dog']);
  * decodeBytes(t.data).map((b) => new TextDecoder().decode(b)); // ['cat', 'dog']
  */
+import { InvalidInputError } from './errors.js';
 import type { Tensor } from './tensor.js';
 
 const encoder = new TextEncoder();
@@ -34,13 +35,15 @@ export function checkBytes(data: Uint8Array, count: number): void {
   let n = 0;
   for (let at = 0; at < data.byteLength; n++) {
     if (at + 4 > data.byteLength)
-      throw new TypeError(`BYTES element ${n}: ${data.byteLength - at} byte(s) left, too few for its 4-byte length`);
+      throw new InvalidInputError(
+        `BYTES element ${n}: ${data.byteLength - at} byte(s) left, too few for its 4-byte length`,
+      );
     const length = view.getUint32(at, true);
     if (at + 4 + length > data.byteLength)
-      throw new TypeError(`BYTES element ${n} says ${length} byte(s) but ${data.byteLength - at - 4} are left`);
+      throw new InvalidInputError(`BYTES element ${n} says ${length} byte(s) but ${data.byteLength - at - 4} are left`);
     at += 4 + length;
   }
-  if (n !== count) throw new TypeError(`the BYTES data holds ${n} element(s) but the shape needs ${count}`);
+  if (n !== count) throw new InvalidInputError(`the BYTES data holds ${n} element(s) but the shape needs ${count}`);
 }
 
 /**
@@ -53,19 +56,19 @@ export function decodeBytes(data: Uint8Array, count?: number): Uint8Array[] {
   let at = 0;
   while (at < data.byteLength) {
     if (at + 4 > data.byteLength)
-      throw new TypeError(
+      throw new InvalidInputError(
         `BYTES element ${out.length}: ${data.byteLength - at} byte(s) left, too few for its 4-byte length`,
       );
     const length = view.getUint32(at, true);
     if (at + 4 + length > data.byteLength)
-      throw new TypeError(
+      throw new InvalidInputError(
         `BYTES element ${out.length} says ${length} byte(s) but ${data.byteLength - at - 4} are left`,
       );
     out.push(data.subarray(at + 4, at + 4 + length));
     at += 4 + length;
   }
   if (count !== undefined && out.length !== count)
-    throw new TypeError(`the BYTES data holds ${out.length} element(s) but the shape needs ${count}`);
+    throw new InvalidInputError(`the BYTES data holds ${out.length} element(s) but the shape needs ${count}`);
   return out;
 }
 

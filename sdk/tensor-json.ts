@@ -62,17 +62,17 @@ export function nestedShape(value: unknown, where = 'value'): number[] {
   let level: unknown = value;
   while (Array.isArray(level)) {
     shape.push(level.length);
-    if (shape.length > MAX_NESTING) throw new RangeError(`${where} is nested deeper than ${MAX_NESTING} lists`);
+    if (shape.length > MAX_NESTING) throw new InvalidInputError(`${where} is nested deeper than ${MAX_NESTING} lists`);
     if (level.length === 0) break;
     level = level[0];
   }
   const check = (v: unknown, depth: number, path: string): void => {
     if (depth === shape.length) {
-      if (Array.isArray(v)) throw new RangeError(`${path} is nested deeper than its siblings`);
+      if (Array.isArray(v)) throw new InvalidInputError(`${path} is nested deeper than its siblings`);
       return;
     }
     if (!Array.isArray(v) || v.length !== shape[depth])
-      throw new RangeError(`${path} is ragged: expected ${shape[depth]} elements`);
+      throw new InvalidInputError(`${path} is ragged: expected ${shape[depth]} elements`);
     v.forEach((x, i) => {
       check(x, depth + 1, `${path}[${i}]`);
     });
@@ -81,26 +81,37 @@ export function nestedShape(value: unknown, where = 'value'): number[] {
   return shape;
 }
 
+/** `[1][0]`: the place of the flat index `i` in a tensor of `dims`. */
+function indexPath(i: number, dims: readonly number[]): string {
+  const out: number[] = [];
+  for (let d = dims.length - 1; d >= 0; d--) {
+    const n = dims[d]! || 1;
+    out.unshift(i % n);
+    i = Math.floor(i / n);
+  }
+  return out.map((k) => `[${k}]`).join('');
+}
+
 function toElement(dtype: DType, v: unknown, where: string): number | bigint {
   if (dtype === 'BOOL') {
-    if (typeof v !== 'boolean' && v !== 0 && v !== 1) throw new TypeError(`${where} must be a boolean`);
+    if (typeof v !== 'boolean' && v !== 0 && v !== 1) throw new InvalidInputError(`${where} must be a boolean`);
     return v ? 1 : 0;
   }
   if (dtype === 'INT64' || dtype === 'UINT64') {
     if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
     if (typeof v === 'string' && /^-?\d+$/.test(v)) return BigInt(v);
-    throw new TypeError(`${where} must be an integer`);
+    throw new InvalidInputError(`${where} must be an integer`);
   }
   if (
     typeof v !== 'number' ||
     (Number.isNaN(v) && dtype !== 'FP32' && dtype !== 'FP64' && dtype !== 'FP16' && dtype !== 'BF16')
   ) {
-    throw new TypeError(`${where} must be a number`);
+    throw new InvalidInputError(`${where} must be a number`);
   }
   if (dtype === 'FP16') return floatToHalf(v);
   if (dtype === 'BF16') return floatToBFloat16(v);
   if (dtype !== 'FP32' && dtype !== 'FP64' && !Number.isInteger(v))
-    throw new TypeError(`${where} must be an integer for ${dtype}`);
+    throw new InvalidInputError(`${where} must be an integer for ${dtype}`);
   return v;
 }
 
@@ -138,15 +149,24 @@ export function tensorFromJson<D extends DType>(
   const flat =
     !isList(value) && dims.length === 0 ? [value] : shape ? (value as ArrayLike<unknown>) : flatten(value as unknown[]);
   if (!isList(flat) || flat.length !== numel(dims))
-    throw new RangeError(
+    throw new InvalidInputError(
       `${where} has ${isList(flat) ? flat.length : 0} elements but shape [${dims.join(', ')}] needs ${numel(dims)}`,
     );
   const data = allocate(dtype, flat.length);
   // Numbers already unboxed (a KServe JSON body parsed natively): floats take them as they are.
   if (flat instanceof Float64Array && (dtype === 'FP32' || dtype === 'FP64')) (data as Float32Array).set(flat);
-  else
-    for (let i = 0; i < flat.length; i++)
-      (data as unknown as (number | bigint)[])[i] = toElement(dtype, flat[i], where);
+  else {
+    let i = 0;
+    try {
+      for (; i < flat.length; i++) (data as unknown as (number | bigint)[])[i] = toElement(dtype, flat[i], where);
+    } catch (error) {
+      // Said again with the element's place: value[0][1], as the caller wrote it (nested) or flat.
+      if (!(error instanceof InvalidInputError)) throw error;
+      throw new InvalidInputError(
+        error.message.replace(where, `${where}${indexPath(i, shape ? [flat.length] : dims)}`),
+      );
+    }
+  }
   return { dtype, shape: dims, data: data as TypedArrayFor<D> };
 }
 

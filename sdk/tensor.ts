@@ -6,6 +6,7 @@
  * @example
  * const x = tensor('FP32', [1, 4], new Float32Array([1, 2, 3, 4]));
  */
+import { InvalidInputError } from './errors.js';
 
 /** Element types on the wire (KServe v2 names). FP16 and BF16 travel as raw 16-bit words. */
 export const DTYPES = [
@@ -100,7 +101,7 @@ export function numel(shape: readonly number[]): number {
 export function viewAs<D extends DType>(dtype: D, bytes: ArrayBufferView): TypedArrayFor<D> {
   const size = elementSize(dtype);
   if (bytes.byteLength % size !== 0) {
-    throw new RangeError(`${bytes.byteLength} bytes is not a whole number of ${dtype} elements`);
+    throw new InvalidInputError(`${bytes.byteLength} bytes is not a whole number of ${dtype} elements`);
   }
   return new ARRAY_TYPES[dtype](bytes.buffer, bytes.byteOffset, bytes.byteLength / size);
 }
@@ -118,7 +119,7 @@ export function allocate<D extends DType>(dtype: D, count: number): TypedArrayFo
 export function tensor<D extends DType>(dtype: D, shape: number[], data: TypedArrayFor<D>): Tensor<D> {
   const expected = numel(shape);
   if (dtype !== 'BYTES' && data.length !== expected) {
-    throw new RangeError(`shape [${shape.join(', ')}] needs ${expected} elements, data has ${data.length}`);
+    throw new InvalidInputError(`shape [${shape.join(', ')}] needs ${expected} elements, data has ${data.length}`);
   }
   return { dtype, shape, data };
 }

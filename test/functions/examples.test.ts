@@ -60,6 +60,23 @@ describe('example functions', () => {
       { dtype: 'FP32', shape: [2, 1024], data: Float32Array.from(rows.flat()) },
     ]).outputs[0]!.data as Float32Array;
     expect(maxAbsDiff(Float32Array.from(answer.scores.flat()), reference)).toBeLessThan(1e-4);
+    // A wrong body is the caller's mistake (400), said by the SDK's parsing helper with its path;
+    // a hook whose tensors break the spec would be the hook's (500).
+    const bad = async (body: unknown) => {
+      const r = await fetch(`${node.httpUrl}/fn/tabular-mlp`, {
+        method: 'POST',
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json' },
+      });
+      return { status: r.status, ...((await r.json()) as { error: string; code: string }) };
+    };
+    expect(await bad({ rows: [[1, 'two', 3]] })).toMatchObject({
+      status: 400,
+      code: 'INVALID_INPUT',
+      error: expect.stringMatching(/value\[0\]\[1\] must be a number/),
+    });
+    expect(await bad({ rows: [[1, 2], [3]] })).toMatchObject({ status: 400, error: expect.stringMatching(/ragged/) });
+    expect(await bad({ rows: [[1, 2, 3]] })).toMatchObject({ status: 500, code: 'HOOK_FAILED' });
   });
 
   it('triton-resnet: the Triton folder deploys unchanged and answers KServe v2 tensors', async () => {
