@@ -20,6 +20,9 @@ import { register as jobsVerb } from './commands/jobs.js';
 import { register as topVerb } from './commands/top.js';
 import { register as logsVerb } from './commands/logs.js';
 import type { CliContext } from './context.js';
+
+/** The CLI's version (the repository's package version). */
+const CLI_VERSION = '0.1.0';
 import { integer } from './context.js';
 
 const program = new Command('hearth')
@@ -59,6 +62,14 @@ for (const register of [
 ])
   register(program, context);
 
+// `hearth --version` (or -V) before any verb: a program-wide --version option would take the
+// --version of `invoke` and `logs` (a function version) too.
+program.addHelpText('after', '\nhearth --version prints the version.');
+if (process.argv[2] === '--version' || process.argv[2] === '-V') {
+  console.log(CLI_VERSION);
+  process.exit(0);
+}
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
@@ -70,7 +81,14 @@ try {
     process.exit(2);
   }
   if (error instanceof HearthError) {
-    console.error(`error: ${error.message} (${error.code})`);
+    // The node speaks of headers; a CLI user sets a flag or a variable.
+    const hint =
+      error.code === 'UNAUTHENTICATED'
+        ? ' — give an API key with --api-key or HEARTH_API_KEY'
+        : error.code === 'PERMISSION_DENIED' && /admin/.test(error.message)
+          ? ' — this needs an admin key (--api-key or HEARTH_API_KEY)'
+          : '';
+    console.error(`error: ${error.message} (${error.code})${hint}`);
     process.exit(1);
   }
   console.error(`error: ${(error as Error).message}`);

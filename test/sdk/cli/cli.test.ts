@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -86,6 +86,21 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
         JSON.stringify({ inputs: x }),
       );
       expect(maxAbsDiff(Float32Array.from(answer.outputs.flat()), reference)).toBeLessThan(1e-6);
+      // The body from a file (@file, as curl takes it) and from stdin (-).
+      const request = join(dir, `request-${label.split(' ')[0]}.json`);
+      await writeFile(request, JSON.stringify({ inputs: x }));
+      const fromFile = await parsed<{ outputs: number[][] }>(url, 'invoke', init.name, '--data', `@${request}`);
+      expect(fromFile.outputs).toEqual(answer.outputs);
+      const fromStdin = await new Promise<string>((resolve, reject) => {
+        const child = execFile(
+          join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'),
+          ['--url', url, '--json', 'invoke', init.name, '--data', '-'],
+          { cwd: dir },
+          (error, stdout) => (error ? reject(error) : resolve(stdout)),
+        );
+        child.stdin!.end(JSON.stringify({ inputs: x }));
+      });
+      expect((JSON.parse(fromStdin) as { outputs: number[][] }).outputs).toEqual(answer.outputs);
 
       // Unchanged: HEAD says the node has the model, so no model bytes are sent.
       const bytes = await uploadedBytes(node);
@@ -176,6 +191,12 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
 }
 
 describe('the hearth CLI', () => {
+  it('says its version, the package version', async () => {
+    const pkg = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    const r = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), ['--version']);
+    expect(r.stdout.trim()).toBe(pkg.version);
+  });
+
   lifecycle('embedded default', async () => {
     const node = await testNode(join(dir, 'embedded'));
     return { node, close: () => node.close() };
