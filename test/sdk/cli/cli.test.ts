@@ -182,7 +182,12 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
       expect(invalid.code).toBe(1);
       expect(invalid.err).toMatch(/inputs\[0\]\.dtype/);
 
-      await parsed(url, 'delete', init.name);
+      // Without a terminal to ask on, delete wants --yes (a usage error, nothing deleted).
+      const unasked = await hearth(url, 'delete', init.name);
+      expect(unasked.code).toBe(2);
+      expect(unasked.err).toMatch(/add --yes/);
+      expect((await parsed<{ name: string }[]>(url, 'ls')).map((f) => f.name)).toEqual([init.name]);
+      await parsed(url, 'delete', init.name, '--yes');
       expect(await parsed<unknown[]>(url, 'ls')).toEqual([]);
     } finally {
       await close();
