@@ -5,7 +5,7 @@
  * text-sentiment (the hook's tokenizer) and image-classifier (a JPEG made here).
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -174,5 +174,21 @@ describe('example functions', () => {
       headers: { 'content-type': 'text/plain' },
     });
     expect(notAnImage.status).toBe(400);
+  });
+
+  it("runs the README's SDK snippet as written, against the functions deployed above", async () => {
+    const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8');
+    const block = /From TypeScript, the same through the SDK's client:\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toBeDefined();
+    // Only where it runs changes: the repository's sdk/ by absolute path, and this node's URL.
+    const script = block!
+      .replace("'./sdk/index.js'", `'${join(REPO_ROOT, 'sdk', 'index.js')}'`)
+      .replace("'http://127.0.0.1:8000'", `'${node.httpUrl}'`);
+    const file = join(dir, 'readme-snippet.mts');
+    await writeFile(file, script);
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', file], { cwd: REPO_ROOT });
+    const lines = stdout.trim().split('\n');
+    expect(lines.at(-2)).toBe('[ 1, 1000 ]');
+    expect(lines.at(-1)).toBe('succeeded');
   });
 });
