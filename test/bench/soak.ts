@@ -61,20 +61,8 @@ const percentile = (xs: number[], p: number): number => {
 
 /** Resident memory of a process and its children (a node and its runners), MB. */
 function treeRssMb(pid: number): number {
-  const kids = (() => {
-    try {
-      return execFileSync('pgrep', ['-P', String(pid)])
-        .toString()
-        .trim()
-        .split('\n')
-        .filter(Boolean)
-        .map(Number);
-    } catch {
-      return [];
-    }
-  })();
   let kb = 0;
-  for (const p of [pid, ...kids]) {
+  for (const p of [pid, ...runnersOf(pid)]) {
     try {
       kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
     } catch {
@@ -92,6 +80,7 @@ const fdCount = (pid: number): number => {
   }
 };
 
+/** A node's child processes: its runners (and its spare). */
 function runnersOf(pid: number): number[] {
   try {
     return execFileSync('pgrep', ['-P', String(pid)])

@@ -29,37 +29,16 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 const f = (name: string) => join(dir, name);
 const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
 
+/** A new RSA key `name.key` and, by `rest`, a self-signed certificate or a signing request. */
+const newKey = (name: string, ...rest: string[]) =>
+  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-subj', `/CN=${name}`, ...rest);
+
 /** A CA, and certificates it signs (a server one for 127.0.0.1 and localhost, or a client one). */
 function makeCa(name: string): void {
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    `${name}.key`,
-    '-out',
-    `${name}.crt`,
-    '-days',
-    '2',
-    '-subj',
-    `/CN=${name}`,
-  );
+  newKey(name, '-x509', '-out', `${name}.crt`, '-days', '2');
 }
 function makeCert(name: string, ca: string, server: boolean, serial: string): void {
-  openssl(
-    'req',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    `${name}.key`,
-    '-out',
-    `${name}.csr`,
-    '-subj',
-    `/CN=${name}`,
-  );
+  newKey(name, '-out', `${name}.csr`);
   const ext = server
     ? 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n'
     : 'extendedKeyUsage=clientAuth\n';
