@@ -9,6 +9,28 @@ export function table(head: string[], rows: (string | number)[][]): string {
   return t.toString();
 }
 
+/**
+ * Plain columns, two spaces apart, no borders: what fits a live view in 80 columns. A cell longer
+ * than its column's `max` is cut with an ellipsis.
+ */
+export function columns(head: string[], rows: (string | number)[][], max: number[] = []): string {
+  const cut = (v: string | number, i: number) => {
+    const text = String(v);
+    const limit = max[i];
+    return limit !== undefined && text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
+  };
+  const cells = [head, ...rows].map((r) => r.map(cut));
+  const widths = head.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
+  return cells
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
 /** The version traffic mostly goes to. */
 export function mainVersion(info: FunctionInfo): number | undefined {
   const [top] = Object.entries(info.traffic).sort((a, b) => b[1] - a[1]);

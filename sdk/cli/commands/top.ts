@@ -2,14 +2,14 @@ import type { Command } from 'commander';
 
 import type { CliContext } from '../context.js';
 import type { PoolInfo } from '../../client.js';
-import { table } from '../format.js';
+import { columns } from '../format.js';
 
 /** `hearth top` */
 export function register(program: Command, { client, json, integer }: CliContext): void {
   program
     .command('top')
     .description(
-      'pools live: instances by state, queue, requests/s, mean and p99 latency (p99 of the latest 1024 requests)',
+      'every function live: its pools, instances by state, queue, requests/s, mean and p99 latency in ms (p99 of the latest 1024 requests); a function with no pool shows as cold',
     )
     .option('--interval <ms>', 'refresh interval', integer('--interval'), 1000)
     .option('--once', 'print one sample and exit')
@@ -17,7 +17,7 @@ export function register(program: Command, { client, json, integer }: CliContext
       const hearth = client();
       let last = new Map<string, PoolInfo>();
       for (;;) {
-        const pools = await hearth.pools();
+        const [pools, functions] = await Promise.all([hearth.pools(), hearth.list()]);
         const rows = pools.map((p) => {
           const key = `${p.node ?? ''}/${p.function}@${p.version}`;
           const before = last.get(key);
@@ -37,40 +37,47 @@ export function register(program: Command, { client, json, integer }: CliContext
             p99Ms: p.latency?.p99Ms ?? null,
           };
         });
+        // Functions with no pool anywhere (scaled to zero, never called): one cold row each.
+        const pooled = new Set(pools.map((p) => p.function));
+        const cold = functions
+          .filter((f) => !pooled.has(f.name))
+          .map((f) => ({ function: f.name, version: f.latest ?? 0, state: 'cold' }));
         last = new Map(pools.map((p) => [`${p.node ?? ''}/${p.function}@${p.version}`, p]));
-        if (json()) console.log(JSON.stringify(rows));
+        if (json()) console.log(JSON.stringify([...rows, ...cold]));
         else {
           if (!o.once && process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[H');
-          console.log(
-            rows.length === 0
-              ? 'no pools'
-              : table(
-                  [
-                    'function',
-                    'v',
-                    'node',
-                    'state',
-                    'inst busy/idle/loading',
-                    'queue',
-                    'in pool',
-                    'req/s',
-                    'mean ms',
-                    'p99 ms',
-                  ],
-                  rows.map((r) => [
-                    r.function,
-                    r.version,
-                    r.node ?? '',
-                    r.state,
-                    `${r.instances.total} ${r.instances.busy}/${r.instances.idle}/${r.instances.loading}`,
-                    r.queueDepth,
-                    r.pending,
-                    r.reqPerS ?? '…',
-                    r.meanMs ?? '',
-                    r.p99Ms ?? '',
-                  ]),
-                ),
-          );
+          // The node column only in cluster mode (pools on more than one node).
+          const nodes = new Set(rows.map((r) => r.node ?? ''));
+          const withNode = nodes.size > 1;
+          const head = [
+            'function',
+            'v',
+            ...(withNode ? ['node'] : []),
+            'state',
+            'inst b/i/l',
+            'queue',
+            'pend',
+            'req/s',
+            'mean',
+            'p99',
+          ];
+          const body = [
+            ...rows.map((r) => [
+              r.function,
+              r.version,
+              ...(withNode ? [r.node ?? ''] : []),
+              r.state,
+              `${r.instances.total} ${r.instances.busy}/${r.instances.idle}/${r.instances.loading}`,
+              r.queueDepth,
+              r.pending,
+              r.reqPerS ?? '…',
+              r.meanMs ?? '',
+              r.p99Ms ?? '',
+            ]),
+            ...cold.map((c) => [c.function, c.version, ...(withNode ? [''] : []), 'cold', '0', '', '', '', '', '']),
+          ];
+          const max = [16, 4, ...(withNode ? [12] : []), 10];
+          console.log(body.length === 0 ? 'no functions' : columns(head, body, max));
         }
         if (o.once) return;
         await new Promise((res) => setTimeout(res, o.interval));

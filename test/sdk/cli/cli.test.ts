@@ -151,6 +151,15 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
       const serving = top.find((p) => p.function === init.name && p.state === 'warm');
       expect(serving?.p99Ms).toBeGreaterThan(0);
       expect((await parsed<{ name: string }[]>(url, 'ls')).map((f) => f.name)).toEqual([init.name]);
+      // People's view fits 80 columns.
+      const topText = await hearth(url, 'top', '--once');
+      expect(topText.code, topText.err).toBe(0);
+      expect(topText.out).toContain(init.name);
+      for (const line of topText.out.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
+      // A function with no pool (unloaded here) is listed too, as cold.
+      expect((await fetch(`${url}/v2/repository/models/${init.name}/unload`, { method: 'POST' })).status).toBe(200);
+      const cold = await parsed<{ function: string; state: string }[]>(url, 'top', '--once');
+      expect(cold).toContainEqual(expect.objectContaining({ function: init.name, state: 'cold' }));
 
       // The function's own log: its versions' lifecycle, one JSON entry a line with --json.
       const logged = await hearth(url, '--json', 'logs', init.name, '--version', '1');
