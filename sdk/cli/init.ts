@@ -91,7 +91,7 @@ export function functionName(dir: string): string {
 export async function initFunction(
   dir: string,
   options: { name?: string; python?: string } = {},
-): Promise<{ name: string; files: string[]; model: boolean; hint?: string }> {
+): Promise<{ name: string; files: string[]; model: boolean; python?: string; hint?: string }> {
   const existing = await readdir(dir).catch(() => [] as string[]);
   if (existing.length > 0) throw new InvalidInputError(`${dir} is not empty: init writes into a new or empty folder`);
   const name = options.name ?? functionName(dir);
@@ -113,13 +113,20 @@ export async function initFunction(
       ),
     ),
   ];
-  const model = candidates.some(
-    (python) => spawnSync(python, ['export.py'], { cwd: dir, encoding: 'utf8' }).status === 0,
+  const python = candidates.find(
+    (candidate) => spawnSync(candidate, ['export.py'], { cwd: dir, encoding: 'utf8' }).status === 0,
   );
+  const model = python !== undefined;
   return {
     name,
     files: [...files.map(([f]) => f), ...(model ? ['model.pt'] : [])],
     model,
-    ...(model ? {} : { hint: `run \`python3 export.py\` in ${dir} (it needs PyTorch) to make model.pt` }),
+    // Which Python made model.pt: a user with several should know (HEARTH_PYTHON chooses).
+    ...(python ? { python } : {}),
+    ...(model
+      ? {}
+      : {
+          hint: `run \`python3 export.py\` in ${dir} with a Python that has PyTorch to make model.pt (tried ${candidates.join(', ')}; set HEARTH_PYTHON or --python to choose)`,
+        }),
   };
 }

@@ -9,8 +9,18 @@ export function register(program: Command, { print }: CliContext): void {
     .command('init <dir>')
     .description('scaffold a function (hearth.yaml, hook.ts, export.py, README) that deploys as it is')
     .option('--name <name>', 'the function name (default: the folder name)')
-    .action(async (dir: string, o: { name?: string }) => {
+    .option(
+      '--python <path>',
+      'the Python (with PyTorch) that runs export.py (default: HEARTH_PYTHON, python3, /usr/bin/python3)',
+    )
+    .action(async (dir: string, o: { name?: string; python?: string }) => {
       const r = await initFunction(dir, o);
-      print(r, () => [`created ${dir}: ${r.files.join(', ')}`, r.hint ?? `next: hearth deploy ${dir}`].join('\n'));
+      print(r, () =>
+        [
+          `created ${dir}: ${r.files.join(', ')}`,
+          ...(r.python ? [`model.pt made by ${r.python} export.py`] : []),
+          r.hint ?? `next: hearth deploy ${dir}`,
+        ].join('\n'),
+      );
     });
 }

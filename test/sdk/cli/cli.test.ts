@@ -52,8 +52,10 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
     const url = node.httpUrl;
     try {
       const fn = join(dir, `demo-${label.split(' ')[0]}`);
-      const init = await parsed<{ name: string; model: boolean }>(url, 'init', fn);
+      const init = await parsed<{ name: string; model: boolean; python: string }>(url, 'init', fn);
       expect(init.model).toBe(true);
+      // It says which Python made model.pt (the tests name theirs with HEARTH_PYTHON).
+      expect(init.python).toBe(PYTHON);
       expect(existsSync(join(fn, 'model.pt'))).toBe(true);
 
       const first = await parsed<{
