@@ -19,9 +19,12 @@ export interface ErrorLog {
 export interface ErrorContext {
   requestId?: string;
   log?: ErrorLog;
-  /** Hears the whole message of an error the caller is told only the headline of (the function's log). */
+  /** Hears the whole message of a function's own failure, which the caller is told only the headline of. */
   onDetail?: (code: string, detail: string) => void;
 }
+
+/** The codes of a function's own failures (its model or hook), whose detail its log keeps. */
+const FUNCTION_FAILURES = new Set(['INFERENCE_FAILED', 'HOOK_FAILED', 'MODEL_LOAD_FAILED']);
 
 /** Longest message a caller is sent. */
 const MAX_MESSAGE = 1000;
@@ -40,7 +43,9 @@ export function callerError(error: unknown, context: ErrorContext = {}): { code:
   if (error.code === 'INTERNAL') log?.error({ err: error, requestId }, 'internal error');
   else if (newline !== -1) {
     log?.warn({ requestId, code: error.code, detail: error.message }, headline);
-    context.onDetail?.(error.code, error.message);
+    // Only a function's own failures go to its log: they come after its name was resolved, so a
+    // caller cannot make a log for a name that does not exist.
+    if (FUNCTION_FAILURES.has(error.code)) context.onDetail?.(error.code, error.message);
   }
   return {
     code: error.code,

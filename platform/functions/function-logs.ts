@@ -2,7 +2,8 @@
  * Each function version's own log: what its hook printed (`console.*` in the sandbox), what its
  * runner process wrote, its lifecycle (loading, warm, crashes, restarts, cold starts) and the
  * detail of its errors (a model's traceback, which its callers are not shown). Kept in memory in a
- * bounded ring per version (the least recently written versions' rings go first), and followed
+ * ring per version, all of them together capped at MAX_BYTES of messages (the least recently
+ * written versions' rings go first), and followed
  * live by `GET /api/v1/functions/{name}/logs?follow=1` (server-sent events).
  */
 import { EventEmitter } from 'node:events';
@@ -26,13 +27,21 @@ export interface LogEntry {
 /** Entries per version, and the longest message kept. */
 const RING = 1000;
 const MAX_MESSAGE = 8192;
-/** Versions whose rings are kept. */
+/** Versions whose rings are kept, and the bytes of messages all rings hold together. */
 const MAX_RINGS = 2000;
+const MAX_BYTES = 64 * 2 ** 20;
 
 const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 
 export class FunctionLogs extends EventEmitter {
-  readonly #rings = new LRUCache<string, LogEntry[]>({ max: MAX_RINGS });
+  /** Message bytes held by all rings. */
+  #bytes = 0;
+  readonly #rings = new LRUCache<string, LogEntry[]>({
+    max: MAX_RINGS,
+    dispose: (ring) => {
+      for (const e of ring) this.#bytes -= e.msg.length;
+    },
+  });
   readonly #ring: number;
 
   constructor(ring = RING) {
@@ -54,7 +63,11 @@ export class FunctionLogs extends EventEmitter {
       this.#rings.set(key, ring);
     }
     ring.push(e);
-    if (ring.length > this.#ring) ring.splice(0, ring.length - this.#ring);
+    this.#bytes += e.msg.length;
+    if (ring.length > this.#ring)
+      for (const old of ring.splice(0, ring.length - this.#ring)) this.#bytes -= old.msg.length;
+    // Over the cap: the least recently written rings go (never the one just written while others remain).
+    while (this.#bytes > MAX_BYTES && this.#rings.size > 1) this.#rings.pop();
     this.emit('entry', e);
   }
 
@@ -105,6 +118,11 @@ export class FunctionLogs extends EventEmitter {
     };
     this.on('entry', listener);
     return () => this.off('entry', listener);
+  }
+
+  /** Message bytes held now (a test of the cap). */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   /** A deleted function's entries go. */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { loadConfig } from '../../platform/config.js';
-import { RecordCache } from '../../platform/functions/records.js';
+import { FunctionLogs, RecordCache } from '../../platform/functions/index.js';
 import { IdempotencyCache } from '../../platform/http/idempotency.js';
 import { DEFAULT_JOB_OPTIONS, MemoryJobQueue } from '../../platform/jobs/index.js';
 import { createRegistry } from '../../platform/registry/index.js';
@@ -65,5 +65,16 @@ describe('memory bounds under 100,000 distinct requests', () => {
     expect(queue.held.records).toBeLessThan(2000);
     await new Promise((r) => setTimeout(r, 1300));
     expect(queue.held.records).toBe(0);
+  });
+
+  it("caps functions' own logs by bytes, however many names and lines come", () => {
+    const logs = new FunctionLogs();
+    const line = 'x'.repeat(8192);
+    for (let i = 0; i < 20_000; i++)
+      logs.add({ function: `fn-${i % 500}`, version: 1, source: 'hook', level: 'info', msg: line });
+    expect(logs.bytes).toBeLessThanOrEqual(64 * 2 ** 20);
+    expect(logs.bytes).toBeGreaterThan(32 * 2 ** 20);
+    // What is kept is readable, and the newest line is there.
+    expect(logs.recent('fn-499').at(-1)?.msg).toBe(line);
   });
 });

@@ -171,24 +171,19 @@ describe('mutual TLS', () => {
     makeCert('renewed', 'ca', true, '0x1002');
     renameSync(f('renewed.key'), f('server.key'));
     renameSync(f('renewed.crt'), f('server.crt'));
-    await waitFor(
-      'the renewed certificate',
-      () => servedSerial(port, ca, cert, key),
-      (s) => s === '1002',
-      {
-        timeoutMs: 15_000,
-        intervalMs: 250,
-      },
-    );
     const grpcPort = Number(node.grpcAddress.split(':').at(-1));
-    await waitFor(
-      'the renewed certificate on gRPC',
-      () => servedSerial(grpcPort, ca, cert, key),
-      (s) => s === '1002',
-      {
-        timeoutMs: 15_000,
-        intervalMs: 250,
-      },
-    );
+    for (const [where, at] of [
+      ['HTTP', port],
+      ['gRPC', grpcPort],
+    ] as const)
+      await waitFor(
+        `the renewed certificate on ${where}`,
+        () => servedSerial(at, ca, cert, key),
+        (s) => s === '1002',
+        {
+          timeoutMs: 15_000,
+          intervalMs: 250,
+        },
+      );
   });
 });
