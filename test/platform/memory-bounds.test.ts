@@ -14,6 +14,7 @@ import { FunctionLogs, RecordCache } from '../../platform/functions/index.js';
 import { IdempotencyCache } from '../../platform/http/idempotency.js';
 import { DEFAULT_JOB_OPTIONS, MemoryJobQueue } from '../../platform/jobs/index.js';
 import { createRegistry } from '../../platform/registry/index.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-bounds-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -63,7 +64,13 @@ describe('memory bounds under 100,000 distinct requests', () => {
     await queue.close();
     expect(queue.held.bytes).toBeLessThanOrEqual(4 << 20);
     expect(queue.held.records).toBeLessThan(2000);
-    await new Promise((r) => setTimeout(r, 1300));
+    // Expired on their timers (1 s after each finished; a loaded machine runs timers late).
+    await waitFor(
+      'the records to expire',
+      () => queue.held.records,
+      (n) => n === 0,
+      { timeoutMs: 15_000, intervalMs: 100 },
+    );
     expect(queue.held.records).toBe(0);
   });
 
