@@ -39,16 +39,20 @@ export function callerError(error: unknown, context: ErrorContext = {}): { code:
     return { code: 'INTERNAL', message: 'internal error' };
   }
   const newline = error.message.indexOf('\n');
-  const headline = newline === -1 ? error.message : error.message.slice(0, newline);
+  const first = headline(error.message);
   if (error.code === 'INTERNAL') log?.error({ err: error, requestId }, 'internal error');
   else if (newline !== -1) {
-    log?.warn({ requestId, code: error.code, detail: error.message }, headline);
+    log?.warn({ requestId, code: error.code, detail: error.message }, first);
     // Only a function's own failures go to its log: they come after its name was resolved, so a
     // caller cannot make a log for a name that does not exist.
     if (FUNCTION_FAILURES.has(error.code)) context.onDetail?.(error.code, error.message);
   }
-  return {
-    code: error.code,
-    message: headline.length > MAX_MESSAGE ? `${headline.slice(0, MAX_MESSAGE)}…` : headline,
-  };
+  return { code: error.code, message: first };
+}
+
+/** A message's first line, cut to `max` characters: what a caller (or a versions table) is shown. */
+export function headline(message: string, max = MAX_MESSAGE): string {
+  const newline = message.indexOf('\n');
+  const line = newline === -1 ? message : message.slice(0, newline);
+  return line.length > max ? `${line.slice(0, max)}…` : line;
 }

@@ -24,6 +24,7 @@ import type { FunctionRecord, FunctionVersion, Registry } from '../registry/inde
 import { callPool, PoolSet } from './pool-set.js';
 import type { PoolSummary, ServingPool } from './pool-set.js';
 import { RecordCache, WAITING_FOR_GPU } from './records.js';
+import { headline } from '../caller-error.js';
 
 export type { PoolSummary, ServingPool } from './pool-set.js';
 
@@ -126,8 +127,11 @@ export class FunctionService {
     try {
       await this.#pools.obtain(spec.name, created).start();
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      this.#o.log?.warn({ function: spec.name, version: created.version, reason }, 'version failed to load');
+      // The version keeps the headline (what `deploy` and `versions` show); the whole message, a
+      // TorchScript traceback included, is in the node's log and the function's (the pool's event).
+      const detail = error instanceof Error ? error.message : String(error);
+      const reason = headline(detail, 400);
+      this.#o.log?.warn({ function: spec.name, version: created.version, reason: detail }, 'version failed to load');
       await this.#o.registry.setStatus(spec.name, created.version, 'failed', reason);
       this.#records.forget(spec.name);
       await this.#pools.stop(spec.name, created.version);
@@ -162,7 +166,7 @@ export class FunctionService {
             await this.setTraffic(record.name, { [v.version]: 100 });
           this.#o.log?.info({ function: record.name, version: v.version }, 'adopted a version that waited for a GPU');
         } catch (error) {
-          await this.#o.registry.setStatus(record.name, v.version, 'failed', (error as Error).message);
+          await this.#o.registry.setStatus(record.name, v.version, 'failed', headline((error as Error).message, 400));
         } finally {
           this.#records.forget(record.name);
           await cluster.releaseColdStart(record.name, v.version);

@@ -81,9 +81,13 @@ export function bindIo(spec: FunctionSpec, model: ForwardSignature): IoBinding {
       model.minInputs === model.maxInputs
         ? String(model.maxInputs)
         : `${model.minInputs} to ${model.maxInputs < 0 ? 'any number of' : model.maxInputs}`;
+    const missing = model.argNames.slice(n, Math.max(n, model.minInputs));
     fail(
       spec,
-      `the configuration has ${n} input(s) but the model's forward(${model.argNames.join(', ')}) takes ${expected}`,
+      `the spec has ${n} input(s) (${inputs.join(', ') || 'none'}) but the model's forward(${model.argNames.join(', ')}) takes ${expected}: ` +
+        (missing.length
+          ? `add ${missing.map((a) => `"${a}"`).join(', ')} to inputs in hearth.yaml (config.pbtxt's input for a Triton folder)`
+          : 'remove the extra inputs from hearth.yaml (config.pbtxt) or give forward() arguments for them'),
     );
   }
   model.argTypes.forEach((type, p) => {
@@ -118,8 +122,40 @@ export function bindIo(spec: FunctionSpec, model: ForwardSignature): IoBinding {
   positions.forEach((p, i) => {
     forwardOrder[p] = i;
   });
+  checkKinds(spec, inputs, positions, model);
 
   return { inputRule, forwardOrder, ...bindOutputs(spec) };
+}
+
+/**
+ * TorchScript types carry no dtype, but they say what kind of value an argument takes: a BYTES input
+ * arrives as a List[str], every other dtype as a Tensor. An input bound to an argument of another kind
+ * (an `int`, a `List[str]` for an FP32 input) would fail inside forward() on every call.
+ */
+function checkKinds(
+  spec: FunctionSpec,
+  inputs: readonly string[],
+  positions: readonly number[],
+  model: ForwardSignature,
+) {
+  const dtypes = [...spec.inputs.map((i) => i.dtype), ...(spec.sequence?.controls.map(() => undefined) ?? [])];
+  positions.forEach((p, i) => {
+    const type = model.argTypes[p];
+    const dtype = dtypes[i];
+    if (type === undefined || dtype === undefined) return;
+    const takes = /^(Optional\[)?Tensor\]?$/.test(type)
+      ? 'tensor'
+      : /^(Optional\[)?List\[str\]\]?$/.test(type)
+        ? 'strings'
+        : 'other';
+    const wants = dtype === 'BYTES' ? 'strings' : 'tensor';
+    if (takes === wants) return;
+    fail(
+      spec,
+      `input "${inputs[i]}" is ${dtype} (forward() gets it as ${wants === 'strings' ? 'a List[str]' : 'a Tensor'}) but the model's forward() argument "${model.argNames[p]}" is a ${type}: ` +
+        `change the input's dtype in hearth.yaml (config.pbtxt) or the argument's type in forward()`,
+    );
+  });
 }
 
 function bindOutputs(spec: FunctionSpec): Pick<IoBinding, 'outputRule' | 'outputIndex'> {

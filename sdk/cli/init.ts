@@ -1,6 +1,7 @@
 /**
  * `hearth init <dir>`: a function folder that deploys as it is — hearth.yaml, hook.ts, export.py
- * (a small deterministic model made with python3-torch) and a README — and, where python3 with
+ * (a small deterministic model made with python3-torch), a README, and a package.json and
+ * tsconfig.json for the hook's own npm packages and its editor — and, where python3 with
  * torch is found, model.pt made by running export.py.
  */
 import { spawnSync } from 'node:child_process';
@@ -75,7 +76,31 @@ curl -s localhost:8000/fn/${name} -H 'content-type: application/json' -d '{"inpu
 
 Replace export.py with your own model (any TorchScript file), then edit the inputs and outputs in
 hearth.yaml and the JSON handling in hook.ts.
+
+\`hearth deploy\` bundles hook.ts with everything it imports: npm packages the hook uses go in this
+folder's package.json (\`npm install <package>\`). For your editor's types, install the SDK from
+Hearth's packed tarball: \`npm install --save-dev /path/to/hearth-sdk-<version>.tgz\`.
 `;
+
+const PACKAGE = (name: string) => `${JSON.stringify({ name, private: true, type: 'module' }, null, 2)}\n`;
+
+/** For editors (and \`tsc --noEmit\`); the hook is bundled by \`hearth deploy\`, not by tsc. */
+const TSCONFIG = `${JSON.stringify(
+  {
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'ESNext',
+      moduleResolution: 'Bundler',
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      types: [],
+    },
+    include: ['hook.ts'],
+  },
+  null,
+  2,
+)}\n`;
 
 /** A DNS label from a folder name. */
 export function functionName(dir: string): string {
@@ -103,6 +128,8 @@ export async function initFunction(
     ['hook.ts', HOOK],
     ['export.py', EXPORT],
     ['README.md', README(name)],
+    ['package.json', PACKAGE(name)],
+    ['tsconfig.json', TSCONFIG],
   ];
   for (const [file, text] of files) await writeFile(join(dir, file), text);
   // The first Python that has PyTorch: the one named, then python3 on PATH, then the system's.

@@ -62,10 +62,24 @@ for (const register of [
 ])
   register(program, context);
 
+/** Whether `--version` (or -V) comes before the verb, global options (and their values) aside. */
+function askedForVersion(args: string[]): boolean {
+  const takesValue = new Set(
+    program.options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short].filter(Boolean)),
+  );
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--version' || arg === '-V') return true;
+    if (!arg.startsWith('-')) return false;
+    if (takesValue.has(arg)) i++;
+  }
+  return false;
+}
+
 // `hearth --version` (or -V) before any verb: a program-wide --version option would take the
 // --version of `invoke` and `logs` (a function version) too.
 program.addHelpText('after', '\nhearth --version prints the version.');
-if (process.argv[2] === '--version' || process.argv[2] === '-V') {
+if (askedForVersion(process.argv.slice(2))) {
   console.log(CLI_VERSION);
   process.exit(0);
 }

@@ -11,7 +11,15 @@ import { build } from 'esbuild';
 
 import { HookError } from '../errors.js';
 
-const SDK_ENTRY = fileURLToPath(new URL('../hook-sdk.ts', import.meta.url));
+/**
+ * What `@hearth/sdk` means inside a hook: the source beside this file in the repository, or the
+ * prebuilt `hook-sdk.mjs` beside the bundled CLI of the `@hearth/cli` package (sdk/packages/build.ts).
+ * A function folder's own installed `@hearth/sdk` is for its editor's types; the hook contract is the
+ * CLI's.
+ */
+const SDK_ENTRY = fileURLToPath(
+  new URL(import.meta.url.endsWith('.ts') ? '../hook-sdk.ts' : './hook-sdk.mjs', import.meta.url),
+);
 
 export interface BundleOptions {
   /** Packages left as imports (native modules such as sharp cannot be bundled). */
@@ -59,7 +67,8 @@ export async function esmBundle(
 
 /**
  * Bundles a hook (and everything it imports but `external`) into one ES module, written to
- * `outDir/<sha256>.mjs`. `@hearth/sdk` resolves to this repository's sdk/hook-sdk.ts.
+ * `outDir/<sha256>.mjs`. `@hearth/sdk` resolves to the CLI's hook SDK (SDK_ENTRY); everything else
+ * resolves from the hook's own folder (its node_modules).
  */
 export async function bundleHook(
   entry: string,
