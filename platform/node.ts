@@ -127,6 +127,9 @@ export async function startNode(config: Config): Promise<HearthNode> {
       () => undefined,
     );
     void service
+      .refreshScaling()
+      .catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'refreshing scaling failed'));
+    void service
       .adoptWaiting()
       .catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'adopting waiting versions failed'));
   };

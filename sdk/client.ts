@@ -21,6 +21,9 @@ import type {
   JobInfo,
   LogEntryView,
   PoolInfo,
+  RollbackResult,
+  ScalingRequest,
+  ScalingResult,
 } from './api/index.js';
 import {
   ArtifactInfoSchema,
@@ -32,6 +35,8 @@ import {
   LogEntrySchema,
   LogListSchema,
   PoolListSchema,
+  RollbackResultSchema,
+  ScalingResultSchema,
   TrafficResultSchema,
 } from './api/index.js';
 import { errorFromBody, HearthError, UnavailableError } from './errors.js';
@@ -254,6 +259,21 @@ export class Hearth {
     traffic: Record<string, number>,
   ): Promise<{ name: string; traffic: Record<string, number> }> {
     return this.#post(TrafficResultSchema, `/api/v1/functions/${encodeURIComponent(name)}/traffic`, { traffic }, 'PUT');
+  }
+
+  /** Back to the split before the last traffic change (a second rollback undoes the first). */
+  rollback(name: string): Promise<RollbackResult> {
+    return this.#post(RollbackResultSchema, `/api/v1/functions/${encodeURIComponent(name)}/rollback`, {});
+  }
+
+  /** Changes scaling in place — of `version`, or of every version taking traffic; the split stays. */
+  scale(name: string, scaling: Omit<ScalingRequest, 'version'>, version?: number): Promise<ScalingResult> {
+    return this.#post(
+      ScalingResultSchema,
+      `/api/v1/functions/${encodeURIComponent(name)}/scaling`,
+      { ...scaling, ...(version === undefined ? {} : { version }) },
+      'PATCH',
+    );
   }
 
   async pools(): Promise<PoolInfo[]> {

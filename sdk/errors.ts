@@ -123,6 +123,15 @@ export class IdempotencyConflictError extends HearthError {
   override readonly code = 'IDEMPOTENCY_CONFLICT';
 }
 
+/**
+ * The call conflicts with the function's state (HTTP 409): traffic to a version that is not ready,
+ * a rollback with nothing to roll back to. The message says what to do instead.
+ */
+export class ConflictError extends HearthError {
+  override readonly name = 'ConflictError';
+  override readonly code = 'CONFLICT';
+}
+
 /** A feature this node does not have (CUDA shared memory without a GPU); Triton's UNSUPPORTED (HTTP 400, gRPC UNIMPLEMENTED). */
 export class UnsupportedError extends HearthError {
   override readonly name = 'UnsupportedError';
@@ -148,6 +157,7 @@ const BY_CODE: Record<string, new (message: string, options?: HearthErrorOptions
   PAYLOAD_TOO_LARGE: PayloadTooLargeError,
   UNSUPPORTED: UnsupportedError,
   IDEMPOTENCY_CONFLICT: IdempotencyConflictError,
+  CONFLICT: ConflictError,
 };
 
 /** Any thrown value as a HearthError: itself, or an InferenceError carrying its message. */

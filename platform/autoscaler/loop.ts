@@ -31,12 +31,14 @@ export interface AutoscaleLoopOptions {
   /** Work for a version waiting outside its pool (cluster-wide queues, the job queue). */
   queuedElsewhere?: (name: string, version: number) => number;
   log?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void };
+  /** A version's scaling now, where it changed since its pool started (`hearth scale`). */
+  scaling?: (name: string, version: number) => FunctionSpec['scaling'] | undefined;
 }
 
 export class AutoscaleLoop {
   readonly #pools: ScalablePools;
   readonly #o: AutoscaleLoopOptions;
-  readonly #scalers = new WeakMap<ScalablePool, ScaleDecider>();
+  readonly #scalers = new WeakMap<ScalablePool, { policy: FunctionSpec['scaling']; decider: ScaleDecider }>();
   readonly #ticker: NodeJS.Timeout;
 
   constructor(pools: ScalablePools, options: AutoscaleLoopOptions = {}) {
@@ -49,11 +51,13 @@ export class AutoscaleLoop {
   tick(): void {
     for (const pool of [...this.#pools.values()]) {
       if (pool.state !== 'warm') continue;
-      let scaler = this.#scalers.get(pool);
-      if (!scaler) {
-        scaler = new ScaleDecider(pool.spec.scaling);
-        this.#scalers.set(pool, scaler);
+      const policy = this.#o.scaling?.(pool.spec.name, pool.version) ?? pool.spec.scaling;
+      let entry = this.#scalers.get(pool);
+      if (entry?.policy !== policy) {
+        entry = { policy, decider: new ScaleDecider(policy) };
+        this.#scalers.set(pool, entry);
       }
+      const scaler = entry.decider;
       const stats = pool.stats();
       const instances = stats.instances.total;
       const load = stats.pending + (this.#o.queuedElsewhere?.(pool.spec.name, pool.version) ?? 0);
@@ -74,7 +78,7 @@ export class AutoscaleLoop {
         while (n > decision.to && pool.removeInstance()) n--;
         if (n < instances) this.#o.log?.info({ ...where, from: instances, to: n, load }, 'scaled down');
       } else if (decision.action === 'zero') {
-        this.#o.log?.info({ ...where, idleS: pool.spec.scaling.scaleDownAfterS }, 'scaled to zero');
+        this.#o.log?.info({ ...where, idleS: policy.scaleDownAfterS }, 'scaled to zero');
         void this.#pools.stop(pool.spec.name, pool.version, true);
       } else if (decision.action === 'hold' && decision.reason === 'no-room') {
         this.#o.log?.warn({ ...where, instances, wanted: decision.wanted }, 'scale-up waits: no room on the device');

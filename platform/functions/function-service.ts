@@ -15,8 +15,9 @@ import { FunctionLogs } from './function-logs.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import { devices } from '../../runtime/index.js';
 import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, RunnerHost } from '../../runtime/index.js';
-import { InvalidInputError, UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
+import { ConflictError, InvalidInputError, UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import { parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { AutoscaleLoop } from '../autoscaler/index.js';
 import type { Cluster, Forwarded, ForwardResult, PoolBrief } from '../cluster/index.js';
@@ -25,6 +26,8 @@ import { callPool, PoolSet } from './pool-set.js';
 import type { PoolSummary, ServingPool } from './pool-set.js';
 import { RecordCache, WAITING_FOR_GPU } from './records.js';
 import { headline } from '../caller-error.js';
+
+const scalingKey = (name: string, version: number) => `${name}\u0000${version}`;
 
 export type { PoolSummary, ServingPool } from './pool-set.js';
 
@@ -63,6 +66,8 @@ export class FunctionService {
   readonly #records: RecordCache;
   readonly #pools: PoolSet;
   readonly #autoscaler: AutoscaleLoop;
+  /** Versions whose scaling changed after their pool started (`hearth scale`), by scalingKey. */
+  readonly #scaling = new Map<string, FunctionSpec['scaling']>();
   /** Functions unloaded on this node (Triton's repository unload): not ready, refused, until loaded. */
   readonly #unloaded = new Set<string>();
 
@@ -83,6 +88,7 @@ export class FunctionService {
       tickMs: options.autoscaleTickMs,
       queuedElsewhere: options.queuedElsewhere,
       log: options.log,
+      scaling: (name, version) => this.#scaling.get(scalingKey(name, version)),
     });
   }
 
@@ -195,6 +201,80 @@ export class FunctionService {
       if (w > 0 && !((record.traffic[v] ?? 0) > 0)) await this.#pools.stop(name, Number(v), true);
     }
     return record;
+  }
+
+  /**
+   * Back to the split before the last traffic change: after a deploy, the version that served
+   * before it; after a canary split, the split before it. A second rollback undoes the first.
+   */
+  async rollback(name: string): Promise<{ record: FunctionRecord; from: Record<string, number> }> {
+    this.#records.forget(name);
+    const record = await this.#records.get(name);
+    const previous = record.previousTraffic;
+    if (!previous || Object.keys(previous).length === 0)
+      throw new ConflictError(
+        `${name} has had one traffic split since it was deployed: nothing to roll back to (set one with \`hearth traffic ${name} VERSION=WEIGHT\`)`,
+        { reason: 'rollback' },
+      );
+    for (const v of Object.keys(previous)) {
+      const version = record.versions.find((x) => String(x.version) === v);
+      if (version?.status !== 'ready')
+        throw new ConflictError(
+          `${name}'s split before the last change sent traffic to v${v}, which is ${version ? version.status : 'deleted'}: set the traffic with \`hearth traffic ${name} VERSION=WEIGHT\``,
+          { reason: 'rollback' },
+        );
+    }
+    return { record: await this.setTraffic(name, previous), from: record.traffic };
+  }
+
+  /**
+   * Changes the scaling of a version in place (`version`), or of every version taking traffic:
+   * scaling is not a new version of the model, so the split stays. Live pools follow at once.
+   */
+  async setScaling(
+    name: string,
+    change: Partial<FunctionSpec['scaling']>,
+    version?: number,
+  ): Promise<{ version: number; scaling: FunctionSpec['scaling'] }[]> {
+    this.#records.forget(name);
+    const record = await this.#records.get(name);
+    const targets =
+      version === undefined
+        ? record.versions.filter((v) => (record.traffic[v.version] ?? 0) > 0)
+        : record.versions.filter((v) => v.version === version);
+    if (version !== undefined && targets.length === 0) throw new VersionNotFoundError(`${name} has no version ${version}`);
+    if (targets.length === 0)
+      throw new ConflictError(`${name} has no version taking traffic: name one with --version`, { reason: 'scaling' });
+    const changed: { version: number; scaling: FunctionSpec['scaling'] }[] = [];
+    for (const v of targets) {
+      // The merged settings go through the spec's own rules (min ≤ max, instances.count ≤ max).
+      const scaling = parseSpec({ ...v.spec, scaling: { ...v.spec.scaling, ...change } }).scaling;
+      await this.#o.registry.setScaling(name, v.version, scaling);
+      this.#scaling.set(scalingKey(name, v.version), scaling);
+      changed.push({ version: v.version, scaling });
+    }
+    this.#records.forget(name);
+    // A version that now keeps instances warm starts (as at node start) if it takes traffic.
+    for (const { version: v, scaling } of changed) {
+      const found = (await this.#records.get(name)).versions.find((x) => x.version === v);
+      if (found?.status === 'ready' && scaling.minInstances > 0 && (record.traffic[v] ?? 0) > 0)
+        this.#pools.warm(name, found);
+    }
+    return changed;
+  }
+
+  /** Cluster mode: scaling changed on another node reaches this node's live pools (the registry sweep). */
+  async refreshScaling(): Promise<void> {
+    const names = new Set([...this.#pools.values()].map((p) => p.spec.name));
+    for (const name of names) {
+      const record = await this.#o.registry.get(name);
+      for (const v of record?.versions ?? []) {
+        const key = scalingKey(name, v.version);
+        const known = this.#scaling.get(key);
+        if (JSON.stringify(known) !== JSON.stringify(v.spec.scaling) && this.#pools.get(name, v.version))
+          this.#scaling.set(key, v.spec.scaling);
+      }
+    }
   }
 
   /** The version a request goes to: the one named, else one picked by the traffic weights. */
@@ -365,6 +445,7 @@ export class FunctionService {
     this.logs.forget(name);
     this.#pools.forget(name);
     this.#o.runners?.discard(name);
+    for (const v of record?.versions ?? []) this.#scaling.delete(scalingKey(name, v.version));
     return this.#o.registry.delete(name);
   }
 

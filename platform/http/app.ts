@@ -11,7 +11,12 @@ import { bodyLimit } from 'hono/body-limit';
 import { streamSSE } from 'hono/streaming';
 
 import { InvalidInputError, JobNotFoundError } from '../../sdk/errors.js';
-import { DeployRequestSchema, ImportRequestSchema, TrafficRequestSchema } from '../../sdk/api/index.js';
+import {
+  DeployRequestSchema,
+  ImportRequestSchema,
+  ScalingRequestSchema,
+  TrafficRequestSchema,
+} from '../../sdk/api/index.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { checkSha } from '../artifacts/index.js';
@@ -251,6 +256,15 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     const { traffic } = c.req.valid('json');
     const record = await service.setTraffic(c.req.param('name'), traffic);
     return c.json({ name: record.name, traffic: record.traffic });
+  });
+  app.post('/api/v1/functions/:name/rollback', admin, async (c) => {
+    const { record, from } = await service.rollback(c.req.param('name'));
+    return c.json({ name: record.name, traffic: record.traffic, from });
+  });
+  app.patch('/api/v1/functions/:name/scaling', admin, jsonBody(ScalingRequestSchema), async (c) => {
+    const { version, ...change } = c.req.valid('json');
+    const name = c.req.param('name');
+    return c.json({ name, versions: await service.setScaling(name, change, version) });
   });
   app.get('/api/v1/pools', admin, async (c) => {
     await service.refreshStats();

@@ -1,7 +1,7 @@
 /**
  * The function registry port: functions, their immutable numbered versions, and the traffic split.
  */
-import { FunctionNotFoundError, InvalidInputError, VersionNotFoundError } from '../../sdk/errors.js';
+import { ConflictError, FunctionNotFoundError, InvalidInputError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { FUNCTION_NAME } from '../../sdk/spec/function-spec.js';
 
@@ -24,6 +24,8 @@ export interface FunctionRecord {
   versions: FunctionVersion[];
   /** Version → weight; the weights need not sum to 100. Empty until a version is ready. */
   traffic: Record<string, number>;
+  /** The split before the last change of `traffic` (what a rollback returns to). */
+  previousTraffic?: Record<string, number>;
 }
 
 export interface Registry {
@@ -35,6 +37,8 @@ export interface Registry {
   setStatus(name: string, version: number, status: VersionStatus, reason?: string): Promise<FunctionRecord>;
   /** Replaces the traffic split; every weighted version must exist and be ready. */
   setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord>;
+  /** Replaces a version's scaling settings (not a new version: the model and the split stay). */
+  setScaling(name: string, version: number, scaling: FunctionSpec['scaling']): Promise<FunctionRecord>;
   delete(name: string): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -67,9 +71,9 @@ export function applyTraffic(record: FunctionRecord, weights: Record<string, num
   for (const [v, w] of entries) {
     const version = record.versions.find((x) => String(x.version) === v);
     if (!version) throw new VersionNotFoundError(`${record.name} has no version ${v}`);
-    if (version.status !== 'ready')
-      throw new InvalidInputError(
-        `${record.name} v${v} is ${version.status}${version.reason ? ` (${version.reason})` : ''}: only ready versions take traffic`,
+    if (version.status !== 'ready' && w > 0)
+      throw new ConflictError(
+        `${record.name} v${v} is ${version.status}${version.reason ? ` (${version.reason})` : ''}: only ready versions take traffic (see \`hearth versions ${record.name}\`)`,
         { reason: 'traffic' },
       );
     if (!Number.isFinite(w) || w < 0)
@@ -78,7 +82,24 @@ export function applyTraffic(record: FunctionRecord, weights: Record<string, num
     total += w;
   }
   if (total <= 0) throw new InvalidInputError('traffic weights must add up to more than 0', { reason: 'traffic' });
-  return { ...record, traffic };
+  const same = JSON.stringify(sorted(traffic)) === JSON.stringify(sorted(record.traffic));
+  const previousTraffic = same || Object.keys(record.traffic).length === 0 ? record.previousTraffic : record.traffic;
+  return { ...record, traffic, ...(previousTraffic ? { previousTraffic } : {}) };
+}
+
+const sorted = (split: Record<string, number>) => Object.entries(split).sort(([a], [b]) => Number(a) - Number(b));
+
+export function applyScaling(
+  record: FunctionRecord,
+  version: number,
+  scaling: FunctionSpec['scaling'],
+): FunctionRecord {
+  if (!record.versions.some((v) => v.version === version))
+    throw new VersionNotFoundError(`${record.name} has no version ${version}`);
+  return {
+    ...record,
+    versions: record.versions.map((v) => (v.version === version ? { ...v, spec: { ...v.spec, scaling } } : v)),
+  };
 }
 
 export function applyStatus(

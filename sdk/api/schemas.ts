@@ -39,6 +39,37 @@ export const TrafficRequestSchema = z.object(
 );
 export type TrafficRequest = z.infer<typeof TrafficRequestSchema>;
 
+/** PATCH /api/v1/functions/{name}/scaling: the settings to change, of one version or of those taking traffic. */
+export const ScalingRequestSchema = z.strictObject(
+  {
+    version: z.number().int().min(1).optional(),
+    minInstances: z.number().optional(),
+    maxInstances: z.number().optional(),
+    targetQueueDepth: z.number().optional(),
+    scaleDownAfterS: z.number().optional(),
+  },
+  {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown scaling setting ${issue.keys.map((k) => `"${k}"`).join(', ')}: send version, minInstances, maxInstances, targetQueueDepth or scaleDownAfterS`
+        : 'send {"minInstances": n, "maxInstances": n, "targetQueueDepth": n, "scaleDownAfterS": s, "version": v} (each optional)',
+  },
+);
+export type ScalingRequest = z.infer<typeof ScalingRequestSchema>;
+
+export const ScalingResultSchema = z.looseObject({
+  name: z.string(),
+  versions: z.array(z.looseObject({ version: z.number(), scaling: z.record(z.string(), z.number()) })),
+});
+export type ScalingResult = z.infer<typeof ScalingResultSchema>;
+
+export const RollbackResultSchema = z.looseObject({
+  name: z.string(),
+  traffic: z.record(z.string(), z.number()),
+  from: z.record(z.string(), z.number()),
+});
+export type RollbackResult = z.infer<typeof RollbackResultSchema>;
+
 /** POST /api/v1/artifacts/import */
 export const ImportRequestSchema = z.object(
   { uri: z.string({ message: 'send {"uri": "s3://bucket/prefix/key"}' }) },
@@ -93,6 +124,7 @@ export const FunctionInfoSchema = z.looseObject({
   createdAt: z.string(),
   versions: z.array(FunctionVersionInfoSchema),
   traffic: z.record(z.string(), z.number()),
+  previousTraffic: z.record(z.string(), z.number()).optional(),
   pools: z.array(PoolInfoSchema),
 });
 export type FunctionInfo = z.infer<typeof FunctionInfoSchema>;

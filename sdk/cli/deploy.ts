@@ -22,8 +22,17 @@ export interface DeployOptions {
   keepTraffic?: boolean;
   /** Runs the function on this device whatever its spec says (`cpu` runs a GPU config locally). */
   device?: string;
-  /** Overrides spec.limits (hook time and memory, runner memory, forward time). */
-  limits?: { hookTimeoutMs?: number; hookMemoryMb?: number; runnerMemoryMb?: number; forwardTimeoutMs?: number };
+  /**
+   * Resources that override the spec's, section by section (the deploy flags): spec.limits (hook
+   * time, memory and queue, runner memory, forward time), spec.instances (count, threads),
+   * spec.scaling (min, max) and spec.batching (maxQueueSize). Undefined entries change nothing.
+   */
+  overrides?: {
+    limits?: Partial<Record<keyof FunctionSpec['limits'], number | undefined>>;
+    instances?: { count?: number; threads?: number };
+    scaling?: { minInstances?: number; maxInstances?: number };
+    batching?: { maxQueueSize?: number };
+  };
   /** Draw progress bars (on a terminal). */
   progress?: boolean;
 }
@@ -100,9 +109,13 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
     notes.push(`instances.device ${spec.instances.device} → ${options.device} (--device)`);
     spec = parseSpec({ ...spec, instances: { ...spec.instances, device: options.device } }, '--device');
   }
-  const limits = Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined));
-  if (Object.keys(limits).length > 0)
-    spec = parseSpec({ ...spec, limits: { ...spec.limits, ...limits } }, 'the limit flags');
+  for (const [section, values] of Object.entries(options.overrides ?? {})) {
+    const given = Object.fromEntries(Object.entries(values ?? {}).filter(([, v]) => v !== undefined));
+    if (Object.keys(given).length === 0) continue;
+    const key = section as 'limits' | 'instances' | 'scaling' | 'batching';
+    notes.push(`${Object.keys(given).map((k) => `${key}.${k}`).join(', ')} from the deploy flags`);
+    spec = parseSpec({ ...spec, [key]: { ...spec[key], ...given } }, 'the deploy flags');
+  }
   const modelPath = join(dir, spec.model);
   if (
     !(await stat(modelPath).then(

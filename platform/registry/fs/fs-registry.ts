@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
 import { FUNCTION_NAME } from '../../../sdk/spec/function-spec.js';
 import type { FunctionRecord, FunctionVersion, Registry, VersionStatus } from '../registry.js';
-import { applyNewVersion, applyStatus, applyTraffic, checkedName, notFound } from '../registry.js';
+import { applyNewVersion, applyScaling, applyStatus, applyTraffic, checkedName, notFound } from '../registry.js';
 
 export class FsRegistry implements Registry {
   readonly kind = 'fs';
@@ -77,6 +77,10 @@ export class FsRegistry implements Registry {
 
   setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord> {
     return this.#update(name, (r) => applyTraffic(r, weights));
+  }
+
+  setScaling(name: string, version: number, scaling: FunctionSpec['scaling']): Promise<FunctionRecord> {
+    return this.#update(name, (r) => applyScaling(r, version, scaling));
   }
 
   delete(name: string): Promise<boolean> {

@@ -10,7 +10,7 @@ import { UnavailableError } from '../../../sdk/errors.js';
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
 import { FUNCTION_NAME } from '../../../sdk/spec/function-spec.js';
 import type { FunctionRecord, FunctionVersion, Registry, VersionStatus } from '../registry.js';
-import { applyNewVersion, applyStatus, applyTraffic, checkedName, notFound } from '../registry.js';
+import { applyNewVersion, applyScaling, applyStatus, applyTraffic, checkedName, notFound } from '../registry.js';
 
 export class RedisRegistry implements Registry {
   readonly kind = 'redis';
@@ -108,6 +108,10 @@ export class RedisRegistry implements Registry {
 
   setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord> {
     return this.#update(name, (r) => applyTraffic(r, weights));
+  }
+
+  setScaling(name: string, version: number, scaling: FunctionSpec['scaling']): Promise<FunctionRecord> {
+    return this.#update(name, (r) => applyScaling(r, version, scaling));
   }
 
   async delete(name: string): Promise<boolean> {

@@ -3,8 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 
-import type { DeployResult, FunctionInfo, Hearth } from '../../client.js';
-import { HearthError } from '../../errors.js';
+import type { FunctionInfo, Hearth } from '../../client.js';
 import type { CliContext } from '../context.js';
 import { integer } from '../context.js';
 import { register as rollback } from './rollback.js';
@@ -44,9 +43,16 @@ async function run(args: string[], split: Record<string, number> = { 3: 100 }, j
       calls.push({ method: 'setTraffic', args: [name, weights] });
       return { name, traffic: weights };
     },
-    deploy: async (spec: unknown, artifacts: unknown): Promise<DeployResult> => {
-      calls.push({ method: 'deploy', args: [spec, artifacts] });
-      return { name: 'f', version: 4, status: 'ready', url: '/fn/f' };
+    rollback: async (name: string) => {
+      calls.push({ method: 'rollback', args: [name] });
+      return { name, traffic: split, from: { 1: 90, 3: 10 } };
+    },
+    scale: async (name: string, scaling: object, version?: number) => {
+      calls.push({ method: 'scale', args: [name, scaling, version] });
+      return {
+        name,
+        versions: [{ version: 3, scaling: { ...SPEC.scaling, targetQueueDepth: 8, scaleDownAfterS: 300, ...scaling } }],
+      };
     },
   };
   const context: CliContext = {
@@ -75,23 +81,16 @@ describe('CLI verbs', () => {
     });
   });
 
-  it('rollback: all traffic to the ready version before the one serving, skipping a failed one', async () => {
+  it('rollback: asks the node for the split before the last change and prints both', async () => {
     const { calls, printed } = await run(['rollback', 'f'], { 3: 100 });
-    expect(calls.at(-1)).toEqual({ method: 'setTraffic', args: ['f', { 1: 100 }] });
-    expect(printed).toEqual(['f: v3 → v1 (v1=100)']);
+    expect(calls).toEqual([{ method: 'rollback', args: ['f'] }]);
+    expect(printed).toEqual(['f: v1=90 v3=10 → v3=100']);
   });
 
-  it('rollback: with nothing ready before the serving version, it says so and changes nothing', async () => {
-    const error = await run(['rollback', 'f'], { 1: 100 }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(HearthError);
-    expect((error as Error).message).toMatch(/no ready version before v1/);
-  });
-
-  it("scale: redeploys the serving version's spec and artifacts with the scaling changed", async () => {
-    const { calls, printed } = await run(['scale', 'f', '--min', '1', '--target', '8'], { 3: 100 }, true);
-    const scaling = { minInstances: 1, maxInstances: 4, targetQueueDepth: 8 };
-    expect(calls.at(-1)).toEqual({ method: 'deploy', args: [{ ...SPEC, scaling }, ARTIFACTS] });
-    expect(JSON.parse(printed[0]!)).toMatchObject({ version: 4, scaling });
+  it('scale: the flags become the settings changed, of one version with --version', async () => {
+    const { calls, printed } = await run(['scale', 'f', '--min', '1', '--target', '8', '--version', '3']);
+    expect(calls).toEqual([{ method: 'scale', args: ['f', { minInstances: 1, targetQueueDepth: 8 }, 3] }]);
+    expect(printed).toEqual(['f v3: min 1, max 4, target 8, idle 300s']);
   });
 
   it('scale: asks for at least one setting, and refuses a count that is not a whole number', async () => {

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 
 import type { CliContext } from '../context.js';
-import { HearthError } from '../../errors.js';
+import { ModelLoadError } from '../../errors.js';
 import { deployFolder } from '../deploy.js';
 
 /** `hearth deploy` */
-export function register(program: Command, { client, json, print }: CliContext): void {
+export function register(program: Command, { client, json, print, integer }: CliContext): void {
   program
     .command('deploy <dir>')
     .description(
@@ -17,17 +17,26 @@ export function register(program: Command, { client, json, print }: CliContext):
       '--device <device>',
       'run on this device whatever the spec says: cpu (a GPU config on a CPU node), cuda, cuda:N, auto',
     )
-    .option('--hook-timeout-ms <ms>', 'limit of one hook call (spec limits.hookTimeoutMs, default 10000)', Number)
-    .option('--hook-memory-mb <mb>', 'memory of each hook (spec limits.hookMemoryMb, default 256)', Number)
+    .option('--instances <n>', 'instances started with the pool (spec instances.count)', integer('--instances'))
+    .option('--threads <n>', 'LibTorch intra-op threads per forward (spec instances.threads)', integer('--threads'))
+    .option('--min <n>', 'instances kept while idle, 0 scales to zero (spec scaling.minInstances)', integer('--min'))
+    .option('--max <n>', "the autoscaler's ceiling (spec scaling.maxInstances)", integer('--max'))
+    .option('--queue-size <n>', 'requests waiting for the batcher at most (spec batching.maxQueueSize)', integer('--queue-size'))
+    .option('--hook-timeout-ms <ms>', 'limit of one hook call (spec limits.hookTimeoutMs, default 10000)', integer('--hook-timeout-ms'))
+    .option('--hook-memory-mb <mb>', 'memory of each hook (spec limits.hookMemoryMb, default 256)', integer('--hook-memory-mb'))
     .option(
       '--runner-memory-mb <mb>',
       "resident memory of the function's runner process (spec limits.runnerMemoryMb, default 8192)",
-      Number,
+      integer('--runner-memory-mb'),
     )
     .option(
       '--forward-timeout-ms <ms>',
       'a forward past this is a hang: the runner restarts (spec limits.forwardTimeoutMs, default 60000)',
-      Number,
+      integer('--forward-timeout-ms'),
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hearth deploy my-model --wait\n  hearth deploy my-model --keep-traffic            # a canary: then hearth traffic my-model 1=90 2=10\n  hearth deploy my-model --device cpu --instances 2 --max 4 --forward-timeout-ms 5000',
     )
     .action(
       async (
@@ -36,6 +45,11 @@ export function register(program: Command, { client, json, print }: CliContext):
           keepTraffic?: boolean;
           wait?: boolean;
           device?: string;
+          instances?: number;
+          threads?: number;
+          min?: number;
+          max?: number;
+          queueSize?: number;
           hookTimeoutMs?: number;
           hookMemoryMb?: number;
           runnerMemoryMb?: number;
@@ -46,16 +60,24 @@ export function register(program: Command, { client, json, print }: CliContext):
         const r = await deployFolder(hearth, dir, {
           keepTraffic: o.keepTraffic,
           device: o.device,
-          limits: {
-            hookTimeoutMs: o.hookTimeoutMs,
-            hookMemoryMb: o.hookMemoryMb,
-            runnerMemoryMb: o.runnerMemoryMb,
-            forwardTimeoutMs: o.forwardTimeoutMs,
+          overrides: {
+            limits: {
+              hookTimeoutMs: o.hookTimeoutMs,
+              hookMemoryMb: o.hookMemoryMb,
+              runnerMemoryMb: o.runnerMemoryMb,
+              forwardTimeoutMs: o.forwardTimeoutMs,
+            },
+            instances: { count: o.instances, threads: o.threads },
+            scaling: { minInstances: o.min, maxInstances: o.max },
+            batching: { maxQueueSize: o.queueSize },
           },
           progress: !json() && process.stderr.isTTY,
         });
         if (!json()) for (const note of r.notes) process.stderr.write(`note: ${note}\n`);
-        if (r.status === 'failed') throw new HearthError(`${r.name} v${r.version} failed to load: ${r.reason}`);
+        if (r.status === 'failed')
+          throw new ModelLoadError(
+            `${r.name} v${r.version} failed to load: ${r.reason} (the whole error: hearth logs ${r.name} --version ${r.version})`,
+          );
         if (o.wait) {
           for (let i = 0; i < 600; i++) {
             const pools = (await hearth.describe(r.name)).pools;

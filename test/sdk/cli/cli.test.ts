@@ -1,7 +1,7 @@
 /**
  * The `hearth` CLI end to end, as a user runs it (the package's bin, a child process) against a
  * real node — embedded default, then Redis + S3: init → deploy → invoke → traffic → rollback →
- * scale → async → delete, with the --json outputs parsed and the answers compared with
+ * scale (in place) → async → delete, with the --json outputs parsed and the answers compared with
  * python3-torch's. A deploy of an unchanged model sends no model bytes (counted at the server).
  */
 import { execFile } from 'node:child_process';
@@ -113,14 +113,16 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
       expect(
         (await parsed<{ traffic: Record<string, number> }>(url, 'traffic', init.name, '1=10', '2=90')).traffic,
       ).toEqual({ 1: 10, 2: 90 });
-      expect(await parsed<{ from: number; to: number }>(url, 'rollback', init.name)).toMatchObject({ from: 2, to: 1 });
+      // Rollback undoes the last traffic change (the canary split): v2 takes all traffic again.
+      expect(await parsed(url, 'rollback', init.name)).toMatchObject({ from: { 1: 10, 2: 90 }, traffic: { 2: 100 } });
       const versions = await parsed<{ version: number; status: string; traffic: number }[]>(url, 'versions', init.name);
       expect(versions.map((v) => [v.version, v.status, v.traffic])).toEqual([
-        [1, 'ready', 100],
-        [2, 'ready', 0],
+        [1, 'ready', 0],
+        [2, 'ready', 100],
       ]);
 
-      const scaled = await parsed<{ version: number; scaling: { minInstances: number; maxInstances: number } }>(
+      // Scaling changes in place: no new version, the split stays.
+      const scaled = await parsed<{ versions: { version: number; scaling: object }[] }>(
         url,
         'scale',
         init.name,
@@ -129,13 +131,18 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
         '--max',
         '2',
       );
-      expect(scaled).toMatchObject({ version: 3, scaling: { minInstances: 1, maxInstances: 2 } });
+      expect(scaled.versions).toEqual([
+        { version: 2, scaling: expect.objectContaining({ minInstances: 1, maxInstances: 2 }) },
+      ]);
       const described = await parsed<{
         traffic: Record<string, number>;
         versions: { version: number; spec: { scaling: { minInstances: number } } }[];
       }>(url, 'describe', init.name);
-      expect(described.traffic).toEqual({ 3: 100 });
-      expect(described.versions.at(-1)!.spec.scaling.minInstances).toBe(1);
+      expect(described.traffic).toEqual({ 2: 100 });
+      expect(described.versions.map((v) => [v.version, v.spec.scaling.minInstances])).toEqual([
+        [1, 0],
+        [2, 1],
+      ]);
 
       const job = await parsed<{ status: string; result: { json: { outputs: number[][] } } }>(
         url,
@@ -171,7 +178,7 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
         .split('\n')
         .map((l) => JSON.parse(l) as { version: number; source: string; msg: string });
       expect(entries.some((e) => e.version === 1 && e.source === 'lifecycle' && e.msg === 'warm')).toBe(true);
-      expect((await hearth(url, 'logs', init.name)).out).toMatch(/v3 lifecycle +info +warm/);
+      expect((await hearth(url, 'logs', init.name)).out).toMatch(/v2 lifecycle +info +warm/);
 
       // People get tables and messages that name the fix; usage errors exit 2, failures 1.
       expect((await hearth(url, 'ls')).out).toContain(init.name);
