@@ -281,10 +281,15 @@ export class Hearth {
   }
 
   /** A function's own log, oldest first: hook output, runner lines, lifecycle, error detail (admin). */
-  async logs(name: string, options: { version?: number; limit?: number } = {}): Promise<LogEntryView[]> {
+  /** A function's log: the last `limit` entries (of one version; from `since`, ms since the epoch). */
+  async logs(
+    name: string,
+    options: { version?: number; limit?: number; since?: number } = {},
+  ): Promise<LogEntryView[]> {
     const query = new URLSearchParams();
     if (options.version !== undefined) query.set('version', String(options.version));
     if (options.limit !== undefined) query.set('limit', String(options.limit));
+    if (options.since !== undefined) query.set('since', String(options.since));
     const q = query.size ? `?${query}` : '';
     return (await this.#json(LogListSchema, `/api/v1/functions/${encodeURIComponent(name)}/logs${q}`)).entries;
   }
@@ -295,11 +300,12 @@ export class Hearth {
    */
   async *followLogs(
     name: string,
-    options: { version?: number; limit?: number; signal?: AbortSignal } = {},
+    options: { version?: number; limit?: number; since?: number; signal?: AbortSignal } = {},
   ): AsyncGenerator<LogEntryView> {
     const query = new URLSearchParams({ follow: '1' });
     if (options.version !== undefined) query.set('version', String(options.version));
     if (options.limit !== undefined) query.set('limit', String(options.limit));
+    if (options.since !== undefined) query.set('since', String(options.since));
     const r = await this.#request(`/api/v1/functions/${encodeURIComponent(name)}/logs?${query}`, {
       ...(options.signal ? { signal: options.signal } : {}),
     });

@@ -99,13 +99,13 @@ export class FunctionLogs extends EventEmitter {
   }
 
   /** A function's entries, oldest first: of one version or all, the last `limit`. */
-  recent(name: string, options: { version?: number; limit?: number } = {}): LogEntry[] {
+  recent(name: string, options: { version?: number; limit?: number; since?: number } = {}): LogEntry[] {
     const all: LogEntry[] = [];
     for (const [key, ring] of this.#rings.entries()) {
       const at = key.lastIndexOf('@');
       if (key.slice(0, at) !== name) continue;
       if (options.version !== undefined && key.slice(at + 1) !== String(options.version)) continue;
-      all.push(...ring);
+      for (const e of ring) if (options.since === undefined || e.at >= options.since) all.push(e);
     }
     all.sort((a, b) => a.at - b.at);
     return all.slice(-(options.limit ?? RING));

@@ -242,7 +242,8 @@ export class FunctionService {
       version === undefined
         ? record.versions.filter((v) => (record.traffic[v.version] ?? 0) > 0)
         : record.versions.filter((v) => v.version === version);
-    if (version !== undefined && targets.length === 0) throw new VersionNotFoundError(`${name} has no version ${version}`);
+    if (version !== undefined && targets.length === 0)
+      throw new VersionNotFoundError(`${name} has no version ${version}`);
     if (targets.length === 0)
       throw new ConflictError(`${name} has no version taking traffic: name one with --version`, { reason: 'scaling' });
     const changed: { version: number; scaling: FunctionSpec['scaling'] }[] = [];

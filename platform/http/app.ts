@@ -215,7 +215,11 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     const limit = limitText === undefined ? 200 : Number(limitText);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
       throw new InvalidInputError('limit must be an integer from 1 to 1000');
-    const entries = service.logs.recent(name, { version, limit });
+    const sinceText = c.req.query('since');
+    const since = sinceText === undefined ? undefined : Number(sinceText);
+    if (since !== undefined && !Number.isFinite(since))
+      throw new InvalidInputError('since is a time in milliseconds since the epoch');
+    const entries = service.logs.recent(name, { version, limit, since });
     if (c.req.query('follow') !== '1') return c.json({ entries });
     return streamSSE(c, async (stream) => {
       for (const e of entries) await stream.writeSSE({ event: 'log', data: JSON.stringify(e) });

@@ -47,11 +47,12 @@ export const ScalingRequestSchema = z.strictObject(
     maxInstances: z.number().optional(),
     targetQueueDepth: z.number().optional(),
     scaleDownAfterS: z.number().optional(),
+    stableWindowS: z.number().optional(),
   },
   {
     error: (issue) =>
       issue.code === 'unrecognized_keys'
-        ? `unknown scaling setting ${issue.keys.map((k) => `"${k}"`).join(', ')}: send version, minInstances, maxInstances, targetQueueDepth or scaleDownAfterS`
+        ? `unknown scaling setting ${issue.keys.map((k) => `"${k}"`).join(', ')}: send version, minInstances, maxInstances, targetQueueDepth, scaleDownAfterS or stableWindowS`
         : 'send {"minInstances": n, "maxInstances": n, "targetQueueDepth": n, "scaleDownAfterS": s, "version": v} (each optional)',
   },
 );

@@ -113,7 +113,11 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
     const given = Object.fromEntries(Object.entries(values ?? {}).filter(([, v]) => v !== undefined));
     if (Object.keys(given).length === 0) continue;
     const key = section as 'limits' | 'instances' | 'scaling' | 'batching';
-    notes.push(`${Object.keys(given).map((k) => `${key}.${k}`).join(', ')} from the deploy flags`);
+    notes.push(
+      `${Object.keys(given)
+        .map((k) => `${key}.${k}`)
+        .join(', ')} from the deploy flags`,
+    );
     spec = parseSpec({ ...spec, [key]: { ...spec[key], ...given } }, 'the deploy flags');
   }
   const modelPath = join(dir, spec.model);

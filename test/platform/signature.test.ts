@@ -3,7 +3,7 @@
  * inputs deployed with a spec that names one is refused before any warm-up forward, with 422 and a
  * one-line reason that names both sides and the file to edit; the whole message is in the
  * function's log. A BYTES input bound to a Tensor argument is refused the same way; the right spec
- * deploys.
+ * deploys. Calls that conflict with a function's state are 409 with what to do.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -81,5 +81,28 @@ describe('the forward() signature check at deploy', () => {
       { model: 'add_mul' },
     );
     expect(response.status).toBe(201);
+  });
+
+  it('refuses what conflicts with the state with 409 and what to do: traffic to a failed version, a rollback with nothing before', async () => {
+    const traffic = await fetch(`${node.httpUrl}/api/v1/functions/one-input/traffic`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ traffic: { 1: 100 } }),
+    });
+    expect(traffic.status).toBe(409);
+    expect(await traffic.json()).toMatchObject({
+      code: 'CONFLICT',
+      error: expect.stringMatching(
+        /v1 is failed .*only ready versions take traffic \(see `hearth versions one-input`\)/,
+      ),
+    });
+    const rollback = await fetch(`${node.httpUrl}/api/v1/functions/two-inputs/rollback`, { method: 'POST' });
+    expect(rollback.status).toBe(409);
+    expect(await rollback.json()).toMatchObject({
+      code: 'CONFLICT',
+      error: expect.stringContaining(
+        'nothing to roll back to (set one with `hearth traffic two-inputs VERSION=WEIGHT`)',
+      ),
+    });
   });
 });

@@ -9,6 +9,7 @@ import { integer } from '../context.js';
 import { register as rollback } from './rollback.js';
 import { register as scale } from './scale.js';
 import { register as traffic } from './traffic.js';
+import { parseSince } from './logs.js';
 
 const SPEC = { name: 'f', model: 'model.pt', scaling: { minInstances: 0, maxInstances: 4 } };
 const ARTIFACTS = { model: 'a'.repeat(64) };
@@ -96,5 +97,19 @@ describe('CLI verbs', () => {
   it('scale: asks for at least one setting, and refuses a count that is not a whole number', async () => {
     await expect(run(['scale', 'f'])).rejects.toMatchObject({ code: 'hearth.usage' });
     await expect(run(['scale', 'f', '--max', '2.5'])).rejects.toBeInstanceOf(CommanderError);
+  });
+});
+
+describe('hearth logs --since', () => {
+  const now = Date.parse('2026-12-01T12:00:00Z');
+  it('takes a duration back from now or a time', () => {
+    expect(parseSince('90s', now)).toBe(now - 90_000);
+    expect(parseSince('10m', now)).toBe(now - 600_000);
+    expect(parseSince('2h', now)).toBe(now - 7_200_000);
+    expect(parseSince('1d', now)).toBe(now - 86_400_000);
+    expect(parseSince('2026-12-01T10:00:00Z', now)).toBe(Date.parse('2026-12-01T10:00:00Z'));
+  });
+  it('refuses anything else as a usage error', () => {
+    expect(() => parseSince('yesterday-ish', now)).toThrow(/--since yesterday-ish: give a duration/);
   });
 });

@@ -21,9 +21,21 @@ export function register(program: Command, { client, json, print, integer }: Cli
     .option('--threads <n>', 'LibTorch intra-op threads per forward (spec instances.threads)', integer('--threads'))
     .option('--min <n>', 'instances kept while idle, 0 scales to zero (spec scaling.minInstances)', integer('--min'))
     .option('--max <n>', "the autoscaler's ceiling (spec scaling.maxInstances)", integer('--max'))
-    .option('--queue-size <n>', 'requests waiting for the batcher at most (spec batching.maxQueueSize)', integer('--queue-size'))
-    .option('--hook-timeout-ms <ms>', 'limit of one hook call (spec limits.hookTimeoutMs, default 10000)', integer('--hook-timeout-ms'))
-    .option('--hook-memory-mb <mb>', 'memory of each hook (spec limits.hookMemoryMb, default 256)', integer('--hook-memory-mb'))
+    .option(
+      '--queue-size <n>',
+      'requests waiting for the batcher at most (spec batching.maxQueueSize)',
+      integer('--queue-size'),
+    )
+    .option(
+      '--hook-timeout-ms <ms>',
+      'limit of one hook call (spec limits.hookTimeoutMs, default 10000)',
+      integer('--hook-timeout-ms'),
+    )
+    .option(
+      '--hook-memory-mb <mb>',
+      'memory of each hook (spec limits.hookMemoryMb, default 256)',
+      integer('--hook-memory-mb'),
+    )
     .option(
       '--runner-memory-mb <mb>',
       "resident memory of the function's runner process (spec limits.runnerMemoryMb, default 8192)",

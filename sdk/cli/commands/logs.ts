@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, CommanderError } from 'commander';
 
 import type { LogEntryView } from '../../api/index.js';
 import type { CliContext } from '../context.js';
@@ -11,6 +11,25 @@ export function logLine(e: LogEntryView): string {
   return `${time} ${version} ${e.source.padEnd(9)} ${e.level.padEnd(5)} ${e.msg}${id}`;
 }
 
+/** `--since`: a duration back from now (`90s`, `10m`, `2h`, `1d`) or a time (`2026-12-01T10:00:00Z`), as ms since the epoch. */
+export function parseSince(text: string, now = Date.now()): number {
+  const duration = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text.trim());
+  if (duration) {
+    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[
+      duration[2] as 'ms' | 's' | 'm' | 'h' | 'd'
+    ];
+    return now - Number(duration[1]) * unit;
+  }
+  const at = Date.parse(text);
+  if (Number.isNaN(at))
+    throw new CommanderError(
+      2,
+      'hearth.usage',
+      `--since ${text}: give a duration (90s, 10m, 2h, 1d) or a time (2026-12-01T10:00:00Z)`,
+    );
+  return at;
+}
+
 /** `hearth logs` */
 export function register(program: Command, { client, json, integer }: CliContext): void {
   program
@@ -19,16 +38,27 @@ export function register(program: Command, { client, json, integer }: CliContext
     .option('--version <n>', 'one version only', integer('--version'))
     .option('--limit <n>', 'entries to show first (1-1000, default 200)', integer('--limit'))
     .option('-f, --follow', 'keep printing new entries (Ctrl-C stops)')
-    .addHelpText('after', '\nExamples:\n  hearth logs tabular-mlp\n  hearth logs tabular-mlp --version 2 --follow')
-    .action(async (name: string, o: { version?: number; limit?: number; follow?: boolean }) => {
+    .option('--since <when>', 'entries from then on: a duration back (90s, 10m, 2h, 1d) or a time', (v) =>
+      parseSince(v),
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hearth logs tabular-mlp\n  hearth logs tabular-mlp --since 10m\n  hearth logs tabular-mlp --version 2 --follow',
+    )
+    .action(async (name: string, o: { version?: number; limit?: number; follow?: boolean; since?: number }) => {
       const print = (e: LogEntryView) => console.log(json() ? JSON.stringify(e) : logLine(e));
       if (!o.follow) {
-        for (const e of await client().logs(name, { version: o.version, limit: o.limit })) print(e);
+        for (const e of await client().logs(name, { version: o.version, limit: o.limit, since: o.since })) print(e);
         return;
       }
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
-      for await (const e of client().followLogs(name, { version: o.version, limit: o.limit, signal: stop.signal }))
+      for await (const e of client().followLogs(name, {
+        version: o.version,
+        limit: o.limit,
+        since: o.since,
+        signal: stop.signal,
+      }))
         print(e);
     });
 }
