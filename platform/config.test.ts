@@ -7,6 +7,22 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 
 describe('configuration', () => {
+  it('reads the secrets key as hex or base64, from the variable or a file, and refuses anything else', () => {
+    const hex = 'ab'.repeat(32);
+    expect(loadConfig({ HEARTH_SECRETS_KEY: hex }).secretsKey).toEqual(Buffer.from(hex, 'hex'));
+    const b64 = Buffer.alloc(32, 7).toString('base64');
+    expect(loadConfig({ HEARTH_SECRETS_KEY: b64 }).secretsKey).toEqual(Buffer.alloc(32, 7));
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-secrets-key-'));
+    try {
+      writeFileSync(join(dir, 'key'), `${hex}\n`);
+      expect(loadConfig({ HEARTH_SECRETS_KEY_FILE: join(dir, 'key') }).secretsKey).toEqual(Buffer.from(hex, 'hex'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(loadConfig({}).secretsKey).toBeUndefined();
+    expect(() => loadConfig({ HEARTH_SECRETS_KEY: 'short' })).toThrow(/HEARTH_SECRETS_KEY must be 32 bytes/);
+  });
+
   it('has the defaults of the embedded single-node setup', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({

@@ -89,6 +89,8 @@ export const ConfigSchema = z.object({
   HEARTH_TLS_KEY: z.string().min(1).optional(),
   HEARTH_TLS_CLIENT_CA: z.string().min(1).optional(),
   HEARTH_METRICS_KEY: z.string().min(16, 'HEARTH_METRICS_KEY must be at least 16 characters').optional(),
+  HEARTH_SECRETS_KEY: z.string().min(1).optional(),
+  HEARTH_SECRETS_KEY_FILE: z.string().min(1, 'HEARTH_SECRETS_KEY_FILE must name a file').optional(),
   HEARTH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HEARTH_INTRA_OP_THREADS: integer('HEARTH_INTRA_OP_THREADS', 'a number of threads')
     .min(1, 'HEARTH_INTRA_OP_THREADS must be at least 1')
@@ -182,6 +184,11 @@ export interface Config {
    * `none`: pools run in the node (Triton's model: for trusted, single-tenant deployments).
    */
   isolation: 'process' | 'none';
+  /**
+   * Seals secrets (HEARTH_SECRETS_KEY or _FILE). Unset: the embedded default makes one under the
+   * data dir; with Redis (a cluster) secrets need it set, the same on every node.
+   */
+  secretsKey?: Buffer;
   /** Runners' group is this user's (when the node runs as root). */
   runnerUser: string;
   /** When the node runs as root, each runner runs as a uid of its own from here up (65 536 of them). */
@@ -189,6 +196,32 @@ export interface Config {
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
+
+/** A configured key: 64 hex characters, or base64 of 32 bytes. */
+export function parseSecretsKey(text: string, where: string): Buffer {
+  const t = text.trim();
+  const key = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, 'hex') : Buffer.from(t, 'base64');
+  if (key.length !== 32)
+    throw new InvalidInputError(
+      `${where} must be 32 bytes as 64 hex characters or base64 (make one with \`openssl rand -hex 32\`)`,
+    );
+  return key;
+}
+
+/** The key that seals secrets: HEARTH_SECRETS_KEY, or the file HEARTH_SECRETS_KEY_FILE names. */
+function secretsKey(text: string | undefined, file: string | undefined): Buffer | undefined {
+  if (text) return parseSecretsKey(text, 'HEARTH_SECRETS_KEY');
+  if (!file) return undefined;
+  let read: string;
+  try {
+    read = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new InvalidInputError(
+      `HEARTH_SECRETS_KEY_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code})`,
+    );
+  }
+  return parseSecretsKey(read, `HEARTH_SECRETS_KEY_FILE (${file})`);
+}
 
 /** HEARTH_API_KEYS_FILE's keys (a mounted Kubernetes Secret, say); the file must be readable. */
 function keysFile(path: string | undefined): ApiKey[] {
@@ -251,6 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeys,
     loopbackGuard: apiKeys.length === 0 && loopback,
     metricsKey: e.HEARTH_METRICS_KEY,
+    secretsKey: secretsKey(e.HEARTH_SECRETS_KEY, e.HEARTH_SECRETS_KEY_FILE),
     ...(e.HEARTH_TLS_CERT && e.HEARTH_TLS_KEY
       ? {
           tls: {

@@ -28,6 +28,7 @@ import { checkNoEviction, createJobQueue } from './jobs/index.js';
 import type { JobQueue } from './jobs/index.js';
 import { Metrics } from './metrics/index.js';
 import { createRegistry } from './registry/index.js';
+import { createSecretStore } from './secrets/index.js';
 
 export const VERSION = '0.1.0';
 
@@ -94,9 +95,11 @@ export async function startNode(config: Config): Promise<HearthNode> {
   // The node is ready once its spare runner is up, so its first cold start does not wait for one —
   // but never later than SPARE_WAIT_MS: a spare that neither starts nor exits must not hold the node.
   const spareUp = runners?.warm();
+  const secrets = createSecretStore(config);
   const service = new FunctionService({
     runners,
     registry,
+    secrets: secrets.store,
     artifacts,
     dataDir: config.dataDir,
     log: logOf('functions'),
@@ -174,6 +177,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const app = createApp({
     ...front,
     artifacts,
+    secrets: secrets.store,
     version: VERSION,
     onUpload: (bytes) => metrics?.observeUpload(bytes),
   });
@@ -269,6 +273,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     await new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
     await new Promise<void>((resolve) => metricsServer.server.close(() => resolve()));
     await service.close();
+    await secrets.close();
   };
   return {
     config,

@@ -24,6 +24,7 @@ import type {
   RollbackResult,
   ScalingRequest,
   ScalingResult,
+  SecretInfo,
 } from './api/index.js';
 import {
   ArtifactInfoSchema,
@@ -37,6 +38,9 @@ import {
   PoolListSchema,
   RollbackResultSchema,
   ScalingResultSchema,
+  SecretDeletedSchema,
+  SecretInfoSchema,
+  SecretListSchema,
   TrafficResultSchema,
 } from './api/index.js';
 import { errorFromBody, HearthError, UnavailableError } from './errors.js';
@@ -259,6 +263,22 @@ export class Hearth {
     traffic: Record<string, number>,
   ): Promise<{ name: string; traffic: Record<string, number> }> {
     return this.#post(TrafficResultSchema, `/api/v1/functions/${encodeURIComponent(name)}/traffic`, { traffic }, 'PUT');
+  }
+
+  /** Sets a secret (functions whose spec lists `name` read it as ctx.secrets.NAME). The value never comes back. */
+  setSecret(name: string, value: string): Promise<SecretInfo> {
+    return this.#post(SecretInfoSchema, `/api/v1/secrets/${encodeURIComponent(name)}`, { value }, 'PUT');
+  }
+
+  /** The node's secrets: names and when each was set, never values. */
+  async secrets(): Promise<SecretInfo[]> {
+    return (await this.#json(SecretListSchema, '/api/v1/secrets')).secrets;
+  }
+
+  /** Removes a secret; false when there was none. */
+  async deleteSecret(name: string): Promise<boolean> {
+    const r = await this.#request(`/api/v1/secrets/${encodeURIComponent(name)}`, { method: 'DELETE' });
+    return SecretDeletedSchema.parse(await r.json()).deleted;
   }
 
   /** Back to the split before the last traffic change (a second rollback undoes the first). */

@@ -46,6 +46,8 @@ export interface HookContext<State = unknown> {
   outputs: readonly TensorSpec[];
   /** 0: the model has no batch dimension. */
   maxBatchSize: number;
+  /** The secrets the spec lists (`secrets: [NAME]`), by name; nothing else. */
+  secrets: Readonly<Record<string, string>>;
   /** What setup() returned. */
   state: State;
 }

@@ -22,6 +22,7 @@ import type { ArtifactStore } from '../artifacts/index.js';
 import { AutoscaleLoop } from '../autoscaler/index.js';
 import type { Cluster, Forwarded, ForwardResult, PoolBrief } from '../cluster/index.js';
 import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
+import type { SecretStore } from '../secrets/index.js';
 import { callPool, PoolSet } from './pool-set.js';
 import type { PoolSummary, ServingPool } from './pool-set.js';
 import { RecordCache, WAITING_FOR_GPU } from './records.js';
@@ -33,6 +34,8 @@ export type { PoolSummary, ServingPool } from './pool-set.js';
 
 export interface FunctionServiceOptions {
   registry: Registry;
+  /** Secrets for the hooks of the functions whose spec lists them. */
+  secrets?: SecretStore;
   artifacts: ArtifactStore;
   dataDir: string;
   log?: {
@@ -83,6 +86,7 @@ export class FunctionService {
       cluster: options.cluster,
       log: options.log,
       onColdStart: options.onColdStart,
+      secrets: options.secrets ? (names) => options.secrets!.resolve(names) : undefined,
     });
     this.#autoscaler = new AutoscaleLoop(this.#pools, {
       tickMs: options.autoscaleTickMs,

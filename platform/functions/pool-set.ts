@@ -41,6 +41,8 @@ export interface PoolSetOptions {
   onColdStart?: (name: string, version: number, phases: Partial<ColdStart>) => void;
   /** Each version's own log: its lifecycle events go there. */
   logs?: FunctionLogs;
+  /** The values of the secrets a spec lists, fetched at each load for its hook's context. */
+  secrets?: (names: readonly string[]) => Promise<Record<string, string>>;
 }
 
 /** A call on a pool, as a ForwardResult (the shape cluster forwarding carries). */
@@ -164,7 +166,14 @@ export class PoolSet {
 
   #create(name: string, version: FunctionVersion): ServingPool {
     const { runners, cluster, log } = this.#o;
-    const artifacts = () => versionFiles(version, this.#o.artifacts);
+    const secrets = this.#o.secrets;
+    const artifacts = async () => {
+      const [files, values] = await Promise.all([
+        versionFiles(version, this.#o.artifacts),
+        version.spec.secrets.length > 0 && secrets ? secrets(version.spec.secrets) : undefined,
+      ]);
+      return values ? { ...files, secrets: values } : files;
+    };
     let pool: ServingPool;
     if (runners) {
       const runnerPool = new RunnerPool({ spec: version.spec, version: version.version, host: runners, artifacts });

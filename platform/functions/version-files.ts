@@ -11,6 +11,8 @@ export interface VersionFiles {
   /** The hook artifact as the store holds it locally. */
   hook?: { path: string; sha256: string; size: number };
   source: string;
+  /** The values of the secrets the spec lists (PoolSet adds them at each load). */
+  secrets?: Record<string, string>;
 }
 
 /**

@@ -10,15 +10,17 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { streamSSE } from 'hono/streaming';
 
-import { InvalidInputError, JobNotFoundError } from '../../sdk/errors.js';
+import { InvalidInputError, JobNotFoundError, UnsupportedError } from '../../sdk/errors.js';
 import {
   DeployRequestSchema,
   ImportRequestSchema,
   ScalingRequestSchema,
+  SecretRequestSchema,
   TrafficRequestSchema,
 } from '../../sdk/api/index.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
+import type { SecretStore } from '../secrets/index.js';
 import { checkSha } from '../artifacts/index.js';
 import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
@@ -41,6 +43,8 @@ export interface AppOptions {
   service: FunctionService;
   jobs: JobQueue;
   artifacts: ArtifactStore;
+  /** `/api/v1/secrets`: names and times out, values in only. */
+  secrets?: SecretStore;
   apiKeys: ApiKey[];
   maxBodyBytes: number;
   /** Largest artifact upload (default 16 GiB). */
@@ -270,6 +274,20 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     const name = c.req.param('name');
     return c.json({ name, versions: await service.setScaling(name, change, version) });
   });
+  // --- secrets: values go in and never come out -------------------------------------------------
+  const secrets = () => {
+    if (!o.secrets) throw new UnsupportedError('this node keeps no secrets');
+    return o.secrets;
+  };
+  app.get('/api/v1/secrets', admin, async (c) => c.json({ secrets: await secrets().list() }));
+  app.put('/api/v1/secrets/:name', admin, limit(256 * 1024), jsonBody(SecretRequestSchema), async (c) =>
+    c.json(await secrets().set(c.req.param('name'), c.req.valid('json').value)),
+  );
+  app.delete('/api/v1/secrets/:name', admin, async (c) => {
+    const name = c.req.param('name');
+    return c.json({ name, deleted: await secrets().delete(name) });
+  });
+
   app.get('/api/v1/pools', admin, async (c) => {
     await service.refreshStats();
     return c.json({ pools: service.clusterPools() });

@@ -59,6 +59,8 @@ export interface HookPoolOptions {
    * this thread belongs to the function alone (a runner process), and with `sandbox`.
    */
   inline?: boolean;
+  /** The secrets the spec lists, by name: the hook's `ctx.secrets` (handed over in memory only). */
+  secrets?: Record<string, string>;
 }
 
 export interface CallOptions {
@@ -135,6 +137,7 @@ export class HookPool {
       sandbox: options.sandbox ?? false,
       memoryMb: options.maxHeapMb ?? 256,
       timeoutMs: options.timeoutMs ?? 10_000,
+      secrets: options.secrets ?? {},
     };
     const threads = options.threads ?? Math.max(1, availableParallelism());
     const piscina = new Piscina({

@@ -17,6 +17,8 @@ export interface HookWorkerData {
   memoryMb?: number;
   /** Longest one hook call may run in its isolate (ms): limits.hookTimeoutMs. */
   timeoutMs?: number;
+  /** The secrets the spec lists: the hook's ctx.secrets. */
+  secrets?: Record<string, string>;
 }
 
 export interface RawRequest {

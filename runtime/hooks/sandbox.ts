@@ -96,6 +96,7 @@ function lazyRequest(body, contentType, json) {
 }
 export async function setup(base) {
   try {
+    base = { ...base, secrets: Object.freeze({ ...base.secrets }) };
     if (!hook || typeof hook.pre !== 'function' || typeof hook.post !== 'function') throw new Error('the hook module must \x60export default defineHook({ pre, post })\x60');
     context = { ...base, state: hook.setup ? await hook.setup(base) : undefined };
     return { ok: true };

@@ -138,6 +138,7 @@ const contextBase = (data: HookWorkerData) => ({
   inputs: data.inputs,
   outputs: data.outputs,
   maxBatchSize: data.maxBatchSize,
+  secrets: Object.freeze({ ...data.secrets }),
 });
 
 /**

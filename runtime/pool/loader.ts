@@ -59,6 +59,7 @@ export async function loadVersion(r: LoadRequest): Promise<Loaded> {
       maxQueue: spec.limits.hookQueueSize,
       maxHeapMb: spec.limits.hookMemoryMb,
       ...r.hooks,
+      ...(artifacts.secrets ? { secrets: artifacts.secrets } : {}),
     }),
     loadModel(artifacts.model, { device: r.device, execution: spec.execution }),
   ]).finally(() => r.loading(-1));

@@ -9,6 +9,8 @@ export interface PoolArtifacts {
   model: string | Uint8Array;
   hookBundle?: string;
   source?: string;
+  /** The values of the secrets the spec lists, for the hook's context (never an environment). */
+  secrets?: Record<string, string>;
 }
 
 export interface PoolOptions {
@@ -23,7 +25,14 @@ export interface PoolOptions {
    * a platform fetches (and verifies) them from its artifact store as part of the cold start.
    */
   artifacts?: () => Promise<PoolArtifacts>;
-  hooks?: { threads?: number; timeoutMs?: number; maxHeapMb?: number; sandbox?: boolean; inline?: boolean };
+  hooks?: {
+    threads?: number;
+    timeoutMs?: number;
+    maxHeapMb?: number;
+    sandbox?: boolean;
+    inline?: boolean;
+    secrets?: Record<string, string>;
+  };
   warmupRuns?: number;
   /** Requests waiting for this pool outside it (a runner's node holds them until it is warm). */
   waitingOutside?: number;

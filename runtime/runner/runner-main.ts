@@ -22,6 +22,8 @@ export interface StartMessage {
   hookBundle?: string;
   /** Requests the node holds for this version: they are the warm-up (no dummy passes). */
   waiting: number;
+  /** The secrets the spec lists, for the hook's ctx.secrets: over the channel, never in the environment. */
+  secrets?: Record<string, string>;
 }
 
 /** Heap a spare maps ahead of its first load: about what ResNet-50 (100 MB) needs to load and run. */
@@ -64,7 +66,7 @@ async function start(id: number, m: StartMessage): Promise<void> {
     version: m.version,
     model: m.model,
     hookBundle: m.hookBundle,
-    hooks: { sandbox: true, inline: true },
+    hooks: { sandbox: true, inline: true, ...(m.secrets ? { secrets: m.secrets } : {}) },
     waitingOutside: m.waiting,
   });
   pool.on('event', (event: PoolEvent) => channel.send({ t: 'event', event }));

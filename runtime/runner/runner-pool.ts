@@ -33,7 +33,7 @@ export interface RunnerPoolOptions {
   version: number;
   host: RunnerHost;
   /** The version's model and hook as local files (fetched from the artifact store by the node). */
-  artifacts(): Promise<{ model: string; hookBundle?: string; source?: string }>;
+  artifacts(): Promise<{ model: string; hookBundle?: string; source?: string; secrets?: Record<string, string> }>;
 }
 
 /** What a `crash` event carries: how the runner ended, and when it restarts. */
@@ -126,6 +126,7 @@ export class RunnerPool extends PoolLifecycle {
         version: this.version,
         ...placed,
         waiting: this.#pending,
+        ...(artifacts.secrets ? { secrets: artifacts.secrets } : {}),
       });
       if (!reply.header.ok) throw unpackError(reply.header.error as WireError);
       this.#snapshot = reply.header as unknown as Snapshot;

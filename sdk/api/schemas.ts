@@ -39,6 +39,17 @@ export const TrafficRequestSchema = z.object(
 );
 export type TrafficRequest = z.infer<typeof TrafficRequestSchema>;
 
+/** PUT /api/v1/secrets/{name} */
+export const SecretRequestSchema = z.strictObject(
+  { value: z.string({ message: 'send {"value": "<the secret>"}' }) },
+  { message: 'send {"value": "<the secret>"}' },
+);
+
+export const SecretInfoSchema = z.looseObject({ name: z.string(), updatedAt: z.string() });
+export type SecretInfo = z.infer<typeof SecretInfoSchema>;
+export const SecretListSchema = z.looseObject({ secrets: z.array(SecretInfoSchema) });
+export const SecretDeletedSchema = z.looseObject({ name: z.string(), deleted: z.boolean() });
+
 /** PATCH /api/v1/functions/{name}/scaling: the settings to change, of one version or of those taking traffic. */
 export const ScalingRequestSchema = z.strictObject(
   {

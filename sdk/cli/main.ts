@@ -19,6 +19,7 @@ import { register as deleteVerb } from './commands/delete.js';
 import { register as jobsVerb } from './commands/jobs.js';
 import { register as topVerb } from './commands/top.js';
 import { register as logsVerb } from './commands/logs.js';
+import { register as secretsVerb } from './commands/secrets.js';
 import type { CliContext } from './context.js';
 
 /** The CLI's version (the repository's package version). */
@@ -58,6 +59,7 @@ for (const register of [
   deleteVerb,
   jobsVerb,
   logsVerb,
+  secretsVerb,
   topVerb,
 ])
   register(program, context);

@@ -46,6 +46,9 @@ export {
   ScalingSchema,
 } from './spec-parts.js';
 
+/** A secret's name, as an environment variable's would be: `HF_TOKEN`, `DB_PASSWORD`. */
+export const SECRET_NAME = /^[A-Z_][A-Z0-9_]{0,63}$/;
+
 export const FunctionSpecSchema = z
   .strictObject({
     name: z
@@ -84,6 +87,21 @@ export const FunctionSpecSchema = z
     limits: LimitsSchema.default(LimitsSchema.parse({})).describe(
       'What one call may take: hook time and memory, runner memory, forward time.',
     ),
+    /** Secrets (`hearth secrets set NAME`) this function's hook reads as `ctx.secrets.NAME`; no other function sees them. */
+    secrets: z
+      .array(
+        z
+          .string()
+          .regex(
+            SECRET_NAME,
+            'a secret name is upper case letters, digits and _, starting with a letter or _ (at most 64)',
+          ),
+      )
+      .max(64)
+      .default([])
+      .describe(
+        "Secrets (`hearth secrets set NAME`) the hook reads as ctx.secrets.NAME; only this function's hook sees them.",
+      ),
     /** Stateful models: requests name a sequence (Triton's sequence_batching). */
     sequence: SequenceSchema.optional().describe(
       "Stateful models: requests name a sequence that stays on one instance (Triton's sequence_batching).",
