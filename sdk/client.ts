@@ -83,6 +83,26 @@ export interface InvokeOptions {
   contentType?: string;
 }
 
+export interface MapOptions {
+  /** Jobs in flight at once (default 16). */
+  concurrency?: number;
+  /**
+   * Each input's job is submitted with the idempotency key `<keyPrefix>:<index>`, so running the
+   * same map again (after a crash, a Ctrl-C) finds the jobs already done instead of redoing them.
+   */
+  keyPrefix?: string;
+  version?: number;
+  /** Longest one input's job may take, queue included (default 10 minutes). */
+  timeoutMs?: number;
+  /** Hears each input as it settles. */
+  onSettled?: (outcome: MapOutcome) => void;
+}
+
+/** One input's outcome: its output (the function's JSON, or the body as base64), or its error. */
+export type MapOutcome =
+  | { index: number; ok: true; job: string; output: unknown }
+  | { index: number; ok: false; job?: string; error: { code: string; message: string } };
+
 export interface InvokeResult {
   status: number;
   contentType: string;
@@ -396,6 +416,58 @@ export class Hearth {
   async jobResult(id: string): Promise<{ contentType: string; body: Uint8Array }> {
     const r = await this.#request(`/api/v1/jobs/${encodeURIComponent(id)}/result`);
     return { contentType: r.headers.get('content-type') ?? '', body: new Uint8Array(await r.arrayBuffer()) };
+  }
+
+  /**
+   * A function over many inputs, as async jobs with at most `concurrency` in flight: the outcomes in
+   * input order, one per input, failures included (a failure never stops the rest).
+   */
+  async map(name: string, inputs: readonly unknown[], options: MapOptions = {}): Promise<MapOutcome[]> {
+    const outcomes = new Array<MapOutcome>(inputs.length);
+    let next = 0;
+    const one = async (index: number): Promise<MapOutcome> => {
+      let job: string | undefined;
+      try {
+        job = (
+          await this.invokeAsync(name, inputs[index], {
+            version: options.version,
+            ...(options.keyPrefix ? { idempotencyKey: `${options.keyPrefix}:${index}` } : {}),
+          })
+        ).id;
+        const done = await this.waitForJob(job, { timeoutMs: options.timeoutMs ?? 600_000 });
+        if (done.status === 'succeeded') {
+          const result = done.result;
+          const output = result?.json !== undefined ? result.json : (result?.base64 ?? null);
+          return { index, ok: true, job, output };
+        }
+        if (done.status === 'failed')
+          return {
+            index,
+            ok: false,
+            job,
+            error: { code: done.error?.code ?? 'INTERNAL', message: done.error?.error ?? 'the job failed' },
+          };
+        return {
+          index,
+          ok: false,
+          job,
+          error: { code: 'DEADLINE_EXCEEDED', message: `job ${job} is still ${done.status}` },
+        };
+      } catch (error) {
+        const e = error as HearthError;
+        return { index, ok: false, ...(job ? { job } : {}), error: { code: e.code ?? 'INTERNAL', message: e.message } };
+      }
+    };
+    const worker = async () => {
+      while (next < inputs.length) {
+        const index = next++;
+        const outcome = await one(index);
+        outcomes[index] = outcome;
+        options.onSettled?.(outcome);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 16, inputs.length)) }, worker));
+    return outcomes;
   }
 
   /** Polls a job until it succeeds or fails (or `timeoutMs` passes). */
