@@ -6,6 +6,7 @@
 import type { DType, Tensor, TypedArrayFor } from './tensor.js';
 import { allocate, numel } from './tensor.js';
 import { InvalidInputError } from './errors.js';
+import type { TensorSpec } from './spec/function-spec.js';
 
 /** Deepest nesting of lists flatten() reads (a tensor has far fewer dimensions; Triton allows 64). */
 const MAX_NESTING = 64;
@@ -168,6 +169,44 @@ export function tensorFromJson<D extends DType>(
     }
   }
   return { dtype, shape: dims, data: data as TypedArrayFor<D> };
+}
+
+/**
+ * The spec's input `name` from a request's JSON, as a hook's `pre` makes it: the spec's dtype, and
+ * its shape checked against the spec's dims (after a batch dimension when maxBatchSize > 0). A body
+ * that does not fit is the caller's error (InvalidInputError, 400) naming `where`, the field the
+ * caller sent — so only a hook that makes wrong tensors from a good body is the hook's fault (500).
+ *
+ * @example
+ * pre: (request, ctx) => ({ x: inputFromJson(ctx, 'x', (request.json as { inputs: unknown }).inputs, 'inputs') })
+ */
+export function inputFromJson(
+  context: { inputs: readonly TensorSpec[]; maxBatchSize: number },
+  name: string,
+  value: unknown,
+  where = name,
+): Tensor {
+  const spec = context.inputs.find((i) => i.name === name);
+  if (!spec)
+    throw new TypeError(`the spec has no input "${name}" (it has ${context.inputs.map((i) => i.name).join(', ')})`);
+  const tensor = tensorFromJson(spec.dtype, value, undefined, where);
+  const wanted = context.maxBatchSize > 0 ? [-1, ...spec.dims] : spec.dims;
+  const fits = tensor.shape.length === wanted.length && wanted.every((d, k) => d === -1 || d === tensor.shape[k]);
+  if (!fits) {
+    const shown = wanted.map((d, k) => (d !== -1 ? d : k === 0 && context.maxBatchSize > 0 ? 'batch' : 'any'));
+    throw new InvalidInputError(
+      `${where} has shape [${tensor.shape.join(', ')}], but ${name} takes [${shown.join(', ')}]${
+        context.maxBatchSize > 0 && spec.dims.length === 1 && spec.dims[0]! > 0
+          ? ` (rows of ${spec.dims[0]} numbers)`
+          : ''
+      }`,
+    );
+  }
+  if (context.maxBatchSize > 0 && tensor.shape[0]! > context.maxBatchSize)
+    throw new InvalidInputError(
+      `${where} has ${tensor.shape[0]} rows, more than ${name}'s batch of ${context.maxBatchSize}`,
+    );
+  return tensor;
 }
 
 function fromElement(dtype: DType, v: number | bigint): number | string | boolean {

@@ -33,12 +33,16 @@ outputs:
 `;
 
 const HOOK = `// {"inputs": [[4 numbers], ...]} in, {"outputs": [[3 numbers], ...]} out.
-import { defineHook, InvalidInputError, tensorFromJson, tensorToJson } from '@hearth/sdk';
+import { defineHook, InvalidInputError, inputFromJson, tensorToJson } from '@hearth/sdk';
 
 export default defineHook({
-  pre(request) {
+  pre(request, ctx) {
+    // A body that does not fit is the caller's error: InvalidInputError is a 400 that says what to send.
     if (request.kind !== 'json') throw new InvalidInputError('send JSON: {"inputs": [[4 numbers], ...]}');
-    return { x: tensorFromJson('FP32', (request.json as { inputs: unknown }).inputs) };
+    // inputFromJson checks the body against hearth.yaml's input x (FP32, [batch, 4]) and names the
+    // field ("inputs[0][2] must be a number"). Tensors that break the spec after this are the hook's
+    // own fault (500).
+    return { x: inputFromJson(ctx, 'x', (request.json as { inputs?: unknown }).inputs, 'inputs') };
   },
   post(outputs) {
     return { outputs: tensorToJson(outputs.y!) };

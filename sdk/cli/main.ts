@@ -19,6 +19,7 @@ import { register as deleteVerb } from './commands/delete.js';
 import { register as jobsVerb } from './commands/jobs.js';
 import { register as topVerb } from './commands/top.js';
 import { register as logsVerb } from './commands/logs.js';
+import { register as devVerb } from './commands/dev.js';
 import { register as mapVerb } from './commands/map.js';
 import { register as secretsVerb } from './commands/secrets.js';
 import type { CliContext } from './context.js';
@@ -50,6 +51,7 @@ const context: CliContext = {
 for (const register of [
   initVerb,
   deployVerb,
+  devVerb,
   invokeVerb,
   mapVerb,
   lsVerb,
