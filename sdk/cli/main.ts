@@ -37,6 +37,8 @@ const program = new Command('hearth')
   .option('--key <file>', 'client key (PEM) for mutual TLS (default: HEARTH_CLIENT_KEY)')
   .option('--json', 'print JSON instead of tables')
   .showHelpAfterError()
+  // Each verb's help lists --url, --api-key and the rest too.
+  .configureHelp({ showGlobalOptions: true })
   .exitOverride();
 
 const context: CliContext = {
@@ -80,6 +82,21 @@ function askedForVersion(args: string[]): boolean {
     if (takesValue.has(arg)) i++;
   }
   return false;
+}
+
+/** Examples for the verbs whose own file gives none (`hearth <verb> --help`). */
+const EXAMPLES: Record<string, string[]> = {
+  init: ['hearth init my-model', 'hearth init my-model --python /usr/bin/python3'],
+  ls: ['hearth ls', 'hearth ls --json'],
+  describe: ['hearth describe tabular-mlp', 'hearth describe tabular-mlp --json'],
+  versions: ['hearth versions tabular-mlp'],
+  traffic: ['hearth traffic tabular-mlp 1=90 2=10   # a canary', 'hearth traffic tabular-mlp 2=100       # promote v2'],
+  jobs: ['hearth jobs 0b7f2c1e-…', 'hearth jobs 0b7f2c1e-… --wait --json'],
+  top: ['hearth top', 'hearth top --once --json'],
+};
+for (const command of program.commands) {
+  const examples = EXAMPLES[command.name()];
+  if (examples) command.addHelpText('after', `\nExamples:\n${examples.map((e) => `  ${e}`).join('\n')}`);
 }
 
 // `hearth --version` (or -V) before any verb: a program-wide --version option would take the

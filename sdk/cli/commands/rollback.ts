@@ -10,7 +10,7 @@ export function register(program: Command, { client, print }: CliContext): void 
     .description('go back to the traffic split before the last change (a second rollback undoes the first)')
     .addHelpText(
       'after',
-      '\nAfter a deploy, the version that served before it gets all traffic again; after\n`hearth traffic`, the split before it. Example:\n  hearth rollback tabular-mlp',
+      '\nAfter a deploy, the version that served before it gets all traffic again; after\n`hearth traffic`, the split before it.\n\nExamples:\n  hearth rollback tabular-mlp',
     )
     .action(async (name: string) => {
       const r = await client().rollback(name);

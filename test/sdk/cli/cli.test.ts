@@ -220,6 +220,17 @@ describe('the hearth CLI', () => {
     expect(r.stdout.trim()).toBe(pkg.version);
   });
 
+  it("shows an example and the global options in every verb's help", async () => {
+    const top = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), ['--help']);
+    const verbs = [...top.stdout.matchAll(/^ {2}([a-z]+) /gm)].map((m) => m[1]!).filter((v) => v !== 'help');
+    expect(verbs).toEqual(expect.arrayContaining(['deploy', 'dev', 'map', 'secrets', 'logs', 'scale', 'rollback']));
+    for (const verb of verbs) {
+      const { stdout } = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), [verb, '--help']);
+      expect(stdout, verb).toMatch(/Examples:\n {2}hearth /);
+      expect(stdout, verb).toContain('--api-key <key>');
+    }
+  }, 60_000);
+
   lifecycle('embedded default', async () => {
     const node = await testNode(join(dir, 'embedded'));
     return { node, close: () => node.close() };
