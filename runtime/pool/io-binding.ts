@@ -143,9 +143,10 @@ function checkKinds(
     const type = model.argTypes[p];
     const dtype = dtypes[i];
     if (type === undefined || dtype === undefined) return;
-    const takes = /^(Optional\[)?Tensor\]?$/.test(type)
+    // LibTorch names them `Tensor`, `Tensor?`, `str[]`, `str[]?` (Python's spelling in annotations).
+    const takes = /^(Tensor|Optional\[Tensor\])\??$/.test(type)
       ? 'tensor'
-      : /^(Optional\[)?List\[str\]\]?$/.test(type)
+      : /^(str\[\]|List\[str\]|Optional\[List\[str\]\])\??$/.test(type)
         ? 'strings'
         : 'other';
     const wants = dtype === 'BYTES' ? 'strings' : 'tensor';

@@ -60,8 +60,9 @@ describe('example functions', () => {
       { dtype: 'FP32', shape: [2, 1024], data: Float32Array.from(rows.flat()) },
     ]).outputs[0]!.data as Float32Array;
     expect(maxAbsDiff(Float32Array.from(answer.scores.flat()), reference)).toBeLessThan(1e-4);
-    // A wrong body is the caller's mistake (400), said by the SDK's parsing helper with its path;
-    // a hook whose tensors break the spec would be the hook's (500).
+    // A wrong body is the caller's mistake (400), said by the SDK's helper (inputFromJson, checked
+    // against the spec) with the field's path; a hook whose own tensors break the spec is the hook's
+    // (500: test/runtime/hooks/hook-pool.test.ts, the wrong-dtype hook).
     const bad = async (body: unknown) => {
       const r = await fetch(`${node.httpUrl}/fn/tabular-mlp`, {
         method: 'POST',
@@ -73,10 +74,14 @@ describe('example functions', () => {
     expect(await bad({ rows: [[1, 'two', 3]] })).toMatchObject({
       status: 400,
       code: 'INVALID_INPUT',
-      error: expect.stringMatching(/value\[0\]\[1\] must be a number/),
+      error: expect.stringMatching(/rows\[0\]\[1\] must be a number/),
     });
     expect(await bad({ rows: [[1, 2], [3]] })).toMatchObject({ status: 400, error: expect.stringMatching(/ragged/) });
-    expect(await bad({ rows: [[1, 2, 3]] })).toMatchObject({ status: 500, code: 'HOOK_FAILED' });
+    expect(await bad({ rows: [[1, 2, 3]] })).toMatchObject({
+      status: 400,
+      code: 'INVALID_INPUT',
+      error: 'rows has shape [1, 3], but x takes [batch, 1024] (rows of 1024 numbers)',
+    });
   });
 
   it('triton-resnet: the Triton folder deploys unchanged and answers KServe v2 tensors', async () => {
