@@ -109,6 +109,8 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
     notes.push(`instances.device ${spec.instances.device} → ${options.device} (--device)`);
     spec = parseSpec({ ...spec, instances: { ...spec.instances, device: options.device } }, '--device');
   }
+  // Every section merged first, then the spec's rules once (--instances 6 --max 8 is fine together).
+  let merged: Record<string, unknown> = spec;
   for (const [section, values] of Object.entries(options.overrides ?? {})) {
     const given = Object.fromEntries(Object.entries(values ?? {}).filter(([, v]) => v !== undefined));
     if (Object.keys(given).length === 0) continue;
@@ -118,8 +120,9 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
         .map((k) => `${key}.${k}`)
         .join(', ')} from the deploy flags`,
     );
-    spec = parseSpec({ ...spec, [key]: { ...spec[key], ...given } }, 'the deploy flags');
+    merged = { ...merged, [key]: { ...spec[key], ...given } };
   }
+  if (merged !== spec) spec = parseSpec(merged, 'the deploy flags');
   const modelPath = join(dir, spec.model);
   if (
     !(await stat(modelPath).then(

@@ -185,9 +185,9 @@ describe('example functions', () => {
     const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8');
     const block = /From TypeScript, the same through the SDK's client:\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(block).toBeDefined();
-    // Only where it runs changes: the repository's sdk/ by absolute path, and this node's URL.
+    // Only where it runs changes: @hearth/sdk is the package's entry in this checkout, and this node's URL.
     const script = block!
-      .replace("'./sdk/index.js'", `'${join(REPO_ROOT, 'sdk', 'index.js')}'`)
+      .replace("'@hearth/sdk'", `'${join(REPO_ROOT, 'sdk', 'package.js')}'`)
       .replace("'http://127.0.0.1:8000'", `'${node.httpUrl}'`);
     const file = join(dir, 'readme-snippet.mts');
     await writeFile(file, script);

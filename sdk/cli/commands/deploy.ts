@@ -27,6 +27,11 @@ export function register(program: Command, { client, json, print, integer }: Cli
       integer('--queue-size'),
     )
     .option(
+      '--hook-queue-size <n>',
+      'requests waiting for a hook thread at most (spec limits.hookQueueSize)',
+      integer('--hook-queue-size'),
+    )
+    .option(
       '--hook-timeout-ms <ms>',
       'limit of one hook call (spec limits.hookTimeoutMs, default 10000)',
       integer('--hook-timeout-ms'),
@@ -62,6 +67,7 @@ export function register(program: Command, { client, json, print, integer }: Cli
           min?: number;
           max?: number;
           queueSize?: number;
+          hookQueueSize?: number;
           hookTimeoutMs?: number;
           hookMemoryMb?: number;
           runnerMemoryMb?: number;
@@ -74,6 +80,7 @@ export function register(program: Command, { client, json, print, integer }: Cli
           device: o.device,
           overrides: {
             limits: {
+              hookQueueSize: o.hookQueueSize,
               hookTimeoutMs: o.hookTimeoutMs,
               hookMemoryMb: o.hookMemoryMb,
               runnerMemoryMb: o.runnerMemoryMb,
