@@ -7,8 +7,6 @@
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 
-import { Agent, fetch as undiciFetch } from 'undici';
-
 import { BinaryBody, encodeBinary } from './kserve-binary.js';
 import { z } from 'zod';
 
@@ -60,18 +58,24 @@ export interface HearthOptions {
   keyFile?: string;
 }
 
-/** fetch over an undici Agent that trusts the CA file and presents the client certificate given. */
+/**
+ * fetch over an undici Agent that trusts the CA file and presents the client certificate given. The
+ * files are read now (a missing one fails here); undici is loaded on the first call only, so a
+ * client without TLS files (and the CLI's start) never pays for it.
+ */
 function tlsFetch(files: { ca?: string; cert?: string; key?: string }): typeof fetch {
   const read = (file: string | undefined) => (file === undefined ? undefined : readFileSync(file));
-  const agent = new Agent({
-    connect: {
-      ...(files.ca ? { ca: [...rootCertificates, read(files.ca)!.toString()] } : {}),
-      ...(files.cert ? { cert: read(files.cert) } : {}),
-      ...(files.key ? { key: read(files.key) } : {}),
-    },
-  });
-  return ((input: string, init?: RequestInit) =>
-    undiciFetch(input, { ...(init as object), dispatcher: agent })) as unknown as typeof fetch;
+  const connect = {
+    ...(files.ca ? { ca: [...rootCertificates, read(files.ca)!.toString()] } : {}),
+    ...(files.cert ? { cert: read(files.cert) } : {}),
+    ...(files.key ? { key: read(files.key) } : {}),
+  };
+  let agent: Promise<{ fetch: typeof import('undici').fetch; dispatcher: import('undici').Agent }> | undefined;
+  return (async (input: string, init?: RequestInit) => {
+    agent ??= import('undici').then((undici) => ({ fetch: undici.fetch, dispatcher: new undici.Agent({ connect }) }));
+    const { fetch: undiciFetch, dispatcher } = await agent;
+    return undiciFetch(input, { ...(init as object), dispatcher });
+  }) as unknown as typeof fetch;
 }
 
 export interface InvokeOptions {

@@ -6,7 +6,8 @@
  *   folder sees are the libraries' own.
  * - `@hearth/cli`: the `hearth` binary as one bundled ES module (no tsx, no TypeScript at run time:
  *   it starts in a fraction of a second), with the hook SDK prebuilt beside it for `hearth deploy` to
- *   bundle hooks against. Its one dependency is esbuild, which bundles hooks and cannot be bundled.
+ *   bundle hooks against. Its dependencies are esbuild, which bundles hooks and cannot be bundled,
+ *   and undici, loaded only for TLS files.
  *
  * Dependencies travel inside the tarballs (bundledDependencies, copied from this checkout's
  * node_modules at the pinned versions): `npm install -g hearth-cli-<v>.tgz` needs no registry, and
@@ -65,6 +66,8 @@ async function bundle(
 }
 
 const SDK_DEPENDENCIES = ['undici', 'yaml', 'zod'];
+/** Left out of the CLI's bundle: esbuild (a binary), undici (loaded only for TLS files). */
+const CLI_DEPENDENCIES = ['esbuild', 'undici'];
 /** esbuild's JavaScript finds its binary in the platform's package. */
 const ESBUILD_BINARY = `@esbuild/${process.platform}-${process.arch}`;
 
@@ -98,7 +101,9 @@ async function buildSdk(root: RootPackage, dir: string): Promise<void> {
 }
 
 async function buildCli(root: RootPackage, dir: string): Promise<void> {
-  await bundle('sdk/cli/main.ts', join(dir, 'dist', 'hearth.mjs'), { external: ['esbuild'], shebang: true });
+  // undici (only for TLS files) stays a package beside the bundle, loaded on first use: a third of
+  // the bundle otherwise, compiled on every start.
+  await bundle('sdk/cli/main.ts', join(dir, 'dist', 'hearth.mjs'), { external: CLI_DEPENDENCIES, shebang: true });
   // What `@hearth/sdk` means inside a hook: bundled once here, aliased by `hearth deploy`.
   // No require banner: the hook's own bundle brings one.
   await bundle('sdk/hook-sdk.ts', join(dir, 'dist', 'hook-sdk.mjs'), { banner: false });
@@ -111,10 +116,10 @@ async function buildCli(root: RootPackage, dir: string): Promise<void> {
     engines: root.engines,
     bin: { hearth: './dist/hearth.mjs' },
     files: ['dist'],
-    dependencies: { ...pins(root, ['esbuild']), [ESBUILD_BINARY]: pins(root, ['esbuild']).esbuild },
-    bundleDependencies: ['esbuild', ESBUILD_BINARY],
+    dependencies: { ...pins(root, CLI_DEPENDENCIES), [ESBUILD_BINARY]: pins(root, ['esbuild']).esbuild },
+    bundleDependencies: [...CLI_DEPENDENCIES, ESBUILD_BINARY],
   });
-  await bundleDependencies(dir, ['esbuild', ESBUILD_BINARY]);
+  await bundleDependencies(dir, [...CLI_DEPENDENCIES, ESBUILD_BINARY]);
 }
 
 async function writeJson(path: string, value: unknown): Promise<void> {
