@@ -54,6 +54,9 @@ describe('the forward() signature check at deploy', () => {
     expect(versions.map((v) => [v.status, v.reason])).toEqual([['failed', body.reason]]);
     const log = await client.logs('one-input');
     expect(log.some((e) => e.level === 'error' && e.msg.includes('forward(a, b) takes 2'))).toBe(true);
+    // --since: entries from then on only.
+    expect(await client.logs('one-input', { since: log[0]!.at })).toHaveLength(log.length);
+    expect(await client.logs('one-input', { since: Date.now() + 60_000 })).toEqual([]);
   });
 
   it('refuses a BYTES input bound to a Tensor argument', async () => {
