@@ -12,6 +12,7 @@
  * where a call runs (here, or on another node in cluster mode).
  */
 import { FunctionLogs } from './function-logs.js';
+import { FunctionSeries } from './series.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import { devices } from '../../runtime/index.js';
 import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, RunnerHost } from '../../runtime/index.js';
@@ -66,6 +67,9 @@ export class FunctionService {
   readonly #o: FunctionServiceOptions;
   /** Each version's own log. */
   readonly logs: FunctionLogs;
+  /** Per-version samples, one a second for 15 minutes (the console's charts). */
+  readonly series = new FunctionSeries();
+  readonly #sampler: NodeJS.Timeout;
   readonly #records: RecordCache;
   readonly #pools: PoolSet;
   readonly #autoscaler: AutoscaleLoop;
@@ -77,6 +81,8 @@ export class FunctionService {
   constructor(options: FunctionServiceOptions) {
     this.#o = options;
     this.logs = options.logs ?? new FunctionLogs();
+    this.#sampler = setInterval(() => this.series.sample(this.#pools.summaries()), 1000);
+    this.#sampler.unref();
     this.#records = new RecordCache(options.registry);
     this.#pools = new PoolSet({
       logs: this.logs,
@@ -448,6 +454,7 @@ export class FunctionService {
     this.#records.forget(name);
     this.#unloaded.delete(name);
     this.logs.forget(name);
+    this.series.forget(name);
     this.#pools.forget(name);
     this.#o.runners?.discard(name);
     for (const v of record?.versions ?? []) this.#scaling.delete(scalingKey(name, v.version));
@@ -483,6 +490,7 @@ export class FunctionService {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.#sampler);
     this.#autoscaler.close();
     await this.#pools.close();
     await this.#o.registry.close();

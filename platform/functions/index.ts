@@ -5,3 +5,5 @@ export type { PoolSetOptions, PoolSummary, ServingPool } from './pool-set.js';
 export { RecordCache } from './records.js';
 export { FunctionLogs } from './function-logs.js';
 export type { LogEntry, LogSource } from './function-logs.js';
+export { FunctionSeries, SERIES_LENGTH } from './series.js';
+export type { SeriesSample } from './series.js';

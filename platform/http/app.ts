@@ -210,6 +210,12 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     const pools = service.pools().filter((p) => p.function === record.name);
     return c.json({ ...record, pools });
   });
+  // The function's time series: one sample a second for 15 minutes, per version.
+  app.get('/api/v1/functions/:name/series', admin, async (c) => {
+    const name = c.req.param('name');
+    await service.get(name);
+    return c.json({ name, versions: service.series.of(name, parseVersion(c.req.query('version'))) });
+  });
   // The function's own log: the last entries, or (follow=1) those and every new one, as server-sent events.
   app.get('/api/v1/functions/:name/logs', admin, async (c) => {
     const name = c.req.param('name');
