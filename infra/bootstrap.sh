@@ -25,6 +25,7 @@ PACKAGES=(
   libsimdjson-dev         # parses KServe JSON bodies in the addon (optional to the build)
   redis-server            # the registry/queue backend exercised by the integration tests
   python3-flask gunicorn python3-fastapi uvicorn   # bench:serve's peers: the traditional deployment
+  chromium                # the console's tests drive it with playwright-core (no browser download)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -63,6 +64,9 @@ if [ ! -f "$addon" ] || [ -n "$(find native/src native/CMakeLists.txt -newer "$a
   log "building the native addon"
   npm run --silent build:native
 fi
+
+# --- the console (console/dist, served at /console) ---------------------------------------------
+npm run --silent build:console
 
 # --- fixture models (cached; a no-op when up to date) -----------------------------------------
 /usr/bin/python3 test/fixtures/make_models.py

@@ -29,6 +29,7 @@ import type { JobQueue } from '../jobs/index.js';
 import { callerId, jobView } from '../jobs/index.js';
 import type { Scope } from '../auth.js';
 import { authorize, findKey, parseVersion } from '../auth.js';
+import { serveConsole } from './console.js';
 import { httpStatus, toHttpResponse } from './errors.js';
 import { jsonBody, refuseFormBody } from './json-body.js';
 import { tooLarge } from './hot-routes.js';
@@ -298,6 +299,9 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     await service.refreshStats();
     return c.json({ pools: service.clusterPools() });
   });
+
+  // The console (a static page that calls this API).
+  serveConsole(app);
 
   // Function URLs and KServe infer are served by ./hot-routes.ts, ahead of this app.
   const invoke = auth(o.apiKeys, 'invoke');
