@@ -51,7 +51,12 @@ describe('the console in a browser', () => {
     await hearth('deploy', join(REPO_ROOT, 'functions', 'tabular-mlp'));
     await hearth('deploy', join(REPO_ROOT, 'functions', 'tabular-mlp'), '--keep-traffic');
     const chatty = { ...SMALL_SPEC, name: 'chatty', hook: 'hook.ts' };
-    const r = await deployFixture(node.httpUrl, chatty, { model: 'small', hook: 'chatty' }, { authorization: `Bearer ${KEY}` });
+    const r = await deployFixture(
+      node.httpUrl,
+      chatty,
+      { model: 'small', hook: 'chatty' },
+      { authorization: `Bearer ${KEY}` },
+    );
     expect(r.status).toBe(201);
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
     // CSP bypassed only so the test can inject axe-core; the page itself runs under the node's CSP.
@@ -70,10 +75,10 @@ describe('the console in a browser', () => {
 
   const axe = async () => {
     await page.addScriptTag({ path: AXE });
-    const violations = (await page.evaluate(async () => {
-      const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string }[] }> } }).axe.run();
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact }));
-    })) as { id: string; impact: string }[];
+    // Strings run in the page (this file is typed for Node, not the DOM).
+    const violations = (await page.evaluate(
+      'axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact })))',
+    )) as { id: string; impact: string }[];
     return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   };
 
@@ -92,7 +97,7 @@ describe('the console in a browser', () => {
     expect(await axe()).toEqual([]);
   }, 60_000);
 
-  it("Try it on tabular-mlp answers what `hearth invoke` answers, and shows the same call to copy", async () => {
+  it('Try it on tabular-mlp answers what `hearth invoke` answers, and shows the same call to copy', async () => {
     await page.getByRole('link', { name: 'tabular-mlp' }).click();
     await page.getByRole('heading', { name: 'Try it' }).waitFor();
     const body = JSON.stringify({ rows });
@@ -150,16 +155,16 @@ describe('the console in a browser', () => {
     await page.goto('about:blank');
     await page.goto(`${node.httpUrl}/console/#/`);
     await page.getByRole('link', { name: 'tabular-mlp' }).waitFor();
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     // The first Tab stops are the brand and the sections, in order.
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Functions');
+    expect(await page.evaluate('document.activeElement?.textContent')).toBe('Functions');
     await page.screenshot({ path: join(ARTIFACTS, 'overview-390.png'), fullPage: true });
     expect(await axe()).toEqual([]);
     await page.goto(`${node.httpUrl}/console/#/fn/tabular-mlp`);
     await page.getByRole('heading', { name: 'Try it' }).waitFor();
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await page.screenshot({ path: join(ARTIFACTS, 'function-390.png'), fullPage: true });
     expect(errors).toEqual([]);
   }, 60_000);
