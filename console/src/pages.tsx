@@ -74,7 +74,8 @@ export function Overview() {
           { busy: 0, idle: 0, loading: 0 },
         ),
         queue: mine.reduce((n, p) => n + p.queueDepth, 0),
-        nodes: [...new Set(mine.map((p) => p.node).filter(Boolean))],
+        // Which node holds each pool, in cluster mode (a single node calls its own 'local').
+        nodes: [...new Set(mine.map((p) => p.node).filter((n) => n && n !== 'local'))],
       };
     });
     return rows;
