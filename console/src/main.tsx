@@ -23,7 +23,7 @@ function useRoute(): string {
   return route;
 }
 
-function Login({ onDone, refused }: { onDone: () => void; refused: boolean }) {
+function Login({ onDone, refused }: { onDone: () => void; refused?: 'unknown' | 'scope' }) {
   const [key, setKey] = useState('');
   return (
     <main class="login">
@@ -46,7 +46,9 @@ function Login({ onDone, refused }: { onDone: () => void; refused: boolean }) {
         <button type="submit">Sign in</button>
         {refused && (
           <p role="alert" class="error">
-            That key was refused.
+            {refused === 'scope'
+              ? 'That key may call functions but not manage them: the console needs an admin key.'
+              : 'That key was refused.'}
           </p>
         )}
       </form>
@@ -56,18 +58,21 @@ function Login({ onDone, refused }: { onDone: () => void; refused: boolean }) {
 
 function App() {
   const route = useRoute();
-  const [auth, setAuth] = useState<'checking' | 'ok' | 'ask' | 'refused'>('checking');
+  const [auth, setAuth] = useState<'checking' | 'ok' | 'ask' | 'unknown' | 'scope'>('checking');
   const check = () =>
     api('/api/v1/functions').then(
       () => setAuth('ok'),
-      (e: unknown) =>
-        setAuth(
-          e instanceof ApiError && (e.status === 401 || e.status === 403) ? (apiKey.get() ? 'refused' : 'ask') : 'ok',
-        ),
+      (e: unknown) => {
+        if (!(e instanceof ApiError) || (e.status !== 401 && e.status !== 403)) return setAuth('ok');
+        if (!apiKey.get()) return setAuth('ask');
+        // 403: a known key without the admin scope.
+        setAuth(e.status === 403 ? 'scope' : 'unknown');
+      },
     );
   useEffect(() => void check(), []);
   if (auth === 'checking') return <p class="loading">Loading…</p>;
-  if (auth !== 'ok') return <Login refused={auth === 'refused'} onDone={() => void check()} />;
+  if (auth !== 'ok')
+    return <Login refused={auth === 'unknown' || auth === 'scope' ? auth : undefined} onDone={() => void check()} />;
   const fn = /^\/fn\/(.+)$/.exec(route)?.[1];
   return (
     <>

@@ -26,6 +26,7 @@ import { SMALL_SPEC, SMALL_X } from '../helpers/specs.js';
 
 const run = promisify(execFile);
 const KEY = 'console-admin-key-7f3a';
+const INVOKE_KEY = 'console-invoke-key-91c2';
 const ARTIFACTS = join(REPO_ROOT, '.artifacts', 'console');
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const dir = await mkdtemp(join(tmpdir(), 'hearth-console-'));
@@ -45,7 +46,7 @@ describe('the console in a browser', () => {
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
-    node = await testNode(join(dir, 'node'), { HEARTH_API_KEYS: `${KEY}:admin` });
+    node = await testNode(join(dir, 'node'), { HEARTH_API_KEYS: `${KEY}:admin,${INVOKE_KEY}:invoke` });
     client = new Hearth({ url: node.httpUrl, apiKey: KEY });
     await run(PYTHON, ['export.py'], { cwd: join(REPO_ROOT, 'functions', 'tabular-mlp') });
     await hearth('deploy', join(REPO_ROOT, 'functions', 'tabular-mlp'));
@@ -63,8 +64,8 @@ describe('the console in a browser', () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
     page = await context.newPage();
     page.on('console', (m) => {
-      // The sign-in probe's 401 is the browser reporting a refused request, not a page error.
-      if (m.type() === 'error' && !/status of 401/.test(m.text())) errors.push(m.text());
+      // The sign-in probe's 401 and 403 are the browser reporting refused requests, not page errors.
+      if (m.type() === 'error' && !/status of 40[13]/.test(m.text())) errors.push(m.text());
     });
     page.on('pageerror', (e) => errors.push(e.message));
   }, 120_000);
@@ -87,6 +88,9 @@ describe('the console in a browser', () => {
     await page.getByLabel('API key').fill('not-the-key-at-all');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('That key was refused.').waitFor();
+    await page.getByLabel('API key').fill(INVOKE_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('That key may call functions but not manage them').waitFor();
     await page.getByLabel('API key').fill(KEY);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Functions' }).waitFor();
