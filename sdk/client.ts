@@ -23,6 +23,7 @@ import type {
   ScalingRequest,
   ScalingResult,
   SecretInfo,
+  SeriesSample,
 } from './api/index.js';
 import {
   ArtifactInfoSchema,
@@ -39,6 +40,7 @@ import {
   SecretDeletedSchema,
   SecretInfoSchema,
   SecretListSchema,
+  SeriesResultSchema,
   TrafficResultSchema,
 } from './api/index.js';
 import { errorFromBody, HearthError, UnavailableError } from './errors.js';
@@ -287,6 +289,12 @@ export class Hearth {
     traffic: Record<string, number>,
   ): Promise<{ name: string; traffic: Record<string, number> }> {
     return this.#post(TrafficResultSchema, `/api/v1/functions/${encodeURIComponent(name)}/traffic`, { traffic }, 'PUT');
+  }
+
+  /** A function's time series: one sample a second for the last 15 minutes, by version. */
+  async series(name: string, version?: number): Promise<Record<string, SeriesSample[]>> {
+    const q = version === undefined ? '' : `?version=${version}`;
+    return (await this.#json(SeriesResultSchema, `/api/v1/functions/${encodeURIComponent(name)}/series${q}`)).versions;
   }
 
   /** Sets a secret (functions whose spec lists `name` read it as ctx.secrets.NAME). The value never comes back. */

@@ -79,16 +79,8 @@ export interface FunctionInfo {
   pools: PoolInfo[];
 }
 
-export interface Sample {
-  at: number;
-  reqPerS: number;
-  errPerS: number;
-  p50Ms: number | null;
-  p99Ms: number | null;
-  meanBatch: number | null;
-  queueDepth: number;
-  instances: number;
-}
+/** The API's own type (sdk/api), so the console and the node cannot drift apart. */
+export type { SeriesSample as Sample } from '../../sdk/api/schemas.js';
 
 export interface LogEntry {
   at: number;

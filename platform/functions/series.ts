@@ -5,22 +5,9 @@
  * instances by state. Versions with no pool keep their ring (zeros go in) until it ages out.
  */
 import type { PoolSummary } from '../../runtime/index.js';
+import type { SeriesSample } from '../../sdk/api/index.js';
 
-export interface SeriesSample {
-  /** Date.now() of the sample. */
-  at: number;
-  /** Requests answered and failed in the second before. */
-  reqPerS: number;
-  errPerS: number;
-  p50Ms: number | null;
-  p99Ms: number | null;
-  /** Rows per forward over the second (null: no forward ran). */
-  meanBatch: number | null;
-  queueDepth: number;
-  instances: number;
-  busy: number;
-  loading: number;
-}
+export type { SeriesSample };
 
 /** Samples kept per version: 15 minutes at one a second. */
 export const SERIES_LENGTH = 900;

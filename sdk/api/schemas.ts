@@ -39,6 +39,28 @@ export const TrafficRequestSchema = z.object(
 );
 export type TrafficRequest = z.infer<typeof TrafficRequestSchema>;
 
+/** One second of a version's time series (GET /api/v1/functions/{name}/series). */
+export const SeriesSampleSchema = z.looseObject({
+  /** Date.now() of the sample. */
+  at: z.number(),
+  /** Requests answered and failed in the second before. */
+  reqPerS: z.number(),
+  errPerS: z.number(),
+  p50Ms: z.number().nullable(),
+  p99Ms: z.number().nullable(),
+  /** Rows per forward over the second (null: no forward ran). */
+  meanBatch: z.number().nullable(),
+  queueDepth: z.number(),
+  instances: z.number(),
+  busy: z.number(),
+  loading: z.number(),
+});
+export type SeriesSample = z.infer<typeof SeriesSampleSchema>;
+export const SeriesResultSchema = z.looseObject({
+  name: z.string(),
+  versions: z.record(z.string(), z.array(SeriesSampleSchema)),
+});
+
 /** PUT /api/v1/secrets/{name} */
 export const SecretRequestSchema = z.strictObject(
   { value: z.string({ message: 'send {"value": "<the secret>"}' }) },
