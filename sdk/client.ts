@@ -17,6 +17,7 @@ import type {
   FunctionListEntry,
   JobAccepted,
   JobInfo,
+  JobList,
   LogEntryView,
   PoolInfo,
   RollbackResult,
@@ -32,6 +33,7 @@ import {
   FunctionListSchema,
   JobAcceptedSchema,
   JobInfoSchema,
+  JobListSchema,
   LogEntrySchema,
   LogListSchema,
   PoolListSchema,
@@ -152,6 +154,7 @@ export type {
   FunctionVersionInfo,
   JobAccepted,
   JobInfo,
+  JobList,
   PoolInfo,
 } from './api/index.js';
 
@@ -418,6 +421,16 @@ export class Hearth {
       ...(options.webhook ? { 'hearth-webhook-url': options.webhook } : {}),
     };
     return this.#json(JobAcceptedSchema, this.#path(name, options.version), { method: 'POST', body, headers });
+  }
+
+  /** Your jobs (an admin key: everyone's), newest first, without results; `next` goes on from there. */
+  jobs(
+    query: { status?: JobInfo['status']; function?: string; limit?: number; before?: string } = {},
+  ): Promise<JobList> {
+    const q = new URLSearchParams(
+      Object.entries(query).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]])),
+    ).toString();
+    return this.#json(JobListSchema, `/api/v1/jobs${q ? `?${q}` : ''}`);
   }
 
   job(id: string): Promise<JobInfo> {

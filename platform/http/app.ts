@@ -26,7 +26,7 @@ import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
 import type { FunctionService, LogEntry } from '../functions/index.js';
 import type { JobQueue } from '../jobs/index.js';
-import { callerId, jobView } from '../jobs/index.js';
+import { callerId, jobQuery, jobView, encodeCursor } from '../jobs/index.js';
 import type { Scope } from '../auth.js';
 import { authorize, findKey, parseVersion } from '../auth.js';
 import { serveConsole } from './console.js';
@@ -306,17 +306,26 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   // Function URLs and KServe infer are served by ./hot-routes.ts, ahead of this app.
   const invoke = auth(o.apiKeys, 'invoke');
 
+  /** Whether the caller may manage (no keys configured, or an admin key). */
+  const isAdmin = (c: Context<AppEnv>) => o.apiKeys.length === 0 || findKey(o.apiKeys, owner(c))?.scope === 'admin';
+
   // --- async invocations ------------------------------------------------------------------------------
   // A job is its submitter's: another invoke key is told it does not exist; an admin key reads all.
   const job = async (c: Context<AppEnv>) => {
     const id = c.req.param('id')!;
     const record = await o.jobs.get(id);
-    const key = owner(c);
-    const admin = o.apiKeys.length === 0 || findKey(o.apiKeys, key)?.scope === 'admin';
-    if (!record || (!admin && (record.owner ?? '') !== callerId(key)))
+    if (!record || (!isAdmin(c) && (record.owner ?? '') !== callerId(owner(c))))
       throw new JobNotFoundError(`no job ${id} (unknown, or its record expired)`);
     return record;
   };
+  // The caller's jobs (an admin key's: everyone's), newest first, without their results.
+  app.get('/api/v1/jobs', invoke, async (c) => {
+    const page = await o.jobs.list(jobQuery(c.req.query(), isAdmin(c) ? undefined : callerId(owner(c))));
+    return c.json({
+      jobs: page.records.map((r) => jobView(r, { result: false })),
+      ...(page.next ? { next: encodeCursor(page.next) } : {}),
+    });
+  });
   app.get('/api/v1/jobs/:id', invoke, async (c) => c.json(jobView(await job(c))));
   // The result's own bytes and content type, as the synchronous call would have answered.
   app.get('/api/v1/jobs/:id/result', invoke, async (c) => {

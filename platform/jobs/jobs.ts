@@ -56,6 +56,93 @@ export interface JobRecord {
   requestHash?: string;
   result?: { contentType: string; body: Uint8Array; version: number };
   error?: { error: string; code: string };
+  /** The webhook's delivery tries, oldest first (the last MAX_DELIVERIES). */
+  deliveries?: WebhookDelivery[];
+}
+
+/** One try at a job's webhook: the receiver's status, or why it failed. */
+export interface WebhookDelivery {
+  /** Date.now() milliseconds. */
+  at: number;
+  ok: boolean;
+  /** The receiver's HTTP status, when it answered. */
+  status?: number;
+  error?: string;
+}
+
+/** Delivery tries a record keeps. */
+export const MAX_DELIVERIES = 10;
+
+/** A record with one more delivery try (the oldest dropped past MAX_DELIVERIES). */
+export function withDelivery(record: JobRecord, delivery: WebhookDelivery): JobRecord {
+  return { ...record, deliveries: [...(record.deliveries ?? []), delivery].slice(-MAX_DELIVERIES) };
+}
+
+/** Which jobs a listing returns: newest first, `before` a cursor from the previous page. */
+export interface JobQuery {
+  /** Only this submitter's (callerId); every submitter's when absent (an admin key). */
+  owner?: string;
+  status?: JobStatus;
+  function?: string;
+  limit: number;
+  before?: JobCursor;
+}
+
+/** A position in the newest-first order: a job's creation time, then its id (descending). */
+export interface JobCursor {
+  at: number;
+  id: string;
+}
+
+export interface JobPage {
+  records: JobRecord[];
+  /** Where the next page starts, when there may be more. */
+  next?: JobCursor;
+}
+
+/** Whether `r` comes after the cursor in newest-first order (and so belongs on the next page). */
+export function afterCursor(r: { createdAt: number; id: string }, cursor: JobCursor | undefined): boolean {
+  if (!cursor) return true;
+  return r.createdAt < cursor.at || (r.createdAt === cursor.at && r.id < cursor.id);
+}
+
+/** Whether a record answers a query (owner, status, function; the cursor is the adapter's). */
+export function matches(r: JobRecord, q: JobQuery): boolean {
+  return (
+    (q.owner === undefined || (r.owner ?? '') === q.owner) &&
+    (q.status === undefined || r.status === q.status) &&
+    (q.function === undefined || r.function === q.function)
+  );
+}
+
+export const newestFirst = (a: JobRecord, b: JobRecord): number =>
+  b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+const STATUSES: readonly JobStatus[] = ['queued', 'running', 'succeeded', 'failed'];
+
+/** A listing's query string (`status`, `function`, `limit` 1–200, default 50, `before`) → a query. */
+export function jobQuery(q: Record<string, string | undefined>, owner: string | undefined): JobQuery {
+  const status = q.status as JobStatus | undefined;
+  if (status !== undefined && !STATUSES.includes(status))
+    throw new InvalidInputError(`status must be one of ${STATUSES.join(', ')}`);
+  const limit = q.limit === undefined ? 50 : Number(q.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200)
+    throw new InvalidInputError('limit must be an integer from 1 to 200');
+  return {
+    ...(owner === undefined ? {} : { owner }),
+    ...(status ? { status } : {}),
+    ...(q.function ? { function: q.function } : {}),
+    limit,
+    ...(q.before ? { before: decodeCursor(q.before) } : {}),
+  };
+}
+
+export const encodeCursor = (c: JobCursor): string => `${c.at}.${c.id}`;
+
+export function decodeCursor(text: string): JobCursor {
+  const m = /^(\d{1,16})\.([\w-]{1,64})$/.exec(text);
+  if (!m) throw new InvalidInputError('before must be the "next" value of a previous page');
+  return { at: Number(m[1]), id: m[2]! };
 }
 
 export interface JobQueue {
@@ -63,6 +150,8 @@ export interface JobQueue {
   /** Accepts a job, or returns the one its idempotency key already names. */
   submit(request: JobRequest): Promise<{ record: JobRecord; existing: boolean }>;
   get(id: string): Promise<JobRecord | undefined>;
+  /** Jobs whose records are still kept, newest first. */
+  list(query: JobQuery): Promise<JobPage>;
   /** Starts consuming a function's jobs on this node (cluster mode; in process, every job runs here). */
   serve(fn: string): void;
   /** A function's jobs waiting to be taken, cluster-wide, as last counted (for the autoscaler). */
@@ -199,11 +288,21 @@ export function checkSubmission(
     throw new InvalidInputError('webhooks need HEARTH_WEBHOOK_SECRET set on the node, to sign them');
 }
 
+/** A webhook URL as a job's reader sees it: scheme, host and path (a query may carry a token). */
+function webhookShown(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '';
+  }
+}
+
 /** A job as the API and webhooks show it: a JSON result inline, other bytes as base64. */
-export function jobView(r: JobRecord): Record<string, unknown> {
+export function jobView(r: JobRecord, o: { result?: boolean } = {}): Record<string, unknown> {
   const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
   let result: Record<string, unknown> | undefined;
-  if (r.result) {
+  if (r.result && o.result !== false) {
     const json = /^application\/([\w.+-]*\+)?json\b/.test(r.result.contentType);
     let parsed: unknown;
     if (json) {
@@ -230,6 +329,8 @@ export function jobView(r: JobRecord): Record<string, unknown> {
     attempts: r.attempts,
     ...(r.requestId ? { requestId: r.requestId } : {}),
     ...(r.node ? { node: r.node } : {}),
+    ...(r.webhook ? { webhook: webhookShown(r.webhook) } : {}),
+    ...(r.deliveries ? { deliveries: r.deliveries.map((d) => ({ ...d, at: iso(d.at) })) } : {}),
     ...(result ? { result } : {}),
     ...(r.error ? { error: r.error } : {}),
   };

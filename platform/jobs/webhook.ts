@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
-import type { JobRecord } from './jobs.js';
+import type { JobRecord, WebhookDelivery } from './jobs.js';
 import { jobView } from './jobs.js';
 import type { WebhookPolicy } from './webhook-policy.js';
 import { checkWebhookUrl, guardedLookup } from './webhook-policy.js';
@@ -25,13 +25,15 @@ export function webhookMessage(record: JobRecord): { id: string; body: string } 
   const body = JSON.stringify({
     type: record.status === 'succeeded' ? 'invocation.succeeded' : 'invocation.failed',
     timestamp: new Date().toISOString(),
-    data: jobView(record),
+    // What the job came to; the record's own delivery tries are not part of the message.
+    data: jobView({ ...record, deliveries: undefined }),
   });
   return { id: `job_${record.id}`, body };
 }
 
 /**
- * One delivery try; throws unless the receiver answers 2xx within 10 s. The URL is checked against
+ * One delivery try; resolves to the receiver's 2xx status, and throws (DeliveryError with the status,
+ * when there is one) unless it answers 2xx within 10 s. The URL is checked against
  * the policy again, every address it resolves to is checked as the connection is made, and a
  * redirect is a failure (never followed).
  */
@@ -40,7 +42,7 @@ export async function deliver(
   secret: string,
   message: { id: string; body: string },
   policy: WebhookPolicy,
-): Promise<void> {
+): Promise<number> {
   const target = checkWebhookUrl(url, policy);
   const timestamp = Math.floor(Date.now() / 1000);
   const body = Buffer.from(message.body);
@@ -69,6 +71,39 @@ export async function deliver(
     request.once('error', reject);
     request.end(body);
   });
-  if (status >= 300 && status < 400) throw new Error(`webhook ${url} answered ${status}: redirects are not followed`);
-  if (status < 200 || status >= 300) throw new Error(`webhook ${url} answered ${status}`);
+  if (status >= 300 && status < 400)
+    throw new DeliveryError(`webhook ${url} answered ${status}: redirects are not followed`, status);
+  if (status < 200 || status >= 300) throw new DeliveryError(`webhook ${url} answered ${status}`, status);
+  return status;
+}
+
+export class DeliveryError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * One try, recorded: delivers, hands `record` the outcome (the receiver's status, or why it failed),
+ * and rethrows a failure so the caller's retry policy applies.
+ */
+export async function deliverRecorded(
+  url: string,
+  secret: string,
+  message: { id: string; body: string },
+  policy: WebhookPolicy,
+  record: (d: WebhookDelivery) => Promise<void> | void,
+): Promise<void> {
+  const at = Date.now();
+  try {
+    const status = await deliver(url, secret, message, policy);
+    await record({ at, ok: true, status });
+  } catch (error) {
+    const status = error instanceof DeliveryError ? { status: error.status } : {};
+    await Promise.resolve(record({ at, ok: false, ...status, error: (error as Error).message })).catch(() => undefined);
+    throw error;
+  }
 }

@@ -196,8 +196,19 @@ export const JobInfoSchema = z.looseObject({
     })
     .optional(),
   error: z.looseObject({ error: z.string(), code: z.string() }).optional(),
+  /** Where the outcome is posted (scheme, host and path), and each delivery try, oldest first. */
+  webhook: z.string().optional(),
+  deliveries: z
+    .array(
+      z.looseObject({ at: z.string(), ok: z.boolean(), status: z.number().optional(), error: z.string().optional() }),
+    )
+    .optional(),
 });
 export type JobInfo = z.infer<typeof JobInfoSchema>;
+
+/** GET /api/v1/jobs: the caller's jobs newest first, without results; `next` continues the listing. */
+export const JobListSchema = z.looseObject({ jobs: z.array(JobInfoSchema), next: z.string().optional() });
+export type JobList = z.infer<typeof JobListSchema>;
 
 export const JobAcceptedSchema = z.looseObject({ id: z.string(), status: z.string(), statusUrl: z.string() });
 export type JobAccepted = z.infer<typeof JobAcceptedSchema>;

@@ -68,6 +68,32 @@ export function poolsTable(pools: PoolInfo[]): string {
   );
 }
 
+export function jobsTable(jobs: JobInfo[]): string {
+  if (jobs.length === 0) return 'no jobs';
+  return table(
+    ['id', 'function', 'status', 'attempts', 'node', 'created', 'webhook'],
+    jobs.map((j) => [
+      j.id,
+      `${j.function}${j.version ? ` v${j.version}` : ''}`,
+      j.error ? `${j.status} (${j.error.code})` : j.status,
+      j.attempts,
+      j.node ?? '—',
+      j.createdAt ?? '—',
+      deliveryText(j),
+    ]),
+  );
+}
+
+/** A webhook's outcome in a few words: its tries and the last one's answer. */
+function deliveryText(job: JobInfo): string {
+  if (!job.webhook) return '—';
+  const tries = job.deliveries ?? [];
+  const last = tries.at(-1);
+  if (!last) return 'pending';
+  const answer = last.ok ? `delivered (${last.status})` : `failing (${last.status ?? last.error ?? '?'})`;
+  return `${answer}, ${tries.length} ${tries.length === 1 ? 'try' : 'tries'}`;
+}
+
 export function jobText(job: JobInfo): string {
   const lines = [
     `job ${job.id}: ${job.status} (${job.function}${job.version ? ` v${job.version}` : ''}, attempts ${job.attempts})`,
@@ -79,5 +105,6 @@ export function jobText(job: JobInfo): string {
         : `${job.result.contentType}, ${job.result.base64?.length ?? 0} base64 characters`,
     );
   if (job.error) lines.push(`error: ${job.error.error} (${job.error.code})`);
+  if (job.webhook) lines.push(`webhook ${job.webhook}: ${deliveryText(job)}`);
   return lines.join('\n');
 }

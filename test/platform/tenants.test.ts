@@ -1,7 +1,7 @@
 /**
  * One caller cannot reach another's data (issue 11's tenant part): idempotency keys and jobs belong
  * to the API key that made them; the same key with a different request is 422; an invoke key reads
- * only its own jobs (an admin key reads all); names that could reach a path are unknown models.
+ * and lists only its own jobs (an admin key reads and lists all); names that could reach a path are unknown models.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -88,6 +88,16 @@ describe('tenants', () => {
     expect((await read(ADMIN, a.id)).status).toBe(200);
     const result = await read(A, a.id, '/result');
     expect(maxAbsDiff(await output(result), refA!)).toBeLessThan(1e-5);
+    // The listing too: each invoke key lists its own jobs only; the admin key lists both.
+    const list = async (key: string) =>
+      (
+        (await (
+          await fetch(`${node.httpUrl}/api/v1/jobs`, { headers: { authorization: `Bearer ${key}` } })
+        ).json()) as { jobs: { id: string }[] }
+      ).jobs.map((j) => j.id);
+    expect(await list(A)).toEqual([a.id]);
+    expect(await list(B)).toEqual([b.id]);
+    expect((await list(ADMIN)).sort()).toEqual([a.id, b.id].sort());
   });
 
   it('reads and deletes no file through a traversal name (a record-shaped file sits beside the registry)', async () => {

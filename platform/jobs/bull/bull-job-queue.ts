@@ -13,19 +13,32 @@ import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import { InvalidInputError, UnavailableError } from '../../../sdk/errors.js';
-import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from '../jobs.js';
+import type {
+  Invoker,
+  JobOptions,
+  JobPage,
+  JobQuery,
+  JobQueue,
+  JobRecord,
+  JobRequest,
+  WebhookDelivery,
+} from '../jobs.js';
 import {
+  afterCursor,
   checkSubmission,
   decodeRecord,
   encodeRecord,
   errorBody,
   isTransient,
   jobId,
+  matches,
   newRecord,
+  newestFirst,
   sameRequest,
+  withDelivery,
 } from '../jobs.js';
 import { bullConnection, closeBounded, commandConnection, redisUp } from '../../redis/index.js';
-import { deliver, webhookMessage } from '../webhook.js';
+import { deliverRecorded, webhookMessage } from '../webhook.js';
 import type { ErrorLog } from '../../caller-error.js';
 
 export interface BullJobQueueOptions extends JobOptions {
@@ -49,7 +62,17 @@ interface JobData {
   contentType: string;
 }
 
+interface WebhookData {
+  url: string;
+  message: { id: string; body: string };
+  /** The job whose record hears each try (absent in deliveries queued before it was added). */
+  job?: string;
+}
+
 const WEBHOOK_QUEUE = 'webhooks';
+/** Index entries a listing reads at a time, and at most per call (it hands back a cursor to go on). */
+const LIST_PAGE = 200;
+const LIST_SCAN = 5000;
 /** Failed jobs the reconciler reads at a time. */
 const RECONCILE_PAGE = 100;
 
@@ -101,9 +124,12 @@ export class BullJobQueue implements JobQueue {
       const secret = options.webhookSecret;
       this.#webhooks = new Queue(WEBHOOK_QUEUE, this.#queueOptions());
       this.#webhooks.on('error', () => undefined);
-      this.#webhookWorker = new Worker<{ url: string; message: { id: string; body: string } }>(
+      this.#webhookWorker = new Worker<WebhookData>(
         WEBHOOK_QUEUE,
-        async (job) => deliver(job.data.url, secret, job.data.message, this.#o.webhooks),
+        async (job) =>
+          deliverRecorded(job.data.url, secret, job.data.message, this.#o.webhooks, (d) =>
+            this.#recordDelivery(job.data.job, d),
+          ),
         { ...this.#workerOptions(), concurrency: 16 },
       );
       this.#webhookWorker.on('error', () => undefined);
@@ -133,6 +159,20 @@ export class BullJobQueue implements JobQueue {
 
   #key(id: string): string {
     return `${this.#o.prefix}job:${id}`;
+  }
+
+  /** Job ids by creation time: every job's, and each submitter's own (what a listing reads). */
+  #index(owner?: string): string {
+    return owner ? `${this.#o.prefix}jobs:by-time:${owner}` : `${this.#o.prefix}jobs:by-time`;
+  }
+
+  /** Adds a webhook try to its job's record, keeping the record's expiry. */
+  async #recordDelivery(id: string | undefined, delivery: WebhookDelivery): Promise<void> {
+    if (!id) return;
+    const raw = await this.#redis.get(this.#key(id));
+    if (raw === null) return;
+    // One delivery job per job id runs its tries one after another: no other writer races this one.
+    await this.#redis.set(this.#key(id), encodeRecord(withDelivery(decodeRecord(raw), delivery)), 'KEEPTTL');
   }
 
   #queue(fn: string): Queue {
@@ -177,6 +217,7 @@ export class BullJobQueue implements JobQueue {
       const existing = await this.get(id);
       if (existing) return { record: sameRequest(existing, request), existing: true };
     }
+    await this.#indexRecord(record).catch(redisDown);
     const data: JobData = {
       function: request.function,
       ...(request.version === undefined ? {} : { version: request.version }),
@@ -219,6 +260,51 @@ export class BullJobQueue implements JobQueue {
       }
     }
     return record;
+  }
+
+  /** Indexes a new job by time (and drops index entries older than any record can be). */
+  async #indexRecord(record: JobRecord): Promise<void> {
+    const expired = record.createdAt - this.#o.resultTtlS * 1000;
+    const tx = this.#redis.multi();
+    for (const key of [this.#index(), ...(record.owner ? [this.#index(record.owner)] : [])]) {
+      tx.zadd(key, record.createdAt, record.id).zremrangebyscore(key, '-inf', expired);
+      tx.pexpire(key, this.#o.resultTtlS * 1000);
+    }
+    await tx.exec();
+  }
+
+  async list(query: JobQuery): Promise<JobPage> {
+    const index = this.#index(query.owner);
+    const found: JobRecord[] = [];
+    let cursor = query.before;
+    for (let scanned = 0; ; ) {
+      const flat = await this.#redis
+        .zrevrangebyscore(index, cursor ? cursor.at : '+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, LIST_PAGE)
+        .catch(redisDown);
+      const entries: { id: string; createdAt: number }[] = [];
+      for (let i = 0; i < flat.length; i += 2) entries.push({ id: flat[i]!, createdAt: Number(flat[i + 1]) });
+      const fresh = entries.filter((e) => afterCursor(e, cursor));
+      if (fresh.length > 0) {
+        const raw = await this.#redis.mget(...fresh.map((e) => this.#key(e.id))).catch(redisDown);
+        const gone = fresh.filter((_, i) => raw[i] === null).map((e) => e.id);
+        if (gone.length > 0) await this.#redis.zrem(index, ...gone).catch(() => undefined);
+        for (const r of raw) {
+          const record = r === null ? undefined : decodeRecord(r);
+          if (record && matches(record, query)) found.push(record);
+        }
+      }
+      scanned += entries.length;
+      found.sort(newestFirst);
+      if (found.length > query.limit) {
+        const last = found[query.limit - 1]!;
+        return { records: found.slice(0, query.limit), next: { at: last.createdAt, id: last.id } };
+      }
+      const last = entries.at(-1);
+      if (entries.length < LIST_PAGE || !last) return { records: found };
+      cursor = { at: last.createdAt, id: last.id };
+      // A listing reads a bounded part of the index; the caller goes on from where it stopped.
+      if (scanned >= LIST_SCAN) return { records: found, next: cursor };
+    }
   }
 
   async close(): Promise<void> {
@@ -281,7 +367,7 @@ export class BullJobQueue implements JobQueue {
     // repeat if the first got through.
     await this.#webhooks.add(
       'deliver',
-      { url: record.webhook, message: webhookMessage(record) },
+      { url: record.webhook, message: webhookMessage(record), job: record.id } satisfies WebhookData,
       {
         jobId: `webhook-${record.id}`,
         attempts: 5,

@@ -12,9 +12,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
 
 import { UnavailableError } from '../../../sdk/errors.js';
-import type { Invoker, JobOptions, JobQueue, JobRecord, JobRequest } from '../jobs.js';
-import { checkSubmission, errorBody, isTransient, jobId, newRecord, retryDelayMs, sameRequest } from '../jobs.js';
-import { deliver, webhookMessage } from '../webhook.js';
+import type { Invoker, JobOptions, JobPage, JobQuery, JobQueue, JobRecord, JobRequest } from '../jobs.js';
+import {
+  afterCursor,
+  checkSubmission,
+  errorBody,
+  isTransient,
+  jobId,
+  matches,
+  newRecord,
+  newestFirst,
+  retryDelayMs,
+  sameRequest,
+  withDelivery,
+} from '../jobs.js';
+import { deliverRecorded, webhookMessage } from '../webhook.js';
 import type { ErrorLog } from '../../caller-error.js';
 
 export interface MemoryJobQueueOptions extends JobOptions {
@@ -74,6 +86,15 @@ export class MemoryJobQueue implements JobQueue {
     return found && structuredClone(found);
   }
 
+  async list(query: JobQuery): Promise<JobPage> {
+    const found = [...this.#active.values(), ...this.#done.values()]
+      .filter((r) => matches(r, query) && afterCursor(r, query.before))
+      .sort(newestFirst);
+    const records = found.slice(0, query.limit).map((r) => structuredClone(r));
+    const last = records.at(-1);
+    return { records, ...(found.length > query.limit && last ? { next: { at: last.createdAt, id: last.id } } : {}) };
+  }
+
   serve(): void {}
 
   /** Jobs here run as soon as they are accepted: their pools count them. */
@@ -124,7 +145,9 @@ export class MemoryJobQueue implements JobQueue {
     const message = webhookMessage(record);
     for (let attempt = 1; attempt <= WEBHOOK_TRIES; attempt++) {
       try {
-        return await deliver(url, secret, message, this.#o.webhooks);
+        return await deliverRecorded(url, secret, message, this.#o.webhooks, (d) => {
+          record.deliveries = withDelivery(record, d).deliveries;
+        });
       } catch (error) {
         if (attempt === WEBHOOK_TRIES || this.#closed) {
           this.#o.log?.warn({ job: record.id, url, reason: (error as Error).message }, 'webhook not delivered');

@@ -42,8 +42,12 @@ interface JobView {
   id: string;
   status: string;
   attempts: number;
+  function?: string;
+  createdAt?: string;
   result?: { json?: { outputs: { y: number[][] } }; contentType: string };
   error?: { code: string };
+  webhook?: string;
+  deliveries?: { ok: boolean; status?: number }[];
 }
 
 /** A webhook receiver on loopback that fails the first `failFirst` deliveries with 500. */
@@ -260,9 +264,59 @@ function suite(
         expect(maxAbsDiff(Float32Array.from(message.data.result!.json!.outputs.y.flat()), reference)).toBeLessThan(
           1e-6,
         );
+        // The job's record shows both tries: the receiver's 500, then its 204 (and not the query).
+        const job = await waitFor(
+          'both deliveries on the record',
+          async () => (await (await fetch(`${url}/api/v1/jobs/${id}`)).json()) as JobView,
+          (j) => (j.deliveries?.length ?? 0) >= 2,
+          { timeoutMs: 10_000, intervalMs: 25 },
+        );
+        expect(job.deliveries!.map((d) => [d.ok, d.status])).toEqual([
+          [false, 500],
+          [true, 204],
+        ]);
+        expect(job.webhook).toBe(hook.url);
+        expect(message.data.deliveries).toBeUndefined();
       } finally {
         await hook.close();
       }
+    });
+
+    it('lists jobs newest first, by state and function, a page at a time, without their results', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push(((await (await submit({ inputs: { x: X } })).json()) as { id: string }).id);
+      const bad = ((await (await submit({ inputs: { x: [[1, 2, 3]] } })).json()) as { id: string }).id;
+      for (const id of [...ids, bad]) await settled(id);
+      const list = async (query: string) =>
+        (await (await fetch(`${url}/api/v1/jobs${query}`)).json()) as { jobs: JobView[]; next?: string };
+      const all = (await list('?limit=200')).jobs;
+      // Newest first: creation times never rise, and a tie goes by id, descending.
+      for (let i = 1; i < all.length; i++) {
+        const [a, b] = [all[i - 1]!, all[i]!];
+        const [ta, tb] = [Date.parse(a.createdAt!), Date.parse(b.createdAt!)];
+        expect(ta > tb || (ta === tb && a.id > b.id)).toBe(true);
+      }
+      expect(all.map((j) => j.id)).toEqual(expect.arrayContaining([...ids, bad]));
+      expect(all.every((j) => j.result === undefined)).toBe(true);
+      const failed = (await list('?status=failed&limit=200')).jobs;
+      expect(failed.length).toBeGreaterThan(0);
+      expect(failed.every((j) => j.status === 'failed')).toBe(true);
+      expect(failed.map((j) => j.id)).toContain(bad);
+      expect(failed.find((j) => j.id === bad)!.error!.code).toBe('INVALID_INPUT');
+      // Two at a time, following `next`, is the same listing as one page.
+      const small = all.filter((j) => j.function === 'small').map((j) => j.id);
+      const paged: string[] = [];
+      let before = '';
+      for (let pages = 0; pages < 100; pages++) {
+        const page = await list(`?function=small&limit=2${before ? `&before=${before}` : ''}`);
+        expect(page.jobs.length).toBeLessThanOrEqual(2);
+        paged.push(...page.jobs.map((j) => j.id));
+        if (!page.next) break;
+        before = page.next;
+      }
+      expect(paged).toEqual(small);
+      expect((await fetch(`${url}/api/v1/jobs?status=done`)).status).toBe(400);
+      expect((await fetch(`${url}/api/v1/jobs?before=nope`)).status).toBe(400);
     });
   });
 }
