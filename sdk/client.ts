@@ -18,6 +18,8 @@ import type {
   JobAccepted,
   JobInfo,
   JobList,
+  Catalog,
+  NodeInfo,
   LogEntryView,
   PoolInfo,
   RollbackResult,
@@ -34,6 +36,8 @@ import {
   JobAcceptedSchema,
   JobInfoSchema,
   JobListSchema,
+  CatalogSchema,
+  NodeListSchema,
   LogEntrySchema,
   LogListSchema,
   PoolListSchema,
@@ -155,6 +159,8 @@ export type {
   JobAccepted,
   JobInfo,
   JobList,
+  Catalog,
+  NodeInfo,
   PoolInfo,
 } from './api/index.js';
 
@@ -298,6 +304,16 @@ export class Hearth {
   async series(name: string, version?: number): Promise<Record<string, SeriesSample[]>> {
     const q = version === undefined ? '' : `?version=${version}`;
     return (await this.#json(SeriesResultSchema, `/api/v1/functions/${encodeURIComponent(name)}/series${q}`)).versions;
+  }
+
+  /** What this key may call: every function's versions with their inputs and outputs (any key). */
+  catalog(): Promise<Catalog> {
+    return this.#json(CatalogSchema, '/api/v1/catalog');
+  }
+
+  /** The cluster's live nodes, each with its pools' count and how long since its last heartbeat. */
+  async nodes(): Promise<NodeInfo[]> {
+    return (await this.#json(NodeListSchema, '/api/v1/nodes')).nodes;
   }
 
   /** Sets a secret (functions whose spec lists `name` read it as ctx.secrets.NAME). The value never comes back. */

@@ -21,6 +21,7 @@ import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { AutoscaleLoop } from '../autoscaler/index.js';
+import type { NodeInfo } from '../../sdk/api/index.js';
 import type { Cluster, Forwarded, ForwardResult, PoolBrief } from '../cluster/index.js';
 import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
 import type { SecretStore } from '../secrets/index.js';
@@ -70,6 +71,7 @@ export class FunctionService {
   /** Per-version samples, one a second for 15 minutes (the console's charts). */
   readonly series = new FunctionSeries();
   readonly #sampler: NodeJS.Timeout;
+  readonly #startedAt = Date.now();
   readonly #records: RecordCache;
   readonly #pools: PoolSet;
   readonly #autoscaler: AutoscaleLoop;
@@ -473,6 +475,33 @@ export class FunctionService {
     const cluster = this.#o.cluster;
     const local = this.pools().map((p) => ({ ...p, node: cluster?.nodeId ?? 'local' }));
     return cluster ? [...local, ...cluster.pools().filter((p) => p.node !== cluster.nodeId)] : local;
+  }
+
+  /**
+   * The nodes as the API shows them: in cluster mode every live one as of its last heartbeat (and
+   * how long ago that was), else this one.
+   */
+  nodes(): NodeInfo[] {
+    const cluster = this.#o.cluster;
+    const now = Date.now();
+    if (!cluster)
+      return [
+        {
+          id: 'local',
+          self: true,
+          startedAt: new Date(this.#startedAt).toISOString(),
+          heartbeatAgeMs: 0,
+          pools: this.pools().length,
+        },
+      ];
+    return cluster.nodes.map((n) => ({
+      id: n.id,
+      self: n.id === cluster.nodeId,
+      http: n.http,
+      startedAt: new Date(n.startedAt).toISOString(),
+      heartbeatAgeMs: Math.max(0, now - n.seenAt),
+      pools: n.pools.length,
+    }));
   }
 
   /** Brings every runner's counters up to now (statistics and pool listings read right after a request see it). */

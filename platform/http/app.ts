@@ -18,6 +18,7 @@ import {
   SecretRequestSchema,
   TrafficRequestSchema,
 } from '../../sdk/api/index.js';
+import type { Catalog } from '../../sdk/api/index.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { SecretStore } from '../secrets/index.js';
@@ -300,6 +301,8 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     return c.json({ pools: service.clusterPools() });
   });
 
+  app.get('/api/v1/nodes', admin, (c) => c.json({ nodes: service.nodes() }));
+
   // The console (a static page that calls this API).
   serveConsole(app);
 
@@ -308,6 +311,28 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
 
   /** Whether the caller may manage (no keys configured, or an admin key). */
   const isAdmin = (c: Context<AppEnv>) => o.apiKeys.length === 0 || findKey(o.apiKeys, owner(c))?.scope === 'admin';
+
+  // What any key may call (the console's view for an invoke key): inputs and outputs, no internals.
+  app.get('/api/v1/catalog', invoke, async (c) => {
+    const io = (t: { name: string; dtype: string; dims: number[] }) => ({ name: t.name, dtype: t.dtype, dims: t.dims });
+    const records = await service.registry.list();
+    const catalog: Catalog = {
+      scope: isAdmin(c) ? 'admin' : 'invoke',
+      functions: records.map((r) => ({
+        name: r.name,
+        traffic: r.traffic,
+        versions: r.versions.map((v) => ({
+          version: v.version,
+          status: v.status,
+          inputs: v.spec.inputs.map(io),
+          outputs: v.spec.outputs.map(io),
+          maxBatchSize: v.spec.maxBatchSize,
+          hook: v.spec.hook !== undefined,
+        })),
+      })),
+    };
+    return c.json(catalog);
+  });
 
   // --- async invocations ------------------------------------------------------------------------------
   // A job is its submitter's: another invoke key is told it does not exist; an admin key reads all.

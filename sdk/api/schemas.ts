@@ -61,6 +61,18 @@ export const SeriesResultSchema = z.looseObject({
   versions: z.record(z.string(), z.array(SeriesSampleSchema)),
 });
 
+/** A node of the cluster (GET /api/v1/nodes): a single node lists itself. */
+export const NodeInfoSchema = z.looseObject({
+  id: z.string(),
+  self: z.boolean(),
+  http: z.string().optional(),
+  startedAt: z.string(),
+  heartbeatAgeMs: z.number(),
+  pools: z.number(),
+});
+export type NodeInfo = z.infer<typeof NodeInfoSchema>;
+export const NodeListSchema = z.looseObject({ nodes: z.array(NodeInfoSchema) });
+
 /** PUT /api/v1/secrets/{name} */
 export const SecretRequestSchema = z.strictObject(
   { value: z.string({ message: 'send {"value": "<the secret>"}' }) },
@@ -162,6 +174,35 @@ export const FunctionInfoSchema = z.looseObject({
   pools: z.array(PoolInfoSchema),
 });
 export type FunctionInfo = z.infer<typeof FunctionInfoSchema>;
+
+const CatalogTensorSchema = z.looseObject({ name: z.string(), dtype: z.string(), dims: z.array(z.number()) });
+
+/**
+ * GET /api/v1/catalog: what any key may call (an invoke key included) — each function's versions
+ * with their inputs and outputs, and the traffic split — and the scope of the key asking.
+ */
+export const CatalogSchema = z.looseObject({
+  scope: z.enum(['invoke', 'admin']),
+  functions: z.array(
+    z.looseObject({
+      name: z.string(),
+      traffic: z.record(z.string(), z.number()),
+      versions: z.array(
+        z.looseObject({
+          version: z.number(),
+          status: z.string(),
+          inputs: z.array(CatalogTensorSchema),
+          outputs: z.array(CatalogTensorSchema),
+          maxBatchSize: z.number(),
+          /** Whether a hook shapes its requests (else the body is {"inputs": {name: value}}). */
+          hook: z.boolean(),
+        }),
+      ),
+    }),
+  ),
+});
+export type Catalog = z.infer<typeof CatalogSchema>;
+export type CatalogEntry = Catalog['functions'][number];
 
 export const FunctionListEntrySchema = z.looseObject({
   name: z.string(),

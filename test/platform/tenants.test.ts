@@ -100,6 +100,30 @@ describe('tenants', () => {
     expect((await list(ADMIN)).sort()).toEqual([a.id, b.id].sort());
   });
 
+  it("shows any key the catalog (the functions' inputs and outputs, its own scope) and no internals", async () => {
+    const catalog = async (key?: string) =>
+      fetch(`${node.httpUrl}/api/v1/catalog`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+    expect((await catalog()).status).toBe(401);
+    const asA = await catalog(A);
+    expect(asA.status).toBe(200);
+    const text = await asA.text();
+    const body = JSON.parse(text) as {
+      scope: string;
+      functions: { name: string; versions: { inputs: { name: string; dims: number[] }[]; hook: boolean }[] }[];
+    };
+    expect(body.scope).toBe('invoke');
+    const small = body.functions.find((f) => f.name === 'small')!;
+    expect(small.versions[0]!.inputs).toEqual(SPEC.inputs.map((i) => ({ name: i.name, dtype: i.dtype, dims: i.dims })));
+    expect(small.versions[0]!.hook).toBe(false);
+    // Nothing an invoke key may not see: no artifact digests, scaling or secrets.
+    expect(text).not.toMatch(/artifacts|[0-9a-f]{64}|scaling|secrets/);
+    expect(((await (await catalog(ADMIN)).json()) as { scope: string }).scope).toBe('admin');
+    // The management listing itself stays admin-only.
+    expect(
+      (await fetch(`${node.httpUrl}/api/v1/functions`, { headers: { authorization: `Bearer ${A}` } })).status,
+    ).toBe(403);
+  });
+
   it('reads and deletes no file through a traversal name (a record-shaped file sits beside the registry)', async () => {
     const secret = join(dir, 'node', 'secret.json');
     await writeFile(secret, JSON.stringify({ name: 'secret', createdAt: '', versions: [], traffic: {} }));

@@ -110,6 +110,16 @@ describe('three nodes on one Redis and one S3', () => {
     );
     await Promise.all(Array.from({ length: 4 }, () => call(c, 'slow')));
     expect((await pools(c, 'slow')).map((p) => p.node)).toEqual([a.node]);
+    // The nodes as c sees them: all three, c itself marked, each heard from within three beats.
+    const seen = (
+      (await (await fetch(`${c.url}/api/v1/nodes`)).json()) as {
+        nodes: { id: string; self: boolean; heartbeatAgeMs: number; pools: number }[];
+      }
+    ).nodes;
+    expect(seen.map((n) => n.id).sort()).toEqual(nodes.map((n) => n.node).sort());
+    expect(seen.filter((n) => n.self).map((n) => n.id)).toEqual([c.node]);
+    for (const n of seen) expect(n.heartbeatAgeMs).toBeLessThan(6000);
+    expect(seen.find((n) => n.id === a.node)!.pools).toBeGreaterThan(0);
   });
 
   it('keeps a GPU version deployed through nodes without a GPU pending, saying it waits for one, and serves the CPU version meanwhile', async () => {
@@ -228,6 +238,13 @@ describe('three nodes on one Redis and one S3', () => {
     ).catch(() => undefined);
     expect(new Set(deliveries.keys())).toEqual(new Set(ids.map((id) => `job_${id}`)));
     expect([...deliveries.values()].every((n) => n === 1)).toBe(true);
+    // A dead node leaves the nodes' listing once it misses three beats.
+    await waitFor(
+      'b to leave the listing',
+      async () => ((await (await fetch(`${a.url}/api/v1/nodes`)).json()) as { nodes: { id: string }[] }).nodes,
+      (seen) => !seen.some((n) => n.id === b.node) && seen.length === 2,
+      { timeoutMs: 15_000 },
+    );
   });
 
   it('runs a forwarded call itself when the node holding the version dies before taking it', async () => {
