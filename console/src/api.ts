@@ -79,8 +79,16 @@ export interface FunctionInfo {
   pools: PoolInfo[];
 }
 
-/** The API's own type (sdk/api), so the console and the node cannot drift apart. */
-export type { SeriesSample as Sample } from '../../sdk/api/schemas.js';
+/** The API's own types (sdk/api), so the console and the node cannot drift apart. */
+export type {
+  Catalog,
+  CatalogEntry,
+  JobInfo,
+  JobList,
+  NodeInfo,
+  SeriesSample as Sample,
+} from '../../sdk/api/schemas.js';
+export type Scope = 'invoke' | 'admin';
 
 export interface LogEntry {
   at: number;

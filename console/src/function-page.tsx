@@ -2,9 +2,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 
-import type { FunctionInfo, LogEntry, Sample } from './api.js';
+import type { Catalog, FunctionInfo, LogEntry, Sample } from './api.js';
 import { api, followLogs, headers, send } from './api.js';
-import { splitText, usePoll } from './pages.js';
+import { Alert, DataTable, shapeText, splitText, usePoll } from './pages.js';
 
 export function FunctionPage({ name }: { name: string }) {
   const path = `/api/v1/functions/${encodeURIComponent(name)}`;
@@ -14,17 +14,13 @@ export function FunctionPage({ name }: { name: string }) {
   return (
     <article aria-labelledby="fn-title">
       <h1 id="fn-title">{name}</h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       {info && (
         <>
           <Versions info={info} path={path} onChange={refresh} />
           <Charts name={name} />
           <ColdStarts info={info} />
-          <TryIt info={info} />
+          <TryIt name={info.name} io={ioOf(info.versions.at(-1)?.spec)} />
           <Logs name={name} />
         </>
       )}
@@ -73,43 +69,31 @@ function Versions({ info, path, onChange }: { info: FunctionInfo; path: string; 
           setConfirming(proposed());
         }}
       >
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Version</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">Traffic weight</th>
-              </tr>
-            </thead>
-            <tbody>
-              {info.versions.map((v) => (
-                <tr key={v.version}>
-                  <th scope="row">v{v.version}</th>
-                  <td>
-                    {v.status}
-                    {v.reason && <span class="muted"> — {v.reason}</span>}
-                  </td>
-                  <td>{new Date(v.createdAt).toLocaleString()}</td>
-                  <td>
-                    {v.status === 'ready' ? (
-                      <input
-                        type="number"
-                        min="0"
-                        aria-label={`Traffic weight of v${v.version}`}
-                        value={weights[v.version] ?? String(info.traffic[v.version] ?? 0)}
-                        onInput={(e) => setWeights({ ...weights, [v.version]: e.currentTarget.value })}
-                      />
-                    ) : (
-                      '—'
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable head={['Version', 'Status', 'Created', 'Traffic weight']}>
+          {info.versions.map((v) => (
+            <tr key={v.version}>
+              <th scope="row">v{v.version}</th>
+              <td>
+                {v.status}
+                {v.reason && <span class="muted"> — {v.reason}</span>}
+              </td>
+              <td>{new Date(v.createdAt).toLocaleString()}</td>
+              <td>
+                {v.status === 'ready' ? (
+                  <input
+                    type="number"
+                    min="0"
+                    aria-label={`Traffic weight of v${v.version}`}
+                    value={weights[v.version] ?? String(info.traffic[v.version] ?? 0)}
+                    onInput={(e) => setWeights({ ...weights, [v.version]: e.currentTarget.value })}
+                  />
+                ) : (
+                  '—'
+                )}
+              </td>
+            </tr>
+          ))}{' '}
+        </DataTable>
         <div class="row">
           <button type="submit">Change traffic…</button>
           {info.previousTraffic && (
@@ -172,21 +156,72 @@ const CHARTS: { title: string; series: { label: string; pick: (s: Sample) => num
 ];
 const COLORS = ['#2563eb', '#dc2626', '#059669', '#9333ea'];
 
+/**
+ * Every version's samples as one series, second by second (the sampler takes all pools at the same
+ * instant): rates, queues and instances add up; latency is the worst version's; the mean batch is
+ * weighted by each version's requests.
+ */
+export function combine(rings: Sample[][]): Sample[] {
+  const byTime = new Map<number, Sample[]>();
+  for (const ring of rings) for (const s of ring) byTime.set(s.at, [...(byTime.get(s.at) ?? []), s]);
+  const worst = (xs: (number | null)[]) => {
+    const known = xs.filter((x): x is number => x !== null);
+    return known.length ? Math.max(...known) : null;
+  };
+  const sum = (xs: Sample[], k: 'reqPerS' | 'errPerS' | 'queueDepth' | 'instances' | 'busy' | 'loading') =>
+    xs.reduce((n, x) => n + x[k], 0);
+  return [...byTime.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([at, xs]) => {
+      const batched = xs.filter((x) => x.meanBatch !== null);
+      const weight = batched.reduce((n, x) => n + x.reqPerS, 0);
+      return {
+        at,
+        reqPerS: sum(xs, 'reqPerS'),
+        errPerS: sum(xs, 'errPerS'),
+        p50Ms: worst(xs.map((x) => x.p50Ms)),
+        p99Ms: worst(xs.map((x) => x.p99Ms)),
+        meanBatch:
+          batched.length === 0
+            ? null
+            : weight > 0
+              ? batched.reduce((n, x) => n + x.meanBatch! * x.reqPerS, 0) / weight
+              : worst(batched.map((x) => x.meanBatch)),
+        queueDepth: sum(xs, 'queueDepth'),
+        instances: sum(xs, 'instances'),
+        busy: sum(xs, 'busy'),
+        loading: sum(xs, 'loading'),
+      };
+    });
+}
+
 function Charts({ name }: { name: string }) {
+  const [shown, setShown] = useState('all');
   const { value } = usePoll(
     () => api<{ versions: Record<string, Sample[]> }>(`/api/v1/functions/${encodeURIComponent(name)}/series`),
     1000,
     [name],
   );
-  // The serving versions' samples summed second by second (one chart per measure, every version).
-  const rings = Object.values(value?.versions ?? {});
-  const longest = rings.reduce((a, r) => (r.length > a.length ? r : a), [] as Sample[]);
+  const versions = Object.keys(value?.versions ?? {}).sort((a, b) => Number(a) - Number(b));
+  const samples =
+    shown === 'all' ? combine(Object.values(value?.versions ?? {})) : (value?.versions[shown] ?? ([] as Sample[]));
   return (
     <section aria-labelledby="charts-title">
       <h2 id="charts-title">Last 15 minutes</h2>
+      <div class="row">
+        <label for="chart-version">Version</label>
+        <select id="chart-version" value={shown} onChange={(e) => setShown(e.currentTarget.value)}>
+          <option value="all">All versions</option>
+          {versions.map((v) => (
+            <option key={v} value={v}>
+              v{v}
+            </option>
+          ))}
+        </select>
+      </div>
       <div class="charts">
         {CHARTS.map((c) => (
-          <Chart key={c.title} title={c.title} samples={longest} series={c.series} />
+          <Chart key={c.title} title={c.title} samples={samples} series={c.series} />
         ))}
       </div>
     </section>
@@ -283,26 +318,65 @@ function ColdStarts({ info }: { info: FunctionInfo }) {
   );
 }
 
-/** A body to start from: the default hook's {"inputs": {name: zeros}}, or rows of zeros for a hook. */
-function sampleBody(info: FunctionInfo): string {
-  const spec = info.versions.at(-1)?.spec;
-  if (!spec) return '{}';
-  const zeros = (dims: number[]): unknown =>
-    dims.length === 0 ? 0 : Array.from({ length: Math.max(1, dims[0]!) }, () => zeros(dims.slice(1)));
-  const one = (dims: number[]) => (spec.maxBatchSize > 0 ? [zeros(dims)] : zeros(dims));
-  if (!spec.hook) return JSON.stringify({ inputs: Object.fromEntries(spec.inputs.map((i) => [i.name, one(i.dims)])) });
-  return JSON.stringify({ inputs: one(spec.inputs[0]?.dims ?? []) });
+/** What Try it needs of a version: its inputs, batching, and whether a hook reads the body. */
+interface TryIo {
+  inputs: { name: string; dtype: string; dims: number[] }[];
+  maxBatchSize: number;
+  hook: boolean;
 }
 
-function TryIt({ info }: { info: FunctionInfo }) {
-  const [body, setBody] = useState(() => sampleBody(info));
+const ioOf = (spec: FunctionInfo['versions'][number]['spec'] | undefined): TryIo | undefined =>
+  spec && { inputs: spec.inputs, maxBatchSize: spec.maxBatchSize, hook: Boolean(spec.hook) };
+
+/** A body to start from: the default hook's {"inputs": {name: zeros}}, or rows of zeros for a hook. */
+function sampleBody(io: TryIo | undefined): string {
+  if (!io) return '{}';
+  const zeros = (dims: number[]): unknown =>
+    dims.length === 0 ? 0 : Array.from({ length: Math.max(1, dims[0]!) }, () => zeros(dims.slice(1)));
+  const one = (dims: number[]) => (io.maxBatchSize > 0 ? [zeros(dims)] : zeros(dims));
+  if (!io.hook) return JSON.stringify({ inputs: Object.fromEntries(io.inputs.map((i) => [i.name, one(i.dims)])) });
+  return JSON.stringify({ inputs: one(io.inputs[0]?.dims ?? []) });
+}
+
+/** A function as an invoke key sees it: its versions' inputs and outputs, and Try it. */
+export function CallablePage({ name }: { name: string }) {
+  const { value, error } = usePoll(() => api<Catalog>('/api/v1/catalog'), 5000, [name]);
+  const entry = value?.functions.find((f) => f.name === name);
+  const main = entry?.versions.filter((v) => v.status === 'ready').at(-1);
+  return (
+    <article aria-labelledby="fn-title">
+      <h1 id="fn-title">{name}</h1>
+      <Alert error={error} />
+      {value && !entry && <p class="error">No function {name}.</p>}
+      {entry && (
+        <>
+          <section aria-labelledby="versions-title">
+            <h2 id="versions-title">Versions</h2>
+            <p class="muted">Traffic: {splitText(entry.traffic)}</p>
+            <ul>
+              {entry.versions.map((v) => (
+                <li key={v.version}>
+                  v{v.version} {v.status}: {v.inputs.map(shapeText).join(', ')} → {v.outputs.map(shapeText).join(', ')}
+                </li>
+              ))}
+            </ul>
+          </section>
+          <TryIt key={main?.version} name={name} io={main} />
+        </>
+      )}
+    </article>
+  );
+}
+
+function TryIt({ name, io }: { name: string; io: TryIo | undefined }) {
+  const [body, setBody] = useState(() => sampleBody(io));
   const [file, setFile] = useState<File | undefined>();
   const [result, setResult] = useState<{ status: number; ms: number; text: string } | undefined>();
-  const url = `${location.origin}/fn/${encodeURIComponent(info.name)}`;
+  const url = `${location.origin}/fn/${encodeURIComponent(name)}`;
   const run = async (e: Event) => {
     e.preventDefault();
     const started = performance.now();
-    const r = await fetch(`/fn/${encodeURIComponent(info.name)}`, {
+    const r = await fetch(`/fn/${encodeURIComponent(name)}`, {
       method: 'POST',
       headers: headers({ 'content-type': file ? file.type || 'application/octet-stream' : 'application/json' }),
       body: file ?? body,
@@ -347,8 +421,8 @@ function TryIt({ info }: { info: FunctionInfo }) {
       <details>
         <summary>The same call from a terminal or code</summary>
         <pre>{`curl -s ${url} -H 'content-type: application/json'${headers().authorization ? " -H 'authorization: Bearer $HEARTH_API_KEY'" : ''} -d '${oneLine}'`}</pre>
-        <pre>{`hearth invoke ${info.name} --data '${oneLine}'`}</pre>
-        <pre>{`import { Hearth } from '@hearth/sdk';\nconst hearth = new Hearth({ url: '${location.origin}', apiKey: process.env.HEARTH_API_KEY });\nconsole.log((await hearth.invoke('${info.name}', ${oneLine})).json());`}</pre>
+        <pre>{`hearth invoke ${name} --data '${oneLine}'`}</pre>
+        <pre>{`import { Hearth } from '@hearth/sdk';\nconst hearth = new Hearth({ url: '${location.origin}', apiKey: process.env.HEARTH_API_KEY });\nconsole.log((await hearth.invoke('${name}', ${oneLine})).json());`}</pre>
       </details>
     </section>
   );
@@ -384,11 +458,7 @@ function Logs({ name }: { name: string }) {
       </section>
       <section aria-labelledby="log-title">
         <h2 id="log-title">Log</h2>
-        {error && (
-          <p role="alert" class="error">
-            {error}
-          </p>
-        )}
+        <Alert error={error} />
         {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take the keyboard's focus (WCAG 2.1.1) */}
         <pre class="log" aria-live="polite" tabIndex={0} data-testid="log">
           {entries

@@ -9,9 +9,10 @@ import './style.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
+import type { Catalog, Scope } from './api.js';
 import { ApiError, api, apiKey } from './api.js';
-import { FunctionPage } from './function-page.js';
-import { Jobs, Nodes, Overview } from './pages.js';
+import { CallablePage, FunctionPage } from './function-page.js';
+import { Callable, Jobs, Nodes, Overview } from './pages.js';
 
 function useRoute(): string {
   const [route, setRoute] = useState(location.hash.slice(1) || '/');
@@ -23,7 +24,7 @@ function useRoute(): string {
   return route;
 }
 
-function Login({ onDone, refused }: { onDone: () => void; refused?: 'unknown' | 'scope' }) {
+function Login({ onDone, refused }: { onDone: () => void; refused?: boolean }) {
   const [key, setKey] = useState('');
   return (
     <main class="login">
@@ -46,9 +47,7 @@ function Login({ onDone, refused }: { onDone: () => void; refused?: 'unknown' | 
         <button type="submit">Sign in</button>
         {refused && (
           <p role="alert" class="error">
-            {refused === 'scope'
-              ? 'That key may call functions but not manage them: the console needs an admin key.'
-              : 'That key was refused.'}
+            That key was refused.
           </p>
         )}
       </form>
@@ -58,21 +57,21 @@ function Login({ onDone, refused }: { onDone: () => void; refused?: 'unknown' | 
 
 function App() {
   const route = useRoute();
-  const [auth, setAuth] = useState<'checking' | 'ok' | 'ask' | 'unknown' | 'scope'>('checking');
+  // The key's scope decides the view: an admin key sees everything, an invoke key what it may call.
+  const [auth, setAuth] = useState<'checking' | Scope | 'ask' | 'refused' | 'error'>('checking');
   const check = () =>
-    api('/api/v1/functions').then(
-      () => setAuth('ok'),
+    api<Catalog>('/api/v1/catalog').then(
+      (c) => setAuth(c.scope),
       (e: unknown) => {
-        if (!(e instanceof ApiError) || (e.status !== 401 && e.status !== 403)) return setAuth('ok');
-        if (!apiKey.get()) return setAuth('ask');
-        // 403: a known key without the admin scope.
-        setAuth(e.status === 403 ? 'scope' : 'unknown');
+        if (!(e instanceof ApiError) || e.status !== 401) return setAuth('error');
+        setAuth(apiKey.get() ? 'refused' : 'ask');
       },
     );
   useEffect(() => void check(), []);
   if (auth === 'checking') return <p class="loading">Loading…</p>;
-  if (auth !== 'ok')
-    return <Login refused={auth === 'unknown' || auth === 'scope' ? auth : undefined} onDone={() => void check()} />;
+  if (auth === 'error') return <p class="error">The node did not answer: reload to try again.</p>;
+  if (auth === 'ask' || auth === 'refused') return <Login refused={auth === 'refused'} onDone={() => void check()} />;
+  const admin = auth === 'admin';
   const fn = /^\/fn\/(.+)$/.exec(route)?.[1];
   return (
     <>
@@ -87,16 +86,20 @@ function App() {
           <a href="#/jobs" aria-current={route === '/jobs' ? 'page' : undefined}>
             Jobs
           </a>
-          <a href="#/nodes" aria-current={route === '/nodes' ? 'page' : undefined}>
-            Nodes
-          </a>
+          {admin && (
+            <a href="#/nodes" aria-current={route === '/nodes' ? 'page' : undefined}>
+              Nodes
+            </a>
+          )}
         </nav>
+        {!admin && <span class="muted">invoke key</span>}
         {apiKey.get() && (
           <button
             type="button"
             class="link"
             onClick={() => {
               apiKey.clear();
+              location.hash = '#/';
               setAuth('ask');
             }}
           >
@@ -106,13 +109,19 @@ function App() {
       </header>
       <main>
         {fn ? (
-          <FunctionPage key={fn} name={decodeURIComponent(fn)} />
-        ) : route === '/jobs' ? (
+          admin ? (
+            <FunctionPage key={fn} name={decodeURIComponent(fn)} />
+          ) : (
+            <CallablePage key={fn} name={decodeURIComponent(fn)} />
+          )
+        ) : route.startsWith('/jobs') ? (
           <Jobs />
-        ) : route === '/nodes' ? (
+        ) : route === '/nodes' && admin ? (
           <Nodes />
-        ) : (
+        ) : admin ? (
           <Overview />
+        ) : (
+          <Callable />
         )}
       </main>
     </>

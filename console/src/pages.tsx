@@ -1,8 +1,51 @@
-/** The overview (every function live), jobs (one by id) and nodes (cluster mode). */
+/** The overview (every function live; for an invoke key, what it may call), jobs, and nodes. */
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 
-import type { FunctionEntry, PoolInfo } from './api.js';
+import type { Catalog, FunctionEntry, JobInfo, JobList, NodeInfo, PoolInfo } from './api.js';
 import { api } from './api.js';
+
+/** An error line, read out when it appears. */
+export function Alert({ error }: { error?: string }) {
+  return error ? (
+    <p role="alert" class="error">
+      {error}
+    </p>
+  ) : null;
+}
+
+/** A table that scrolls sideways on a narrow screen: column heads, an optional hidden caption, rows. */
+export function DataTable({
+  head,
+  caption,
+  children,
+}: {
+  head: string[];
+  caption?: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class="table-wrap">
+      <table>
+        {caption && <caption class="sr-only">{caption}</caption>}
+        <thead>
+          <tr>
+            {head.map((h) => (
+              <th key={h} scope="col">
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A tensor as a line of text: `x FP32 [1024]`. */
+export const shapeText = (t: { name: string; dtype: string; dims: number[] }) =>
+  `${t.name} ${t.dtype} [${t.dims.join(', ')}]`;
 
 /** Calls `load` now and every `ms`, keeping its latest value (and error). */
 export function usePoll<T>(load: () => Promise<T>, ms = 1000, deps: unknown[] = []): { value?: T; error?: string } {
@@ -83,11 +126,7 @@ export function Overview() {
   return (
     <section aria-labelledby="functions-title">
       <h1 id="functions-title">Functions</h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       {!value ? (
         <p>Loading…</p>
       ) : value.length === 0 ? (
@@ -95,112 +134,203 @@ export function Overview() {
           No functions yet: deploy one with <code>hearth deploy</code>.
         </p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">Every function, refreshed each second</caption>
-            <thead>
-              <tr>
-                <th scope="col">Function</th>
-                <th scope="col">State</th>
-                <th scope="col">Versions</th>
-                <th scope="col">Traffic</th>
-                <th scope="col">req/s</th>
-                <th scope="col">p50 / p99 ms</th>
-                <th scope="col">Errors</th>
-                <th scope="col">Instances (busy/idle/loading)</th>
-                <th scope="col">Queue</th>
-              </tr>
-            </thead>
-            <tbody>
-              {value.map((f) => (
-                <tr key={f.name}>
-                  <th scope="row">
-                    <a href={`#/fn/${encodeURIComponent(f.name)}`}>{f.name}</a>
-                    {f.nodes.length > 0 && <span class="muted"> on {f.nodes.join(', ')}</span>}
-                  </th>
-                  <td>
-                    <span class={`state state-${f.state}`}>{f.state}</span>
-                  </td>
-                  <td>{f.versions}</td>
-                  <td>{splitText(f.traffic)}</td>
-                  <td>{f.rate.toFixed(1)}</td>
-                  <td>
-                    {ms(f.p50)} / {ms(f.p99)}
-                  </td>
-                  <td>{(f.errorRate * 100).toFixed(1)}%</td>
-                  <td>
-                    {f.instances.busy}/{f.instances.idle}/{f.instances.loading}
-                  </td>
-                  <td>{f.queue}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="Every function, refreshed each second"
+          head={[
+            'Function',
+            'State',
+            'Versions',
+            'Traffic',
+            'req/s',
+            'p50 / p99 ms',
+            'Errors',
+            'Instances (busy/idle/loading)',
+            'Queue',
+          ]}
+        >
+          {value.map((f) => (
+            <tr key={f.name}>
+              <th scope="row">
+                <a href={`#/fn/${encodeURIComponent(f.name)}`}>{f.name}</a>
+                {f.nodes.length > 0 && <span class="muted"> on {f.nodes.join(', ')}</span>}
+              </th>
+              <td>
+                <span class={`state state-${f.state}`}>{f.state}</span>
+              </td>
+              <td>{f.versions}</td>
+              <td>{splitText(f.traffic)}</td>
+              <td>{f.rate.toFixed(1)}</td>
+              <td>
+                {ms(f.p50)} / {ms(f.p99)}
+              </td>
+              <td>{(f.errorRate * 100).toFixed(1)}%</td>
+              <td>
+                {f.instances.busy}/{f.instances.idle}/{f.instances.loading}
+              </td>
+              <td>{f.queue}</td>
+            </tr>
+          ))}{' '}
+        </DataTable>
       )}
     </section>
   );
 }
 
-interface Job {
-  id: string;
-  function: string;
-  status: string;
-  attempts: number;
-  node?: string;
-  createdAt?: string;
-  finishedAt?: string;
-  result?: { json?: unknown; base64?: string; contentType: string };
-  error?: { error: string; code: string };
+/** The functions an invoke key may call (from the catalog): names, versions, traffic, inputs. */
+export function Callable() {
+  const { value, error } = usePoll(() => api<Catalog>('/api/v1/catalog'), 5000);
+  return (
+    <section aria-labelledby="functions-title">
+      <h1 id="functions-title">Functions</h1>
+      <p class="muted">This key may call functions and read its own jobs; an admin key shows pools, charts and logs.</p>
+      <Alert error={error} />
+      {!value ? (
+        <p>Loading…</p>
+      ) : (
+        <DataTable head={['Function', 'Versions', 'Traffic', 'Inputs']}>
+          {value.functions.map((f) => (
+            <tr key={f.name}>
+              <th scope="row">
+                <a href={`#/fn/${encodeURIComponent(f.name)}`}>{f.name}</a>
+              </th>
+              <td>{f.versions.length}</td>
+              <td>{splitText(f.traffic)}</td>
+              <td>{f.versions.at(-1)?.inputs.map(shapeText).join(', ')}</td>
+            </tr>
+          ))}{' '}
+        </DataTable>
+      )}
+    </section>
+  );
 }
 
+const when = (iso: string | undefined) => (iso ? new Date(iso).toLocaleTimeString() : '—');
+
+/** A webhook's outcome in a few words: its tries and the last one's answer. */
+function deliveryText(job: JobInfo): string {
+  if (!job.webhook) return '—';
+  const last = job.deliveries?.at(-1);
+  if (!last) return 'pending';
+  const tries = job.deliveries!.length;
+  return `${last.ok ? 'delivered' : 'failing'} (${last.status ?? last.error ?? '?'}), ${tries} ${tries === 1 ? 'try' : 'tries'}`;
+}
+
+/** Jobs newest first, by state (your own, or everyone's with an admin key), and one job's detail. */
 export function Jobs() {
-  const [id, setId] = useState(new URLSearchParams(location.hash.split('?')[1]).get('id') ?? '');
-  const [job, setJob] = useState<Job | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const look = async (e: Event) => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      setJob(await api<Job>(`/api/v1/jobs/${encodeURIComponent(id.trim())}`));
-    } catch (err) {
-      setJob(undefined);
-      setError((err as Error).message);
-    }
-  };
+  const params = new URLSearchParams(location.hash.split('?')[1]);
+  const [status, setStatus] = useState(params.get('status') ?? '');
+  const [fn, setFn] = useState('');
+  const [open, setOpen] = useState(params.get('id') ?? '');
+  const query = new URLSearchParams({ limit: '50', ...(status ? { status } : {}), ...(fn ? { function: fn } : {}) });
+  const { value, error } = usePoll(() => api<JobList>(`/api/v1/jobs?${query}`), 2000, [status, fn]);
   return (
     <section aria-labelledby="jobs-title">
       <h1 id="jobs-title">Jobs</h1>
-      <form onSubmit={look} class="row">
+      <form class="row" onSubmit={(e) => e.preventDefault()}>
+        <label for="job-status">State</label>
+        <select id="job-status" value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+          <option value="">All</option>
+          {['queued', 'running', 'succeeded', 'failed'].map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+        <label for="job-function">Function</label>
+        <input id="job-function" value={fn} onChange={(e) => setFn(e.currentTarget.value.trim())} />
         <label for="job-id">Job id</label>
-        <input id="job-id" value={id} onInput={(e) => setId(e.currentTarget.value)} />
-        <button type="submit">Show</button>
+        <input id="job-id" value={open} onChange={(e) => setOpen(e.currentTarget.value.trim())} />
       </form>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
+      <Alert error={error} />
+      {value && value.jobs.length === 0 && <p>No jobs{status ? ` ${status}` : ''}.</p>}
+      {value && value.jobs.length > 0 && (
+        <DataTable
+          caption="Jobs, newest first, refreshed every 2 seconds"
+          head={['Job', 'Function', 'State', 'Attempts', 'Node', 'Created', 'Webhook']}
+        >
+          {value.jobs.map((j) => (
+            <tr key={j.id}>
+              <th scope="row">
+                <button type="button" class="link" onClick={() => setOpen(j.id)} aria-label={`Job ${j.id}`}>
+                  {j.id.slice(0, 13)}
+                </button>
+              </th>
+              <td>
+                {j.function}
+                {j.version ? ` v${j.version}` : ''}
+              </td>
+              <td>
+                <span class={`state state-job-${j.status}`}>{j.status}</span>
+                {j.error && <span class="muted"> {j.error.code}</span>}
+              </td>
+              <td>{j.attempts}</td>
+              <td>{j.node ?? '—'}</td>
+              <td>{when(j.createdAt)}</td>
+              <td>{deliveryText(j)}</td>
+            </tr>
+          ))}{' '}
+        </DataTable>
       )}
+      {open && <JobDetail key={open} id={open} />}
+    </section>
+  );
+}
+
+function JobDetail({ id }: { id: string }) {
+  const { value: job, error } = usePoll(() => api<JobInfo>(`/api/v1/jobs/${encodeURIComponent(id)}`), 2000, [id]);
+  return (
+    <section aria-labelledby="job-title" class="job">
+      <h2 id="job-title">Job {id}</h2>
+      <Alert error={error} />
       {job && (
         <dl class="facts">
           <dt>Function</dt>
-          <dd>{job.function}</dd>
-          <dt>Status</dt>
-          <dd>{job.status}</dd>
+          <dd>
+            {job.function}
+            {job.version ? ` v${job.version}` : ''}
+          </dd>
+          <dt>State</dt>
+          <dd data-testid="job-status">{job.status}</dd>
           <dt>Attempts</dt>
           <dd>{job.attempts}</dd>
-          {job.node && (
+          <dt>Node</dt>
+          <dd>{job.node ?? '—'}</dd>
+          <dt>Times</dt>
+          <dd>
+            created {when(job.createdAt)}, started {when(job.startedAt)}, finished {when(job.finishedAt)}
+          </dd>
+          {job.requestId && (
             <>
-              <dt>Node</dt>
-              <dd>{job.node}</dd>
+              <dt>Request id</dt>
+              <dd>
+                <code>{job.requestId as string}</code>
+              </dd>
+            </>
+          )}
+          {job.webhook && (
+            <>
+              <dt>Webhook</dt>
+              <dd>
+                {job.webhook}
+                <ol>
+                  {(job.deliveries ?? []).map((d) => (
+                    <li key={d.at}>
+                      {when(d.at)}: {d.ok ? `delivered (${d.status})` : `failed: ${d.error ?? d.status}`}
+                    </li>
+                  ))}
+                </ol>
+              </dd>
             </>
           )}
           <dt>{job.error ? 'Error' : 'Result'}</dt>
           <dd>
-            <pre>
+            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take the keyboard's focus (WCAG 2.1.1) */}
+            <pre data-testid="job-result" tabIndex={0}>
               {job.error
                 ? `${job.error.code}: ${job.error.error}`
-                : JSON.stringify(job.result?.json ?? job.result, null, 2)}
+                : job.result
+                  ? JSON.stringify(job.result.json ?? job.result, null, 2)
+                  : 'not finished'}
             </pre>
           </dd>
         </dl>
@@ -209,33 +339,44 @@ export function Jobs() {
   );
 }
 
+const age = (ms: number) => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
+
 export function Nodes() {
-  const { value, error } = usePoll(() => api<{ pools: PoolInfo[] }>('/api/v1/pools'));
-  const byNode = new Map<string, PoolInfo[]>();
-  for (const p of value?.pools ?? [])
-    byNode.set(p.node ?? 'this node', [...(byNode.get(p.node ?? 'this node') ?? []), p]);
+  const { value, error } = usePoll(() =>
+    Promise.all([api<{ nodes: NodeInfo[] }>('/api/v1/nodes'), api<{ pools: PoolInfo[] }>('/api/v1/pools')]),
+  );
+  const [nodes, pools] = value ? [value[0].nodes, value[1].pools] : [[], []];
   return (
     <section aria-labelledby="nodes-title">
       <h1 id="nodes-title">Nodes</h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      {byNode.size === 0 && <p>No pools are running.</p>}
-      {[...byNode].map(([node, pools]) => (
-        <section key={node} aria-label={`Node ${node}`}>
-          <h2>{node}</h2>
-          <ul>
-            {pools.map((p) => (
-              <li key={`${p.function}@${p.version}`}>
-                {p.function} v{p.version}: {p.state}, {p.instances.total} instance(s) on {p.device ?? '?'}, queue{' '}
-                {p.queueDepth}
-              </li>
-            ))}
-          </ul>
-        </section>
-      ))}
+      <Alert error={error} />
+      {nodes.map((n) => {
+        const mine = pools.filter((p) => (p.node ?? 'local') === n.id);
+        return (
+          <section key={n.id} aria-label={`Node ${n.id}`} class="node">
+            <h2>
+              {n.id}
+              {n.self && <span class="muted"> (this node)</span>}
+            </h2>
+            <p class="muted" data-testid="heartbeat">
+              up since {new Date(n.startedAt).toLocaleString()}
+              {n.http ? `, heartbeat ${age(n.heartbeatAgeMs)} ago, at ${n.http}` : ''}
+            </p>
+            {mine.length === 0 ? (
+              <p>No pools.</p>
+            ) : (
+              <ul>
+                {mine.map((p) => (
+                  <li key={`${p.function}@${p.version}`}>
+                    {p.function} v{p.version}: {p.state}, {p.instances.total} instance(s) on {p.device ?? '?'}, queue{' '}
+                    {p.queueDepth}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </section>
+        );
+      })}
     </section>
   );
 }

@@ -3,11 +3,16 @@
  * with API keys and functions deployed: sign-in refused with a wrong key and accepted with the
  * right one; the overview lists the functions; tabular-mlp's Try it answers what `hearth invoke`
  * answers; a traffic change confirmed in the page is the API's split; a hook's console.log shows in
- * the log pane within 2 s; the charts hold samples after a short load; no browser errors; no serious
+ * the log pane within 2 s; the charts hold samples after a short load (all versions, and one); jobs
+ * listed by state with their webhook's delivery, one in detail; the nodes with their pools; an
+ * invoke key sees what it may call and Try it, and nothing else; no browser errors; no serious
  * axe-core violations at 1280 and 390 pixels, and nothing wider than the screen at 390. Screenshots
  * of each page go to .artifacts/console/.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -32,6 +37,26 @@ const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const dir = await mkdtemp(join(tmpdir(), 'hearth-console-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
+/** A webhook receiver on loopback that answers 204 and counts. */
+async function webhookReceiver() {
+  const state = { received: 0 };
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      state.received++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    get received() {
+      return state.received;
+    },
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
 const rows = [Array.from({ length: 1024 }, (_, i) => Math.sin(i) / 10)];
 
 describe('the console in a browser', () => {
@@ -40,13 +65,19 @@ describe('the console in a browser', () => {
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
+  let receiver: Awaited<ReturnType<typeof webhookReceiver>>;
   const errors: string[] = [];
   const hearth = (...args: string[]) =>
     run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), ['--url', node.httpUrl, '--api-key', KEY, ...args]);
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
-    node = await testNode(join(dir, 'node'), { HEARTH_API_KEYS: `${KEY}:admin,${INVOKE_KEY}:invoke` });
+    receiver = await webhookReceiver();
+    node = await testNode(join(dir, 'node'), {
+      HEARTH_API_KEYS: `${KEY}:admin,${INVOKE_KEY}:invoke`,
+      HEARTH_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}`,
+      HEARTH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+    });
     client = new Hearth({ url: node.httpUrl, apiKey: KEY });
     await run(PYTHON, ['export.py'], { cwd: join(REPO_ROOT, 'functions', 'tabular-mlp') });
     await hearth('deploy', join(REPO_ROOT, 'functions', 'tabular-mlp'));
@@ -72,6 +103,7 @@ describe('the console in a browser', () => {
   afterAll(async () => {
     await browser?.close();
     await node?.close();
+    await receiver?.close();
   });
 
   const axe = async () => {
@@ -88,9 +120,21 @@ describe('the console in a browser', () => {
     await page.getByLabel('API key').fill('not-the-key-at-all');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('That key was refused.').waitFor();
+    // An invoke key sees what it may call, and Try it, but no pools, charts, logs or nodes.
     await page.getByLabel('API key').fill(INVOKE_KEY);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByText('That key may call functions but not manage them').waitFor();
+    await page.getByText('This key may call functions').waitFor();
+    expect(await page.getByRole('link', { name: 'Nodes' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'tabular-mlp' }).click();
+    await page.getByRole('heading', { name: 'Try it' }).waitFor();
+    expect(await page.getByRole('heading', { name: 'Log' }).count()).toBe(0);
+    await page.getByLabel('Request body (JSON)').fill(JSON.stringify({ rows }));
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByTestId('try-status').waitFor();
+    expect(await page.getByTestId('try-status').textContent()).toBe('200');
+    await page.screenshot({ path: join(ARTIFACTS, 'invoke-key.png'), fullPage: true });
+    expect(await axe()).toEqual([]);
+    await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').fill(KEY);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Functions' }).waitFor();
@@ -147,6 +191,9 @@ describe('the console in a browser', () => {
     await page.waitForTimeout(1500);
     const points = await page.locator('figure.chart').first().getAttribute('data-points');
     expect(Number(points)).toBeGreaterThanOrEqual(3);
+    // One version's own series: chatty has only v1, so it charts what all versions together do.
+    await page.getByLabel('Version', { exact: true }).selectOption('1');
+    expect(Number(await page.locator('figure.chart').first().getAttribute('data-points'))).toBeGreaterThanOrEqual(3);
     const label = await page.locator('figure.chart').first().getAttribute('aria-label');
     expect(label).toMatch(/^Requests per second: \d+ samples; now req\/s/);
     // What the charts draw adds up to the requests sent: 1 tagged + 30, counted here, the only
@@ -156,6 +203,37 @@ describe('the console in a browser', () => {
     expect(Math.round(served)).toBe(31);
     await page.screenshot({ path: join(ARTIFACTS, 'function-logs.png'), fullPage: true });
   }, 60_000);
+
+  it('lists jobs by state with attempts and webhook deliveries, and shows one in detail', async () => {
+    const ok = await client.invokeAsync('tabular-mlp', { rows }, { webhook: receiver.url });
+    const bad = await client.invokeAsync('tabular-mlp', { rows: [[1, 2, 3]] });
+    await client.waitForJob(ok.id);
+    await client.waitForJob(bad.id);
+    await page.goto(`${node.httpUrl}/console/#/jobs`);
+    await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+    await page.getByRole('button', { name: `Job ${ok.id}` }).waitFor();
+    await page.getByRole('button', { name: `Job ${bad.id}` }).waitFor();
+    // The webhook's one try shows on the row once the record has it.
+    await page.getByRole('row').filter({ hasText: 'delivered (204), 1 try' }).waitFor();
+    await page.getByLabel('State').selectOption('failed');
+    await page.getByRole('button', { name: `Job ${ok.id}` }).waitFor({ state: 'detached' });
+    expect(await page.getByRole('button', { name: `Job ${bad.id}` }).count()).toBe(1);
+    await page.getByRole('button', { name: `Job ${bad.id}` }).click();
+    await page.getByTestId('job-result').getByText('INVALID_INPUT').waitFor();
+    expect(await page.getByTestId('job-status').textContent()).toBe('failed');
+    await page.screenshot({ path: join(ARTIFACTS, 'jobs.png'), fullPage: true });
+    expect(await axe()).toEqual([]);
+    expect(receiver.received).toBe(1);
+  }, 60_000);
+
+  it('shows the nodes with their pools', async () => {
+    await page.goto(`${node.httpUrl}/console/#/nodes`);
+    const local = page.getByRole('region', { name: 'Node local' });
+    await local.getByText('tabular-mlp v1: warm').waitFor();
+    await local.getByText('chatty v1: warm').waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, 'nodes.png'), fullPage: true });
+    expect(await axe()).toEqual([]);
+  }, 30_000);
 
   it('fits 390 pixels (nothing wider than the screen), by keyboard too, with no serious axe violations', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
