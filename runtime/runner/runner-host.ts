@@ -66,8 +66,13 @@ const UID_SPAN = 65_536;
 const PARK_MS = 5 * 60_000;
 const MAX_PARKED = 4;
 
-/** The runner's entry as one ES module (runners start without a TypeScript loader). */
+/**
+ * The runner's entry as one ES module (runners start without a TypeScript loader): bundled here on
+ * first use, or prebuilt and named by HEARTH_RUNNER_ENTRY (the GPU kit, which carries no esbuild).
+ */
 function runnerEntryFile(): Promise<string> {
+  const given = process.env.HEARTH_RUNNER_ENTRY;
+  if (given) return Promise.resolve(given);
   runnerFile ??= bundleEntry(RUNNER_ENTRY, ['piscina', 'esbuild', 'isolated-vm']);
   return runnerFile;
 }

@@ -7,8 +7,6 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { build } from 'esbuild';
-
 import { HookError } from '../errors.js';
 
 /**
@@ -48,6 +46,8 @@ export async function esmBundle(
   entry: string,
   options: { external?: string[]; alias?: Record<string, string> } = {},
 ): Promise<string> {
+  // Loaded when first used: a node that runs prebuilt entries (the GPU kit) carries no esbuild.
+  const { build } = await import('esbuild');
   const result = await build({
     entryPoints: [entry],
     bundle: true,

@@ -6,6 +6,9 @@
 #   .gpu/include/...           Node-API and node-addon-api headers for the native build
 #   .gpu/engine.gpu.mjs        the GPU engine tests, bundled (node:test, no node_modules needed)
 #   .gpu/bench-engine.mjs      the engine benchmark, bundled
+#   .gpu/kit/                  the whole node, runner and hook worker bundled, with seed 000's
+#                              benchmark (test/gpu/kit.ts says what is in it)
+# Everything under .gpu travels with the working tree: together they must stay under 64 MiB.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .gpu/include
@@ -23,4 +26,7 @@ mkdir -p .gpu/include/node-addon-api && cp node_modules/node-addon-api/*.h .gpu/
 bundle() { npx esbuild "$1" --bundle --platform=node --format=esm --target=node20 --log-level=warning --outfile="$2"; }
 bundle test/gpu/engine.gpu.ts .gpu/engine.gpu.mjs
 bundle test/bench/engine.ts .gpu/bench-engine.mjs
-du -sh .gpu
+npx tsx test/gpu/kit.ts .gpu/kit
+bytes=$(du -sb .gpu --exclude=.gpu/out --exclude=.gpu/build --exclude=.gpu/bin --exclude=.gpu/models | cut -f1)
+echo "gpu: .gpu is $((bytes / 1048576)) MiB to carry"
+if [ "$bytes" -gt $((56 * 1048576)) ]; then echo "gpu: .gpu is over 56 MiB: with the working tree it would not travel" >&2; exit 1; fi

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # On a Linux x86-64 machine with an NVIDIA GPU and PyTorch (no Node.js, no network): builds the
-# addon with the same CMake file against PyTorch's own LibTorch, then runs the engine's GPU tests
-# and the engine benchmark on cuda:0. Prepare here first with `npm run gpu:prepare`, and carry .gpu.
-# Results land in $OUT (or .gpu/out): gpu-tests.log, engine-cuda.json, engine-cpu.json, build.log.
+# addon with the same CMake file against PyTorch's own LibTorch, then runs the engine's GPU tests,
+# the engine benchmark on cuda:0, and seed 000's benchmark end to end on a node started from the kit
+# (.gpu/kit). Prepare here first with `npm run gpu:prepare`, and carry .gpu.
+# Results land in $OUT (or .gpu/out), eight files at most: build.log (the CMake build and the test
+# models), gpu-tests.log, bench-cuda.log, engine-cuda.json, seed-bench.log, gpu-serve.json, node.log.
+# HEARTH_SEED_SECONDS (default 8) sets the length of each of seed 000's cells.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -30,9 +33,13 @@ export HEARTH_NATIVE_ADDON="$ROOT/.gpu/build/hearth_native.node"
 export LD_LIBRARY_PATH="$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))'):${LD_LIBRARY_PATH:-}"
 
 export HEARTH_REPO_ROOT="$ROOT" HEARTH_PYTHON="$PY" HEARTH_FIXTURES="$ROOT/.gpu/models"
-"$PY" test/fixtures/make_models.py "$HEARTH_FIXTURES" > "$OUT/models.log" 2>&1 || { tail -20 "$OUT/models.log"; exit 1; }
+"$PY" test/fixtures/make_models.py "$HEARTH_FIXTURES" >> "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 
 status=0
 node --test --test-reporter=spec .gpu/engine.gpu.mjs 2>&1 | tee "$OUT/gpu-tests.log" || status=1
 node .gpu/bench-engine.mjs --device "${HEARTH_BENCH_DEVICE:-cuda:0}" --threads 4 --quick --out "$OUT/engine-cuda.json" 2>&1 | tee "$OUT/bench-cuda.log" || status=1
+# Seed 000's benchmark: a node from the kit, the ResNet-50 folder as printed, HTTP and gRPC at c=1,
+# 16, 64, and raw LibTorch beside it. gpu-serve.json holds the rows and ratios.
+node .gpu/kit/dist/node/seed-bench.mjs --model "$HEARTH_FIXTURES/resnet50.pt" --device "${HEARTH_BENCH_DEVICE:-cuda:0}" \
+  --seconds "${HEARTH_SEED_SECONDS:-8}" --threads 4 --python "$PY" --out "$OUT" 2>&1 | tee "$OUT/seed-bench.log" || status=1
 exit $status

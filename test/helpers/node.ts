@@ -4,7 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 import { Redis } from 'ioredis';
@@ -41,13 +41,16 @@ export interface NodeProcess {
 
 /** A node in its own process (`platform/main.ts`), as `npm start` runs it; resolves once it listens. */
 /** `onLine` hears every log line the node prints after it listens (a benchmark shows its warnings). */
+/** `entry` replaces `npm start`'s (the GPU kit's bundled main.mjs), run from its own folder. */
 export async function spawnNode(
   dataDir: string,
   env: Record<string, string> = {},
   onLine?: (line: string) => void,
+  entry?: string,
 ): Promise<NodeProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
-    cwd: REPO_ROOT,
+  const args = entry ? [entry] : ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')];
+  const child = spawn(process.execPath, args, {
+    cwd: entry ? dirname(entry) : REPO_ROOT,
     env: {
       ...process.env,
       HEARTH_HTTP_PORT: '0',
