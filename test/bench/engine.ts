@@ -16,7 +16,7 @@
  * (addon_per_s pipelined), plus addon_serial_per_s and ratio_serial.
  * Flags: --quick (under a minute), --threads N (default: all cores), --rounds N, --seconds S.
  */
-import { execFileSync } from 'node:child_process';
+import { pythonEngine } from './python-engine.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -91,28 +91,17 @@ async function addonRound(models: Map<string, Model>): Promise<Map<string, Measu
 }
 
 function pythonRound(): Map<string, Measure> {
-  const stdout = execFileSync(
-    PYTHON,
-    [
-      join(REPO_ROOT, 'test', 'bench', 'engine_python.py'),
-      '--models',
-      MODELS_DIR,
-      '--rows',
-      ROWS.map(([m, b]) => `${m}:${b}`).join(','),
-      '--threads',
-      String(threads),
-      '--seconds',
-      String(seconds),
-      '--device',
-      device,
-    ],
-    { maxBuffer: 1 << 24 },
-  );
   const out = new Map<string, Measure>();
-  for (const line of stdout.toString().trim().split('\n')) {
-    const r = JSON.parse(line) as Measure & { model: string; batch: number };
+  for (const r of pythonEngine({
+    python: PYTHON,
+    script: join(REPO_ROOT, 'test', 'bench', 'engine_python.py'),
+    models: MODELS_DIR,
+    rows: ROWS.map(([m, b]) => [m, b]),
+    threads,
+    seconds,
+    device,
+  }))
     out.set(`${r.model}:${r.batch}`, r);
-  }
   return out;
 }
 

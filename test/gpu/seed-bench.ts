@@ -27,6 +27,7 @@ import { Hearth } from '../../sdk/client.js';
 import { deployFolder } from '../../sdk/cli/deploy.js';
 import type { LoadResult } from '../bench/loops.js';
 import { grpcLoad, httpLoad, kserveBinary } from '../bench/loops.js';
+import { pythonEngine } from '../bench/python-engine.js';
 
 /** Seed 000's model folder, as printed (max_queue_delay_microseconds: 100 is 100 µs). */
 export const SEED_CONFIG = `name: "resnet50"
@@ -135,47 +136,21 @@ function raw(
   batches: number[],
   seconds: number,
   threads: number,
-): Promise<{
-  per_s: Record<string, number>;
-  latency_ms: Record<string, number>;
-  best_batch: number;
-  best_per_s: number;
-}> {
+): { per_s: Record<string, number>; latency_ms: Record<string, number>; best_batch: number; best_per_s: number } {
   const name = basename(model, '.pt');
-  const args = [
+  const lines = pythonEngine({
+    python,
     script,
-    '--models',
-    dirname(model),
-    '--rows',
-    batches.map((b) => `${name}:${b}`).join(','),
-    '--threads',
-    String(threads),
-    '--seconds',
-    String(seconds),
-    '--device',
+    models: dirname(model),
+    rows: batches.map((b) => [name, b]),
+    threads,
+    seconds,
     device,
-  ];
-  return new Promise((resolve, reject) => {
-    const child = spawn(python, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      if (code !== 0) return reject(new Error(`${python} ${script} exited with ${code}`));
-      const lines = out
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as { batch: number; per_s: number; iters: number; seconds: number });
-      const per_s = Object.fromEntries(lines.map((l) => [String(l.batch), round(l.per_s)]));
-      const latency_ms = Object.fromEntries(
-        lines.map((l) => [String(l.batch), round((1000 * l.seconds) / l.iters, 3)]),
-      );
-      const best = lines.reduce((a, l) => (l.per_s > a.per_s ? l : a));
-      resolve({ per_s, latency_ms, best_batch: best.batch, best_per_s: round(best.per_s) });
-    });
   });
+  const per_s = Object.fromEntries(lines.map((l) => [String(l.batch), round(l.per_s)]));
+  const latency_ms = Object.fromEntries(lines.map((l) => [String(l.batch), round((1000 * l.seconds) / l.iters, 3)]));
+  const best = lines.reduce((a, l) => (l.per_s > a.per_s ? l : a));
+  return { per_s, latency_ms, best_batch: best.batch, best_per_s: round(best.per_s) };
 }
 
 /** The version's inference and execution counts (Triton's statistics): their deltas give the mean batch. */
@@ -206,7 +181,7 @@ export async function seedBench(o: {
     const cuda = o.device.startsWith('cuda');
     const batches = o.quick ? [1, 16] : cuda ? [1, 2, 4, 8, 16, 32, 64] : [1, 2, 4, 8, 16];
     console.log(`raw LibTorch on ${o.device}: batches ${batches.join(', ')}`);
-    const reference = await raw(o.python, o.rawScript, o.model, o.device, batches, o.seconds / 2, o.threads);
+    const reference = raw(o.python, o.rawScript, o.model, o.device, batches, o.seconds / 2, o.threads);
     console.log(`raw: ${JSON.stringify(reference.per_s)} images/s; best batch ${reference.best_batch}`);
 
     // Seed 000's folder: config.pbtxt as printed, the model in version 1.
