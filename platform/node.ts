@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { getRequestListener } from '@hono/node-server';
 
-import { groupOf, RunnerHost, setIntraOpThreads } from '../runtime/index.js';
+import { gpuMetrics, groupOf, RunnerHost, setIntraOpThreads } from '../runtime/index.js';
 import { createArtifactStore } from './artifacts/index.js';
 import { Cluster } from './cluster/index.js';
 import type { Config } from './config.js';
@@ -112,6 +112,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   metrics = new Metrics(
     () => service.pools(),
     () => service.refreshStats(),
+    gpuMetrics,
   );
   const jobs = createJobQueue(
     config,

@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "devices.h"
+#include "nvml.h"
 #include "json.h"
 #include "model.h"
 #include "shm.h"
@@ -114,6 +115,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 
   exports.Set("load", Napi::Function::New<Load>(env, "load"));
   exports.Set("devices", Napi::Function::New<Devices>(env, "devices"));
+  exports.Set("gpuMetrics", Napi::Function::New<GpuMetrics>(env, "gpuMetrics"));
   exports.Set("setIntraOpThreads", Napi::Function::New<SetIntraOpThreads>(env, "setIntraOpThreads"));
   exports.Set("setExecutorThreads", Napi::Function::New<SetExecutorThreads>(env, "setExecutorThreads"));
   exports.Set("threads", Napi::Function::New<Threads>(env, "threads"));

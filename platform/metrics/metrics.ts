@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 
 import { Counter, Gauge, Histogram, Registry as PromRegistry, collectDefaultMetrics } from 'prom-client';
 
-import type { ColdStart } from '../../runtime/index.js';
+import type { ColdStart, GpuMetric } from '../../runtime/index.js';
 import type { PoolSummary } from '../../runtime/index.js';
 
 const LABELS = ['model', 'version'] as const;
@@ -23,8 +23,15 @@ export class Metrics {
 
   readonly #refresh: () => Promise<void>;
 
-  /** `refresh` brings the pools' counters up to now before a scrape (runner processes report theirs). */
-  constructor(pools: () => PoolSummary[], refresh: () => Promise<void> = async () => undefined) {
+  /**
+   * `refresh` brings the pools' counters up to now before a scrape (runner processes report theirs);
+   * `gpus` reads the GPUs (NVML), whose series exist only when it saw one at start.
+   */
+  constructor(
+    pools: () => PoolSummary[],
+    refresh: () => Promise<void> = async () => undefined,
+    gpus: () => GpuMetric[] = () => [],
+  ) {
     this.#refresh = refresh;
     collectDefaultMetrics({ register: this.registry, prefix: 'hearth_process_' });
     const labels = (p: PoolSummary) => ({ model: p.function, version: String(p.version) });
@@ -98,6 +105,7 @@ export class Metrics {
         }
       },
     });
+    if (gpus().length > 0) this.#gpuGauges(gpus);
     this.#uploaded = new Counter({
       name: 'hearth_artifact_upload_bytes_total',
       help: 'Bytes of artifact uploads this node stored',
@@ -110,6 +118,31 @@ export class Metrics {
       registers: [this.registry],
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     });
+  }
+
+  /** Triton's GPU series, labelled by gpu_uuid as Triton labels them, read from NVML at each scrape. */
+  #gpuGauges(gpus: () => GpuMetric[]): void {
+    let latest: GpuMetric[] = [];
+    const gpuGauge = (name: string, help: string, value: (g: GpuMetric) => number | undefined, first = false) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['gpu_uuid'],
+        registers: [this.registry],
+        collect() {
+          // One NVML read per scrape, by the first gauge collected; the others use it.
+          if (first) latest = gpus();
+          this.reset();
+          for (const g of latest) {
+            const v = value(g);
+            if (v !== undefined) this.set({ gpu_uuid: g.uuid ?? String(g.index) }, v);
+          }
+        },
+      });
+    gpuGauge('nv_gpu_utilization', 'GPU utilization rate [0.0 - 1.0)', (g) => g.utilization, true);
+    gpuGauge('nv_gpu_memory_total_bytes', 'GPU total memory, in bytes', (g) => g.memoryTotalBytes);
+    gpuGauge('nv_gpu_memory_used_bytes', 'GPU used memory, in bytes', (g) => g.memoryUsedBytes);
+    gpuGauge('nv_gpu_power_usage', 'GPU power usage in watts', (g) => g.powerWatts);
   }
 
   /** Counts the bytes of an artifact upload this node stored. */

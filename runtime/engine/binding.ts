@@ -79,6 +79,18 @@ export interface RawDevices {
   devices: RawDevice[];
 }
 
+/** One GPU as NVML reads it; a field NVML did not answer is absent. */
+export interface GpuMetric {
+  index: number;
+  uuid?: string;
+  name?: string;
+  /** Of the last sample period, the fraction a kernel ran (0..1). */
+  utilization?: number;
+  memoryTotalBytes?: number;
+  memoryUsedBytes?: number;
+  powerWatts?: number;
+}
+
 export interface RawAddon {
   load(
     source: string | ArrayBufferView,
@@ -88,6 +100,8 @@ export interface RawAddon {
     execution: { inferenceMode?: boolean; optimizedExecution?: boolean; jitExecutor?: boolean; jitProfiling?: boolean },
   ): Promise<RawModel>;
   devices(): RawDevices;
+  /** NVML's readings per GPU, loaded at run time; [] without the driver (absent in older builds). */
+  gpuMetrics?(): GpuMetric[];
   setIntraOpThreads(count: number): void;
   setExecutorThreads(count: number): void;
   threads(): { intraOp: number; executor: number };

@@ -6,7 +6,7 @@
  * const { outputs } = await model.forward([x]);
  */
 import type { Tensor } from '../../sdk/tensor.js';
-import type { RawDevices } from './binding.js';
+import type { GpuMetric, RawDevices } from './binding.js';
 import { native } from './binding.js';
 import { Model } from './model.js';
 import { fromNativeCode } from './native-errors.js';
@@ -46,6 +46,11 @@ export type DeviceReport = RawDevices;
 /** CUDA availability, device names and memory (free/total), and the CPU's memory. */
 export function devices(): DeviceReport {
   return native().devices();
+}
+
+/** Each GPU's utilization, memory and power as NVML reads them now: [] on a machine without one. */
+export function gpuMetrics(): GpuMetric[] {
+  return native().gpuMetrics?.() ?? [];
 }
 
 function mapped<T>(call: () => T): T {

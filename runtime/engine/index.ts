@@ -2,6 +2,7 @@
 export {
   loadModel,
   devices,
+  gpuMetrics,
   mapSharedMemory,
   parseInferJson,
   parseInferJsonAsync,
@@ -16,3 +17,4 @@ export { Model } from './model.js';
 export type { ForwardResult, ModelInfo, OutputKind } from './model.js';
 export { fromNativeCode } from './native-errors.js';
 export { DEFAULT_ADDON_PATH } from './binding.js';
+export type { GpuMetric } from './binding.js';
