@@ -116,6 +116,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("load", Napi::Function::New<Load>(env, "load"));
   exports.Set("devices", Napi::Function::New<Devices>(env, "devices"));
   exports.Set("gpuMetrics", Napi::Function::New<GpuMetrics>(env, "gpuMetrics"));
+  exports.Set("setCudaMemoryFraction", Napi::Function::New<SetCudaMemoryFraction>(env, "setCudaMemoryFraction"));
+  exports.Set("cudaMemory", Napi::Function::New<CudaMemory>(env, "cudaMemory"));
   exports.Set("setIntraOpThreads", Napi::Function::New<SetIntraOpThreads>(env, "setIntraOpThreads"));
   exports.Set("setExecutorThreads", Napi::Function::New<SetExecutorThreads>(env, "setExecutorThreads"));
   exports.Set("threads", Napi::Function::New<Threads>(env, "threads"));

@@ -7,8 +7,10 @@
 #include <string>
 
 #ifdef HEARTH_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
+#include <torch/torch.h>
 #endif
 
 namespace hearth {
@@ -79,6 +81,44 @@ Napi::Value Devices(const Napi::CallbackInfo& info) {
 #endif
   out.Set("devices", devices);
   return out;
+}
+
+Napi::Value SetCudaMemoryFraction(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const double fraction = info[0].As<Napi::Number>().DoubleValue();
+  const int index = info[1].As<Napi::Number>().Int32Value();
+#ifdef HEARTH_WITH_CUDA
+  if (index < 0 || static_cast<size_t>(index) >= torch::cuda::device_count())
+    throw Napi::RangeError::New(env, "no CUDA device " + std::to_string(index));
+  try {
+    // The caching allocator is set up on the first allocation on the device: make one first.
+    torch::empty({1}, torch::TensorOptions().device(torch::kCUDA, static_cast<c10::DeviceIndex>(index)));
+    c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, static_cast<c10::DeviceIndex>(index));
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, std::string("cannot cap CUDA memory: ") + e.what());
+  }
+  return env.Undefined();
+#else
+  (void)fraction;
+  (void)index;
+  throw Napi::Error::New(env, "this build of the addon has no CUDA: a GPU memory cap cannot apply");
+#endif
+}
+
+Napi::Value CudaMemory(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#ifdef HEARTH_WITH_CUDA
+  const int index = info[0].As<Napi::Number>().Int32Value();
+  if (index < 0 || static_cast<size_t>(index) >= torch::cuda::device_count()) return env.Undefined();
+  // [0] is the aggregate of the stat types (StatType::AGGREGATE).
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("allocatedBytes", Napi::Number::New(env, static_cast<double>(stats.allocated_bytes[0].current)));
+  out.Set("reservedBytes", Napi::Number::New(env, static_cast<double>(stats.reserved_bytes[0].current)));
+  return out;
+#else
+  return env.Undefined();
+#endif
 }
 
 }  // namespace hearth

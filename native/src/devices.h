@@ -9,4 +9,12 @@ namespace hearth {
 // memoryTotalBytes, memoryFreeBytes }] }
 Napi::Value Devices(const Napi::CallbackInfo& info);
 
+// setCudaMemoryFraction(fraction, deviceIndex): caps this process's CUDA caching allocator on the
+// device (allocations past it fail as out of memory). Throws in a build without CUDA.
+Napi::Value SetCudaMemoryFraction(const Napi::CallbackInfo& info);
+
+// cudaMemory(deviceIndex) → { allocatedBytes, reservedBytes } of this process's caching allocator
+// on the device; undefined in a build without CUDA.
+Napi::Value CudaMemory(const Napi::CallbackInfo& info);
+
 }  // namespace hearth

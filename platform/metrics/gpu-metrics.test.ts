@@ -3,7 +3,8 @@
 // time by the addon, answers [] here without an error.
 import { describe, expect, it } from 'vitest';
 
-import { gpuMetrics } from '../../runtime/index.js';
+import type { PoolSummary } from '../../runtime/index.js';
+import { gpuMetrics, newCounters } from '../../runtime/index.js';
 import { Metrics } from './metrics.js';
 
 const GPU = {
@@ -35,6 +36,36 @@ describe('GPU metrics', () => {
     expect(text).toContain(`nv_gpu_memory_total_bytes${label} 150000000000`);
     expect(text).toContain(`nv_gpu_memory_used_bytes${label} 12500000000`);
     expect(text).toContain(`nv_gpu_power_usage${label} 312.5`);
+  });
+
+  it("exports a CUDA pool's allocator bytes and its cap, and nothing for a CPU pool", async () => {
+    const pool = (
+      device: string,
+      gpuMemory?: { allocatedBytes: number; reservedBytes: number; capBytes?: number },
+    ): PoolSummary => ({
+      ...newCounters(),
+      state: 'warm',
+      instances: { total: 1, idle: 1, busy: 0, loading: 0 },
+      queueDepth: 0,
+      pending: 0,
+      hookThreads: 0,
+      function: 'f',
+      version: 1,
+      device,
+      events: [],
+      ...(gpuMemory ? { gpuMemory } : {}),
+    });
+    const metrics = new Metrics(() => [
+      pool('cuda:0', { allocatedBytes: 1000, reservedBytes: 2048, capBytes: 4096 }),
+      { ...pool('cpu'), version: 2 },
+    ]);
+    const text = await metrics.registry.metrics();
+    const lines = text.split('\n').filter((l) => l.startsWith('hearth_pool_gpu_memory_bytes{'));
+    expect(lines.sort()).toEqual([
+      'hearth_pool_gpu_memory_bytes{model="f",version="1",kind="allocated"} 1000',
+      'hearth_pool_gpu_memory_bytes{model="f",version="1",kind="cap"} 4096',
+      'hearth_pool_gpu_memory_bytes{model="f",version="1",kind="reserved"} 2048',
+    ]);
   });
 
   it('has no GPU series on a machine without a GPU, and NVML answers [] here without an error', async () => {

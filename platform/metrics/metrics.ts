@@ -106,6 +106,21 @@ export class Metrics {
       },
     });
     if (gpus().length > 0) this.#gpuGauges(gpus);
+    new Gauge({
+      name: 'hearth_pool_gpu_memory_bytes',
+      help: "A CUDA pool's process's caching allocator on its device: allocated, reserved, and the cap (instances.gpuMemory)",
+      labelNames: [...LABELS, 'kind'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const p of pools()) {
+          if (!p.gpuMemory) continue;
+          this.set({ ...labels(p), kind: 'allocated' }, p.gpuMemory.allocatedBytes);
+          this.set({ ...labels(p), kind: 'reserved' }, p.gpuMemory.reservedBytes);
+          if (p.gpuMemory.capBytes !== undefined) this.set({ ...labels(p), kind: 'cap' }, p.gpuMemory.capBytes);
+        }
+      },
+    });
     this.#uploaded = new Counter({
       name: 'hearth_artifact_upload_bytes_total',
       help: 'Bytes of artifact uploads this node stored',

@@ -102,6 +102,10 @@ export interface RawAddon {
   devices(): RawDevices;
   /** NVML's readings per GPU, loaded at run time; [] without the driver (absent in older builds). */
   gpuMetrics?(): GpuMetric[];
+  /** Caps this process's CUDA caching allocator on a device (throws without CUDA). */
+  setCudaMemoryFraction?(fraction: number, device: number): void;
+  /** This process's caching allocator on a device; undefined without CUDA. */
+  cudaMemory?(device: number): { allocatedBytes: number; reservedBytes: number } | undefined;
   setIntraOpThreads(count: number): void;
   setExecutorThreads(count: number): void;
   threads(): { intraOp: number; executor: number };

@@ -53,6 +53,26 @@ export function gpuMetrics(): GpuMetric[] {
   return native().gpuMetrics?.() ?? [];
 }
 
+const cudaIndex = (device: string): number | undefined => {
+  const m = /^cuda(?::(\d+))?$/.exec(device);
+  return m ? Number(m[1] ?? 0) : undefined;
+};
+
+/** Caps this process's CUDA caching allocator on `device` (cuda:N) at `bytes` of its `totalBytes`. */
+export function capCudaMemory(device: string, bytes: number, totalBytes: number): void {
+  const index = cudaIndex(device);
+  if (index === undefined) return;
+  const call = native().setCudaMemoryFraction;
+  if (!call) throw new Error('this build of the addon cannot cap CUDA memory');
+  call(Math.min(1, bytes / totalBytes), index);
+}
+
+/** What this process's CUDA caching allocator holds on `device` (undefined off CUDA). */
+export function cudaMemory(device: string): { allocatedBytes: number; reservedBytes: number } | undefined {
+  const index = cudaIndex(device);
+  return index === undefined ? undefined : native().cudaMemory?.(index);
+}
+
 function mapped<T>(call: () => T): T {
   try {
     return call();

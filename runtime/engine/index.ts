@@ -3,6 +3,8 @@ export {
   loadModel,
   devices,
   gpuMetrics,
+  capCudaMemory,
+  cudaMemory,
   mapSharedMemory,
   parseInferJson,
   parseInferJsonAsync,

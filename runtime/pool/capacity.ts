@@ -5,7 +5,10 @@
  */
 import { availableParallelism } from 'node:os';
 
-import { devices, threads } from '../engine/index.js';
+import { DeviceUnavailableError } from '../../sdk/errors.js';
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import { gpuMemoryBytes } from '../../sdk/spec/function-spec.js';
+import { capCudaMemory, cudaMemory, devices, threads } from '../engine/index.js';
 
 /** A device's memory as the engine reports it; a model kept on its saved devices (KIND_MODEL) counts on the CPU. */
 export function deviceMemory(device: string): { memoryFreeBytes: number; memoryTotalBytes: number } | undefined {
@@ -33,4 +36,44 @@ export function room(device: string, instanceBytes: number, instances: number): 
   if (device !== 'cpu' && device !== 'model') return fits;
   const lanes = Math.max(1, Math.floor(availableParallelism() / threads().intraOp));
   return Math.min(fits, Math.max(0, lanes - instances));
+}
+
+/**
+ * Where a pool runs: the spec's device, with `auto` and `cuda` placed on the GPU with the most free
+ * memory now (pools spread over a node's GPUs as they load); `auto` without CUDA is the CPU.
+ */
+export function placeDevice(device: string): string {
+  if (device !== 'auto' && device !== 'cuda') return device;
+  const report = devices();
+  const gpus = report.cudaAvailable ? report.devices.filter((d) => d.kind === 'cuda') : [];
+  if (gpus.length === 0) return device === 'auto' ? 'cpu' : 'cuda:0';
+  return gpus.reduce((a, d) => (d.memoryFreeBytes > a.memoryFreeBytes ? d : a)).id;
+}
+
+const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
+
+/**
+ * A pool's GPU memory cap (instances.gpuMemory) in bytes on its device, checked against what the
+ * device has free: a pool is not placed where its cap does not fit (DEVICE_UNAVAILABLE, retried by
+ * the caller's policy). With `apply` (the pool has its runner process to itself) the process's
+ * caching allocator is capped there. Undefined without a cap or off CUDA.
+ */
+export function gpuCap(spec: FunctionSpec, device: string, apply: boolean): number | undefined {
+  if (spec.instances.gpuMemory === undefined || !device.startsWith('cuda')) return undefined;
+  const memory = deviceMemory(device);
+  if (!memory) throw new DeviceUnavailableError(`${device} is not a device of this node`);
+  const cap = gpuMemoryBytes(spec.instances.gpuMemory, memory.memoryTotalBytes)!;
+  if (cap > memory.memoryFreeBytes)
+    throw new DeviceUnavailableError(
+      `${device} has ${gib(memory.memoryFreeBytes)} free and ${spec.name}'s instances.gpuMemory asks ${gib(cap)}`,
+    );
+  if (apply) capCudaMemory(device, cap, memory.memoryTotalBytes);
+  return cap;
+}
+
+/** Instances that fit under a cap beside what the process's allocator holds on the device now. */
+export function roomUnderCap(device: string, capBytes: number, instanceBytes: number): number {
+  if (instanceBytes === 0) return 0;
+  const held = cudaMemory(device)?.reservedBytes ?? 0;
+  return Math.max(0, Math.floor((capBytes - held) / instanceBytes));
 }

@@ -20,13 +20,13 @@ import type { HookTensors } from '../../sdk/hook.js';
 import type { BatchEntry, Clock } from '../batcher/index.js';
 import { DynamicBatcher, systemClock } from '../batcher/index.js';
 import type { Model } from '../engine/index.js';
-import { devices, setIntraOpThreads } from '../engine/index.js';
+import { cudaMemory, setIntraOpThreads } from '../engine/index.js';
 import type { RawRequest } from '../hooks/index.js';
 import type { HookPool } from '../hooks/index.js';
 import { batchSignature, checkTensors } from '../tensors/index.js';
 import { countForward, countOutcome, newCounters, observe, RecentLatencies } from './stats.js';
 import type { IoBinding } from './io-binding.js';
-import { room } from './capacity.js';
+import { gpuCap, placeDevice, room, roomUnderCap } from './capacity.js';
 import { PoolLifecycle } from './lifecycle.js';
 import { loadVersion } from './loader.js';
 import type { Pending } from './pending.js';
@@ -61,6 +61,8 @@ export class Pool extends PoolLifecycle {
   #coldWaitFrom: number | undefined;
   /** Device memory one more instance is estimated to take (measured at the first load). */
   #instanceBytes = 0;
+  /** instances.gpuMemory in bytes on this pool's device, when capped. */
+  #gpuCap: number | undefined;
   /** How the spec's tensors bind to forward()'s arguments and outputs (known once the model loads). */
   #binding: IoBinding | undefined;
   /** Stateful models (spec.sequence): sequences placed on instances, batches per instance. */
@@ -106,8 +108,8 @@ export class Pool extends PoolLifecycle {
     try {
       const { spec } = this;
       if (spec.instances.threads > 0) setIntraOpThreads(spec.instances.threads);
-      this.#device =
-        spec.instances.device === 'auto' ? (devices().cudaAvailable ? 'cuda:0' : 'cpu') : spec.instances.device;
+      this.#device = placeDevice(spec.instances.device);
+      this.#gpuCap = gpuCap(spec, this.#device, this.#options.ownProcess === true);
       const loaded = await loadVersion({
         spec,
         version: this.version,
@@ -180,7 +182,9 @@ export class Pool extends PoolLifecycle {
    * those only shares a lane, splitting batches without adding compute.
    */
   room(): number {
-    return room(this.#device, this.#instanceBytes, this.#instances.total);
+    const fits = room(this.#device, this.#instanceBytes, this.#instances.total);
+    if (this.#gpuCap === undefined) return fits;
+    return Math.min(fits, roomUnderCap(this.#device, this.#gpuCap, this.#instanceBytes));
   }
 
   /** performance.now() of the last request that arrived at this pool. */
@@ -409,6 +413,19 @@ export class Pool extends PoolLifecycle {
       hookThreads: this.#hooks?.threads ?? 0,
       ...(this.#coldStart ? { coldStart: this.#coldStart } : {}),
       ...(latency ? { latency } : {}),
+      ...this.#gpuMemory(),
+    };
+  }
+
+  /** On CUDA: what the caching allocator holds on the pool's device, and the pool's cap. */
+  #gpuMemory(): { gpuMemory?: PoolStats['gpuMemory'] } {
+    const held = cudaMemory(this.#device);
+    if (!held && this.#gpuCap === undefined) return {};
+    return {
+      gpuMemory: {
+        ...(held ?? { allocatedBytes: 0, reservedBytes: 0 }),
+        ...(this.#gpuCap === undefined ? {} : { capBytes: this.#gpuCap }),
+      },
     };
   }
 }

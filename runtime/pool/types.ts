@@ -36,6 +36,11 @@ export interface PoolOptions {
   warmupRuns?: number;
   /** Requests waiting for this pool outside it (a runner's node holds them until it is warm). */
   waitingOutside?: number;
+  /**
+   * The pool has its process to itself (a runner): instances.gpuMemory caps the process's CUDA
+   * caching allocator. In a shared process the cap only places and bounds the pool.
+   */
+  ownProcess?: boolean;
   clock?: Clock;
 }
 
@@ -79,6 +84,11 @@ export interface PoolStats extends PoolCounters {
   coldStart?: ColdStart;
   /** Latency percentiles over the latest (up to 1024) requests. */
   latency?: { p50Ms: number; p99Ms: number; of: number };
+  /**
+   * On CUDA: bytes the pool's process's caching allocator holds on its device (allocated, and
+   * reserved from the driver), and instances.gpuMemory's cap in bytes when set.
+   */
+  gpuMemory?: { allocatedBytes: number; reservedBytes: number; capBytes?: number };
 }
 
 /** A pool as a node lists it: its version, device, counters and latest events. */

@@ -68,6 +68,7 @@ async function start(id: number, m: StartMessage): Promise<void> {
     hookBundle: m.hookBundle,
     hooks: { sandbox: true, inline: true, ...(m.secrets ? { secrets: m.secrets } : {}) },
     waitingOutside: m.waiting,
+    ownProcess: true,
   });
   pool.on('event', (event: PoolEvent) => channel.send({ t: 'event', event }));
   pool.on('hung', (detail: { rows: number; limitMs: number }) => {

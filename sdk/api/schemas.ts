@@ -162,6 +162,10 @@ export const PoolInfoSchema = z.looseObject({
   durations: z.record(z.string(), DurationSchema).optional(),
   latency: z.object({ p50Ms: z.number(), p99Ms: z.number(), of: z.number() }).optional(),
   batchSizes: z.record(z.string(), z.number()).optional(),
+  /** On CUDA: the pool's process's caching allocator on its device, and its cap (instances.gpuMemory). */
+  gpuMemory: z
+    .object({ allocatedBytes: z.number(), reservedBytes: z.number(), capBytes: z.number().optional() })
+    .optional(),
 });
 export type PoolInfo = z.infer<typeof PoolInfoSchema>;
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 import { InvalidInputError } from '../errors.js';
 import { functionSpecJsonSchema } from './json-schema.js';
+import { gpuMemoryBytes } from './function-spec.js';
 import { parseSpec, parseSpecYaml } from './parse.js';
 import { specReference, withReference } from './reference.js';
 import { README_FILE, SCHEMA_FILE } from './write-schema.js';
@@ -65,6 +66,21 @@ describe('function spec', () => {
   it('takes a 63-character name and single characters', () => {
     expect(parseSpec({ ...minimal, name: 'a'.repeat(63) }).name).toHaveLength(63);
     expect(parseSpec({ ...minimal, name: '7' }).name).toBe('7');
+  });
+
+  it('caps GPU memory by a fraction or a size, in bytes of the device, and refuses a cap off CUDA', () => {
+    const total = 80 * 2 ** 30;
+    const as = (gpuMemory: unknown, device = 'cuda') => parseSpec({ ...minimal, instances: { device, gpuMemory } });
+    expect(gpuMemoryBytes(as(0.25).instances.gpuMemory, total)).toBe(20 * 2 ** 30);
+    expect(gpuMemoryBytes(as('12GiB').instances.gpuMemory, total)).toBe(12 * 2 ** 30);
+    expect(gpuMemoryBytes(as('1.5GB', 'cuda:1').instances.gpuMemory, total)).toBe(1.5e9);
+    expect(gpuMemoryBytes(as('800MiB', 'auto').instances.gpuMemory, total)).toBe(800 * 2 ** 20);
+    expect(gpuMemoryBytes(undefined, total)).toBeUndefined();
+    expect(error({ ...minimal, instances: { device: 'cuda', gpuMemory: 1.5 } }).message).toMatch(/gpuMemory/);
+    expect(error({ ...minimal, instances: { device: 'cuda', gpuMemory: '12 gigs' } }).message).toMatch(/12GiB/);
+    expect(error({ ...minimal, instances: { device: 'cpu', gpuMemory: 0.5 } }).message).toMatch(
+      /caps a CUDA device's memory, and instances.device is cpu/,
+    );
   });
 
   it('refuses model and hook paths that leave the folder', () => {

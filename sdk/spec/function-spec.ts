@@ -44,6 +44,7 @@ export {
   LimitsSchema,
   ExecutionSchema,
   ScalingSchema,
+  gpuMemoryBytes,
 } from './spec-parts.js';
 
 /** A secret's name, as an environment variable's would be: `HF_TOKEN`, `DB_PASSWORD`. */
@@ -185,6 +186,13 @@ export const FunctionSpecSchema = z
           message: `${sample.batchSize} is larger than maxBatchSize (${spec.maxBatchSize})`,
         });
     });
+    if (spec.instances.gpuMemory !== undefined && /^(cpu|model)$/.test(spec.instances.device)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['instances', 'gpuMemory'],
+        message: `caps a CUDA device's memory, and instances.device is ${spec.instances.device}`,
+      });
+    }
     if (spec.instances.count > spec.scaling.maxInstances) {
       ctx.addIssue({
         code: 'custom',

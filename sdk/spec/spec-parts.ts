@@ -116,6 +116,18 @@ export const BatchingSchema = z
     path: ['defaultPriorityLevel'],
   });
 
+const GPU_MEMORY_SIZE = /^(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|KiB|MiB|GiB|TiB)$/;
+const UNITS: Record<string, number> = {
+  B: 1,
+  KB: 1e3,
+  MB: 1e6,
+  GB: 1e9,
+  KiB: 2 ** 10,
+  MiB: 2 ** 20,
+  GiB: 2 ** 30,
+  TiB: 2 ** 40,
+};
+
 export const InstancesSchema = z.strictObject({
   /** Instances started with the pool; they share one copy of the weights per device. */
   count: z
@@ -141,7 +153,25 @@ export const InstancesSchema = z.strictObject({
     .max(256)
     .default(0)
     .describe("LibTorch intra-op threads per forward (0 = the node's default)."),
+  /** A cap on the runner's CUDA caching allocator: a fraction of the device (0.25) or a size ('12GiB'). */
+  gpuMemory: z
+    .union([
+      z.number().gt(0).max(1),
+      z.string().regex(GPU_MEMORY_SIZE, "must be a size such as '12GiB', '800MiB' or '16GB', or a fraction 0-1"),
+    ])
+    .optional()
+    .describe(
+      "A cap on the runner's CUDA caching allocator on its device (seed 001's allow-gpu-memory-growth concern): a fraction of the device's memory (0.25) or a size ('12GiB'). Allocations past it fail as out of memory in this function only; a pool is placed only where this much is free.",
+    ),
 });
+
+/** A spec's gpuMemory in bytes on a device of `totalBytes`; undefined without a cap. */
+export function gpuMemoryBytes(gpuMemory: number | string | undefined, totalBytes: number): number | undefined {
+  if (gpuMemory === undefined) return undefined;
+  if (typeof gpuMemory === 'number') return Math.floor(gpuMemory * totalBytes);
+  const [, amount, unit] = GPU_MEMORY_SIZE.exec(gpuMemory)!;
+  return Math.floor(Number(amount) * UNITS[unit!]!);
+}
 
 /** A warm-up sample (Triton's model_warmup): inputs made of zeros or random values, run `count` times at load. */
 export const WarmupSchema = z.strictObject({

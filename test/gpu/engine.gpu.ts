@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 
-import { devices, loadModel } from '../../runtime/engine/index.js';
+import { capCudaMemory, cudaMemory, devices, loadModel } from '../../runtime/engine/index.js';
+import { placeDevice } from '../../runtime/pool/capacity.js';
 import { DeviceUnavailableError, InvalidInputError } from '../../sdk/errors.js';
 import { ENGINE_DTYPES } from '../../sdk/tensor.js';
 import { ensureModels, modelPath } from '../helpers/fixtures.js';
@@ -127,5 +128,26 @@ describe('engine on CUDA', { skip }, () => {
     );
     const model = await loadModel(modelPath('mlp'), { device: 'cuda:0' });
     await assert.rejects(model.forward([randomTensor('FP32', [1, 10], 1)]), InvalidInputError);
+  });
+
+  it("caps this process's caching allocator (instances.gpuMemory): a forward past the cap fails, and reports what it holds", async () => {
+    const device = placeDevice('cuda');
+    assert.match(device, /^cuda:\d+$/);
+    const model = await loadModel(modelPath('resnet50'), { device: 'cuda:0' });
+    const held = cudaMemory('cuda:0');
+    assert.ok(held && held.reservedBytes > 0 && held.allocatedBytes > 0, JSON.stringify(held));
+    const total = report.devices.find((d) => d.id === 'cuda:0')!.memoryTotalBytes;
+    // The weights and a little more: a batch of 256 images needs several GiB of activations.
+    capCudaMemory('cuda:0', held.reservedBytes + 256 * 2 ** 20, total);
+    try {
+      await assert.rejects(
+        model.forward([randomTensor('FP32', [256, 3, 224, 224], 7)]),
+        /out of memory|OUT_OF_MEMORY|CUDA/i,
+      );
+      // Within the cap, a batch of one still runs.
+      await model.forward([randomTensor('FP32', [1, 3, 224, 224], 8)]);
+    } finally {
+      capCudaMemory('cuda:0', total, total);
+    }
   });
 });
