@@ -88,7 +88,10 @@ export class DeliveryError extends Error {
 
 /**
  * One try, recorded: delivers, hands `record` the outcome (the receiver's status, or why it failed),
- * and rethrows a failure so the caller's retry policy applies.
+ * and rethrows a failure so the caller's retry policy applies. The record is not waited for: a
+ * delivery is done when the receiver answered (the queue marks it so at once: a node that dies
+ * between the two would have it sent again), and a record that fails to be written is not a
+ * delivery that failed.
  */
 export async function deliverRecorded(
   url: string,
@@ -98,12 +101,21 @@ export async function deliverRecorded(
   record: (d: WebhookDelivery) => Promise<void> | void,
 ): Promise<void> {
   const at = Date.now();
+  const keep = (d: WebhookDelivery) =>
+    void Promise.resolve()
+      .then(() => record(d))
+      .catch(() => undefined);
+  let status: number;
   try {
-    const status = await deliver(url, secret, message, policy);
-    await record({ at, ok: true, status });
+    status = await deliver(url, secret, message, policy);
   } catch (error) {
-    const status = error instanceof DeliveryError ? { status: error.status } : {};
-    await Promise.resolve(record({ at, ok: false, ...status, error: (error as Error).message })).catch(() => undefined);
+    keep({
+      at,
+      ok: false,
+      ...(error instanceof DeliveryError ? { status: error.status } : {}),
+      error: (error as Error).message,
+    });
     throw error;
   }
+  keep({ at, ok: true, status });
 }

@@ -18,6 +18,9 @@ export function pythonEngine(o: {
   threads: number;
   seconds: number;
   device: string;
+  /** Timed iterations at least, and untimed ones first (the script's defaults: 3 and 3). */
+  minIters?: number;
+  warmup?: number;
 }): PythonMeasure[] {
   const stdout = execFileSync(
     o.python,
@@ -33,6 +36,8 @@ export function pythonEngine(o: {
       String(o.seconds),
       '--device',
       o.device,
+      ...(o.minIters === undefined ? [] : ['--min-iters', String(o.minIters)]),
+      ...(o.warmup === undefined ? [] : ['--warmup', String(o.warmup)]),
     ],
     { maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] },
   );

@@ -224,8 +224,14 @@ describe('the hearth CLI', () => {
     const top = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), ['--help']);
     const verbs = [...top.stdout.matchAll(/^ {2}([a-z]+) /gm)].map((m) => m[1]!).filter((v) => v !== 'help');
     expect(verbs).toEqual(expect.arrayContaining(['deploy', 'dev', 'map', 'secrets', 'logs', 'scale', 'rollback']));
-    for (const verb of verbs) {
-      const { stdout } = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), [verb, '--help']);
+    // All at once: each is a CLI start, and two cores take them side by side.
+    const helps = await Promise.all(
+      verbs.map(async (verb) => ({
+        verb,
+        ...(await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), [verb, '--help'])),
+      })),
+    );
+    for (const { verb, stdout } of helps) {
       expect(stdout, verb).toMatch(/Examples:\n {2}hearth /);
       expect(stdout, verb).toContain('--api-key <key>');
     }
