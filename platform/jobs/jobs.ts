@@ -150,7 +150,7 @@ export interface JobQueue {
   /** Accepts a job, or returns the one its idempotency key already names. */
   submit(request: JobRequest): Promise<{ record: JobRecord; existing: boolean }>;
   get(id: string): Promise<JobRecord | undefined>;
-  /** Jobs whose records are still kept, newest first. */
+  /** Jobs whose records are still kept, newest first (their results may be left out). */
   list(query: JobQuery): Promise<JobPage>;
   /** Starts consuming a function's jobs on this node (cluster mode; in process, every job runs here). */
   serve(fn: string): void;
@@ -289,7 +289,7 @@ export function checkSubmission(
 }
 
 /** A webhook URL as a job's reader sees it: scheme, host and path (a query may carry a token). */
-function webhookShown(url: string): string {
+export function webhookShown(url: string): string {
   try {
     const u = new URL(url);
     return `${u.protocol}//${u.host}${u.pathname}`;

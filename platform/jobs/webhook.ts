@@ -8,7 +8,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
 import type { JobRecord, WebhookDelivery } from './jobs.js';
-import { jobView } from './jobs.js';
+import { jobView, webhookShown } from './jobs.js';
 import type { WebhookPolicy } from './webhook-policy.js';
 import { checkWebhookUrl, guardedLookup } from './webhook-policy.js';
 
@@ -105,6 +105,8 @@ export async function deliverRecorded(
     void Promise.resolve()
       .then(() => record(d))
       .catch(() => undefined);
+  // The record is read back through the API: the URL in it goes without its query (a token, often).
+  const shown = (text: string) => text.split(url).join(webhookShown(url));
   let status: number;
   try {
     status = await deliver(url, secret, message, policy);
@@ -113,7 +115,7 @@ export async function deliverRecorded(
       at,
       ok: false,
       ...(error instanceof DeliveryError ? { status: error.status } : {}),
-      error: (error as Error).message,
+      error: shown((error as Error).message),
     });
     throw error;
   }

@@ -90,7 +90,8 @@ export class MemoryJobQueue implements JobQueue {
     const found = [...this.#active.values(), ...this.#done.values()]
       .filter((r) => matches(r, query) && afterCursor(r, query.before))
       .sort(newestFirst);
-    const records = found.slice(0, query.limit).map((r) => structuredClone(r));
+    // Listings carry no results (the API leaves them out): their bodies are not copied.
+    const records = found.slice(0, query.limit).map(({ result: _, ...r }) => structuredClone(r));
     const last = records.at(-1);
     return { records, ...(found.length > query.limit && last ? { next: { at: last.createdAt, id: last.id } } : {}) };
   }
