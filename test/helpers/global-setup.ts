@@ -1,7 +1,12 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 
-import { ensureModels } from './fixtures.js';
+import { ensureModels, PYTHON, REPO_ROOT } from './fixtures.js';
 
 function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -34,7 +39,31 @@ async function ensureRedis(): Promise<void> {
   for (let i = 0; i < 50 && !(await answers(6379)); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
-export default async function setup(): Promise<void> {
+/**
+ * python3-torch's reference as a server for the whole suite (test/helpers/reference.ts): torch is
+ * imported once (a second or two) instead of once per reference call. Returns its teardown.
+ */
+async function startReference(): Promise<() => void> {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-reference-'));
+  const socket = join(dir, 'reference.sock');
+  const server = spawn(PYTHON, [join(REPO_ROOT, 'test', 'fixtures', 'reference.py'), '--serve', socket], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: server.stdout });
+  const ready = await Promise.race([
+    once(lines, 'line').then(([line]) => line === 'ready'),
+    once(server, 'exit').then(() => false),
+  ]);
+  // Without it, each reference call runs python3-torch on its own, as before: slower, the same.
+  if (ready) process.env.HEARTH_REFERENCE_SOCKET = socket;
+  return () => {
+    server.kill();
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
+
+export default async function setup(): Promise<() => void> {
   ensureModels();
   await ensureRedis();
+  return startReference();
 }

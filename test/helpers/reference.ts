@@ -1,8 +1,10 @@
 /**
  * The independent reference: the same TorchScript file run directly by python3-torch
- * (test/fixtures/reference.py), on the same input bytes.
+ * (test/fixtures/reference.py), on the same input bytes. The suite's global setup starts the
+ * script as a server (HEARTH_REFERENCE_SOCKET) so torch is imported once rather than on every
+ * call; each answer still comes from a process of its own. Without it, a process per call.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 import type { EngineDType, NamedTensor, Tensor } from '../../sdk/tensor.js';
@@ -11,6 +13,18 @@ import { PYTHON, REPO_ROOT } from './fixtures.js';
 
 function bytesOf(t: Tensor): Buffer {
   return Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+}
+
+const SCRIPT = join(REPO_ROOT, 'test', 'fixtures', 'reference.py');
+
+function reference(request: string): Buffer {
+  const socket = process.env.HEARTH_REFERENCE_SOCKET;
+  if (socket) {
+    const r = spawnSync(PYTHON, ['-I', '-S', SCRIPT, '--client', socket], { input: request, maxBuffer: 1 << 30 });
+    if (r.status === 0) return r.stdout;
+    if (r.status !== 3) throw new Error(`python3-torch reference failed: ${r.stderr.toString()}`);
+  }
+  return execFileSync(PYTHON, [SCRIPT], { input: request, maxBuffer: 1 << 30 });
 }
 
 export interface ReferenceResult {
@@ -31,10 +45,7 @@ export function pythonForwardMany(model: string, runs: readonly (readonly Tensor
       inputs.map((t) => ({ dtype: t.dtype, shape: t.shape, b64: bytesOf(t).toString('base64') })),
     ),
   });
-  const stdout = execFileSync(PYTHON, [join(REPO_ROOT, 'test', 'fixtures', 'reference.py')], {
-    input: request,
-    maxBuffer: 1 << 30,
-  });
+  const stdout = reference(request);
   const results = JSON.parse(stdout.toString()) as {
     kind: string;
     outputs: { name: string; dtype: EngineDType; shape: number[]; b64: string }[];
