@@ -19,7 +19,7 @@
  *   tsx sdk/packages/build.ts [--out DIR] [--no-pack]
  */
 import { execFileSync } from 'node:child_process';
-import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -100,13 +100,24 @@ async function buildSdk(root: RootPackage, dir: string): Promise<void> {
   await bundleDependencies(dir, SDK_DEPENDENCIES);
 }
 
-async function buildCli(root: RootPackage, dir: string): Promise<void> {
+/**
+ * The CLI's two files into `dist`: `hearth.mjs` (executable) and the `hook-sdk.mjs` beside it. Its
+ * dependencies (esbuild, undici) are found from there as Node finds packages.
+ */
+export async function bundleCli(dist: string): Promise<string> {
   // undici (only for TLS files) stays a package beside the bundle, loaded on first use: a third of
   // the bundle otherwise, compiled on every start.
-  await bundle('sdk/cli/main.ts', join(dir, 'dist', 'hearth.mjs'), { external: CLI_DEPENDENCIES, shebang: true });
+  const cli = join(dist, 'hearth.mjs');
+  await bundle('sdk/cli/main.ts', cli, { external: CLI_DEPENDENCIES, shebang: true });
+  await chmod(cli, 0o755);
   // What `@hearth/sdk` means inside a hook: bundled once here, aliased by `hearth deploy`.
   // No require banner: the hook's own bundle brings one.
-  await bundle('sdk/hook-sdk.ts', join(dir, 'dist', 'hook-sdk.mjs'), { banner: false });
+  await bundle('sdk/hook-sdk.ts', join(dist, 'hook-sdk.mjs'), { banner: false });
+  return cli;
+}
+
+async function buildCli(root: RootPackage, dir: string): Promise<void> {
+  await bundleCli(join(dir, 'dist'));
   await writeJson(join(dir, 'package.json'), {
     name: '@hearth/cli',
     version: root.version,

@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { Hearth } from '../../sdk/client.js';
-import { PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
+import { HEARTH_CLI, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
 import { deployFixture, testNode } from '../helpers/node.js';
 import { SMALL_SPEC, SMALL_X } from '../helpers/specs.js';
 
@@ -67,8 +67,7 @@ describe('the console in a browser', () => {
   let page: Page;
   let receiver: Awaited<ReturnType<typeof webhookReceiver>>;
   const errors: string[] = [];
-  const hearth = (...args: string[]) =>
-    run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), ['--url', node.httpUrl, '--api-key', KEY, ...args]);
+  const hearth = (...args: string[]) => run(HEARTH_CLI, ['--url', node.httpUrl, '--api-key', KEY, ...args]);
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });

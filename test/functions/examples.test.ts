@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
 import { Hearth } from '../../sdk/index.js';
-import { PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
+import { HEARTH_CLI, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
 import { testNode } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import { pythonForward } from '../helpers/reference.js';
@@ -39,13 +39,7 @@ describe('example functions', () => {
 
   const deploy = async (name: string): Promise<void> => {
     await make(name);
-    const { stdout } = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), [
-      '--url',
-      node.httpUrl,
-      '--json',
-      'deploy',
-      join(FUNCTIONS, name),
-    ]);
+    const { stdout } = await run(HEARTH_CLI, ['--url', node.httpUrl, '--json', 'deploy', join(FUNCTIONS, name)]);
     expect(JSON.parse(stdout)).toMatchObject({ name, status: 'ready' });
   };
 

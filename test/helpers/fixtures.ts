@@ -10,6 +10,12 @@ import { fileURLToPath } from 'node:url';
 /** HEARTH_REPO_ROOT lets a bundled copy of these helpers (test/gpu) find the repository. */
 export const REPO_ROOT = process.env.HEARTH_REPO_ROOT ?? fileURLToPath(new URL('../..', import.meta.url));
 export const PYTHON = process.env.HEARTH_PYTHON ?? '/usr/bin/python3';
+/**
+ * The `hearth` command the tests run: the CLI bundled as its package ships it (the suite's global
+ * setup builds it once: a call starts in a quarter of a second, not tsx's second), else the
+ * repository's own entry through tsx. The README's walk-through and `hearth dev` run the latter.
+ */
+export const HEARTH_CLI = process.env.HEARTH_TEST_CLI ?? join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs');
 export const MODELS_DIR = process.env.HEARTH_FIXTURES ?? join(REPO_ROOT, '.fixtures', 'models');
 
 export type FixtureModel =

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
+import { bundleCli } from '../../sdk/packages/build.js';
 import { ensureModels, PYTHON, REPO_ROOT } from './fixtures.js';
 
 function answers(port: number): Promise<boolean> {
@@ -62,8 +63,15 @@ async function startReference(): Promise<() => void> {
   };
 }
 
+/** The CLI as its package bundles it, once for the suite (HEARTH_CLI in fixtures.ts). */
+async function bundleTestCli(): Promise<void> {
+  // Under node_modules, so the bundle finds esbuild and undici as the package's own copy would.
+  const dist = join(REPO_ROOT, 'node_modules', '.cache', 'hearth-test-cli');
+  process.env.HEARTH_TEST_CLI = await bundleCli(dist);
+}
+
 export default async function setup(): Promise<() => void> {
   ensureModels();
-  await ensureRedis();
-  return startReference();
+  const [stopReference] = await Promise.all([startReference(), ensureRedis(), bundleTestCli()]);
+  return stopReference;
 }

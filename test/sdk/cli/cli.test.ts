@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../../platform/node.js';
-import { PYTHON, REPO_ROOT } from '../../helpers/fixtures.js';
+import { HEARTH_CLI, PYTHON, REPO_ROOT } from '../../helpers/fixtures.js';
 import { dropKeys, testNode, uniquePrefix } from '../../helpers/node.js';
 import { maxAbsDiff } from '../../helpers/random.js';
 import { pythonForward } from '../../helpers/reference.js';
@@ -26,7 +26,7 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 /** Runs the CLI; resolves with exit code, stdout and stderr (a non-zero exit does not throw). */
 async function hearth(url: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   try {
-    const { stdout, stderr } = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), ['--url', url, ...args], {
+    const { stdout, stderr } = await run(HEARTH_CLI, ['--url', url, ...args], {
       cwd: dir,
       env: { ...process.env, HEARTH_PYTHON: PYTHON },
     });
@@ -95,7 +95,7 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
       expect(fromFile.outputs).toEqual(answer.outputs);
       const fromStdin = await new Promise<string>((resolve, reject) => {
         const child = execFile(
-          join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'),
+          HEARTH_CLI,
           ['--url', url, '--json', 'invoke', init.name, '--data', '-'],
           { cwd: dir },
           (error, stdout) => (error ? reject(error) : resolve(stdout)),
@@ -216,19 +216,19 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
 describe('the hearth CLI', () => {
   it('says its version, the package version', async () => {
     const pkg = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
-    const r = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), ['--version']);
+    const r = await run(HEARTH_CLI, ['--version']);
     expect(r.stdout.trim()).toBe(pkg.version);
   });
 
   it("shows an example and the global options in every verb's help", async () => {
-    const top = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), ['--help']);
+    const top = await run(HEARTH_CLI, ['--help']);
     const verbs = [...top.stdout.matchAll(/^ {2}([a-z]+) /gm)].map((m) => m[1]!).filter((v) => v !== 'help');
     expect(verbs).toEqual(expect.arrayContaining(['deploy', 'dev', 'map', 'secrets', 'logs', 'scale', 'rollback']));
     // All at once: each is a CLI start, and two cores take them side by side.
     const helps = await Promise.all(
       verbs.map(async (verb) => ({
         verb,
-        ...(await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), [verb, '--help'])),
+        ...(await run(HEARTH_CLI, [verb, '--help'])),
       })),
     );
     for (const { verb, stdout } of helps) {

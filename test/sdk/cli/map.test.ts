@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../../platform/node.js';
 import { Hearth } from '../../../sdk/client.js';
-import { modelPath, REPO_ROOT } from '../../helpers/fixtures.js';
+import { HEARTH_CLI, modelPath } from '../../helpers/fixtures.js';
 import { deployFixture, testNode } from '../../helpers/node.js';
 import { maxAbsDiff, rng } from '../../helpers/random.js';
 import { pythonForward } from '../../helpers/reference.js';
@@ -48,17 +48,7 @@ describe('map over many inputs', () => {
     const file = join(dir, 'inputs.jsonl');
     await writeFile(file, `${inputs.map((i) => JSON.stringify(i)).join('\n')}\n`);
     const out = join(dir, 'results.jsonl');
-    const r = await run(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), [
-      '--url',
-      node.httpUrl,
-      'map',
-      'small',
-      file,
-      '--out',
-      out,
-      '-c',
-      '8',
-    ]).then(
+    const r = await run(HEARTH_CLI, ['--url', node.httpUrl, 'map', 'small', file, '--out', out, '-c', '8']).then(
       (x) => ({ code: 0, ...x }),
       (e: { code: number; stdout: string; stderr: string }) => e,
     );
