@@ -14,6 +14,7 @@ import type { InvokeOptions, PoolEvent } from '../pool/index.js';
 import { Pool } from '../pool/index.js';
 import type { Frame, Header } from './channel.js';
 import { Channel, packError, packTensors, unpackTensors } from './channel.js';
+import { SnapshotSender } from './snapshots.js';
 
 export interface StartMessage {
   spec: FunctionSpec;
@@ -38,7 +39,6 @@ const channel = new Channel(
   () => undefined,
   (deliver) => (pool ? pool.gather(deliver) : deliver()),
 );
-let snapshotTimer: NodeJS.Timeout | undefined;
 
 process.on('uncaughtException', (error) => {
   process.stderr.write(`runner: uncaught ${error.stack ?? error.message}\n`);
@@ -56,6 +56,9 @@ function fail(id: number, error: unknown): void {
 function snapshot(): Header {
   return { t: 'snapshot', stats: pool!.stats(), room: pool!.room(), device: pool!.device };
 }
+
+/** The pool's snapshots to the node (while a pool runs). */
+const snapshots = new SnapshotSender(snapshot, (s) => channel.send(s));
 
 async function start(id: number, m: StartMessage): Promise<void> {
   // Hooks run in V8 isolates here: user code sees no Node API, even inside its own runner. This
@@ -77,8 +80,7 @@ async function start(id: number, m: StartMessage): Promise<void> {
     setTimeout(() => process.kill(process.pid, 'SIGKILL'), 2000).unref();
   });
   await pool.start();
-  snapshotTimer = setInterval(() => channel.send(snapshot()), 250);
-  snapshotTimer.unref();
+  snapshots.start();
   reply(id, { ok: true, coldStart: pool.stats().coldStart, ...snapshot() });
 }
 
@@ -115,6 +117,7 @@ async function call(id: number, header: Header, blobs: Uint8Array[]): Promise<vo
 
 async function handle({ header, blobs }: Frame): Promise<void> {
   const id = header.id as number;
+  snapshots.wake();
   try {
     switch (header.t) {
       case 'start':
@@ -134,12 +137,12 @@ async function handle({ header, blobs }: Frame): Promise<void> {
       case 'stats':
         return reply(id, { ok: true, ...snapshot() });
       case 'drain':
-        clearInterval(snapshotTimer);
+        snapshots.stop();
         await pool?.drain();
         return reply(id, { ok: true, stats: pool?.stats() });
       case 'stop': {
         // The pool ends; the process may be parked to serve the same version again (start anew).
-        clearInterval(snapshotTimer);
+        snapshots.stop();
         const stopped = pool;
         pool = undefined;
         await stopped?.stop();

@@ -18,35 +18,10 @@ import { chromium } from 'playwright-core';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { deployFixture, spawnNode } from '../helpers/node.js';
 import { SMALL_SPEC } from '../helpers/specs.js';
+import { cpuOver } from './proc-cpu.js';
 
 const KEY = 'bench-console-admin-key';
 const WINDOW_S = Number(process.env.WINDOW_S ?? 30);
-const TICK = 100; // clock ticks per second (getconf CLK_TCK)
-
-/** CPU seconds of `pid` and its children (the runners), from /proc. */
-function cpuSeconds(pid: number): number {
-  const of = (p: string) => {
-    const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) };
-  };
-  let ticks = 0;
-  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const s = of(p);
-      if (Number(p) === pid || s.ppid === pid) ticks += s.ticks;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return ticks / TICK;
-}
-
-async function cpuOver(pid: number, seconds: number): Promise<number> {
-  const before = cpuSeconds(pid);
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  return ((cpuSeconds(pid) - before) / seconds) * 100;
-}
 
 const dist = join(REPO_ROOT, 'console', 'dist');
 execFileSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'console', 'build.ts')], {
@@ -82,7 +57,7 @@ try {
   usable.sort((a, b) => a - b);
 
   await new Promise((r) => setTimeout(r, 3000));
-  const idle = await cpuOver(node.child.pid!, WINDOW_S);
+  const idle = (await cpuOver(node.child.pid!, WINDOW_S)).total;
   const context = await browser.newContext();
   await context.addInitScript(`sessionStorage.setItem('hearth.apiKey', ${JSON.stringify(KEY)})`);
   const overview = await context.newPage();
@@ -92,7 +67,7 @@ try {
   await fnPage.goto(`${node.url}/console/#/fn/alpha`);
   await fnPage.getByRole('heading', { name: 'Log' }).waitFor();
   await new Promise((r) => setTimeout(r, 2000));
-  const open = await cpuOver(node.child.pid!, WINDOW_S);
+  const open = (await cpuOver(node.child.pid!, WINDOW_S)).total;
   await context.close();
 
   const result = {

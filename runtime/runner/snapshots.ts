@@ -1,0 +1,59 @@
+/**
+ * How a runner sends its pool's snapshot to the node: every 250 ms while it changes. An unchanged
+ * snapshot is not sent again (but every 5 s), and the timer slows to once a second; any message
+ * from the node brings it back to 250 ms. An idle runner wakes once a second, not four times, and
+ * its node reads nothing new.
+ */
+export const SNAPSHOT_MS = 250;
+export const IDLE_SNAPSHOT_MS = 1000;
+export const RESEND_MS = 5000;
+
+export class SnapshotSender<T> {
+  readonly #take: () => T;
+  readonly #send: (snapshot: T) => void;
+  #timer: NodeJS.Timeout | undefined;
+  #every = SNAPSHOT_MS;
+  #last = { text: '', at: -Infinity };
+
+  constructor(take: () => T, send: (snapshot: T) => void) {
+    this.#take = take;
+    this.#send = send;
+  }
+
+  start(): void {
+    this.#last = { text: '', at: -Infinity };
+    this.#every = SNAPSHOT_MS;
+    this.#schedule();
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** A message from the node: snapshots every 250 ms again. */
+  wake(): void {
+    if (this.#timer === undefined || this.#every === SNAPSHOT_MS) return;
+    this.#every = SNAPSHOT_MS;
+    this.#schedule();
+  }
+
+  #tick(): void {
+    const next = this.#take();
+    const text = JSON.stringify(next);
+    const now = performance.now();
+    const same = text === this.#last.text;
+    if (!same || now - this.#last.at >= RESEND_MS) {
+      this.#last = { text, at: now };
+      this.#send(next);
+    }
+    this.#every = same ? Math.min(this.#every * 2, IDLE_SNAPSHOT_MS) : SNAPSHOT_MS;
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.#tick(), this.#every);
+    this.#timer.unref();
+  }
+}

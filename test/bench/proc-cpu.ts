@@ -1,0 +1,37 @@
+/** CPU time from Linux's /proc: a process's own, and its children's (a node's runners). */
+import { readdirSync, readFileSync } from 'node:fs';
+
+const TICK = 100; // clock ticks per second (getconf CLK_TCK)
+
+function stat(pid: string): { ppid: number; ticks: number } {
+  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) };
+}
+
+/** CPU seconds so far of `pid` itself and of its live children. */
+export function cpuSeconds(pid: number): { own: number; children: number } {
+  let own = 0;
+  let children = 0;
+  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const s = stat(p);
+      if (Number(p) === pid) own += s.ticks;
+      else if (s.ppid === pid) children += s.ticks;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return { own: own / TICK, children: children / TICK };
+}
+
+/** Percent of one core that `pid` (own, its children, and both) used over `seconds` from now. */
+export async function cpuOver(pid: number, seconds: number): Promise<{ own: number; children: number; total: number }> {
+  const before = cpuSeconds(pid);
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const after = cpuSeconds(pid);
+  const pct = (a: number, b: number) => Number((((a - b) / seconds) * 100).toFixed(2));
+  const own = pct(after.own, before.own);
+  const children = pct(after.children, before.children);
+  return { own, children, total: Number((own + children).toFixed(2)) };
+}
