@@ -73,7 +73,11 @@ async function start(id: number, m: StartMessage): Promise<void> {
     waitingOutside: m.waiting,
     ownProcess: true,
   });
-  pool.on('event', (event: PoolEvent) => channel.send({ t: 'event', event }));
+  pool.on('event', (event: PoolEvent) => {
+    channel.send({ t: 'event', event });
+    // The node's copy of the pool's figures is taken as current while nothing was asked of it.
+    snapshots.now();
+  });
   pool.on('hung', (detail: { rows: number; limitMs: number }) => {
     // The node kills this process on `hung`; should the message not get out, it goes anyway.
     channel.send({ t: 'hung', ...detail });
@@ -117,7 +121,9 @@ async function call(id: number, header: Header, blobs: Uint8Array[]): Promise<vo
 
 async function handle({ header, blobs }: Frame): Promise<void> {
   const id = header.id as number;
-  snapshots.wake();
+  // Work for the pool brings the 250 ms snapshots back; a read of its stats (the node's API, a
+  // console polling it) is not work.
+  if (header.t !== 'stats') snapshots.wake();
   try {
     switch (header.t) {
       case 'start':

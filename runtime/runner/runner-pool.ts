@@ -59,6 +59,12 @@ export class RunnerPool extends PoolLifecycle {
   #runner: RunnerProcess | undefined;
   #starting: Promise<void> | undefined;
   #snapshot: Snapshot | undefined;
+  /**
+   * Whether #snapshot already holds everything asked of the runner: no call in flight and none
+   * answered, no instance added or removed, since it came. An idle pool's refresh() then asks
+   * nothing (the runner sends a changed snapshot by itself: runner-main.ts).
+   */
+  #fresh = false;
   /** Counters of runners that ended, and of requests the node itself failed. */
   #retired: PoolCounters = newCounters();
   #pending = 0;
@@ -129,7 +135,7 @@ export class RunnerPool extends PoolLifecycle {
         ...(artifacts.secrets ? { secrets: artifacts.secrets } : {}),
       });
       if (!reply.header.ok) throw unpackError(reply.header.error as WireError);
-      this.#snapshot = reply.header as unknown as Snapshot;
+      this.#took(reply.header as unknown as Snapshot);
       const loaded = reply.header.coldStart as ColdStart | undefined;
       this.#upSince = performance.now();
       this.setState('warm');
@@ -165,7 +171,7 @@ export class RunnerPool extends PoolLifecycle {
     if (runner !== this.#runner) return;
     switch (header.t) {
       case 'snapshot':
-        this.#snapshot = header as unknown as Snapshot;
+        this.#took(header as unknown as Snapshot);
         return;
       case 'event': {
         const e = header.event as PoolEvent;
@@ -190,6 +196,7 @@ export class RunnerPool extends PoolLifecycle {
     this.#runner = undefined;
     if (this.#snapshot) this.#retired = addCounters(this.#retired, this.#snapshot.stats);
     this.#snapshot = undefined;
+    this.#fresh = false;
     const why = describeExit(exit);
     const lines = exit.lastLines.slice(-5).join('\n');
     this.#lastExit = why;
@@ -227,12 +234,14 @@ export class RunnerPool extends PoolLifecycle {
       throw new UnavailableError(
         `function ${this.spec.name} v${this.version} is ${this.state}; instances are added to a warm pool`,
       );
+    this.#fresh = false;
     this.#runner?.tell({ t: 'add' });
   }
 
   removeInstance(): boolean {
     const s = this.#snapshot?.stats;
     if (!s || this.spec.sequence || s.instances.total <= 1 || s.instances.idle === 0) return false;
+    this.#fresh = false;
     this.#runner?.tell({ t: 'remove' });
     // Counted as gone now, so one autoscaler tick does not ask twice for the same instance.
     s.instances.total--;
@@ -269,6 +278,7 @@ export class RunnerPool extends PoolLifecycle {
     const t0 = performance.now();
     this.#lastRequestAt = t0;
     this.#pending++;
+    this.#fresh = false;
     try {
       if (this.state === 'cold' || this.state === 'loading') await this.#waitForStart(t0, options);
       const runner = this.#runner;
@@ -286,6 +296,7 @@ export class RunnerPool extends PoolLifecycle {
       throw e;
     } finally {
       this.#pending--;
+      this.#fresh = false;
       if (this.#pending === 0) this.emit('idle');
     }
   }
@@ -322,9 +333,15 @@ export class RunnerPool extends PoolLifecycle {
   /** Asks the runner for its counters now (statistics read right after a request see it). */
   async refresh(): Promise<void> {
     const runner = this.#runner;
-    if (!runner || this.state !== 'warm') return;
+    if (!runner || this.state !== 'warm' || this.#fresh) return;
     const reply = await runner.request({ t: 'stats' });
-    if (reply.header.ok && runner === this.#runner) this.#snapshot = reply.header as unknown as Snapshot;
+    if (reply.header.ok && runner === this.#runner) this.#took(reply.header as unknown as Snapshot);
+  }
+
+  /** A snapshot from the runner; with no call outstanding it holds all that was asked of it. */
+  #took(snapshot: Snapshot): void {
+    this.#snapshot = snapshot;
+    this.#fresh = this.#pending === 0 && this.#inflight.size === 0;
   }
 
   stats(): PoolStats {

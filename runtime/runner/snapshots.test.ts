@@ -6,7 +6,7 @@ describe('a runner sending its snapshots', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
-  it('sends every 250 ms while the snapshot changes, nothing new while idle but every 5 s, and wakes on a message', () => {
+  it('sends every 250 ms while the snapshot changes, nothing new while idle but every 5 s, wakes on work, and sends a change of its own at once', () => {
     let state = 0;
     const sent: number[] = [];
     const taken: number[] = [];
@@ -38,6 +38,16 @@ describe('a runner sending its snapshots', () => {
     vi.advanceTimersByTime(250);
     expect(taken.map((t) => t - t0)).toEqual([11_250]);
     expect(sent.at(-1)).toBe(5);
+    // Idle again, then a change in the pool by itself: read and sent at once, then every 250 ms.
+    vi.advanceTimersByTime(3000);
+    state = 6;
+    sender.now();
+    taken.length = 0;
+    vi.advanceTimersByTime(0);
+    expect(taken.map((t) => t - t0)).toEqual([14_250]);
+    expect(sent.at(-1)).toBe(6);
+    vi.advanceTimersByTime(250);
+    expect(taken.map((t) => t - t0)).toEqual([14_250, 14_500]);
     sender.stop();
     taken.length = 0;
     vi.advanceTimersByTime(5000);

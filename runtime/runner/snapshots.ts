@@ -1,8 +1,9 @@
 /**
  * How a runner sends its pool's snapshot to the node: every 250 ms while it changes. An unchanged
- * snapshot is not sent again (but every 5 s), and the timer slows to once a second; any message
- * from the node brings it back to 250 ms. An idle runner wakes once a second, not four times, and
- * its node reads nothing new.
+ * snapshot is not sent again (but every 5 s), and the timer slows to once a second; work from the
+ * node (a call, an instance added or removed) brings it back to 250 ms, and a change in the pool by
+ * itself (an instance loaded, its state) is sent at once. An idle runner wakes once a second, not
+ * four times, and its node reads nothing new — nor asks (runner-pool.ts `refresh`).
  */
 export const SNAPSHOT_MS = 250;
 export const IDLE_SNAPSHOT_MS = 1000;
@@ -31,11 +32,21 @@ export class SnapshotSender<T> {
     this.#timer = undefined;
   }
 
-  /** A message from the node: snapshots every 250 ms again. */
+  /** Work from the node (a call, an instance added or removed): snapshots every 250 ms again. */
   wake(): void {
     if (this.#timer === undefined || this.#every === SNAPSHOT_MS) return;
     this.#every = SNAPSHOT_MS;
     this.#schedule();
+  }
+
+  /**
+   * Something changed in the pool by itself (an instance loaded, its state): a snapshot as soon as
+   * the pool's own update is done (a timer of 0), then every 250 ms while it changes.
+   */
+  now(): void {
+    if (this.#timer === undefined) return;
+    this.#every = SNAPSHOT_MS;
+    this.#schedule(0);
   }
 
   #tick(): void {
@@ -51,9 +62,9 @@ export class SnapshotSender<T> {
     this.#schedule();
   }
 
-  #schedule(): void {
+  #schedule(delay = this.#every): void {
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.#tick(), this.#every);
+    this.#timer = setTimeout(() => this.#tick(), delay);
     this.#timer.unref();
   }
 }
