@@ -5,9 +5,9 @@
  * itself (an instance loaded, its state) is sent at once. An idle runner wakes once a second, not
  * four times, and its node reads nothing new — nor asks (runner-pool.ts `refresh`).
  */
-export const SNAPSHOT_MS = 250;
-export const IDLE_SNAPSHOT_MS = 1000;
-export const RESEND_MS = 5000;
+const SNAPSHOT_MS = 250;
+const IDLE_SNAPSHOT_MS = 1000;
+const RESEND_MS = 5000;
 
 export class SnapshotSender<T> {
   readonly #take: () => T;

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { deployFixture, spawnNode } from '../helpers/node.js';
 import { SMALL_SPEC } from '../helpers/specs.js';
+import { waitFor } from '../helpers/wait.js';
 import { cpuOver } from './proc-cpu.js';
 
 const WINDOW_S = Number(process.env.WINDOW_S ?? 20);
@@ -30,16 +31,14 @@ try {
     if (!r.ok) throw new Error(`deploy ${name}: ${r.status} ${await r.text()}`);
   }
   // Warm, then settled: the loads' and warm-ups' work is over.
-  for (const name of POOLS) {
-    for (let i = 0; ; i++) {
-      const { pools } = (await (await fetch(`${node.url}/api/v1/pools`)).json()) as {
-        pools: { function: string; state: string }[];
-      };
-      if (pools.some((p) => p.function === name && p.state === 'warm')) break;
-      if (i > 600) throw new Error(`${name} never warm`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  await waitFor(
+    'every pool warm',
+    async () =>
+      ((await (await fetch(`${node.url}/api/v1/pools`)).json()) as { pools: { function: string; state: string }[] })
+        .pools,
+    (pools) => POOLS.every((name) => pools.some((p) => p.function === name && p.state === 'warm')),
+    { timeoutMs: 60_000, intervalMs: 100 },
+  );
   await new Promise((r) => setTimeout(r, 3000));
   const warm = await cpuOver(node.child.pid!, WINDOW_S);
 
