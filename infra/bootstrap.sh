@@ -60,7 +60,9 @@ fi
 
 # --- the native addon -------------------------------------------------------------------------
 addon=native/build/Release/hearth_native.node
-if [ ! -f "$addon" ] || [ -n "$(find native/src native/CMakeLists.txt -newer "$addon" -print -quit)" ]; then
+jail=native/build/Release/hearth-jail
+if [ ! -f "$addon" ] || [ ! -f "$jail" ] || [ -n "$(find native/src native/CMakeLists.txt -newer "$addon" -print -quit)" ] ||
+  [ -n "$(find native/jail native/CMakeLists.txt -newer "$jail" -print -quit)" ]; then
   log "building the native addon"
   npm run --silent build:native
 fi

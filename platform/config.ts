@@ -115,6 +115,12 @@ export const ConfigSchema = z.object({
         'HEARTH_ISOLATION must be process (each function version in its own runner process) or none (in the node, for trusted single-tenant use)',
     })
     .default('process'),
+  HEARTH_SANDBOX: z
+    .enum(['auto', 'strict', 'off'], {
+      message:
+        "HEARTH_SANDBOX must be auto (every layer of the runners' kernel jail this host offers), strict (all of them, or the node does not start) or off",
+    })
+    .default('auto'),
   HEARTH_RUNNER_USER: z
     .string()
     .regex(/^[a-z_][a-z0-9_-]*\$?$/, 'HEARTH_RUNNER_USER must be a user name')
@@ -189,6 +195,11 @@ export interface Config {
    * data dir; with Redis (a cluster) secrets need it set, the same on every node.
    */
   secretsKey?: Buffer;
+  /**
+   * The kernel's jail around each runner (namespaces, uid, Landlock, seccomp, cgroups): `auto` takes
+   * every layer the host offers and logs which; `strict` refuses to start without all of them.
+   */
+  sandbox: 'auto' | 'strict' | 'off';
   /** Runners' group is this user's (when the node runs as root). */
   runnerUser: string;
   /** When the node runs as root, each runner runs as a uid of its own from here up (65 536 of them). */
@@ -302,6 +313,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       e.HEARTH_SYSTEM_SHARED_MEMORY === 'on' ||
       (e.HEARTH_SYSTEM_SHARED_MEMORY === 'auto' && LOOPBACK.test(e.HEARTH_HOST)),
     isolation: e.HEARTH_ISOLATION,
+    sandbox: e.HEARTH_SANDBOX,
     runnerUser: e.HEARTH_RUNNER_USER,
     runnerUidBase: e.HEARTH_RUNNER_UID_BASE,
     jobs: {

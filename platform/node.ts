@@ -80,11 +80,13 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const runners =
     config.isolation === 'process'
       ? new RunnerHost({
-          // A root node runs user code as another user; a node that is not root cannot switch.
-          users:
-            process.getuid?.() === 0
-              ? { firstUid: config.runnerUidBase, gid: await groupOf(config.runnerUser) }
-              : undefined,
+          // A root node runs user code as other users; a node that is not root gives its runners
+          // uids of their own inside their user namespaces (runtime/runner/jail.ts).
+          users: {
+            firstUid: config.runnerUidBase,
+            gid: process.getuid?.() === 0 ? await groupOf(config.runnerUser) : config.runnerUidBase,
+          },
+          sandbox: config.sandbox,
           intraOpThreads: config.intraOpThreads,
           onLine: (line, runner) => {
             runnerLog.info({ function: runner.label, runner: runner.pid, line }, 'runner output');
@@ -233,6 +235,17 @@ export async function startNode(config: Config): Promise<HearthNode> {
         { waitedMs: SPARE_WAIT_MS },
         'no spare runner yet; ready without one (the first cold start starts its own)',
       );
+  }
+  if (runners && config.sandbox !== 'off') {
+    // Which layers of the kernel's jail the runners have (the spare's report), or why not.
+    const sandbox = runners.sandbox;
+    if (!sandbox && config.sandbox === 'strict')
+      throw new Error(
+        `HEARTH_SANDBOX=strict: no runner could start in its jail: ${runners.spareError ?? 'the spare runner did not start in time'}`,
+      );
+    if (sandbox?.notes.length)
+      log.warn({ sandbox: sandbox.summary, missing: sandbox.notes }, 'runners are jailed without every layer');
+    else if (sandbox) log.info({ sandbox: sandbox.summary }, 'runners are jailed');
   }
   const warmed = await minimum;
   ready = true;

@@ -13,6 +13,7 @@ namespace hearth {
 
 namespace code {
 constexpr const char* kModelLoad = "ERR_MODEL_LOAD";
+constexpr const char* kModelUnsafe = "ERR_MODEL_UNSAFE";
 constexpr const char* kDevice = "ERR_DEVICE";
 constexpr const char* kInvalidArgument = "ERR_INVALID_ARGUMENT";
 constexpr const char* kInputCount = "ERR_INPUT_COUNT";

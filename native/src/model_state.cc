@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common.h"
+#include "model_ops.h"
 
 namespace hearth {
 
@@ -72,6 +73,7 @@ std::shared_ptr<ModelState> LoadModelState(const std::string& path, const HostIn
   } catch (const c10::Error& e) {
     throw EngineError(code::kModelLoad, std::string("not a loadable TorchScript file: ") + e.what_without_backtrace());
   }
+  CheckModelOps(state->module);
   state->module.eval();
   auto method = state->module.find_method("forward");
   if (!method) throw EngineError(code::kModelLoad, "the TorchScript module has no forward() method");

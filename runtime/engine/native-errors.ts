@@ -6,6 +6,7 @@ import { HearthError } from '../../sdk/errors.js';
 
 const BY_CODE: Record<string, new (message: string, options: { cause: unknown; reason: string }) => HearthError> = {
   ERR_MODEL_LOAD: errors.ModelLoadError,
+  ERR_MODEL_UNSAFE: errors.ModelLoadError,
   ERR_DEVICE: errors.DeviceUnavailableError,
   ERR_INVALID_ARGUMENT: errors.InvalidInputError,
   ERR_INPUT_COUNT: errors.InvalidInputError,

@@ -2,26 +2,29 @@
  * Starts runner processes in their sandbox, and keeps one spare started so a cold start does not
  * wait for a process to boot (Node, the bundled runner, LibTorch).
  *
- * The sandbox of a runner:
+ * The sandbox of a runner, in layers (each would hold without the others):
+ * - the kernel's jail (runtime/runner/jail.ts, hearth-jail): its own namespaces, uid, Landlock
+ *   ruleset, seccomp filter and memory/pids cgroup — what binds the model, which is native code;
  * - an environment with nothing of the node's but the math libraries' and devices' settings
  *   (PASSED_ENV): PATH, HOME (its own directory), where the addon and the hook worker are;
  * - Node's permission model: it reads only the code it runs (node_modules, the addon) and its own
  *   directory, into which the node links one version's model and hook; it may start worker threads
- *   (hooks) and load the addon; it cannot start processes or write files;
- * - when the node runs as root, a uid of its own (no other process has it) in the group of
- *   `nobody` by default: it cannot signal, trace or read the memory of the node or of another
- *   function's runner, or
- *   read /proc/<node>/environ, whatever the permission model misses.
+ *   (hooks) and load the addon; it cannot start processes or write files (JavaScript only);
+ * - hooks in V8 isolates (runtime/hooks/sandbox.ts).
  */
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { chmod, chown, copyFile, link, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, chown, copyFile, link, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { setPriority, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { DEFAULT_ADDON_PATH } from '../engine/index.js';
 import { bundleEntry, hookWorkerFile } from '../hooks/index.js';
+import type { RunnerCgroup } from './cgroups.js';
+import { RunnerCgroups } from './cgroups.js';
+import type { JailLayers, SandboxMode } from './jail.js';
+import { describeLayers, jailArguments, jailPath, missingLayers } from './jail.js';
 import { RunnerProcess } from './runner-process.js';
 
 const RUNNER_ENTRY = fileURLToPath(new URL('./runner-main.ts', import.meta.url));
@@ -35,10 +38,15 @@ export interface RunnerHostOptions {
    */
   dir?: string;
   /**
-   * Who runners run as: each its own uid, `firstUid` + n (n < UID_SPAN, wrapping), in group `gid`;
-   * absent: the node's own user (it is not root and cannot switch).
+   * Who runners run as: each its own uid from `firstUid` up (UID_SPAN of them), in group `gid` —
+   * host uids when the node is root; inside their user namespaces when it is not (outside, the
+   * node's). Absent: the node's own user.
    */
   users?: { firstUid: number; gid: number };
+  /** The kernel's jail around each runner (runtime/runner/jail.ts; default `auto`). */
+  sandbox?: SandboxMode;
+  /** Size of a jailed runner's private /tmp, and of its /dev/shm (default 64 MiB each). */
+  tmpBytes?: number;
   /** Node's permission model on the runners (default true). */
   permissions?: boolean;
   /** LibTorch intra-op threads in each runner. */
@@ -59,8 +67,14 @@ const PASSED_ENV =
 
 let runnerFile: Promise<string> | undefined;
 
-/** Runner uids in use at once at most (a uid comes back round after this many runners). */
+/** Runner uids in use at once at most (a jailed runner takes a free one; an unjailed one wraps round). */
 const UID_SPAN = 65_536;
+
+/** Where a root node's runners lock their uids: one place per host, so two nodes never share one. */
+const UID_LOCKS = '/run/hearth/runner-uids';
+
+/** Runner folders' parents are named hearth-runners-<node pid>-…; a started node removes its dead peers'. */
+const ROOT_PREFIX = 'hearth-runners-';
 
 /** How long, and how many, stopped runners wait for their version's next cold start. */
 const PARK_MS = 5 * 60_000;
@@ -96,6 +110,12 @@ export class RunnerHost {
   #closed = false;
   #dir: Promise<string> | undefined;
   readonly #live = new Set<RunnerProcess>();
+  #cgroups: Promise<RunnerCgroups | { missing: string }> | undefined;
+  #cgroupsMissing: string | undefined;
+  /** Why the last spare failed to start, if it did. */
+  spareError: string | undefined;
+  /** The layers the first jailed runner reported, and why any is missing. */
+  #layers: { layers: JailLayers; notes: string[] } | undefined;
   readonly #parked = new Map<string, { runner: RunnerProcess; timer: NodeJS.Timeout }>();
 
   constructor(options: RunnerHostOptions) {
@@ -109,7 +129,8 @@ export class RunnerHost {
   warm(): Promise<void> {
     if (this.#o.spare !== false && !this.#spare && !this.#closed) {
       this.#spare = this.#spawn(true);
-      this.#spare.catch(() => {
+      this.#spare.catch((error: unknown) => {
+        this.spareError = (error as Error).message;
         this.#spare = undefined;
       });
     }
@@ -185,11 +206,14 @@ export class RunnerHost {
   async #spawn(spare: boolean): Promise<RunnerProcess> {
     const [entry, hookWorker] = await Promise.all([runnerEntryFile(), hookWorkerFile()]);
     const n = ++this.#count;
+    const mode = this.#o.sandbox ?? 'auto';
+    const jailed = mode !== 'off';
     const user = this.#o.users && { uid: this.#o.users.firstUid + (n % UID_SPAN), gid: this.#o.users.gid };
     const dir = join(await this.#root(), `r${n}`);
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { mode: 0o700 });
-    if (user) await chown(dir, user.uid, user.gid);
+    // A jailed runner's folder is made its uid's by hearth-jail, which picks the uid.
+    if (user && !jailed && process.getuid?.() === 0) await chown(dir, user.uid, user.gid);
     const addon = process.env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH;
     const env: Record<string, string> = {
       PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -211,21 +235,43 @@ export class RunnerHost {
             '--allow-worker',
             '--allow-addons',
           ];
-    const child = spawn(process.execPath, [...permissions, '--no-warnings', entry], {
+    const node = [...permissions, '--no-warnings', entry];
+    const cgroup = jailed ? await this.#cgroup(`r${n}`, mode) : undefined;
+    const [file, args] = jailed
+      ? [
+          jailPath(),
+          [
+            ...jailArguments({
+              mode,
+              home: dir,
+              hint: n,
+              users: await this.#jailUsers(),
+              read: [NODE_MODULES, addon, ...[entry, hookWorker].map(packagesOf)],
+              cgroupProcs: cgroup?.procs ?? [],
+              tmpBytes: this.#o.tmpBytes ?? 64 * 2 ** 20,
+            }),
+            process.execPath,
+            ...node,
+          ],
+        ]
+      : [process.execPath, node];
+    const child = spawn(file, args, {
       cwd: dir,
       env,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-      ...(user ? { uid: user.uid, gid: user.gid } : {}),
+      ...(user && !jailed && process.getuid?.() === 0 ? { uid: user.uid, gid: user.gid } : {}),
     });
-    const runner = new RunnerProcess(child, dir, (line) => this.#o.onLine?.(line, runner));
+    const runner = new RunnerProcess(child, dir, (line) => this.#o.onLine?.(line, runner), cgroup);
     // A spare boots behind whatever serves now (its priority is restored when it is taken).
     if (spare) {
       this.#booting = runner;
-      this.#renice(runner, 10);
+      if (jailed) void runner.jailed.then(() => this.#booting === runner && this.#renice(runner, 10));
+      else this.#renice(runner, 10);
     }
     this.#live.add(runner);
-    void runner.exited.then(() => {
+    void runner.exited.then(async () => {
       this.#live.delete(runner);
+      await cgroup?.remove().catch(() => undefined);
       return rm(dir, { recursive: true, force: true });
     });
     const exited = runner.exited.then((exit) => {
@@ -238,7 +284,55 @@ export class RunnerHost {
     } finally {
       if (this.#booting === runner) this.#booting = undefined;
     }
+    if (jailed) this.#checkJail(runner, mode);
     return runner;
+  }
+
+  /** The jail's report of a runner, checked (strict: every layer) and kept for sandbox(). */
+  #checkJail(runner: RunnerProcess, mode: SandboxMode): void {
+    const report = runner.jail;
+    if (!report) {
+      runner.kill('it started without its jail');
+      throw new Error('a runner started without reporting its jail (hearth-jail)');
+    }
+    const notes = [...report.notes];
+    if (!report.layers.cgroup && this.#cgroupsMissing) notes.push(`cgroup: ${this.#cgroupsMissing}`);
+    const missing = missingLayers(report.layers);
+    if (mode === 'strict' && missing.length > 0) {
+      runner.kill('its jail is missing layers');
+      throw new Error(`HEARTH_SANDBOX=strict: a runner's jail lacks ${missing.join(', ')}: ${notes.join('; ')}`);
+    }
+    this.#layers ??= { layers: report.layers, notes };
+  }
+
+  /** The runner's cgroup, where the node may make one (else none: strict refuses). */
+  async #cgroup(name: string, mode: SandboxMode): Promise<RunnerCgroup | undefined> {
+    this.#cgroups ??= RunnerCgroups.open();
+    const cgroups = await this.#cgroups;
+    if (cgroups instanceof RunnerCgroups) return cgroups.create(name);
+    this.#cgroupsMissing = cgroups.missing;
+    if (mode === 'strict') throw new Error(`HEARTH_SANDBOX=strict: ${cgroups.missing}`);
+    return undefined;
+  }
+
+  /** Uids for hearth-jail: a root node's from its range, locked per host; any node's inside. */
+  async #jailUsers(): Promise<{ firstUid: number; count: number; gid: number; lockDir: string }> {
+    const users = this.#o.users ?? { firstUid: 200_000, gid: 200_000 };
+    let lockDir = UID_LOCKS;
+    if (process.getuid?.() === 0) {
+      await mkdir(dirname(UID_LOCKS), { recursive: true, mode: 0o755 }).catch(() => {
+        lockDir = join(tmpdir(), 'hearth-runner-uids');
+      });
+    }
+    return { firstUid: users.firstUid, count: UID_SPAN, gid: users.gid, lockDir };
+  }
+
+  /**
+   * The layers of the kernel's jail the first runner reported, and why any is missing; undefined
+   * when runners are not jailed or none has started.
+   */
+  get sandbox(): { layers: JailLayers; notes: string[]; summary: string } | undefined {
+    return this.#layers && { ...this.#layers, summary: describeLayers(this.#layers.layers) };
   }
 
   /**
@@ -281,7 +375,8 @@ export class RunnerHost {
   /** The directory of runner directories: runners may pass through it (0711), not list it. */
   #root(): Promise<string> {
     this.#dir ??= (async () => {
-      const root = this.#o.dir ?? (await mkdtemp(join(tmpdir(), 'hearth-runners-')));
+      if (!this.#o.dir) await sweepRoots();
+      const root = this.#o.dir ?? (await mkdtemp(join(tmpdir(), `${ROOT_PREFIX}${process.pid}-`)));
       await mkdir(root, { recursive: true });
       await chmod(root, 0o711);
       return root;
@@ -302,5 +397,31 @@ export class RunnerHost {
     );
     await Promise.all([...this.#live].map((r) => r.close(1000)));
     if (this.#dir && !this.#o.dir) await rm(await this.#dir, { recursive: true, force: true });
+    const cgroups = await this.#cgroups;
+    if (cgroups instanceof RunnerCgroups) await cgroups.close();
+  }
+}
+
+/**
+ * The node_modules folder an entry's imports resolve from (the repository's, or the GPU kit's), or
+ * the entry's own folder.
+ */
+function packagesOf(entry: string): string {
+  for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir))
+    if (basename(dir) === 'node_modules') return dir;
+  return dirname(entry);
+}
+
+/** Removes the runner folders of nodes that died (their runners died with them). */
+async function sweepRoots(): Promise<void> {
+  for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
+    const pid = Number(new RegExp(`^${ROOT_PREFIX}(\\d+)-`).exec(name)?.[1]);
+    if (!(pid > 0) || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH')
+        await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
+    }
   }
 }

@@ -123,7 +123,7 @@ export class RunnerPool extends PoolLifecycle {
       this.#runner = runner;
       runner.label = this.#key;
       runner.onMessage = (frame) => this.#message(runner!, frame);
-      runner.watchMemory(this.spec.limits.runnerMemoryMb * 2 ** 20);
+      await runner.watchMemory(this.spec.limits.runnerMemoryMb * 2 ** 20);
       void runner.exited.then((exit) => this.#exited(runner!, exit));
       const placed = await this.#o.host.place(runner, artifacts);
       const reply = await runner.request({

@@ -7,8 +7,10 @@ import { readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 
 import { UnavailableError } from '../../sdk/errors.js';
+import type { RunnerCgroup } from './cgroups.js';
 import type { Frame, Header } from './channel.js';
 import { Channel } from './channel.js';
+import type { JailReport } from './jail.js';
 
 export interface RunnerExit {
   code: number | null;
@@ -49,15 +51,23 @@ export class RunnerProcess {
   #nextId = 1;
   #killedFor: string | undefined;
   #memoryTimer: NodeJS.Timeout | undefined;
+  #memoryLimit = 0;
   #alive = true;
+  /** What hearth-jail applied (its first frame), when the runner is jailed. */
+  jail: JailReport | undefined;
+  /** Resolves with the jail's report (a jailed runner sends it before its program starts). */
+  readonly jailed: Promise<JailReport>;
+  /** Its memory and pids cgroup, where the node made one. */
+  readonly cgroup: RunnerCgroup | undefined;
   /** The function version it serves (`name@version`), once it has one. */
   label: string | undefined;
   /** Frames the runner sends unasked (events, snapshots, hangs). */
   onMessage: (frame: Frame) => void = () => undefined;
 
-  constructor(child: ChildProcess, dir: string, onLine: (line: string) => void) {
+  constructor(child: ChildProcess, dir: string, onLine: (line: string) => void, cgroup?: RunnerCgroup) {
     this.child = child;
     this.dir = dir;
+    this.cgroup = cgroup;
     // A runner alone does not keep the node alive (a spare waits with nothing to do); the channel
     // does while replies are awaited.
     child.unref();
@@ -80,10 +90,18 @@ export class RunnerProcess {
     this.ready = new Promise((resolve) => {
       hello = resolve;
     });
+    let jailed: (report: JailReport) => void = () => undefined;
+    this.jailed = new Promise((resolve) => {
+      jailed = resolve;
+    });
     this.#channel = new Channel(
       child.stdio[3] as Socket,
       (frame) => {
         const id = frame.header.id as number | undefined;
+        if (frame.header.t === 'jail') {
+          this.jail = frame.header as unknown as JailReport;
+          return jailed(this.jail);
+        }
         if (frame.header.t === 'hello') {
           if (this.#waiting.size === 0) this.#channel.hold(false);
           return hello();
@@ -99,10 +117,13 @@ export class RunnerProcess {
       (why) => this.kill(`it sent a malformed frame (${why})`),
     );
     this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
+      child.once('exit', async (code, signal) => {
         this.#alive = false;
         clearInterval(this.#memoryTimer);
         this.#channel.close();
+        // Killed by the kernel at its cgroup's memory cap (its tmpfs files count there, not in RSS).
+        if (signal === 'SIGKILL' && !this.#killedFor && this.#memoryLimit > 0 && (await this.cgroup?.oomKills()))
+          this.#killedFor = `its memory (heap, and files in its /tmp and /dev/shm) reached its ${(this.#memoryLimit / 2 ** 20).toFixed(0)} MiB limit (limits.runnerMemoryMb)`;
         const exit: RunnerExit = {
           code,
           signal,
@@ -124,8 +145,9 @@ export class RunnerProcess {
     return this.#alive;
   }
 
+  /** The runner's own pid (a jailed runner's, not its launcher's). */
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.jail?.pid ?? this.child.pid;
   }
 
   /** A request that gets a reply (a frame with the same id). */
@@ -156,11 +178,16 @@ export class RunnerProcess {
     if (this.#alive) this.#channel.send(header);
   }
 
-  /** Kills the runner past `limitBytes` of resident memory, checked every `everyMs`. */
-  watchMemory(limitBytes: number, everyMs = 500): void {
+  /**
+   * Caps the runner's memory at `limitBytes`: its cgroup's limit, where it has one (the kernel
+   * counts its tmpfs files and page cache too), and its resident memory, checked every `everyMs`.
+   */
+  async watchMemory(limitBytes: number, everyMs = 500): Promise<void> {
+    this.#memoryLimit = limitBytes;
+    await this.cgroup?.limitMemory(limitBytes);
     clearInterval(this.#memoryTimer);
     this.#memoryTimer = setInterval(async () => {
-      const rss = await residentBytes(this.child.pid!);
+      const rss = await residentBytes(this.pid!);
       if (rss !== undefined && rss > limitBytes)
         this.kill(
           `its resident memory reached ${(rss / 2 ** 20).toFixed(0)} MiB, past its ${(limitBytes / 2 ** 20).toFixed(0)} MiB limit (limits.runnerMemoryMb)`,

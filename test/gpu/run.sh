@@ -44,7 +44,8 @@ node .gpu/bench-engine.mjs --device "${HEARTH_BENCH_DEVICE:-cuda:0}" --threads 4
 # and if PyTorch's libraries are out of their reach (a venv under /root) the node runs functions in
 # its own process instead (HEARTH_ISOLATION=none), and says so.
 kit=$(mktemp -d /tmp/hearth-kit.XXXXXX)
-cp -r .gpu/kit/. "$kit/" && cp "$HEARTH_NATIVE_ADDON" "$kit/hearth_native.node" && chmod -R a+rX "$kit"
+# hearth-jail (the runners' kernel sandbox) is built beside the addon, and found beside it.
+cp -r .gpu/kit/. "$kit/" && cp "$HEARTH_NATIVE_ADDON" .gpu/build/hearth-jail "$kit/" && chmod -R a+rX "$kit"
 torchlib=$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch.so"))')
 if [ "$(id -u)" = 0 ] && ! "$PY" -c 'import os, sys; os.setgid(65534); os.setuid(200001); open(sys.argv[1], "rb").close(); open(sys.argv[2], "rb").close()' \
     "$torchlib" "$kit/node_modules/.hearth/runner.mjs" 2>/dev/null; then

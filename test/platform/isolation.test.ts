@@ -4,7 +4,7 @@
  * its own function. The node runs in its own process here, with its secrets in its environment
  * (as a real deployment has them), so what a runner could read of it is really there to read.
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { modelPath } from '../helpers/fixtures.js';
 import type { NodeProcess } from '../helpers/node.js';
+import { runnerProcesses } from '../helpers/processes.js';
 import { hookBundle, postFunction, spawnNode, upload } from '../helpers/node.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -64,17 +65,7 @@ const events = async (name: string) =>
     }
   ).pools.flatMap((p) => p.events.map((e) => e.detail ?? ''));
 /** The uids of the node's runner processes (the spare among them), from /proc. */
-async function runnerUids(): Promise<number[]> {
-  const uids: number[] = [];
-  for (const pid of (await readdir('/proc')).filter((d) => /^\d+$/.test(d))) {
-    const status = await readFile(`/proc/${pid}/status`, 'latin1').catch(() => '');
-    if (Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]) !== node.child.pid) continue;
-    // Its other children (esbuild's service) are not runners.
-    const args = await readFile(`/proc/${pid}/cmdline`, 'latin1').catch(() => '');
-    if (args.includes('--experimental-permission')) uids.push(Number(/^Uid:\s+(\d+)/m.exec(status)![1]));
-  }
-  return uids;
-}
+const runnerUids = async (): Promise<number[]> => (await runnerProcesses(node.child.pid!)).map((p) => p.uid);
 const rss = (pid: number) => readFile(`/proc/${pid}/statm`, 'latin1').then((s) => Number(s.split(' ')[1]) * 4096);
 
 const model = async (name: 'small' | 'crashes' | 'hangs' | 'balloon') =>
