@@ -16,7 +16,7 @@ import type { DeployResult, Hearth } from '../client.js';
 import { InvalidInputError } from '../errors.js';
 import { bundleHook } from '../hooks/bundle.js';
 import type { FunctionSpec } from '../spec/index.js';
-import { loadTritonModelFolder, parseSpec, parseSpecYaml } from '../spec/index.js';
+import { loadTritonModelFolder, parseSpec, parseSpecYaml, realInside } from '../spec/index.js';
 
 export interface DeployOptions {
   keepTraffic?: boolean;
@@ -138,6 +138,8 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
       `${modelPath} does not exist${exporter ? `: run \`python3 export.py\` in ${folder} to make it` : ''}`,
     );
   }
+  // The bytes uploaded are the folder's own, never a file a symbolic link reaches outside it.
+  await realInside(dir, modelPath, 'the model file');
   let hookBundle: string | undefined;
   const work = await mkdtemp(join(tmpdir(), 'hearth-deploy-'));
   try {

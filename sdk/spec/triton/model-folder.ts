@@ -1,6 +1,6 @@
 /** A Triton model folder on disk: config.pbtxt, its version policy, the version folders and their model files. */
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, join, normalize } from 'node:path';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { basename, join, normalize, sep } from 'node:path';
 
 import { InvalidInputError } from '../../errors.js';
 import type { FunctionSpec } from '../function-spec.js';
@@ -26,6 +26,20 @@ function inside(dir: string, file: string, field: string): string {
       reason: field,
     });
   return join(dir, clean);
+}
+
+/**
+ * The real path of a file a folder names, which must stay inside the folder once symlinks are
+ * followed: a label file linked to ~/.ssh/id_rsa would otherwise be published to every caller.
+ */
+export async function realInside(dir: string, path: string, field: string): Promise<string> {
+  const [root, real] = await Promise.all([realpath(dir), realpath(path)]);
+  if (real !== root && !real.startsWith(root + sep))
+    throw new InvalidInputError(
+      `${field} "${path}" is a symbolic link to ${real}, outside the folder ${dir}: copy the file into the folder`,
+      { reason: field },
+    );
+  return real;
 }
 
 /**
@@ -90,13 +104,18 @@ export async function loadTritonModelFolder(dir: string): Promise<TritonModelFol
     );
   for (const output of specInput.outputs) {
     if (!output.labelFile) continue;
-    const path = inside(dir, output.labelFile, `output "${output.name}" label_filename`);
-    const labels = await readFile(path, 'utf8').catch((cause: unknown) => {
+    const field = `output "${output.name}" label_filename`;
+    const path = inside(dir, output.labelFile, field);
+    let labels: string;
+    try {
+      labels = await readFile(await realInside(dir, path, `config.pbtxt: ${field}`), 'utf8');
+    } catch (cause) {
+      if (cause instanceof InvalidInputError) throw cause;
       throw new InvalidInputError(
         `config.pbtxt: output "${output.name}" label_filename "${output.labelFile}" cannot be read`,
         { cause },
       );
-    });
+    }
     output.labels = labels.split(/\r?\n/);
     if (output.labels.at(-1) === '') output.labels.pop();
   }

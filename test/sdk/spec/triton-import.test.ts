@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -300,6 +300,20 @@ describe('Triton model folders', () => {
       input [ { name: "x" data_type: TYPE_FP32 dims: [ 1 ] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] label_filename: "../../etc/passwd" } ]`,
     );
     await expect(loadTritonModelFolder(dir)).rejects.toThrow(/must name a file inside the model folder/);
+  });
+
+  it('refuses a label_filename that is a symbolic link out of the folder, and follows one that stays inside', async () => {
+    const secret = join(await mkdtemp(join(tmpdir(), 'hearth-secret-')), 'id_rsa');
+    await writeFile(secret, 'PRIVATE KEY');
+    const config = `platform: "pytorch_libtorch"
+      input [ { name: "x" data_type: TYPE_FP32 dims: [ 1 ] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 2 ] label_filename: "labels.txt" } ]`;
+    const out = await folder('labels-link-out', config, { '1': 'model.pt' });
+    await symlink(secret, join(out, 'labels.txt'));
+    await expect(loadTritonModelFolder(out)).rejects.toThrow(/is a symbolic link to .*id_rsa, outside the folder/);
+    const within = await folder('labels-link-in', config, { '1': 'model.pt' });
+    await writeFile(join(within, 'names.txt'), 'a\nb\n');
+    await symlink('names.txt', join(within, 'labels.txt'));
+    expect((await loadTritonModelFolder(within)).spec.outputs[0]!.labels).toEqual(['a', 'b']);
   });
 
   it.each([
