@@ -3,15 +3,19 @@
  * model version as a request names it.
  *
  * API keys: `Authorization: Bearer <key>` (or `X-Api-Key`), each with a scope. With no keys
- * configured every request passes; with keys, `invoke` may call functions and `admin` may also
- * manage them.
+ * configured every request passes; with keys, `invoke` may call functions, `shm` may also register
+ * system shared memory (a segment on the node's host, mapped by the node), and `admin` may do
+ * anything, managing functions included.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 import { InvalidInputError, PermissionDeniedError, UnauthenticatedError } from '../sdk/errors.js';
 import type { ApiKey } from './config.js';
 
-export type Scope = 'invoke' | 'admin';
+export type Scope = 'invoke' | 'shm' | 'admin';
+
+/** What each scope includes: a key of a scope may do what the scopes before it may. */
+const RANK: Record<Scope, number> = { invoke: 0, shm: 1, admin: 2 };
 
 /**
  * Throws UnauthenticatedError or PermissionDeniedError; `header` reads a request header. Returns
@@ -23,8 +27,12 @@ export function authorize(keys: ApiKey[], scope: Scope, header: (name: string) =
   const given = bearer?.startsWith('Bearer ') ? bearer.slice(7) : header('x-api-key');
   const key = given === undefined ? undefined : findKey(keys, given);
   if (!key) throw new UnauthenticatedError('send an API key: Authorization: Bearer <key>');
-  if (scope === 'admin' && key.scope !== 'admin')
-    throw new PermissionDeniedError('this API key may invoke functions but not manage them (needs scope admin)');
+  if (RANK[key.scope] < RANK[scope])
+    throw new PermissionDeniedError(
+      scope === 'admin'
+        ? 'this API key may invoke functions but not manage them (needs scope admin)'
+        : 'this API key may invoke functions but not register shared memory (needs scope shm or admin)',
+    );
   return key.key;
 }
 

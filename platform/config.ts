@@ -20,11 +20,12 @@ const port = (name: string, fallback: number) =>
     .max(65535, `${name} must be 0-65535 (0 picks a free port)`)
     .default(fallback);
 
-const ApiKey = z.object({ key: z.string().min(8), scope: z.enum(['invoke', 'admin']) });
+const ApiKey = z.object({ key: z.string().min(8), scope: z.enum(['invoke', 'shm', 'admin']) });
 export type ApiKey = z.infer<typeof ApiKey>;
 
 /**
- * `key1:admin,key2:invoke` (a key without a scope is an admin key); in a keys file, entries are also
+ * `key1:admin,key2:invoke,key3:shm` (a key without a scope is an admin key; `shm` is an invoke key
+ * that may also register system shared memory); in a keys file, entries are also
  * separated by new lines and `#` starts a comment.
  */
 function parseApiKeys(value: string | undefined, from = 'HEARTH_API_KEYS'): ApiKey[] {
@@ -40,7 +41,7 @@ function parseApiKeys(value: string | undefined, from = 'HEARTH_API_KEYS'): ApiK
       const parsed = ApiKey.safeParse({ key, scope });
       if (!parsed.success)
         throw new InvalidInputError(
-          `${from}: each entry must be KEY:invoke or KEY:admin with a key of at least 8 characters (got "${entry.replace(/^(.{3}).*/, '$1…')}")`,
+          `${from}: each entry must be KEY:invoke, KEY:shm or KEY:admin with a key of at least 8 characters (got "${entry.replace(/^(.{3}).*/, '$1…')}")`,
         );
       return parsed.data;
     });
@@ -107,8 +108,20 @@ export const ConfigSchema = z.object({
   HEARTH_JOB_RESULT_TTL_S: integer('HEARTH_JOB_RESULT_TTL_S', 'a number of seconds').min(1).default(86_400),
   HEARTH_JOB_LOCK_MS: integer('HEARTH_JOB_LOCK_MS', 'a number of milliseconds').min(1000).default(30_000),
   HEARTH_JOB_CONCURRENCY: integer('HEARTH_JOB_CONCURRENCY', 'a number').min(1).max(1024).default(64),
+  HEARTH_JOB_TIMEOUT_MS: integer('HEARTH_JOB_TIMEOUT_MS', 'a number of milliseconds')
+    .min(1000)
+    .max(2 ** 31 - 1)
+    .default(15 * 60_000),
+  HEARTH_DRAIN_TIMEOUT_MS: integer('HEARTH_DRAIN_TIMEOUT_MS', 'a number of milliseconds')
+    .min(0)
+    .max(2 ** 31 - 1)
+    .default(120_000),
   HEARTH_WEBHOOK_ALLOW_HOSTS: z.string().optional(),
   HEARTH_SYSTEM_SHARED_MEMORY: z.enum(['auto', 'on', 'off']).default('auto'),
+  HEARTH_SHM_PREFIX: z
+    .string()
+    .regex(/^\/[A-Za-z0-9_.-]*$/, 'HEARTH_SHM_PREFIX must be "/" and letters, digits, "_", "-" or "." (a key prefix)')
+    .default('/'),
   HEARTH_ISOLATION: z
     .enum(['process', 'none'], {
       message:
@@ -166,6 +179,11 @@ export interface Config {
    * whose OpenMP team stalled whenever the event loop took one of its cores.
    */
   intraOpThreads: number;
+  /**
+   * The longest a drain (SIGTERM) waits for jobs, pools and responses in flight; what is left then
+   * fails (its runners stop), and the node closes.
+   */
+  drainTimeoutMs: number;
   /** How often the autoscaler looks at the pools. */
   autoscaleTickMs: number;
   /** Signs webhooks (Standard Webhooks); without it, requests that ask for a webhook are refused. */
@@ -176,6 +194,8 @@ export interface Config {
     resultTtlS: number;
     lockMs: number;
     concurrency: number;
+    /** The longest one try of a job may run; past it the try fails (DEADLINE_EXCEEDED). */
+    timeoutMs: number;
     webhooks: WebhookPolicy;
   };
   /**
@@ -184,6 +204,8 @@ export interface Config {
    * elsewhere maps no caller-named segment unless HEARTH_SYSTEM_SHARED_MEMORY=on.
    */
   systemSharedMemory: boolean;
+  /** Registered segments' keys must start with this (HEARTH_SHM_PREFIX; default "/", any). */
+  shmPrefix: string;
   /**
    * `process`: each function version runs in its own runner process (no secrets, its own files,
    * Node's permission model, another user when the node is root), supervised and restarted.
@@ -308,10 +330,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.HEARTH_LOG_LEVEL,
     intraOpThreads: e.HEARTH_INTRA_OP_THREADS ?? Math.max(1, availableParallelism() - 1),
     autoscaleTickMs: e.HEARTH_AUTOSCALE_TICK_MS,
+    drainTimeoutMs: e.HEARTH_DRAIN_TIMEOUT_MS,
     webhookSecret: e.HEARTH_WEBHOOK_SECRET,
     systemSharedMemory:
       e.HEARTH_SYSTEM_SHARED_MEMORY === 'on' ||
       (e.HEARTH_SYSTEM_SHARED_MEMORY === 'auto' && LOOPBACK.test(e.HEARTH_HOST)),
+    shmPrefix: e.HEARTH_SHM_PREFIX,
     isolation: e.HEARTH_ISOLATION,
     sandbox: e.HEARTH_SANDBOX,
     runnerUser: e.HEARTH_RUNNER_USER,
@@ -322,6 +346,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       resultTtlS: e.HEARTH_JOB_RESULT_TTL_S,
       lockMs: e.HEARTH_JOB_LOCK_MS,
       concurrency: e.HEARTH_JOB_CONCURRENCY,
+      timeoutMs: e.HEARTH_JOB_TIMEOUT_MS,
       webhooks: { allowHosts: parseAllowHosts(e.HEARTH_WEBHOOK_ALLOW_HOSTS) },
     },
   };

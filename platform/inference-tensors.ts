@@ -24,10 +24,23 @@ export function inputHead(
       reason: 'ERR_DTYPE',
     });
   const shape = input.shape.map(Number);
-  if (shape.some((d) => !Number.isInteger(d) || d < 0))
-    throw new InvalidInputError(`${where}.shape must be a list of non-negative integers`, { reason: 'ERR_SHAPE' });
+  if (shape.some((d) => !Number.isSafeInteger(d) || d < 0))
+    throw new InvalidInputError(`${where}.shape must be a list of non-negative integers below 2^53`, {
+      reason: 'ERR_SHAPE',
+    });
   if (tensors[input.name]) throw new InvalidInputError(`input "${input.name}" is given twice`);
   return { dtype: input.datatype as DType, shape };
+}
+
+/** Refuses `byteLength` bytes for a tensor of `shape` × `dtype` (not BYTES) unless they are exactly that. */
+export function checkRawSize(name: string, dtype: DType, shape: number[], byteLength: number, field: string): void {
+  const expected = numel(shape) * elementSize(dtype);
+  if (byteLength !== expected) {
+    throw new InvalidInputError(
+      `input "${name}": ${field} has ${byteLength} bytes but shape [${shape.join(', ')}] × ${dtype} needs ${expected}`,
+      { reason: 'ERR_SHAPE' },
+    );
+  }
 }
 
 /** Bytes that must be exactly shape × dtype, copied once into an aligned buffer (they may sit at any offset). */
@@ -40,13 +53,7 @@ export function tensorFromRaw(name: string, dtype: DType, shape: number[], bytes
     }
     return { dtype, shape, data: new Uint8Array(bytes) };
   }
-  const expected = numel(shape) * elementSize(dtype);
-  if (bytes.byteLength !== expected) {
-    throw new InvalidInputError(
-      `input "${name}": ${field} has ${bytes.byteLength} bytes but shape [${shape.join(', ')}] × ${dtype} needs ${expected}`,
-      { reason: 'ERR_SHAPE' },
-    );
-  }
+  checkRawSize(name, dtype, shape, bytes.byteLength, field);
   const data = allocate(dtype, numel(shape));
   new Uint8Array(data.buffer).set(bytes);
   return { dtype, shape, data } as Tensor;

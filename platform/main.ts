@@ -1,5 +1,6 @@
 /** `npm start`: a Hearth node configured from the environment; SIGTERM or SIGINT drains it. */
 import { loadConfig } from './config.js';
+import { createLogger } from './log.js';
 import { startNode } from './node.js';
 
 /** A bad setting or a failed start: one line naming it, and exit 1 (no stack trace). */
@@ -14,6 +15,11 @@ const config = (() => {
     return fatal(error);
   }
 })();
+// A promise nobody awaited that failed is a bug to log, not a reason to drop every request in flight.
+const log = createLogger({ level: config.logLevel }).child({ component: 'process' });
+process.on('unhandledRejection', (reason) => {
+  log.error({ err: reason }, 'a promise failed with nobody waiting on it (a bug; the node goes on)');
+});
 const node = await startNode(config).catch(fatal);
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {

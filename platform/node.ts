@@ -119,7 +119,9 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const jobs = createJobQueue(
     config,
     nodeId,
-    (name, version, request) => service.invoke(name, version, request),
+    // A job's try has a deadline: a hook or model that never answers fails it instead of holding it.
+    (name, version, request) =>
+      service.invoke(name, version, request, { deadline: performance.now() + config.jobs.timeoutMs }),
     logOf('jobs'),
   );
   // Cluster mode: this node takes any function's jobs, not only those it accepted, and learns of
@@ -163,7 +165,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   );
   let ready = false;
   const inflight = new InFlight();
-  const sharedMemory = new SharedMemoryRegions(config.systemSharedMemory);
+  const sharedMemory = new SharedMemoryRegions(config.systemSharedMemory, config.shmPrefix);
   // What the hono app and the hot routes (function URLs, KServe infer) share.
   const front = {
     service,
@@ -275,7 +277,8 @@ export async function startNode(config: Config): Promise<HearthNode> {
     ready = false;
     stopReload?.();
     clearInterval(serving);
-    await jobs.close();
+    // Jobs still running when the wait ends fail as their pools stop below.
+    await Promise.race([jobs.close(), sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
     await cluster?.close();
     // New connections are refused and idle ones closed at once; requests in flight get their
     // responses (for at most CLOSE_WAIT_MS); then what is still open goes too — a kept-alive
@@ -288,6 +291,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     await new Promise<void>((resolve) => metricsServer.server.close(() => resolve()));
     await service.close();
     await secrets.close();
+    sharedMemory.close();
   };
   return {
     config,
@@ -300,12 +304,24 @@ export async function startNode(config: Config): Promise<HearthNode> {
       ready = false;
       log.info({ inflight: inflight.count }, 'draining');
       // Running jobs and calls forwarded here finish while their pools still serve (or, killed, go
-      // back to the queue).
-      await jobs.close();
-      await cluster?.close();
-      await service.drain();
+      // back to the queue) — until the drain's deadline: then what is left fails as the node closes.
+      const end = performance.now() + config.drainTimeoutMs;
+      let late = false;
+      const bounded = async (step: Promise<unknown> | undefined): Promise<void> => {
+        const left = end - performance.now();
+        if (late || left <= 0) return void (late = true);
+        late = (await Promise.race([step?.then(() => false), sleep(left, true, { ref: false })])) === true;
+      };
+      await bounded(jobs.close());
+      await bounded(cluster?.close());
+      await bounded(service.drain());
       // Responses of requests the pools have finished may still be on their way out.
-      await inflight.idle();
+      await bounded(inflight.idle());
+      if (late)
+        log.warn(
+          { inflight: inflight.count, waitedMs: config.drainTimeoutMs },
+          'the drain ran past HEARTH_DRAIN_TIMEOUT_MS: what is left fails as the node closes',
+        );
       await close();
       log.info({}, 'drained');
     },

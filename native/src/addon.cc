@@ -13,7 +13,6 @@
 #include "nvml.h"
 #include "json.h"
 #include "model.h"
-#include "shm.h"
 
 namespace hearth {
 
@@ -122,7 +121,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setExecutorThreads", Napi::Function::New<SetExecutorThreads>(env, "setExecutorThreads"));
   exports.Set("threads", Napi::Function::New<Threads>(env, "threads"));
   exports.Set("prefault", Napi::Function::New<Prefault>(env, "prefault"));
-  exports.Set("mapSharedMemory", Napi::Function::New<MapSharedMemory>(env, "mapSharedMemory"));
 #ifdef HEARTH_WITH_SIMDJSON
   exports.Set("parseInferJson", Napi::Function::New<ParseInferJson>(env, "parseInferJson"));
   exports.Set("parseInferJsonAsync", Napi::Function::New<ParseInferJsonAsync>(env, "parseInferJsonAsync"));

@@ -234,8 +234,8 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
       const regions = o.sharedMemory.status(authorize(call, 'invoke'), String(call.request.name ?? ''));
       return { regions: Object.fromEntries(regions.map((r) => [r.name, r])) };
     }),
-    SystemSharedMemoryRegister: unary('invoke', async (call) => {
-      o.sharedMemory.register(authorize(call, 'invoke'), String(call.request.name ?? ''), call.request);
+    SystemSharedMemoryRegister: unary('shm', async (call) => {
+      o.sharedMemory.register(authorize(call, 'shm'), String(call.request.name ?? ''), call.request);
       return {};
     }),
     SystemSharedMemoryUnregister: unary('invoke', async (call) => {

@@ -405,7 +405,8 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   const shmStatus = (c: Context<AppEnv>) => c.json(shm.status(owner(c), c.req.param('region')));
   app.get('/v2/systemsharedmemory/status', invoke, shmStatus);
   app.get('/v2/systemsharedmemory/region/:region/status', invoke, shmStatus);
-  app.post('/v2/systemsharedmemory/region/:region/register', invoke, async (c) => {
+  // A region maps a segment of the node's host: its own scope, beyond invoke.
+  app.post('/v2/systemsharedmemory/region/:region/register', auth(o.apiKeys, 'shm'), async (c) => {
     refuseFormBody(o.loopbackGuard === true, c.req.header('content-type'));
     const body = parseJson(await c.req.text(), 'the register request');
     if (typeof body !== 'object' || body === null)

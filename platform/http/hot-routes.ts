@@ -63,13 +63,16 @@ const FN = /^\/fn\/([^/]+)(?:\/versions\/([^/]+))?$/;
 const NO_QUERY = new URLSearchParams();
 const INFER = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?\/infer$/;
 
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 /** `Hearth-Timeout-Ms: 250` → an absolute deadline. */
 function deadlineOf(header: (name: string) => string | undefined): number | undefined {
   const raw = header('hearth-timeout-ms');
   if (raw === undefined) return undefined;
   const ms = Number(raw);
-  if (!Number.isFinite(ms) || ms <= 0)
-    throw new InvalidInputError('Hearth-Timeout-Ms must be a positive number of milliseconds');
+  // Past 2^31 - 1 ms (24.8 days) Node's timers fire at once: such a deadline would pass at once.
+  if (!Number.isFinite(ms) || ms <= 0 || ms > MAX_TIMEOUT_MS)
+    throw new InvalidInputError(`Hearth-Timeout-Ms must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS}`);
   return performance.now() + ms;
 }
 
@@ -250,7 +253,17 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     if (reply.status === 200 && reply.body.byteLength > 0) headers.vary = 'accept-encoding';
     // While draining, no connection is kept alive past its response.
     if (!o.ready()) headers.connection = 'close';
-    res.writeHead(reply.status, headers);
+    try {
+      res.writeHead(reply.status, headers);
+    } catch (error) {
+      // A header Node refuses (the hook layer checks content types; this is the last line): the
+      // caller gets a 500, the process goes on.
+      o.log?.error({ err: error }, 'a response header was refused');
+      if (res.headersSent) return void res.destroy();
+      const body = Buffer.from(JSON.stringify({ error: 'the response could not be sent', code: 'INTERNAL' }));
+      res.writeHead(500, { 'content-type': 'application/json', 'content-length': String(body.byteLength) });
+      return void res.end(body);
+    }
     res.end(reply.body);
   };
 

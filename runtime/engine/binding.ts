@@ -111,8 +111,6 @@ export interface RawAddon {
   threads(): { intraOp: number; executor: number };
   /** Touches and frees `bytes` of heap on each CPU lane's thread (blocks until done). */
   prefault(bytes: number): void;
-  /** Maps an existing POSIX shared memory segment ("/name") from offset, byteSize bytes. */
-  mapSharedMemory(key: string, offset: number, byteSize: number): ArrayBuffer;
   /**
    * A KServe JSON infer request parsed as JSON.parse would, with each `inputs[i].data` of numbers
    * as one Float64Array of its leaves; undefined where JSON.parse must do it. Absent in a build

@@ -154,15 +154,3 @@ export async function parseInferJsonAsync(bytes: Uint8Array): Promise<unknown> {
   }
   return orJsonParse(parsed, bytes);
 }
-
-/**
- * A client's POSIX shared memory segment ("/name"), mapped read-write from `offset` for `byteSize`
- * bytes (Triton's system shared memory). Unmapped when the buffer is collected.
- */
-export function mapSharedMemory(key: string, offset: number, byteSize: number): ArrayBuffer {
-  try {
-    return native().mapSharedMemory(key, offset, byteSize);
-  } catch (error) {
-    throw fromNativeCode(error);
-  }
-}

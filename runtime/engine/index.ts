@@ -5,7 +5,6 @@ export {
   gpuMetrics,
   capCudaMemory,
   cudaMemory,
-  mapSharedMemory,
   parseInferJson,
   parseInferJsonAsync,
   setIntraOpThreads,

@@ -61,6 +61,10 @@ export interface HookPoolOptions {
   inline?: boolean;
   /** The secrets the spec lists, by name: the hook's `ctx.secrets` (handed over in memory only). */
   secrets?: Record<string, string>;
+  /** The largest response post may return (default 64 MiB). */
+  maxResponseBytes?: number;
+  /** WebAssembly in the hook's sandbox (default off: its memory escapes maxHeapMb). */
+  webAssembly?: boolean;
 }
 
 export interface CallOptions {
@@ -138,6 +142,8 @@ export class HookPool {
       memoryMb: options.maxHeapMb ?? 256,
       timeoutMs: options.timeoutMs ?? 10_000,
       secrets: options.secrets ?? {},
+      maxResponseBytes: options.maxResponseBytes ?? 64 * 2 ** 20,
+      webAssembly: options.webAssembly ?? false,
     };
     const threads = options.threads ?? Math.max(1, availableParallelism());
     const piscina = new Piscina({

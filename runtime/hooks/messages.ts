@@ -19,6 +19,10 @@ export interface HookWorkerData {
   timeoutMs?: number;
   /** The secrets the spec lists: the hook's ctx.secrets. */
   secrets?: Record<string, string>;
+  /** The largest response post may return (limits.maxResponseMb). */
+  maxResponseBytes?: number;
+  /** WebAssembly in the hook's isolate (limits.hookWebAssembly); absent there otherwise. */
+  webAssembly?: boolean;
 }
 
 export interface RawRequest {

@@ -24,10 +24,17 @@ const decoder = new TextDecoder();
 /** What the glue answers: a result, or a failure as a value (never a throw across the boundary). */
 export type SandboxOutcome<T> = ({ ok: true } & T) | { ok: false; message: string; input: boolean; reason?: string };
 
-/** Globals of the sandbox, built on the host callbacks `$log`, `$random`, `$url`, `$image`. */
+/**
+ * Globals of the sandbox, built on the host callbacks `$log`, `$random`, `$url`, `$image`,
+ * `$encode`, `$decode`, inside a function so hook code can reach the callbacks only through them.
+ * WebAssembly is taken away unless the spec allows it (limits.hookWebAssembly): its memory is
+ * reserved by V8 apart from the isolate's heap and would escape limits.hookMemoryMb.
+ */
 const PRELUDE = String.raw`
-const { $log, $random, $url, $image, $encode, $decode } = globalThis;
-for (const name of ['$log', '$random', '$url', '$image', '$encode', '$decode']) delete globalThis[name];
+(() => {
+const { $log, $random, $url, $image, $encode, $decode, $webAssembly } = globalThis;
+for (const name of ['$log', '$random', '$url', '$image', '$encode', '$decode', '$webAssembly']) delete globalThis[name];
+if (!$webAssembly) delete globalThis.WebAssembly;
 const show = (v) => { if (typeof v === 'string') return v; if (v instanceof Error) return v.stack || v.message; try { return JSON.stringify(v); } catch { return String(v); } };
 const logAt = (level) => (...args) => $log.applySync(undefined, [level, args.map(show).join(' ')]);
 globalThis.console = { log: logAt('info'), info: logAt('info'), debug: logAt('debug'), warn: logAt('warn'), error: logAt('error') };
@@ -66,12 +73,18 @@ class URL {
 const crypto = { getRandomValues(a) { const b = $random.applySync(undefined, [a.byteLength], { result: { copy: true } }); new Uint8Array(a.buffer, a.byteOffset, a.byteLength).set(b); return a; } };
 const __hearth = { decodeImage: (bytes) => $image.applySync(undefined, [bytes], { arguments: { copy: true }, result: { copy: true } }) };
 Object.assign(globalThis, { TextEncoder, TextDecoder, URL, URLSearchParams, crypto, __hearth });
+})();
 undefined;
 `;
 
-/** The module that calls the hook (imported as 'hook'), and hands failures back as values. */
-const GLUE = String.raw`
+/**
+ * The module that calls the hook (imported as 'hook'), and hands failures back as values. A
+ * response over `maxResponseBytes` fails there, before it is copied out of the isolate.
+ */
+const glue = (maxResponseBytes: number): string => String.raw`
 import hook from 'hook';
+const MAX_RESPONSE = ${maxResponseBytes};
+const tooLarge = (n) => new Error('post returned ' + n + ' bytes, over its limit of ' + MAX_RESPONSE + ' (limits.maxResponseMb)');
 let context;
 const fail = (e, input = false) => ({ ok: false, message: e instanceof Error ? e.message : String(e), input: input || e?.code === 'INVALID_INPUT', reason: typeof e?.reason === 'string' ? e.reason : undefined });
 // A JSON body arrives as its text (decoded by the host), any other as its bytes. In pre it comes
@@ -126,9 +139,13 @@ function tensorsOut(tensors) {
   return { ok: true, tensors: out };
 }
 function responseOut(r) {
-  if (r !== null && typeof r === 'object' && r.$binary === true) return { ok: true, bytes: r.bytes, contentType: r.contentType };
+  if (r !== null && typeof r === 'object' && r.$binary === true) {
+    if (r.bytes?.byteLength > MAX_RESPONSE) throw tooLarge(r.bytes.byteLength);
+    return { ok: true, bytes: r.bytes, contentType: r.contentType };
+  }
   const text = JSON.stringify(r);
   if (text === undefined) throw new Error('post returned nothing JSON can hold');
+  if (text.length > MAX_RESPONSE) throw tooLarge(text.length);
   return { ok: true, text };
 }
 const guarded = (fn) => (value) => { try { return fn(value); } catch (e) { return fail(e); } };
@@ -146,6 +163,10 @@ const NODE_MODULE_SHIM = `export function createRequire() { return (name) => { t
 export interface SandboxOptions {
   bundlePath: string;
   memoryMb: number;
+  /** The largest response post may return (limits.maxResponseMb). */
+  maxResponseBytes: number;
+  /** WebAssembly in the isolate (limits.hookWebAssembly). */
+  webAssembly: boolean;
   /** Longest a hook may run (ms): past it V8 stops it (limits.hookTimeoutMs). */
   timeoutMs: number;
   /** The hook's console, by level. */
@@ -205,10 +226,11 @@ export class HookSandbox {
       await g.set('$image', new ivm.Reference((bytes: Uint8Array) => decodeImage(bytes)));
       await g.set('$encode', new ivm.Reference((text: string) => encoder.encode(text)));
       await g.set('$decode', new ivm.Reference((bytes: Uint8Array) => decoder.decode(bytes)));
+      await g.set('$webAssembly', options.webAssembly);
       await context.eval(PRELUDE);
       const hook = await isolate.compileModule(code, { filename: 'hook.mjs' });
       const shim = await isolate.compileModule(NODE_MODULE_SHIM);
-      const glue = await isolate.compileModule(GLUE, { filename: 'hearth-glue.mjs' });
+      const glueModule = await isolate.compileModule(glue(options.maxResponseBytes), { filename: 'hearth-glue.mjs' });
       const resolve = (specifier: string): ivm.Module => {
         if (specifier === 'hook') return hook;
         if (specifier === 'node:module' || specifier === 'module') return shim;
@@ -218,9 +240,9 @@ export class HookSandbox {
       };
       await shim.instantiate(context, resolve);
       await hook.instantiate(context, resolve);
-      await glue.instantiate(context, resolve);
-      await glue.evaluate();
-      const ns = glue.namespace;
+      await glueModule.instantiate(context, resolve);
+      await glueModule.evaluate();
+      const ns = glueModule.namespace;
       const calls = {
         setup: (await ns.get('setup', { reference: true })) as ivm.Reference,
         pre: (await ns.get('pre', { reference: true })) as ivm.Reference,
@@ -286,25 +308,34 @@ export class HookSandbox {
    * inside the isolate's call).
    */
   async #call<T>(name: 'setup' | 'pre' | 'post', args: unknown[]): Promise<SandboxOutcome<T>> {
+    const started = performance.now();
+    const limit = name === 'setup' ? Math.max(this.#timeout, 60_000) : this.#timeout;
     try {
       const r = (
         name === 'setup'
-          ? await this.#calls.setup.apply(undefined, args, {
-              arguments: { copy: true },
-              result: { promise: true, copy: true },
-              timeout: Math.max(this.#timeout, 60_000),
-            })
+          ? await this.#settled(
+              this.#calls.setup.apply(undefined, args, {
+                arguments: { copy: true },
+                result: { promise: true, copy: true },
+                timeout: limit,
+              }),
+              limit,
+            )
           : this.#calls[name].applySync(undefined, args, {
               arguments: { copy: true },
               result: { copy: true },
-              timeout: this.#timeout,
+              timeout: limit,
             })
       ) as SandboxOutcome<T> | { parked: number };
-      if ('parked' in r)
-        return (await this.#calls.wait.apply(undefined, [r.parked], {
-          result: { promise: true, copy: true },
-          timeout: this.#timeout,
-        })) as SandboxOutcome<T>;
+      if ('parked' in r) {
+        // The limit bounds the whole call, its promise included: V8's timeout stops only code
+        // that runs, and a promise that never settles runs none.
+        const left = Math.max(1, Math.round(limit - (performance.now() - started)));
+        return (await this.#settled(
+          this.#calls.wait.apply(undefined, [r.parked], { result: { promise: true, copy: true }, timeout: left }),
+          left,
+        )) as SandboxOutcome<T>;
+      }
       return r;
     } catch (error) {
       const disposed = this.#isolate.isDisposed;
@@ -316,6 +347,23 @@ export class HookSandbox {
           ? `ran out of memory (its ArrayBuffers and heap are capped at limits.hookMemoryMb): ${message}`
           : message,
       };
+    }
+  }
+
+  /** `work`, or a timeout failure once `ms` have passed without it settling. */
+  async #settled<T>(work: Promise<T>, ms: number): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`timed out: its promise had not settled after ${Math.round(ms)} ms`)),
+        ms,
+      );
+    });
+    try {
+      return await Promise.race([work, late]);
+    } finally {
+      clearTimeout(timer);
+      work.catch(() => undefined);
     }
   }
 

@@ -156,6 +156,8 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
         bundlePath: data.bundlePath!,
         memoryMb: data.memoryMb ?? 256,
         timeoutMs: data.timeoutMs ?? 10_000,
+        maxResponseBytes: data.maxResponseBytes ?? 64 * 2 ** 20,
+        webAssembly: data.webAssembly ?? false,
         log: (level, text) => hookLog(data, level, text),
       });
       const setup = await created.setup(contextBase(data));
@@ -185,6 +187,38 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
       },
     };
   };
+}
+
+/** A token of RFC 9110 (a media type's type, subtype, parameter name or plain value). */
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+/** `type/subtype` with parameters, printable ASCII only: what a Content-Type header may carry. */
+const MEDIA_TYPE = new RegExp(
+  `^${TOKEN}/${TOKEN}([ \\t]*;[ \\t]*${TOKEN}=(${TOKEN}|"[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]*"))*$`,
+);
+
+/**
+ * A response post made, checked before it leaves the hook: its content type must be a media type
+ * a header can carry (a newline or a NUL in it would end the node's response writer), and it must
+ * fit limits.maxResponseMb.
+ */
+function checkResponse(result: PostItemResult, maxBytes = 64 * 2 ** 20): PostItemResult {
+  if (!result.ok) return result;
+  const type = result.contentType;
+  if (typeof type !== 'string' || type.length > 256 || !MEDIA_TYPE.test(type))
+    return failure(
+      'post',
+      new Error(
+        `post returned a content type that is not a media type ("type/subtype", printable ASCII, at most 256 characters): ${JSON.stringify(String(type).slice(0, 80))}`,
+      ),
+    );
+  if (!(result.body instanceof Uint8Array))
+    return failure('post', new Error('post returned a binary response whose bytes are not a Uint8Array'));
+  if (result.body.byteLength > maxBytes)
+    return failure(
+      'post',
+      new Error(`post returned ${result.body.byteLength} bytes, over its limit of ${maxBytes} (limits.maxResponseMb)`),
+    );
+  return result;
 }
 
 /** A sandboxed hook's console: one line on the runner's stderr, which the node logs under the function's name. */
@@ -252,7 +286,7 @@ export function createHookRunner(data: HookWorkerData): (task: HookTask) => Prom
         const items: PostItemResult[] = [];
         const buffers: ArrayBufferLike[] = [];
         for (const item of task.items) {
-          const result = await hook.post(item.outputs, item.request);
+          const result = checkResponse(await hook.post(item.outputs, item.request), data.maxResponseBytes);
           items.push(result);
           if (result.ok) buffers.push(result.body.buffer);
         }

@@ -58,6 +58,8 @@ export async function loadVersion(r: LoadRequest): Promise<Loaded> {
       timeoutMs: spec.limits.hookTimeoutMs,
       maxQueue: spec.limits.hookQueueSize,
       maxHeapMb: spec.limits.hookMemoryMb,
+      maxResponseBytes: spec.limits.maxResponseMb * 2 ** 20,
+      webAssembly: spec.limits.hookWebAssembly,
       ...r.hooks,
       ...(artifacts.secrets ? { secrets: artifacts.secrets } : {}),
     }),

@@ -35,7 +35,7 @@ export function checkTensors(
       throw new InvalidInputError(`${what} "${spec.name}" has dtype ${t.dtype}, expected ${spec.dtype}`, {
         reason: 'ERR_DTYPE',
       });
-    if (!Array.isArray(t.shape) || t.shape.some((d) => !Number.isInteger(d) || d < 0)) {
+    if (!Array.isArray(t.shape) || t.shape.some((d) => !Number.isSafeInteger(d) || d < 0)) {
       throw new InvalidInputError(`${what} "${spec.name}" has an invalid shape`, { reason: 'ERR_SHAPE' });
     }
     const batched = maxBatchSize > 0;

@@ -263,6 +263,19 @@ export const LimitsSchema = z.strictObject({
     .describe(
       "The memory of each hook (its JS heap and ArrayBuffers); past it the hook's sandbox is replaced and its requests fail.",
     ),
+  maxResponseMb: z
+    .number()
+    .int()
+    .min(1)
+    .max(4096)
+    .default(64)
+    .describe("The largest response a hook's post may return; past it the request fails (HOOK_FAILED)."),
+  hookWebAssembly: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Let the hook use WebAssembly. Its memory is outside hookMemoryMb (V8 reserves it apart), so only runnerMemoryMb bounds it; off, the hook's sandbox has no WebAssembly.",
+    ),
   runnerMemoryMb: z
     .number()
     .int()

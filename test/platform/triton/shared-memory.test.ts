@@ -5,7 +5,7 @@
  * Regions belong to the API key that registered them.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -22,6 +22,7 @@ import { pythonForward } from '../../helpers/reference.js';
 
 const ADMIN = 'admin-key-0001';
 const OTHER = 'other-key-0002';
+const SHM = 'shm-key-00003';
 const dir = await mkdtemp(join(tmpdir(), 'hearth-shm-'));
 const id = randomUUID().slice(0, 8);
 const IN = `/hearth-test-in-${id}`;
@@ -38,7 +39,7 @@ const post = (path: string, body: unknown, key = ADMIN) =>
   fetch(`${node.httpUrl}${path}`, { method: 'POST', headers: auth(key), body: JSON.stringify(body) });
 
 beforeAll(async () => {
-  node = await testNode(join(dir, 'node'), { HEARTH_API_KEYS: `${ADMIN}:admin,${OTHER}:invoke` });
+  node = await testNode(join(dir, 'node'), { HEARTH_API_KEYS: `${ADMIN}:admin,${OTHER}:invoke,${SHM}:shm` });
   rpc = inferenceClient(node.grpcAddress);
   expect(
     (await deployFolder(new Hearth({ url: node.httpUrl, apiKey: ADMIN }), join(TRITON_REPO, 'simple.shuffled_Args')))
@@ -200,6 +201,90 @@ describe('system shared memory', () => {
       ADMIN,
     ).catch((e: grpc.ServiceError) => e);
     expect((error as grpc.ServiceError).code).toBe(grpc.status.INVALID_ARGUMENT);
+  });
+
+  it('lets only keys of scope shm or admin register a region; an invoke key gets 403', async () => {
+    const refused = await post(
+      '/v2/systemsharedmemory/region/mine/register',
+      { key: IN, offset: 0, byte_size: 32 },
+      OTHER,
+    );
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: string }).error).toMatch(/needs scope shm or admin/);
+    const overGrpc = await grpcCall(
+      rpc,
+      'SystemSharedMemoryRegister',
+      { name: 'mine', key: IN, byte_size: 32 },
+      OTHER,
+    ).catch((e: grpc.ServiceError) => e);
+    expect((overGrpc as grpc.ServiceError).code).toBe(grpc.status.PERMISSION_DENIED);
+    expect(
+      (await post('/v2/systemsharedmemory/region/mine/register', { key: IN, offset: 0, byte_size: 32 }, SHM)).status,
+    ).toBe(200);
+    expect((await post('/v2/systemsharedmemory/region/mine/unregister', {}, SHM)).status).toBe(200);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "refuses another user's segment, which the node (root) could otherwise read and write",
+    async () => {
+      const theirs = `/hearth-test-theirs-${id}`;
+      await writeFile(`/dev/shm${theirs}`, Buffer.from("another user's private bytes"), { mode: 0o600 });
+      await chown(`/dev/shm${theirs}`, 65534, 65534);
+      try {
+        const r = await post('/v2/systemsharedmemory/region/theirs/register', {
+          key: theirs,
+          offset: 0,
+          byte_size: 16,
+        });
+        expect(r.status).toBe(400);
+        expect(((await r.json()) as { error: string }).error).toMatch(/belongs to another user \(uid 65534\)/);
+        // A symbolic link to a file of the node's own is no segment either.
+        await symlink(`/dev/shm${IN}`, `/dev/shm${theirs}-link`);
+        const linked = await post('/v2/systemsharedmemory/region/linked/register', {
+          key: `${theirs}-link`,
+          byte_size: 16,
+        });
+        expect(linked.status).toBe(400);
+      } finally {
+        await rm(`/dev/shm${theirs}`, { force: true });
+        await rm(`/dev/shm${theirs}-link`, { force: true });
+      }
+    },
+  );
+
+  it('answers 400 for a region truncated after it was registered, and stays up (no SIGBUS)', async () => {
+    const cut = `/hearth-test-cut-${id}`;
+    await writeFile(`/dev/shm${cut}`, Buffer.concat([Buffer.from(a.data.buffer), Buffer.from(b.data.buffer)]));
+    try {
+      expect(
+        (await post('/v2/systemsharedmemory/region/cut/register', { key: cut, offset: 0, byte_size: 32 })).status,
+      ).toBe(200);
+      await truncate(`/dev/shm${cut}`, 0);
+      const request = {
+        inputs: [
+          { name: 'INPUT1', datatype: 'FP32', shape: [1, 4], parameters: shm('cut', 0) },
+          { name: 'INPUT0', datatype: 'FP32', shape: [1, 4], parameters: shm('cut', 16) },
+        ],
+      };
+      const r = await post('/v2/models/simple.shuffled_Args/infer', request);
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: string }).error).toMatch(/now holds 0 bytes.*truncated/);
+      // An output into it is refused the same way.
+      const out = await post('/v2/models/simple.shuffled_Args/infer', {
+        inputs: [
+          { name: 'INPUT0', datatype: 'FP32', shape: [1, 4], data: [...b.data] },
+          { name: 'INPUT1', datatype: 'FP32', shape: [1, 4], data: [...a.data] },
+        ],
+        outputs: [{ name: 'OUTPUT0', parameters: shm('cut', 0) }],
+      });
+      expect(out.status).toBe(400);
+      // The node serves on; grown back, the region serves again.
+      await writeFile(`/dev/shm${cut}`, Buffer.concat([Buffer.from(a.data.buffer), Buffer.from(b.data.buffer)]));
+      expect((await post('/v2/models/simple.shuffled_Args/infer', request)).status).toBe(200);
+    } finally {
+      await post('/v2/systemsharedmemory/region/cut/unregister', {});
+      await rm(`/dev/shm${cut}`, { force: true });
+    }
   });
 
   it('is off, and says so, on a node told HEARTH_SYSTEM_SHARED_MEMORY=off', async () => {
