@@ -309,7 +309,10 @@ export async function startNode(config: Config): Promise<HearthNode> {
       let late = false;
       const bounded = async (step: Promise<unknown> | undefined): Promise<void> => {
         const left = end - performance.now();
-        if (late || left <= 0) return void (late = true);
+        if (late || left <= 0) {
+          late = true;
+          return;
+        }
         late = (await Promise.race([step?.then(() => false), sleep(left, true, { ref: false })])) === true;
       };
       await bounded(jobs.close());
