@@ -11,6 +11,7 @@ import type { RunnerCgroup } from './cgroups.js';
 import type { Frame, Header } from './channel.js';
 import { Channel } from './channel.js';
 import type { JailReport } from './jail.js';
+import { LineLimiter } from './line-limiter.js';
 
 export interface RunnerExit {
   code: number | null;
@@ -23,6 +24,8 @@ export interface RunnerExit {
 
 const PAGE = 4096;
 const LOG_LINES = 20;
+/** A line the runner has not ended after this many characters is cut there (it could be endless). */
+const MAX_PARTIAL = 64 * 1024;
 
 /** Resident bytes of a process (Linux /proc), or undefined when it is gone. */
 async function residentBytes(pid: number): Promise<number | undefined> {
@@ -71,6 +74,20 @@ export class RunnerProcess {
     // A runner alone does not keep the node alive (a spare waits with nothing to do); the channel
     // does while replies are awaited.
     child.unref();
+    // What reaches the node's log and the function's is rate-limited (a model printing in a loop
+    // costs its own log lines, not the node's disk); its last lines are kept whole for its exit.
+    const limiter = new LineLimiter();
+    let flush: NodeJS.Timeout | undefined;
+    const emit = (lines: string[]) => {
+      for (const line of lines) onLine(line);
+      if (limiter.dropped > 0 && !flush) {
+        flush = setTimeout(() => {
+          flush = undefined;
+          emit(limiter.flush());
+        }, 1000);
+        flush.unref();
+      }
+    };
     for (const stream of [child.stdout, child.stderr]) {
       (stream as unknown as Socket | null)?.unref();
       let partial = '';
@@ -78,11 +95,15 @@ export class RunnerProcess {
       stream?.on('data', (text: string) => {
         const parts = (partial + text).split('\n');
         partial = parts.pop() ?? '';
+        if (partial.length > MAX_PARTIAL) {
+          parts.push(partial);
+          partial = '';
+        }
         for (const line of parts) {
           if (!line) continue;
-          this.#lines.push(line);
+          this.#lines.push(line.slice(0, 8192));
           if (this.#lines.length > LOG_LINES) this.#lines.shift();
-          onLine(line);
+          emit(limiter.take(line));
         }
       });
     }
@@ -123,7 +144,7 @@ export class RunnerProcess {
         this.#channel.close();
         // Killed by the kernel at its cgroup's memory cap (its tmpfs files count there, not in RSS).
         if (signal === 'SIGKILL' && !this.#killedFor && this.#memoryLimit > 0 && (await this.cgroup?.oomKills()))
-          this.#killedFor = `its memory (heap, and files in its /tmp and /dev/shm) reached its ${(this.#memoryLimit / 2 ** 20).toFixed(0)} MiB limit (limits.runnerMemoryMb)`;
+          this.#killedFor = `its memory (heap and page cache, its files in /tmp and /dev/shm too) went past its ${(this.#memoryLimit / 2 ** 20).toFixed(0)} MiB limit (limits.runnerMemoryMb)`;
         const exit: RunnerExit = {
           code,
           signal,

@@ -32,6 +32,8 @@ const DOUBLES = { ...X4, outputs: [{ name: 'y', dtype: 'FP32', dims: [4] }] };
 const dir = await mkdtemp(join(tmpdir(), 'hearth-isolation-'));
 const dataDir = join(dir, 'node');
 let node: NodeProcess;
+/** The node's own log, line by line. */
+const nodeLines: string[] = [];
 
 async function deploy(spec: object, model: string, hook?: string): Promise<void> {
   const r = await postFunction(node.url, { spec, artifacts: { model, ...(hook ? { hook } : {}) } }, { ...auth() });
@@ -72,13 +74,22 @@ const model = async (name: 'small' | 'crashes' | 'hangs' | 'balloon') =>
   upload(node.url, new Uint8Array(await readFile(modelPath(name))), auth());
 
 beforeAll(async () => {
-  node = await spawnNode(dataDir, {
-    HEARTH_API_KEYS: `${ADMIN}:admin,${INVOKE}:invoke`,
-    HEARTH_WEBHOOK_SECRET: SECRET,
-  });
+  node = await spawnNode(
+    dataDir,
+    {
+      HEARTH_API_KEYS: `${ADMIN}:admin,${INVOKE}:invoke`,
+      HEARTH_WEBHOOK_SECRET: SECRET,
+    },
+    (line) => nodeLines.push(line),
+  );
   const hook = await upload(node.url, await hookBundle('attacks', join(dir, 'bundles')), auth());
   await deploy(
-    { ...SMALL, name: 'attacks', hook: 'hook.ts', limits: { hookMemoryMb: 128, runnerMemoryMb: 1024 } },
+    {
+      ...SMALL,
+      name: 'attacks',
+      hook: 'hook.ts',
+      limits: { hookMemoryMb: 128, runnerMemoryMb: 1024, hookTimeoutMs: 3000, maxResponseMb: 8 },
+    },
     await model('small'),
     hook,
   );
@@ -165,6 +176,102 @@ describe('a hostile hook reaches nothing of the node', () => {
       (s) => s === 200,
       { timeoutMs: 30_000, intervalMs: 200 },
     );
+  });
+});
+
+describe('a hostile hook cannot end, hang or flood the node', () => {
+  const served = async () => expect((await attack({ attack: 'env' })).status).toBe(200);
+
+  it.each([
+    'content-type-newline',
+    'content-type-nul',
+    'content-type-none',
+  ])('answers a response whose content type a header cannot carry (%s) with 500, and serves on', async (kind) => {
+    const r = await attack({ attack: kind });
+    expect(r.status).toBe(500);
+    expect(r.body.code).toBe('HOOK_FAILED');
+    expect(r.body.error).toMatch(/content type that is not a media type/);
+    await served();
+  });
+
+  it('ends a call whose hook returns a promise that never settles at limits.hookTimeoutMs, sync and async', async () => {
+    const sync = await attack({ attack: 'never' });
+    expect(sync.status).toBe(500);
+    expect(sync.body.error).toMatch(/ran past its 3000 ms limit/);
+    const submitted = await fetch(`${node.url}/fn/attacks`, {
+      method: 'POST',
+      body: JSON.stringify({ attack: 'never' }),
+      headers: { ...auth(INVOKE), 'content-type': 'application/json', prefer: 'respond-async' },
+    });
+    expect(submitted.status).toBe(202);
+    const { id } = (await submitted.json()) as { id: string };
+    const job = await waitFor(
+      'the job to end',
+      async () =>
+        (await (await fetch(`${node.url}/api/v1/jobs/${id}`, { headers: auth(INVOKE) })).json()) as {
+          status: string;
+          error?: { error: string };
+        },
+      (j) => j.status === 'failed' || j.status === 'succeeded',
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    expect(job.status).toBe('failed');
+    expect(job.error?.error).toMatch(/ran past its 3000 ms limit/);
+    await served();
+  });
+
+  it('has no WebAssembly (its memory would escape limits.hookMemoryMb)', async () => {
+    const r = await attack({ attack: 'wasm' });
+    expect(r.body.ok).toBe(false);
+    expect(r.body.error).toBe('no WebAssembly here');
+  });
+
+  it('refuses a response past limits.maxResponseMb, binary or JSON, and lets one under it through', async () => {
+    const before = await rss(node.child.pid!);
+    for (const kind of ['huge-binary', 'huge-json']) {
+      const r = await attack({ attack: kind, mb: 16 });
+      expect([kind, r.status]).toEqual([kind, 500]);
+      expect(r.body.error).toMatch(/over its limit of 8388608 \(limits\.maxResponseMb\)/);
+    }
+    const small = await fetch(`${node.url}/fn/attacks`, {
+      method: 'POST',
+      body: JSON.stringify({ attack: 'huge-binary', mb: 4 }),
+      headers: { ...auth(INVOKE), 'content-type': 'application/json' },
+    });
+    expect(small.status).toBe(200);
+    expect((await small.arrayBuffer()).byteLength).toBe(4 << 20);
+    expect(await rss(node.child.pid!)).toBeLessThan(before + 100 * 2 ** 20);
+  });
+
+  it("keeps a flood of log lines out of the node's log and the function's, saying how many it dropped", async () => {
+    const lines = () => nodeLines.filter((l) => l.includes('"function":"attacks@1"') && l.includes('yyyy')).length;
+    const before = lines();
+    expect((await attack({ attack: 'log-flood', lines: 2000 })).status).toBe(200);
+    const counted = () => {
+      const notes = nodeLines.filter(
+        (l) => l.includes('"function":"attacks@1"') && /line\(s\) of output dropped/.test(l),
+      );
+      return notes.reduce((n, l) => n + Number(/(\d+) line\(s\) of output dropped/.exec(l)![1]), 0);
+    };
+    // Every line is either logged or counted in a "dropped" line, once the runner's budget refills.
+    await waitFor(
+      'every line to be logged or counted as dropped',
+      () => lines() - before + counted(),
+      (total) => total >= 2000,
+      { timeoutMs: 20_000, intervalMs: 100 },
+    );
+    // Of 2,000 lines of 8 KiB, about a burst's worth passed (1.25 MiB); the rest were counted.
+    const passed = lines() - before;
+    expect(passed).toBeGreaterThan(0);
+    expect(passed).toBeLessThan(200);
+    expect(counted()).toBeGreaterThan(1800);
+    const logs = (await (
+      await fetch(`${node.url}/api/v1/functions/attacks/logs?limit=1000`, { headers: auth() })
+    ).json()) as {
+      entries: { msg: string }[];
+    };
+    expect(logs.entries.filter((e) => e.msg.includes('yyyy')).length).toBeLessThan(200);
+    await served();
   });
 });
 
