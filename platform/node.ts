@@ -3,6 +3,7 @@
  * service, HTTP server. The ports it listens on (0 picks a free one) are logged as one JSON line.
  */
 import { randomUUID } from 'node:crypto';
+import { chmod, mkdir } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -53,6 +54,17 @@ function listen(server: Server): Promise<number> {
   });
 }
 
+/**
+ * The data dir is the node's alone (0700, whatever it was made with): records, secrets and the
+ * sealing key in it are 0600 besides; artifacts stay readable (0644) because runners of other uids
+ * read them through the hard links in their own folders — the only path to them, as no one else
+ * may pass through the data dir.
+ */
+async function secureDataDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+}
+
 /** The longest close() waits for the responses of requests in flight. */
 const CLOSE_WAIT_MS = 10_000;
 
@@ -65,6 +77,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const log = root.child({ component: 'node' });
   const logOf = (component: string) => root.child({ component });
   if (config.redisUrl) await checkNoEviction(config.redisUrl);
+  await secureDataDir(config.dataDir);
   setIntraOpThreads(config.intraOpThreads);
   const registry = createRegistry(config);
   const artifacts = createArtifactStore(config, (sha256, actual) =>

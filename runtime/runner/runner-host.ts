@@ -84,7 +84,7 @@ const MAX_PARKED = 4;
  * The runner's entry as one ES module (runners start without a TypeScript loader): bundled here on
  * first use, or prebuilt and named by HEARTH_RUNNER_ENTRY (the GPU kit, which carries no esbuild).
  */
-function runnerEntryFile(): Promise<string> {
+export function runnerEntryFile(): Promise<string> {
   const given = process.env.HEARTH_RUNNER_ENTRY;
   if (given) return Promise.resolve(given);
   runnerFile ??= bundleEntry(RUNNER_ENTRY, ['piscina', 'esbuild', 'isolated-vm']);

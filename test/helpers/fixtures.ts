@@ -35,7 +35,9 @@ export type FixtureModel =
   | 'balloon'
   | 'resnet50'
   | 'zero_vec'
-  | 'zero_image';
+  | 'zero_image'
+  | 'reads_file'
+  | 'saves';
 
 /** A Triton model repository of TorchScript models (test/fixtures/make_triton_repo.py). */
 export const TRITON_REPO = process.env.HEARTH_TRITON_REPO ?? join(REPO_ROOT, '.fixtures', 'triton_repo');

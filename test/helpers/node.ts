@@ -42,11 +42,13 @@ export interface NodeProcess {
 /** A node in its own process (`platform/main.ts`), as `npm start` runs it; resolves once it listens. */
 /** `onLine` hears every log line the node prints after it listens (a benchmark shows its warnings). */
 /** `entry` replaces `npm start`'s (the GPU kit's bundled main.mjs), run from its own folder. */
+/** `user`: the node runs as that uid and gid (as the container image's USER runs it), not the test's. */
 export async function spawnNode(
   dataDir: string,
   env: Record<string, string> = {},
   onLine?: (line: string) => void,
   entry?: string,
+  user?: { uid: number; gid: number },
 ): Promise<NodeProcess> {
   const args = entry ? [entry] : ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')];
   const child = spawn(process.execPath, args, {
@@ -61,6 +63,7 @@ export async function spawnNode(
       ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
+    ...(user ?? {}),
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const lines = createInterface({ input: child.stdout! });

@@ -29,9 +29,10 @@ export class FsRegistry implements Registry {
   }
 
   async #write(record: FunctionRecord): Promise<void> {
-    await mkdir(this.#dir, { recursive: true });
+    await mkdir(this.#dir, { recursive: true, mode: 0o700 });
     const tmp = `${this.#file(record.name)}.${randomUUID()}.tmp`;
-    await writeFile(tmp, JSON.stringify(record, null, 2));
+    // The node's alone (a runner reads only links to its own artifacts).
+    await writeFile(tmp, JSON.stringify(record, null, 2), { mode: 0o600 });
     await rename(tmp, this.#file(record.name));
   }
 
