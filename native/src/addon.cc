@@ -3,7 +3,9 @@
 
 #include <ATen/Parallel.h>
 #include <malloc.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <vector>
@@ -102,6 +104,15 @@ Napi::Value Prefault(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// Ends the process at once (_exit): no teardown. A runner leaves this way when its channel closes or
+// a forward hangs: Node's teardown would wait for a running forward (WaitForJobs) and end hook
+// threads that may be inside an isolate, which isolated-vm answers by aborting the process.
+Napi::Value ExitNow(const Napi::CallbackInfo& info) {
+  const int code = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : 0;
+  std::fflush(nullptr);
+  _exit(code);
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   TuneMalloc();
   auto* data = new EnvData();
@@ -121,6 +132,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setExecutorThreads", Napi::Function::New<SetExecutorThreads>(env, "setExecutorThreads"));
   exports.Set("threads", Napi::Function::New<Threads>(env, "threads"));
   exports.Set("prefault", Napi::Function::New<Prefault>(env, "prefault"));
+  exports.Set("exitNow", Napi::Function::New<ExitNow>(env, "exitNow"));
 #ifdef HEARTH_WITH_SIMDJSON
   exports.Set("parseInferJson", Napi::Function::New<ParseInferJson>(env, "parseInferJson"));
   exports.Set("parseInferJsonAsync", Napi::Function::New<ParseInferJsonAsync>(env, "parseInferJsonAsync"));

@@ -111,6 +111,8 @@ export interface RawAddon {
   threads(): { intraOp: number; executor: number };
   /** Touches and frees `bytes` of heap on each CPU lane's thread (blocks until done). */
   prefault(bytes: number): void;
+  /** Ends the process at once (_exit), with no teardown. */
+  exitNow(code: number): never;
   /**
    * A KServe JSON infer request parsed as JSON.parse would, with each `inputs[i].data` of numbers
    * as one Float64Array of its leaves; undefined where JSON.parse must do it. Absent in a build

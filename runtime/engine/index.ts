@@ -11,6 +11,7 @@ export {
   setExecutorThreads,
   threads,
   prefault,
+  exitNow,
   DEFAULT_WARMUP_RUNS,
 } from './engine.js';
 export type { LoadOptions, DeviceReport } from './engine.js';

@@ -9,7 +9,7 @@ import { Socket } from 'node:net';
 
 import { CancelledError, InferenceError, toHearthError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import { devices, prefault, setIntraOpThreads } from '../engine/index.js';
+import { devices, exitNow, prefault, setIntraOpThreads } from '../engine/index.js';
 import type { InvokeOptions, PoolEvent } from '../pool/index.js';
 import { Pool } from '../pool/index.js';
 import type { Frame, Header } from './channel.js';
@@ -42,7 +42,7 @@ const channel = new Channel(
 
 process.on('uncaughtException', (error) => {
   process.stderr.write(`runner: uncaught ${error.stack ?? error.message}\n`);
-  process.exit(70);
+  exitNow(70);
 });
 
 function reply(id: number, header: Record<string, unknown>, blobs: Uint8Array[] = []): void {
@@ -79,9 +79,10 @@ async function start(id: number, m: StartMessage): Promise<void> {
     snapshots.now();
   });
   pool.on('hung', (detail: { rows: number; limitMs: number }) => {
-    // The node kills this process on `hung`; should the message not get out, it goes anyway.
+    // The node kills this process on `hung`; should the message not get out, it goes anyway (by
+    // _exit: as pid 1 of its namespace, a signal it sent itself would be ignored).
     channel.send({ t: 'hung', ...detail });
-    setTimeout(() => process.kill(process.pid, 'SIGKILL'), 2000).unref();
+    setTimeout(() => exitNow(137), 2000).unref();
   });
   await pool.start();
   snapshots.start();
@@ -170,5 +171,7 @@ if (intraOp > 0) setIntraOpThreads(intraOp);
 devices();
 prefault(PREFAULT_BYTES);
 
-channel.onClose(() => process.exit(0));
+// Its node is gone or done with it: nothing to save, and teardown would wait for any forward still
+// running (a hang) and end hook threads inside their isolates (an abort).
+channel.onClose(() => exitNow(0));
 channel.send({ t: 'hello', pid: process.pid });
