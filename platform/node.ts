@@ -333,11 +333,14 @@ export async function startNode(config: Config): Promise<HearthNode> {
       await bounded(service.drain());
       // Responses of requests the pools have finished may still be on their way out.
       await bounded(inflight.idle());
-      if (late)
+      if (late) {
         log.warn(
           { inflight: inflight.count, waitedMs: config.drainTimeoutMs },
           'the drain ran past HEARTH_DRAIN_TIMEOUT_MS: what is left fails as the node closes',
         );
+        // Runners end at once: what they still hold is answered 503 rather than cut off.
+        await runners?.close();
+      }
       await close();
       log.info({}, 'drained');
     },

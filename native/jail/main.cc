@@ -316,7 +316,13 @@ struct Ids {
     fail("a layer of the sandbox is missing (HEARTH_SANDBOX=strict): " + all);
   }
   if (o.reportFd >= 0) SendReport(o.reportFd, r);
-  if (!scratch.empty()) setenv("TMPDIR", scratch.c_str(), 1);
+  if (!scratch.empty()) {
+    // Caches a library keeps in $HOME (CUDA's compute cache, ~/.cache) go to its scratch: its home
+    // is read-only to it.
+    setenv("TMPDIR", scratch.c_str(), 1);
+    setenv("XDG_CACHE_HOME", (scratch + "/.cache").c_str(), 0);
+    setenv("CUDA_CACHE_PATH", (scratch + "/.nv").c_str(), 0);
+  }
   std::vector<char*> args;
   for (const auto& a : o.argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

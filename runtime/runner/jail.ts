@@ -64,6 +64,8 @@ const SYSTEM_READ = [
   '/proc/cpuinfo',
   '/proc/meminfo',
   '/proc/stat',
+  // Kernel settings (read-only; allocators and drivers read a few).
+  '/proc/sys',
   '/sys/devices/system',
   '/sys/fs/cgroup',
 ];

@@ -19,6 +19,7 @@ import { setPriority, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { UnavailableError } from '../../sdk/errors.js';
 import { DEFAULT_ADDON_PATH } from '../engine/index.js';
 import { bundleEntry, hookWorkerFile } from '../hooks/index.js';
 import type { RunnerCgroup } from './cgroups.js';
@@ -148,6 +149,7 @@ export class RunnerHost {
    * competes for the cores.
    */
   async take(version: string): Promise<RunnerProcess> {
+    if (this.#closed) throw new UnavailableError('this node is closing: it starts no runner');
     const parked = this.#parked.get(version);
     if (parked) {
       this.#parked.delete(version);

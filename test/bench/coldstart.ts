@@ -7,9 +7,13 @@
  *   hearth_s3: a new node (empty cache; registry in Redis, artifacts in the same S3) gets a KServe
  *              binary infer request for the function, at zero instances: time to its response;
  *   hearth_cache: the same node after `unload` (zero instances, artifact in its cache).
+ * Hearth's runners are jailed (HEARTH_SANDBOX=auto: namespaces, uid, Landlock, seccomp, cgroup); each
+ * round also measures the same two cold starts on a node with HEARTH_SANDBOX=off, so the jail's
+ * cost (target ≤ 20 ms) is a difference of medians from one run.
  * Rounds alternate raw and Hearth; the medians are reported. Writes
  * test/bench/results/coldstart.json {raw_s3_ms, raw_cache_ms, hearth_s3_ms, hearth_cache_ms,
- * ratio_s3, ratio_cache} plus the per-phase cold starts Hearth recorded.
+ * ratio_s3, ratio_cache, unjailed_s3_ms, unjailed_cache_ms, jail_cost_s3_ms, jail_cost_cache_ms}
+ * plus the per-phase cold starts Hearth recorded.
  */
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -66,7 +70,8 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-coldstart-'));
   const s3 = await startS3();
   const prefix = uniquePrefix();
-  const env = (name: string) => ({
+  const env = (name: string, sandbox = 'auto') => ({
+    HEARTH_SANDBOX: sandbox,
     HEARTH_HTTP_PORT: '0',
     HEARTH_GRPC_PORT: '0',
     HEARTH_METRICS_PORT: '0',
@@ -84,6 +89,8 @@ async function main(): Promise<void> {
     raw_cache: [] as number[],
     hearth_s3: [] as number[],
     hearth_cache: [] as number[],
+    unjailed_s3: [] as number[],
+    unjailed_cache: [] as number[],
   };
   const phases: object[] = [];
   try {
@@ -130,18 +137,24 @@ async function main(): Promise<void> {
       results.raw_cache.push(performance.now() - t0);
       cached.dispose();
 
-      // Hearth: a new node at zero instances with an empty cache, then the same node after unload.
-      const node = await startNode(loadConfig(env(`node-${i}`)));
-      nodes.push(node);
-      results.hearth_s3.push(await infer(node));
-      phases.push({ from: 's3', ...node.service.pools()[0]!.coldStart });
-      const unload = await fetch(`${node.httpUrl}/v2/repository/models/resnet50/unload`, { method: 'POST' });
-      if (unload.status !== 200) throw new Error(`unload answered ${unload.status}`);
-      results.hearth_cache.push(await infer(node));
-      phases.push({ from: 'cache', ...node.service.pools()[0]!.coldStart });
-      await node.close();
+      // Hearth: a new node at zero instances with an empty cache, then the same node after unload;
+      // jailed runners, then (in turn, alternating which goes first) runners without the jail.
+      const sandboxes = i % 2 === 0 ? (['auto', 'off'] as const) : (['off', 'auto'] as const);
+      for (const sandbox of sandboxes) {
+        const node = await startNode(loadConfig(env(`node-${i}-${sandbox}`, sandbox)));
+        nodes.push(node);
+        const [s3, cache] =
+          sandbox === 'auto' ? (['hearth_s3', 'hearth_cache'] as const) : (['unjailed_s3', 'unjailed_cache'] as const);
+        results[s3].push(await infer(node));
+        if (sandbox === 'auto') phases.push({ from: 's3', ...node.service.pools()[0]!.coldStart });
+        const unload = await fetch(`${node.httpUrl}/v2/repository/models/resnet50/unload`, { method: 'POST' });
+        if (unload.status !== 200) throw new Error(`unload answered ${unload.status}`);
+        results[cache].push(await infer(node));
+        if (sandbox === 'auto') phases.push({ from: 'cache', ...node.service.pools()[0]!.coldStart });
+        await node.close();
+      }
       console.log(
-        `  round ${i + 1}: raw s3 ${round(results.raw_s3[i]!)} ms, raw cache ${round(results.raw_cache[i]!)} ms, hearth s3 ${round(results.hearth_s3[i]!)} ms, hearth cache ${round(results.hearth_cache[i]!)} ms`,
+        `  round ${i + 1}: raw s3 ${round(results.raw_s3[i]!)} ms, raw cache ${round(results.raw_cache[i]!)} ms, hearth s3 ${round(results.hearth_s3[i]!)} ms, hearth cache ${round(results.hearth_cache[i]!)} ms; without the jail ${round(results.unjailed_s3[i]!)} / ${round(results.unjailed_cache[i]!)} ms`,
       );
     }
   } finally {
@@ -157,16 +170,25 @@ async function main(): Promise<void> {
     hearth_cache_ms: round(median(results.hearth_cache)),
     ratio_s3: 0,
     ratio_cache: 0,
+    unjailed_s3_ms: round(median(results.unjailed_s3)),
+    unjailed_cache_ms: round(median(results.unjailed_cache)),
+    jail_cost_s3_ms: 0,
+    jail_cost_cache_ms: 0,
     rounds: results,
     phases,
   };
   out.ratio_s3 = round(out.hearth_s3_ms / out.raw_s3_ms, 3);
   out.ratio_cache = round(out.hearth_cache_ms / out.raw_cache_ms, 3);
+  out.jail_cost_s3_ms = round(out.hearth_s3_ms - out.unjailed_s3_ms);
+  out.jail_cost_cache_ms = round(out.hearth_cache_ms - out.unjailed_cache_ms);
   console.log(
     `\nmedians: raw s3 ${out.raw_s3_ms} ms, hearth s3 ${out.hearth_s3_ms} ms → ratio_s3 ${out.ratio_s3} (target ≤ 1.2)`,
   );
   console.log(
     `         raw cache ${out.raw_cache_ms} ms, hearth cache ${out.hearth_cache_ms} ms → ratio_cache ${out.ratio_cache} (target ≤ 1.1)`,
+  );
+  console.log(
+    `         the jail: s3 ${out.hearth_s3_ms} vs ${out.unjailed_s3_ms} ms without (${out.jail_cost_s3_ms} ms), cache ${out.hearth_cache_ms} vs ${out.unjailed_cache_ms} ms (${out.jail_cost_cache_ms} ms) (target ≤ 20 ms)`,
   );
   mkdirSync(join(flags.out, '..'), { recursive: true });
   writeFileSync(flags.out, `${JSON.stringify(out, null, 2)}\n`);

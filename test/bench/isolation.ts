@@ -1,16 +1,18 @@
 /**
- * bench:isolation — what running each function in its own runner process costs. The same node,
- * started with HEARTH_ISOLATION=process (the default: a runner process per function version, hooks
- * in V8 isolates) and with HEARTH_ISOLATION=none (everything in the node), serves the MLP through
- * the KServe binary extension at concurrency 1 and 64 and through its JSON function URL (a hook on
- * each side of the forward) at 64. The two modes take turns, twice each (process, none, process,
- * none), and each cell keeps its better turn, so a noisy minute on this shared machine does not
- * fall on one mode only.
+ * bench:isolation — what running each function in its own runner process costs, and what the
+ * kernel's jail around the runner adds. The same node, started with HEARTH_ISOLATION=process (the
+ * default: a runner process per function version, hooks in V8 isolates, the runner jailed:
+ * HEARTH_SANDBOX=auto), with the runner unjailed (HEARTH_SANDBOX=off), and with
+ * HEARTH_ISOLATION=none (everything in the node), serves the MLP through the KServe binary extension
+ * at concurrency 1 and 64 and through its JSON function URL (a hook on each side of the forward) at
+ * 64. The modes take turns, twice each, and each cell keeps its better turn, so a noisy minute on
+ * this shared machine does not fall on one mode only.
  *
  * Writes test/bench/results/isolation.json: rows {mode, route, concurrency, req_per_s, p50_ms,
- * p99_ms} and {ratio_c64_binary, ratio_c64_json, added_p50_ms_c1}; c=1 is timed per request to the
- * microsecond (one client, one kept-alive connection), c=64 by autocannon. Targets: process ≥ 0.85 × none
- * in throughput at c=64; ≤ 0.3 ms added p50 at c=1. Flags: --quick, --seconds S.
+ * p99_ms} and {ratio_c64_binary, ratio_c64_json, added_p50_ms_c1, jail_ratio_c64_binary,
+ * jail_ratio_c64_json}; c=1 is timed per request to the microsecond (one client, one kept-alive
+ * connection), c=64 by autocannon. Targets: process ≥ 0.85 × none in throughput at c=64; ≤ 0.3 ms
+ * added p50 at c=1; the jail ≥ 0.97 × unjailed at c=64 (it costs ≤ 3%). Flags: --quick, --seconds S.
  */
 import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -27,7 +29,12 @@ import { cannon, kserveBinary, serialLoop, stop } from './load.js';
 
 const flags = benchFlags('isolation');
 const { seconds } = flags;
-type Mode = 'process' | 'none';
+type Mode = 'process' | 'unjailed' | 'none';
+const MODE_ENV: Record<Mode, Record<string, string>> = {
+  process: { HEARTH_ISOLATION: 'process', HEARTH_SANDBOX: 'auto' },
+  unjailed: { HEARTH_ISOLATION: 'process', HEARTH_SANDBOX: 'off' },
+  none: { HEARTH_ISOLATION: 'none' },
+};
 interface Row {
   mode: Mode;
   route: 'kserve-binary' | 'function-url-json';
@@ -50,7 +57,7 @@ const CELLS = [
 
 async function turn(mode: Mode, dir: string): Promise<Row[]> {
   const node = await spawnNode(join(dir, `data-${mode}-${Date.now()}`), {
-    HEARTH_ISOLATION: mode,
+    ...MODE_ENV[mode],
     HEARTH_LOG_LEVEL: 'info',
   });
   try {
@@ -88,12 +95,12 @@ async function turn(mode: Mode, dir: string): Promise<Row[]> {
 
 async function main(): Promise<void> {
   ensureModels();
-  console.log(`bench:isolation — MLP, ${seconds}s per cell, modes in turn: process, none, process, none`);
+  console.log(`bench:isolation — MLP, ${seconds}s per cell, modes in turn: process (jailed), unjailed, none, twice`);
   const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-isolation-'));
   const all: Row[] = [];
   try {
     for (let round = 0; round < 2; round++)
-      for (const mode of ['process', 'none'] as const) all.push(...(await turn(mode, dir)));
+      for (const mode of ['process', 'unjailed', 'none'] as const) all.push(...(await turn(mode, dir)));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -104,13 +111,21 @@ async function main(): Promise<void> {
       concurrency === 1 ? (b.p50_ms < a.p50_ms ? b : a) : b.req_per_s > a.req_per_s ? b : a,
     );
   };
-  const rows = (['process', 'none'] as const).flatMap((mode) => CELLS.map((c) => best(mode, c.route, c.concurrency)));
-  const ratio = (route: Row['route']) =>
-    round(best('process', route, 64).req_per_s / best('none', route, 64).req_per_s, 3);
+  const rows = (['process', 'unjailed', 'none'] as const).flatMap((mode) =>
+    CELLS.map((c) => best(mode, c.route, c.concurrency)),
+  );
+  const ratio = (route: Row['route'], of: Mode = 'process', to: Mode = 'none') =>
+    round(best(of, route, 64).req_per_s / best(to, route, 64).req_per_s, 3);
   const summary = {
     ratio_c64_binary: ratio('kserve-binary'),
     ratio_c64_json: ratio('function-url-json'),
     added_p50_ms_c1: round(best('process', 'kserve-binary', 1).p50_ms - best('none', 'kserve-binary', 1).p50_ms, 3),
+    jail_ratio_c64_binary: ratio('kserve-binary', 'process', 'unjailed'),
+    jail_ratio_c64_json: ratio('function-url-json', 'process', 'unjailed'),
+    jail_added_p50_ms_c1: round(
+      best('process', 'kserve-binary', 1).p50_ms - best('unjailed', 'kserve-binary', 1).p50_ms,
+      3,
+    ),
   };
   console.log('\nbest turn of each cell:');
   for (const r of rows)
@@ -130,6 +145,17 @@ async function main(): Promise<void> {
     String(summary.ratio_c64_json),
   );
   check('KServe binary c=1: ≤ 0.3 ms added p50', summary.added_p50_ms_c1 <= 0.3, `${summary.added_p50_ms_c1} ms`);
+  check(
+    'the jail, KServe binary c=64: jailed ≥ 0.97 × unjailed',
+    summary.jail_ratio_c64_binary >= 0.97,
+    String(summary.jail_ratio_c64_binary),
+  );
+  check(
+    'the jail, JSON function URL c=64: jailed ≥ 0.97 × unjailed',
+    summary.jail_ratio_c64_json >= 0.97,
+    String(summary.jail_ratio_c64_json),
+  );
+  console.log(`      the jail, KServe binary c=1: ${summary.jail_added_p50_ms_c1} ms added p50`);
   writeFileSync(flags.out, `${JSON.stringify({ seconds, rows, turns: all, ...summary }, null, 2)}\n`);
   console.log(`\nwrote ${flags.out}`);
 }

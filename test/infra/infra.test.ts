@@ -186,7 +186,8 @@ describe('infra/', () => {
     for (const [, path] of dockerfile.matchAll(/^COPY (?!--from)(\S+)/gm))
       expect(existsSync(join(REPO_ROOT, path!)), path).toBe(true);
     for (const [, from] of dockerfile.matchAll(/^COPY --from=build \/app\/(\S+)/gm)) {
-      if (!from!.startsWith('node_modules')) expect(from).toMatch(/^native\/build\/Release\/hearth_native\.node$/);
+      if (!from!.startsWith('node_modules'))
+        expect(from).toMatch(/^native\/build\/Release\/(hearth_native\.node|hearth-jail)$/);
     }
     expect(existsSync(join(REPO_ROOT, 'platform', 'main.ts'))).toBe(true);
     expect(dockerfile).toContain('"platform/main.ts"');

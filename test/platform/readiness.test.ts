@@ -14,7 +14,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/config.js';
 import { startNode } from '../../platform/node.js';
 import { modelPath, REPO_ROOT } from '../helpers/fixtures.js';
-import { postFunction, testNode, upload } from '../helpers/node.js';
+import { deployFixture, postFunction, testNode, upload } from '../helpers/node.js';
+import { waitFor } from '../helpers/wait.js';
 import { freePort } from '../helpers/redis.js';
 import { SMALL_SPEC } from '../helpers/specs.js';
 
@@ -78,6 +79,32 @@ describe('readiness', () => {
     }
   });
 
+  it('ends a drain by HEARTH_DRAIN_TIMEOUT_MS, answering what is left with 503, when a hook never settles', async () => {
+    const node = await testNode(join(dir, 'drain'), { HEARTH_DRAIN_TIMEOUT_MS: '500' });
+    // A hook whose promise never settles, allowed ten minutes: without the drain's deadline the
+    // drain (and this test) would wait for them.
+    const r = await deployFixture(
+      node.httpUrl,
+      { ...SMALL_SPEC, name: 'stuck', hook: 'hook.ts', limits: { hookTimeoutMs: 600_000 } },
+      { model: 'small', hook: 'attacks' },
+    );
+    expect(r.status, await r.clone().text()).toBe(201);
+    const stuck = fetch(`${node.httpUrl}/fn/stuck`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ attack: 'never' }),
+    });
+    await waitFor(
+      'the request to be held by its pool',
+      async () => (await node.service.pools()).find((p) => p.function === 'stuck')?.pending ?? 0,
+      (n) => n > 0,
+      { timeoutMs: 30_000 },
+    );
+    await node.drain();
+    const answer = await stuck;
+    expect(answer.status).toBe(503);
+  });
+
   it('never starts on a bad setting: one line naming it on stderr, exit 1, no stack trace', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
       cwd: REPO_ROOT,
@@ -89,7 +116,7 @@ describe('readiness', () => {
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toEqual({
       level: 'fatal',
-      msg: expect.stringMatching(/^HEARTH_API_KEYS: each entry must be KEY:invoke or KEY:admin/),
+      msg: expect.stringMatching(/^HEARTH_API_KEYS: each entry must be KEY:invoke, KEY:shm or KEY:admin/),
     });
     expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/);
   });

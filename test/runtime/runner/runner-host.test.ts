@@ -1,0 +1,35 @@
+/**
+ * What a node leaves behind when it dies: its runners die with it (hearth-jail dies with its node,
+ * and the runner with hearth-jail), and the next node to start removes their folders.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, expect, it } from 'vitest';
+
+import { RunnerHost } from '../../../runtime/index.js';
+
+const dead = spawnSync('true').pid!;
+const stale = join(tmpdir(), `hearth-runners-${dead}-test`);
+const live = join(tmpdir(), `hearth-runners-${process.ppid}-test`);
+afterAll(async () => {
+  await rm(stale, { recursive: true, force: true });
+  await rm(live, { recursive: true, force: true });
+});
+
+it("removes the runner folders of a node that died as it starts, and keeps a live node's", async () => {
+  await mkdir(join(stale, 'r1', 'tmp'), { recursive: true });
+  await mkdir(join(live, 'r1'), { recursive: true });
+  const host = new RunnerHost({});
+  try {
+    await host.warm();
+    expect(host.spareError).toBeUndefined();
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+  } finally {
+    await host.close();
+  }
+});
