@@ -5,8 +5,8 @@
  * HEARTH_SANDBOX=auto), with the runner unjailed (HEARTH_SANDBOX=off), and with
  * HEARTH_ISOLATION=none (everything in the node), serves the MLP through the KServe binary extension
  * at concurrency 1 and 64 and through its JSON function URL (a hook on each side of the forward) at
- * 64. The modes take turns, twice each, and each cell keeps its better turn, so a noisy minute on
- * this shared machine does not fall on one mode only.
+ * 64. The modes take turns, three times each (once with --quick), and each cell keeps its best
+ * turn, so a noisy minute on this shared machine does not fall on one mode only.
  *
  * Writes test/bench/results/isolation.json: rows {mode, route, concurrency, req_per_s, p50_ms,
  * p99_ms} and {ratio_c64_binary, ratio_c64_json, added_p50_ms_c1, jail_ratio_c64_binary,
@@ -28,6 +28,7 @@ import { deployWithHook, MLP_SPEC } from './deploy.js';
 import { cannon, kserveBinary, serialLoop, stop } from './load.js';
 
 const flags = benchFlags('isolation');
+const ROUNDS = flags.quick ? 1 : 3;
 const { seconds } = flags;
 type Mode = 'process' | 'unjailed' | 'none';
 const MODE_ENV: Record<Mode, Record<string, string>> = {
@@ -99,7 +100,7 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-isolation-'));
   const all: Row[] = [];
   try {
-    for (let round = 0; round < 2; round++)
+    for (let round = 0; round < ROUNDS; round++)
       for (const mode of ['process', 'unjailed', 'none'] as const) all.push(...(await turn(mode, dir)));
   } finally {
     await rm(dir, { recursive: true, force: true });
