@@ -220,6 +220,12 @@ describe('a hostile hook cannot end, hang or flood the node', () => {
     await served();
   });
 
+  it("cannot reach the sandbox's host callbacks but through its own globals", async () => {
+    const r = await attack({ attack: 'host-refs' });
+    expect(r.body.ok).toBe(true);
+    expect(new Set(r.body.value as string[])).toEqual(new Set(['unreachable']));
+  });
+
   it('has no WebAssembly (its memory would escape limits.hookMemoryMb)', async () => {
     const r = await attack({ attack: 'wasm' });
     expect(r.body.ok).toBe(false);

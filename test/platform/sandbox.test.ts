@@ -52,6 +52,30 @@ async function atLoad(dir: string, attacks: { name: string; mode: 'read' | 'writ
   ) as Record<string, Uint8Array>;
 }
 
+describe.skipIf(!root)('HEARTH_SANDBOX=strict', () => {
+  it('refuses to start, naming the missing layer, where a layer cannot be had (no cgroup for a node that is not root)', async () => {
+    const dataDir = join(base, 'strict');
+    await mkdir(dataDir, { recursive: true });
+    await chown(dataDir, NOBODY.uid, NOBODY.gid);
+    const failed = await run(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        HEARTH_SANDBOX: 'strict',
+        HEARTH_DATA_DIR: dataDir,
+        HEARTH_HTTP_PORT: '0',
+        HEARTH_GRPC_PORT: '0',
+        HEARTH_METRICS_PORT: '0',
+        HEARTH_RUNNER_ENTRY: await runnerEntryFile(),
+        HEARTH_HOOK_WORKER: await hookWorkerFile(),
+      },
+      ...NOBODY,
+    }).catch((error: { code: number; stderr: string }) => error);
+    expect(failed).toMatchObject({ code: 1 });
+    expect((failed as { stderr: string }).stderr).toMatch(/HEARTH_SANDBOX=strict: .*cgroup/);
+  });
+});
+
 describe.each([
   ['as root', undefined],
   ['as an unprivileged uid', NOBODY],
