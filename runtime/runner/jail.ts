@@ -16,7 +16,7 @@
  * - sits in a memory and pids cgroup of its own where the node may make one (runtime/runner/cgroups.ts).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { DEFAULT_ADDON_PATH } from '../engine/index.js';
 
@@ -76,8 +76,9 @@ const GPU_READ = ['/proc/driver/nvidia', '/sys/bus/pci', '/sys/devices', '/sys/m
 let runtimeFiles: { read: string[]; devices: string[] } | undefined;
 
 /**
- * What a runner reads besides its own folder: the system's lists, the folders of every file the node
- * has mapped (LibTorch and CUDA wherever they are installed, the addon, Node), and `extra`.
+ * What a runner reads besides its own folder: the system's lists, the folders of every shared
+ * library and addon the node has mapped (LibTorch and CUDA wherever they are installed, the addon),
+ * and `extra`.
  */
 export function runtimeReadable(extra: string[]): { read: string[]; devices: string[] } {
   if (!runtimeFiles) {
@@ -85,17 +86,17 @@ export function runtimeReadable(extra: string[]): { read: string[]; devices: str
     try {
       for (const line of readFileSync('/proc/self/maps', 'utf8').split('\n')) {
         const path = line.slice(line.indexOf('/')).trim();
-        if (
-          line.includes('/') &&
-          path.startsWith('/') &&
-          !path.endsWith('(deleted)') &&
-          !/^\/(dev|proc|memfd:|SYSV)/.test(path)
-        )
+        // Shared libraries and addons only: their folders, not those of anything else mapped.
+        if (line.includes('/') && /\.(so(\.\d+)*|node)$/.test(path) && !/^\/(dev|proc)\//.test(path))
           mapped.add(dirname(path));
       }
     } catch {
       // Not Linux's /proc: the system's lists alone.
     }
+    // Libraries loaded later (CUDA's, at its first use): from LD_LIBRARY_PATH, and the pip wheels'
+    // nvidia/ packages beside a torch/lib the node maps.
+    for (const dir of (process.env.LD_LIBRARY_PATH ?? '').split(':')) if (dir.startsWith('/')) mapped.add(dir);
+    for (const dir of [...mapped]) if (dir.endsWith('/torch/lib')) mapped.add(join(dirname(dirname(dir)), 'nvidia'));
     const gpu = existsSync('/dev/nvidiactl');
     const nvidia = gpu
       ? readdirSync('/dev')

@@ -13,7 +13,7 @@
  * - hooks in V8 isolates (runtime/hooks/sandbox.ts).
  */
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { chmod, chown, copyFile, link, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { setPriority, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -209,7 +209,7 @@ export class RunnerHost {
     const [entry, hookWorker] = await Promise.all([runnerEntryFile(), hookWorkerFile()]);
     const n = ++this.#count;
     const mode = this.#o.sandbox ?? 'auto';
-    const jailed = mode !== 'off';
+    const jailed = mode !== 'off' && this.#jailFound(mode);
     const user = this.#o.users && { uid: this.#o.users.firstUid + (n % UID_SPAN), gid: this.#o.users.gid };
     const dir = join(await this.#root(), `r${n}`);
     await rm(dir, { recursive: true, force: true });
@@ -288,6 +288,22 @@ export class RunnerHost {
     }
     if (jailed) this.#checkJail(runner, mode);
     return runner;
+  }
+
+  /**
+   * Whether hearth-jail is there to run; `auto` goes on without it (said once, as the layers'
+   * report), `strict` does not.
+   */
+  #jailFound(mode: SandboxMode): boolean {
+    const path = jailPath();
+    if (existsSync(path)) return true;
+    const why = `hearth-jail is not at ${path}: build it with the addon (npm run build:native), or name it with HEARTH_JAIL`;
+    if (mode === 'strict') throw new Error(`HEARTH_SANDBOX=strict: ${why}`);
+    this.#layers ??= {
+      layers: { namespaces: '', privateProc: false, uid: false, landlock: 0, seccomp: false, cgroup: false },
+      notes: [why],
+    };
+    return false;
   }
 
   /** The jail's report of a runner, checked (strict: every layer) and kept for sandbox(). */

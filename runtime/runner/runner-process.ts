@@ -138,7 +138,8 @@ export class RunnerProcess {
       (why) => this.kill(`it sent a malformed frame (${why})`),
     );
     this.exited = new Promise((resolve) => {
-      child.once('exit', async (code, signal) => {
+      const ended = async (code: number | null, signal: NodeJS.Signals | null): Promise<void> => {
+        if (!this.#alive) return;
         this.#alive = false;
         clearInterval(this.#memoryTimer);
         this.#channel.close();
@@ -157,6 +158,12 @@ export class RunnerProcess {
         for (const waiter of this.#waiting.values()) waiter(gone);
         this.#waiting.clear();
         resolve(exit);
+      };
+      child.once('exit', (code, signal) => void ended(code, signal));
+      // A process that could not be started at all (its program missing) has no exit to wait for.
+      child.once('error', (error) => {
+        this.#lines.push(`could not start: ${error.message}`);
+        void ended(null, null);
       });
     });
     // A runner that dies before its hello never becomes ready; whoever waits on `ready` races `exited`.

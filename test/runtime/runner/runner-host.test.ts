@@ -33,3 +33,26 @@ it("removes the runner folders of a node that died as it starts, and keeps a liv
     await host.close();
   }
 });
+
+it('starts runners without the jail where hearth-jail is missing, saying why; strict starts none', async () => {
+  process.env.HEARTH_JAIL = '/nonexistent/hearth-jail';
+  try {
+    const host = new RunnerHost({});
+    try {
+      await host.warm();
+      expect(host.spareError).toBeUndefined();
+      expect(host.sandbox?.notes).toEqual([expect.stringMatching(/^hearth-jail is not at \/nonexistent\/hearth-jail/)]);
+    } finally {
+      await host.close();
+    }
+    const strict = new RunnerHost({ sandbox: 'strict' });
+    try {
+      await strict.warm();
+      expect(strict.spareError).toMatch(/^HEARTH_SANDBOX=strict: hearth-jail is not at/);
+    } finally {
+      await strict.close();
+    }
+  } finally {
+    delete process.env.HEARTH_JAIL;
+  }
+});
