@@ -73,6 +73,28 @@ describe('queue limits, deadlines and availability over HTTP', () => {
     expect(late.status).toBe(504);
     expect(((await late.json()) as { code: string }).code).toBe('DEADLINE_EXCEEDED');
     expect((await infer(node.httpUrl, 1, { 'hearth-timeout-ms': 'soon' })).status).toBe(400);
+    // Past 2^31 - 1 ms Node's timers fire at once: such a deadline is refused, not passed at once.
+    const huge = await infer(node.httpUrl, 1, { 'hearth-timeout-ms': String(2 ** 31) });
+    expect(huge.status).toBe(400);
+    expect(((await huge.json()) as { error: string }).error).toMatch(/from 1 to 2147483647/);
+    expect((await infer(node.httpUrl, 1, { 'hearth-timeout-ms': String(2 ** 31 - 1) })).status).toBe(200);
+  });
+
+  it('answers 400 for a shape with a dimension past 2^53, even beside a zero', async () => {
+    const r = await fetch(`${node.httpUrl}/v2/models/slow/infer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        inputs: [
+          { name: 'x', shape: [0, 1e300], datatype: 'FP32', data: [] },
+          { name: 'n', shape: [], datatype: 'INT64', data: [1] },
+        ],
+      }),
+    });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { error: string }).error).toMatch(
+      /shape must be a list of non-negative integers below 2\^53/,
+    );
   });
 
   it('drops a queued request whose client went away: it never runs, and the next caller does not wait behind it', async () => {

@@ -105,6 +105,39 @@ describe('readiness', () => {
     expect(answer.status).toBe(503);
   });
 
+  it('fails a job try past HEARTH_JOB_TIMEOUT_MS when its hook never settles, so the job ends', async () => {
+    const node = await testNode(join(dir, 'job-timeout'), { HEARTH_JOB_TIMEOUT_MS: '1000', HEARTH_JOB_ATTEMPTS: '1' });
+    try {
+      const r = await deployFixture(
+        node.httpUrl,
+        { ...SMALL_SPEC, name: 'stuck', hook: 'hook.ts', limits: { hookTimeoutMs: 600_000 } },
+        { model: 'small', hook: 'attacks' },
+      );
+      expect(r.status, await r.clone().text()).toBe(201);
+      const submitted = await fetch(`${node.httpUrl}/fn/stuck`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+        body: JSON.stringify({ attack: 'never' }),
+      });
+      expect(submitted.status).toBe(202);
+      const { id } = (await submitted.json()) as { id: string };
+      const job = await waitFor(
+        'the job to end',
+        async () =>
+          (await (await fetch(`${node.httpUrl}/api/v1/jobs/${id}`)).json()) as {
+            status: string;
+            error?: { code: string };
+          },
+        (j) => j.status === 'failed' || j.status === 'succeeded',
+        { timeoutMs: 60_000, intervalMs: 100 },
+      );
+      expect(job.status).toBe('failed');
+      expect(job.error?.code).toBe('DEADLINE_EXCEEDED');
+    } finally {
+      await node.close();
+    }
+  });
+
   it('never starts on a bad setting: one line naming it on stderr, exit 1, no stack trace', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
       cwd: REPO_ROOT,
