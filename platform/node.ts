@@ -24,6 +24,7 @@ import { SharedMemoryRegions } from './shared-memory.js';
 import { findKey } from './auth.js';
 import { browserRefusal, createApp, createHotRoutes, frontDoor, InFlight, toHttpResponse } from './http/index.js';
 import { createLogger } from './log.js';
+import type { Logger } from './log.js';
 import { grpcServerCredentials, reloadOnChange, tlsServerOptions } from './tls.js';
 import { checkNoEviction, createJobQueue } from './jobs/index.js';
 import type { JobQueue } from './jobs/index.js';
@@ -60,9 +61,14 @@ function listen(server: Server): Promise<number> {
  * read them through the hard links in their own folders — the only path to them, as no one else
  * may pass through the data dir.
  */
-async function secureDataDir(dir: string): Promise<void> {
+async function secureDataDir(dir: string, log: Logger): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  await chmod(dir, 0o700);
+  await chmod(dir, 0o700).catch((error: NodeJS.ErrnoException) => {
+    // A volume made by someone else (a Kubernetes emptyDir is root's, 0777): its files are still
+    // the node's own, 0600, and runners read nothing outside their folders (the jail).
+    if (error.code !== 'EPERM') throw error;
+    log.warn({ dataDir: dir }, 'the data dir belongs to another user: it stays as it is (not 0700)');
+  });
 }
 
 /** The longest close() waits for the responses of requests in flight. */
@@ -77,7 +83,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const log = root.child({ component: 'node' });
   const logOf = (component: string) => root.child({ component });
   if (config.redisUrl) await checkNoEviction(config.redisUrl);
-  await secureDataDir(config.dataDir);
+  await secureDataDir(config.dataDir, log);
   setIntraOpThreads(config.intraOpThreads);
   const registry = createRegistry(config);
   const artifacts = createArtifactStore(config, (sha256, actual) =>
