@@ -27,6 +27,7 @@ import {
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { hookWorkerFile } from './bundle.js';
+import { watchHookTime } from './hook-clock.js';
 import { createHookRunner } from './worker.js';
 import type { TaskOutcome } from './worker.js';
 import type {
@@ -321,33 +322,42 @@ export class HookPool {
     const now = performance.now();
     // Setup (loading the hook, a vocabulary, a label list) runs once and may take longer than a call.
     const limit = phase === 'setup' ? Math.max(this.#timeoutMs, SETUP_LIMIT_MS) : this.#timeoutMs;
-    const budget = Math.min(limit, options.deadline === undefined ? Infinity : options.deadline - now);
-    if (budget <= 0) throw new DeadlineExceededError(`the request's deadline passed before the hook's ${phase} ran`);
+    if (options.deadline !== undefined && options.deadline <= now)
+      throw new DeadlineExceededError(`the request's deadline passed before the hook's ${phase} ran`);
     const transferList = [...new Set(transfer)].filter(
       (b): b is ArrayBuffer => b instanceof ArrayBuffer && b.byteLength > 0,
     );
     if (this.#sandboxed) return this.#runToEnd(task, phase, options, transferList);
-    const timer = new AbortController();
-    const timeout = setTimeout(() => timer.abort(), budget);
-    const signal = options.signal ? AbortSignal.any([options.signal, timer.signal]) : timer.signal;
+    // Two clocks: the request's deadline runs from now; the hook's limit runs from when its code
+    // starts on the thread (hook-clock.ts). Either one past ends the task, and with it the thread.
+    const abort = new AbortController();
+    let passed: 'deadline' | 'limit' | undefined;
+    const end = (why: 'deadline' | 'limit') => () => {
+      passed ??= why;
+      abort.abort();
+    };
+    const deadline = options.deadline === undefined ? undefined : setTimeout(end('deadline'), options.deadline - now);
+    const progress = new Int32Array(new SharedArrayBuffer(4));
+    const stopClock = watchHookTime(progress, limit, SETUP_LIMIT_MS, end('limit'));
+    const signal = options.signal ? AbortSignal.any([options.signal, abort.signal]) : abort.signal;
     try {
-      return await this.#piscina.run(task, { signal, transferList });
+      return await this.#piscina.run({ ...task, progress }, { signal, transferList });
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      if (timer.signal.aborted) {
-        if (budget < limit)
-          throw new DeadlineExceededError(
-            `the request's deadline passed while the hook's ${phase} ran; its thread was replaced`,
-            { cause: error },
-          );
+      if (passed === 'deadline')
+        throw new DeadlineExceededError(
+          `the request's deadline passed while the hook's ${phase} ran; its thread was replaced`,
+          { cause: error },
+        );
+      if (passed === 'limit')
         throw new HookError(`hook ${this.name} failed in ${phase}: ran past its ${limit} ms limit and was terminated`, {
           cause: error,
           reason: phase,
         });
-      }
       throw this.#threadFailure(error, phase);
     } finally {
-      clearTimeout(timeout);
+      clearTimeout(deadline);
+      stopClock();
     }
   }
 

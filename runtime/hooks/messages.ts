@@ -30,10 +30,23 @@ export interface RawRequest {
   contentType: string;
 }
 
-export type HookTask =
+export type HookTask = (
   | { op: 'setup' }
   | { op: 'pre'; requests: RawRequest[] }
-  | { op: 'post'; items: { outputs: HookTensors; request: RawRequest }[] };
+  | { op: 'post'; items: { outputs: HookTensors; request: RawRequest }[] }
+) & {
+  /**
+   * Where a thread says how far it got with the task (HOOK_LOADING, then HOOK_RUNNING), so that the
+   * pool counts the hook's time limit from when the hook's code starts — not from when the task was
+   * queued, nor across a new thread's start (Atomics.notify on a shared Int32Array).
+   */
+  progress?: Int32Array;
+};
+
+/** The thread has taken the task and is loading the hook (a new thread: import and setup). */
+export const HOOK_LOADING = 1;
+/** The hook's own code runs the task. */
+export const HOOK_RUNNING = 2;
 
 /** Where a hook failed, and whether it was the caller's input (400) or the hook itself. */
 export interface HookFailure {

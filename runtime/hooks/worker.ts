@@ -14,6 +14,7 @@ import { checkTensors } from '../tensors/index.js';
 import { defaultHook, DefaultHookInputError } from './default-hook.js';
 import { decodeImage } from './images.js';
 import { HookSandbox } from './sandbox.js';
+import { HOOK_LOADING, HOOK_RUNNING } from './messages.js';
 import type {
   HookFailure,
   HookTask,
@@ -226,6 +227,13 @@ function hookLog(data: HookWorkerData, level: string, text: string): void {
   process.stderr.write(`${JSON.stringify({ hook: data.hookName, level, msg: text.slice(0, 8192) })}\n`);
 }
 
+/** Tells the pool how far this thread got with a task (messages.ts HookTask.progress). */
+function report(progress: Int32Array | undefined, stage: number): void {
+  if (progress === undefined) return;
+  Atomics.store(progress, 0, stage);
+  Atomics.notify(progress, 0);
+}
+
 /** What a task gives back: its result, and the buffers the result holds (a thread transfers them back). */
 export interface TaskOutcome {
   value: unknown;
@@ -246,12 +254,14 @@ export function createHookRunner(data: HookWorkerData): (task: HookTask) => Prom
 
   return async (task: HookTask): Promise<TaskOutcome> => {
     let hook: LoadedHook;
+    report(task.progress, HOOK_LOADING);
     try {
       hook = await init();
     } catch (error) {
       ready = undefined;
       return { value: failure('setup', error), buffers: [] };
     }
+    report(task.progress, HOOK_RUNNING);
     switch (task.op) {
       case 'setup':
         return { value: { ok: true } satisfies SetupResult, buffers: [] };
