@@ -20,13 +20,16 @@ export const SMALL_X = [
 
 /**
  * The `slow` fixture: `n` rounds of a 512×512 matmul chain on a 4×512 input, unbatched, so a test chooses how long
- * each forward takes (queues, deadlines, autoscaling).
+ * each forward takes (queues, deadlines, autoscaling): about 0.1 ms a round here. On one intra-op
+ * thread, so a busy machine slows it in proportion: a team of two OpenMP threads meets at a barrier
+ * every round, and with a core taken by other work each meeting waits for the preempted thread (a
+ * 60 000-round forward took 55 s instead of 6 beside `stress-ng --cpu 1`).
  */
 export const SLOW_SPEC = {
   name: 'slow',
   model: 'model.pt',
   maxBatchSize: 0,
-  instances: { device: 'cpu' },
+  instances: { device: 'cpu', threads: 1 },
   inputs: [
     { name: 'x', dtype: 'FP32', dims: [4, 512] },
     { name: 'n', dtype: 'INT64', dims: [] },

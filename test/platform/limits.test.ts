@@ -26,6 +26,20 @@ const infer = (url: string, iters: number, headers: Record<string, string> = {})
     }),
   });
 
+type PoolState = { instances: { busy: number }; queueDepth: number };
+
+/** Waits until the `slow` pool of the node at `url` reports what the test needs (no sleeping on guesses). */
+async function untilPool(url: string, check: (p: PoolState) => boolean, timeoutMs = 15_000): Promise<void> {
+  const pool = async () =>
+    ((await (await fetch(`${url}/api/v1/pools`)).json()) as { pools: (PoolState & { function: string })[] }).pools.find(
+      (p) => p.function === 'slow',
+    );
+  await waitFor('the pool to reach the expected state', pool, (p) => p !== undefined && check(p), {
+    intervalMs: 10,
+    timeoutMs,
+  });
+}
+
 async function deploy(url: string, spec: object, model: string): Promise<Response> {
   return postFunction(url, { spec, artifacts: { model } });
 }
@@ -39,21 +53,7 @@ describe('queue limits, deadlines and availability over HTTP', () => {
   });
   afterAll(() => node?.close());
 
-  /** Waits until the pool reports what the test needs (no sleeping on guesses). */
-  async function until(
-    check: (p: { instances: { busy: number }; queueDepth: number }) => boolean,
-    timeoutMs = 15_000,
-  ): Promise<void> {
-    type Pool = { function: string; instances: { busy: number }; queueDepth: number };
-    const pool = async () =>
-      ((await (await fetch(`${node.httpUrl}/api/v1/pools`)).json()) as { pools: Pool[] }).pools.find(
-        (p) => p.function === 'slow',
-      );
-    await waitFor('the pool to reach the expected state', pool, (p) => p !== undefined && check(p), {
-      intervalMs: 10,
-      timeoutMs,
-    });
-  }
+  const until = (check: (p: PoolState) => boolean, timeoutMs?: number) => untilPool(node.httpUrl, check, timeoutMs);
 
   it('answers 429 with Retry-After when the queue is full, and serves what it took', async () => {
     const running = infer(node.httpUrl, 60_000);
@@ -69,7 +69,8 @@ describe('queue limits, deadlines and availability over HTTP', () => {
   });
 
   it('answers 504 when the request deadline passes first (Hearth-Timeout-Ms)', async () => {
-    const late = await infer(node.httpUrl, 60_000, { 'hearth-timeout-ms': '50' });
+    // 10 000 rounds (a second here) outlast the 50 ms deadline; the forward runs on after the 504.
+    const late = await infer(node.httpUrl, 10_000, { 'hearth-timeout-ms': '50' });
     expect(late.status).toBe(504);
     expect(((await late.json()) as { code: string }).code).toBe('DEADLINE_EXCEEDED');
     expect((await infer(node.httpUrl, 1, { 'hearth-timeout-ms': 'soon' })).status).toBe(400);
@@ -107,7 +108,8 @@ describe('queue limits, deadlines and availability over HTTP', () => {
     // stopped in process): start from an idle pool.
     await until((p) => p.instances.busy === 0 && p.queueDepth === 0, 60_000);
     const before = await execs();
-    const running = infer(node.httpUrl, 3000);
+    // 30 000 rounds (3 s here): long enough to hold the instance while the next one queues.
+    const running = infer(node.httpUrl, 30_000);
     await until((p) => p.instances.busy === 1);
     const gone = new AbortController();
     const abandoned = fetch(`${node.httpUrl}/v2/models/slow/infer`, {
@@ -146,18 +148,18 @@ describe('SIGTERM', () => {
     const model = await upload(url, new Uint8Array(await readFile(modelPath('slow'))));
     expect((await deploy(url, SLOW, model)).status).toBe(201);
 
-    const inflight = infer(url, 1500).then(async (r) => ({
+    const inflight = infer(url, 15_000).then(async (r) => ({
       status: r.status,
       body: (await r.json()) as { outputs: { shape: number[] }[] },
     }));
-    await new Promise((r) => setTimeout(r, 100));
+    await untilPool(url, (p) => p.instances.busy === 1);
     child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 100));
-    const ready = await fetch(`${url}/v2/health/ready`).then(
-      (r) => r.status,
-      () => 'closed',
-    );
-    expect([503, 'closed']).toContain(ready);
+    const ready = () =>
+      fetch(`${url}/v2/health/ready`).then(
+        (r) => r.status,
+        () => 'closed',
+      );
+    await waitFor('readiness to go 503 in the drain', ready, (s) => s === 503 || s === 'closed');
     const response = await inflight;
     expect(response.status).toBe(200);
     expect(response.body.outputs[0]!.shape).toEqual([4, 512]);
