@@ -1,12 +1,34 @@
+import { availableParallelism } from 'node:os';
+
 import { defineConfig } from 'vitest/config';
 
-// Unit tests beside their sources, integration tests under test/ against real LibTorch (and later
-// real Redis and S3). The GPU tier (test/gpu) runs on node:test so it can travel to a GPU machine
-// without node_modules: `npm run test:gpu`, skipped where no CUDA device exists.
+/**
+ * Integration files `npm run test:quick` runs beside the unit tests: a smoke of each transport
+ * (function URLs and KServe over HTTP, gRPC, the SDK client, the CLI's offline verbs).
+ */
+const QUICK = [
+  'test/platform/http/front-door.test.ts',
+  'test/platform/grpc/grpc.test.ts',
+  'test/platform/triton/protocol.test.ts',
+  'test/sdk/client.test.ts',
+];
+
+// Unit tests beside their sources, integration tests under test/ against real LibTorch, Redis and
+// S3. The GPU tier (test/gpu) runs on node:test so it can travel to a GPU machine without
+// node_modules: `npm run test:gpu`, skipped where no CUDA device exists.
+//
+// Files run side by side, one more than the cores: most integration files wait on child
+// processes (nodes, runners, the CLI, python3-torch) more than they compute. Files share their
+// worker's module graph (isolate: false) — importing the platform cost ~1.7 s of CPU per file,
+// a quarter of the suite's — so a file must leave no state behind: it closes what it starts and
+// restores the environment it changes.
 export default defineConfig({
   test: {
     pool: 'forks',
+    maxWorkers: Math.min(4, availableParallelism() + 1),
+    isolate: false,
     reporters: ['default', './test/helpers/closing-line-reporter.ts'],
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     projects: [
       {
         extends: true,
@@ -19,7 +41,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
-          include: ['test/**/*.test.ts'],
+          include: process.env.HEARTH_TEST_QUICK ? QUICK : ['test/**/*.test.ts'],
           exclude: ['test/gpu/**'],
           globalSetup: ['test/helpers/global-setup.ts'],
           testTimeout: 120_000,

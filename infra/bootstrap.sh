@@ -25,6 +25,7 @@ PACKAGES=(
   libsimdjson-dev         # parses KServe JSON bodies in the addon (optional to the build)
   redis-server            # the registry/queue backend exercised by the integration tests
   python3-flask gunicorn python3-fastapi uvicorn   # bench:serve's peers: the traditional deployment
+  stress-ng               # npm run test:stress keeps a core busy beside the suite
   chromium                # the console's tests drive it with playwright-core (no browser download)
 )
 missing=()
