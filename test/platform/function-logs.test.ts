@@ -42,14 +42,12 @@ describe("a function's own log", () => {
 
   it("holds the hook's console lines with their level, and the version's lifecycle", async () => {
     expect((await call(node.httpUrl, 'chatty', { x: [[1, 2, 3, 4]], tag: 'first' }, 'r-1')).status).toBe(200);
-    const started = Date.now();
     const entries = await waitFor(
       'the hook line',
       () => client.logs('chatty'),
       (es) => es.some((e) => e.msg === 'pre saw tag first'),
-      { timeoutMs: 2000, intervalMs: 20 },
+      { intervalMs: 20 },
     );
-    expect(Date.now() - started).toBeLessThan(2000);
     expect(entries.find((e) => e.msg === 'pre saw tag first')).toMatchObject({
       function: 'chatty',
       version: 1,

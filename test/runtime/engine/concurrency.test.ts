@@ -1,4 +1,3 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 
 import { loadModel, setExecutorThreads, setIntraOpThreads, threads } from '../../../runtime/engine/index.js';
@@ -10,23 +9,30 @@ import { maxAbsDiff, randomTensor } from '../../helpers/random.js';
 const iters = (n: number): Tensor<'INT64'> => ({ dtype: 'INT64', shape: [], data: new BigInt64Array([BigInt(n)]) });
 
 describe('forwards run off the JS thread', () => {
-  it('keeps the event loop delay under 20 ms (or a tenth of the forward) while a forward of several hundred ms runs', async () => {
+  it('keeps the event loop turning while a forward of several hundred ms runs', async () => {
     const model = await loadModel(modelPath('slow'));
     const x = randomTensor('FP32', [64, 512], 11);
     await model.forward([x, iters(2)]);
 
-    const histogram = monitorEventLoopDelay({ resolution: 1 });
+    // Timer turns counted while the forward runs: a forward on the JS thread would allow none (or
+    // one) until it ended. Counted, not timed: a busy machine slows the turns and the forward alike.
+    let turns = 0;
+    let running = true;
+    const turning = (async () => {
+      while (running) {
+        await new Promise((r) => setTimeout(r, 1));
+        turns++;
+      }
+    })();
     const started = performance.now();
-    histogram.enable();
     await model.forward([x, iters(1500)]);
-    histogram.disable();
     const forwardMs = performance.now() - started;
+    const during = turns;
+    running = false;
+    await turning;
 
     expect(forwardMs).toBeGreaterThan(200); // it really was a long forward
-    // On the JS thread the loop would stall for the whole forward. The bound is against the forward
-    // measured in the same run (20 ms, or a tenth of it when a loaded machine slows both): a fixed
-    // 20 ms failed once by 0.09 ms under a full CI run.
-    expect(histogram.max / 1e6).toBeLessThan(Math.max(20, forwardMs / 10));
+    expect(during).toBeGreaterThanOrEqual(20);
   });
 
   it('runs many forwards in flight on one loaded model, each with its own correct result', async () => {
