@@ -1,8 +1,9 @@
 /**
  * The README's walk-through (the sh block after `<!-- walkthrough -->`) runs as written: its lines,
  * as one bash script with `set -e`, in an empty folder outside the repository, against a real node
- * (HEARTH_URL), with `hearth` on PATH as the installed CLI would be and the tests' python3. Then the
- * outputs a reader is promised: the canary split, the rollback to v1, scaling in place, the log.
+ * (HEARTH_URL), with `hearth` on PATH as the installed CLI is (the package's bundle, HEARTH_CLI) and
+ * the tests' python3. Then the outputs a reader is promised: the canary split, the rollback to v1,
+ * scaling in place, the log.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -11,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
 
-import { PYTHON, REPO_ROOT } from '../../helpers/fixtures.js';
+import { HEARTH_CLI, PYTHON, REPO_ROOT } from '../../helpers/fixtures.js';
 import { testNode } from '../../helpers/node.js';
 
 const run = promisify(execFile);
@@ -32,7 +33,7 @@ it("runs the README's walk-through as written", async () => {
   // `hearth` as the installed CLI, and python3 the one with PyTorch the tests use.
   const bin = join(work, 'bin');
   await mkdir(bin);
-  await symlink(join(REPO_ROOT, 'sdk', 'cli', 'hearth.mjs'), join(bin, 'hearth'));
+  await symlink(HEARTH_CLI, join(bin, 'hearth'));
   await symlink(PYTHON, join(bin, 'python3'));
   const script = join(work, 'walkthrough.sh');
   // Each command's output behind a marker, to check what the reader is told line by line.
