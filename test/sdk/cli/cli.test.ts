@@ -46,8 +46,9 @@ const uploadedBytes = async (node: HearthNode): Promise<number> => {
   return Number(/^hearth_artifact_upload_bytes_total (\S+)$/m.exec(text)?.[1] ?? 'NaN');
 };
 
+/** One lifecycle against its own node and folders: the two run side by side (it.concurrent). */
 function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close(): Promise<void> }>): void {
-  it(`takes a function from init to delete (${label})`, async () => {
+  it.concurrent(`takes a function from init to delete (${label})`, async () => {
     const { node, close } = await start();
     const url = node.httpUrl;
     try {
