@@ -90,13 +90,21 @@ export async function upload(url: string, bytes: Uint8Array, headers: Record<str
   return sha;
 }
 
-export async function hookBundle(
-  name: string,
-  outDir: string,
-  hooksDir = join(REPO_ROOT, 'test', 'fixtures', 'hooks'),
-): Promise<Uint8Array> {
-  const { path } = await bundleHook(join(hooksDir, `${name}.ts`), outDir);
-  return new Uint8Array(await readFile(path));
+const FIXTURE_HOOKS = join(REPO_ROOT, 'test', 'fixtures', 'hooks');
+/** The fixture hooks' bundles, made once for every file this worker runs (they never change in a run). */
+const fixtureBundles = new Map<string, Promise<Uint8Array>>();
+
+export async function hookBundle(name: string, outDir: string, hooksDir = FIXTURE_HOOKS): Promise<Uint8Array> {
+  const make = async () =>
+    new Uint8Array(await readFile((await bundleHook(join(hooksDir, `${name}.ts`), outDir)).path));
+  if (hooksDir !== FIXTURE_HOOKS) return make();
+  let bundle = fixtureBundles.get(name);
+  if (!bundle) {
+    bundle = make();
+    bundle.catch(() => fixtureBundles.delete(name));
+    fixtureBundles.set(name, bundle);
+  }
+  return bundle;
 }
 
 export function uniquePrefix(): string {
