@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 
 import { loadModel, setExecutorThreads, setIntraOpThreads, threads } from '../../../runtime/engine/index.js';
 import type { Tensor } from '../../../sdk/tensor.js';
@@ -62,7 +62,10 @@ describe('forwards run off the JS thread', () => {
   });
 
   it('runs a short forward on a second instance while a long one runs on the first', async () => {
-    // Two CPU lanes exist when each forward uses one of the two cores.
+    // Two CPU lanes exist when each forward uses one of the two cores. (The engine is the worker's,
+    // which later files share: intra-op threads go back as they were; executor threads only grow.)
+    const before = threads().intraOp;
+    onTestFinished(() => setIntraOpThreads(before));
     setIntraOpThreads(1);
     setExecutorThreads(2);
     expect(threads().executor).toBeGreaterThanOrEqual(2);

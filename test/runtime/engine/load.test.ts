@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 
 import { devices, loadModel, setIntraOpThreads, threads } from '../../../runtime/engine/index.js';
 import { modelPath } from '../../helpers/fixtures.js';
@@ -48,6 +48,9 @@ describe('devices and threads', () => {
   it('sets intra-op threads and computes the same result with 1 and 2 of them', async () => {
     const model = await loadModel(modelPath('mlp'));
     const x = randomTensor('FP32', [16, 1024], 77);
+    // The engine is the worker's, which later files share: its setting goes back as it was.
+    const before = threads().intraOp;
+    onTestFinished(() => setIntraOpThreads(before));
     setIntraOpThreads(1);
     expect(threads().intraOp).toBe(1);
     const one = await model.forward([x]);

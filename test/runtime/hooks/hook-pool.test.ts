@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 
 import { bundleHook, HookPool } from '../../../runtime/hooks/index.js';
 import { DeadlineExceededError, HookError, InvalidInputError } from '../../../sdk/errors.js';
@@ -156,6 +156,9 @@ describe('hook threads', () => {
 
   it('gives hook threads no platform environment, and passes bytes and binary responses through', async () => {
     process.env.HEARTH_SECRET_FOR_TEST = 'do-not-leak';
+    onTestFinished(() => {
+      delete process.env.HEARTH_SECRET_FOR_TEST;
+    });
     const hooks = await pool('env');
     const [env] = await hooks.post([{ outputs: y([[1, 2, 3]]), request: json({}) }], {});
     if (!env?.ok) throw new Error('post failed');
@@ -199,6 +202,9 @@ describe('hooks in a V8 isolate (runner processes run them so)', () => {
 
   it('gives the hook no Node API: no process, no environment, no modules', async () => {
     process.env.HEARTH_SECRET_FOR_TEST = 'do-not-leak';
+    onTestFinished(() => {
+      delete process.env.HEARTH_SECRET_FOR_TEST;
+    });
     const hooks = await pool('env', { sandbox: true });
     const [env] = await hooks.post([{ outputs: y([[1, 2, 3]]), request: json({}) }], {});
     expect(env?.ok).toBe(false);
