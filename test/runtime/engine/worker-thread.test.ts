@@ -34,8 +34,11 @@ function start(thenSpin: boolean): Worker {
 describe('the addon in worker threads', () => {
   it('loads and runs a model inside a worker and transfers the output buffer out', async () => {
     const worker = start(false);
-    // Each step fails on its own after 30 s, naming itself: a hang here was seen once in a full
-    // run (not reproduced since), and the test's own 120 s timeout would not say which step.
+    // Listened for from the start: a worker that exits right after its message can have both
+    // handled in one turn of this thread (Node drains the worker's port, then emits 'exit'), so a
+    // listener added once the message came missed the exit — the hang seen under load.
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    // Each step fails on its own after 30 s, naming itself (the test's own timeout would not).
     const message = await within(
       30_000,
       "the worker's result",
@@ -44,7 +47,7 @@ describe('the addon in worker threads', () => {
         worker.once('error', reject);
       }),
     );
-    await within(30_000, 'the worker to exit', new Promise((resolve) => worker.once('exit', resolve)));
+    await within(30_000, 'the worker to exit', exited);
     const ref = pythonForward(modelPath('small'), [{ dtype: 'FP32', shape: [2, 4], data: new Float32Array(input) }]);
     expect(message.shape).toEqual([2, 3]);
     expect(maxAbsDiff(message.data, ref.outputs[0]!.data as Float32Array)).toBeLessThan(1e-6);
