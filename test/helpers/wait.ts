@@ -2,7 +2,8 @@
 
 /**
  * Polls `probe` until `done` holds for what it returns, and returns that; after `timeoutMs` throws,
- * naming `what` and the last value seen.
+ * naming `what` and the last value seen. The timeout is a failsafe, not an assertion: a state that
+ * never comes fails either way, and 60 s is past what a busy machine's delays reach.
  */
 export async function waitFor<T>(
   what: string,
@@ -10,7 +11,7 @@ export async function waitFor<T>(
   done: (value: T) => boolean,
   options: { timeoutMs?: number; intervalMs?: number } = {},
 ): Promise<T> {
-  const end = Date.now() + (options.timeoutMs ?? 15_000);
+  const end = Date.now() + (options.timeoutMs ?? 60_000);
   for (;;) {
     const value = await probe();
     if (done(value)) return value;

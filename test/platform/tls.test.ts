@@ -181,7 +181,6 @@ describe('mutual TLS', () => {
         () => servedSerial(at, ca, cert, key),
         (s) => s === '1002',
         {
-          timeoutMs: 15_000,
           intervalMs: 250,
         },
       );

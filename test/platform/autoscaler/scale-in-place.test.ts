@@ -32,7 +32,7 @@ it('changes scaling in place and the live pool follows', async () => {
     expect(r.versions).toEqual([
       { version: 1, scaling: expect.objectContaining({ minInstances: 2, maxInstances: 4 }) },
     ]);
-    await waitFor('two instances', instances, (n) => n === 2, { timeoutMs: 10_000 });
+    await waitFor('two instances', instances, (n) => n === 2);
     const info = await client.describe('small');
     expect(
       info.versions.map((v) => [v.version, (v.spec as { scaling: { minInstances: number } }).scaling.minInstances]),
@@ -42,7 +42,7 @@ it('changes scaling in place and the live pool follows', async () => {
     // The spec's rules hold: min over max is refused, and nothing changes.
     await expect(client.scale('small', { minInstances: 9 })).rejects.toThrow(/minInstances/);
     await client.scale('small', { minInstances: 1 });
-    await waitFor('back to one instance once idle', instances, (n) => n === 1, { timeoutMs: 15_000 });
+    await waitFor('back to one instance once idle', instances, (n) => n === 1);
   } finally {
     await node.close();
   }

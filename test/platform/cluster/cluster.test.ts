@@ -212,7 +212,7 @@ describe('three nodes on one Redis and one S3', () => {
       );
       return jobs.filter((j) => j.status === 'running' && j.node === b.node).map((j) => j.id);
     };
-    const taken = await waitFor('b to run some jobs', onB, (t) => t.length > 0, { timeoutMs: 10_000, intervalMs: 25 });
+    const taken = await waitFor('b to run some jobs', onB, (t) => t.length > 0, { intervalMs: 25 });
     expect(taken.length).toBeGreaterThan(0);
     b.child.kill('SIGKILL');
     expect(await b.exited).toBeNull();
@@ -245,7 +245,6 @@ describe('three nodes on one Redis and one S3', () => {
       'every webhook',
       () => deliveries.size,
       (n) => n >= ids.length,
-      { timeoutMs: 10_000 },
     ).catch(() => undefined);
     expect(new Set(deliveries.keys())).toEqual(new Set(ids.map((id) => `job_${id}`)));
     // A job reran on another node queues no second webhook (one delivery job per job id). A
@@ -263,7 +262,6 @@ describe('three nodes on one Redis and one S3', () => {
       'b to leave the listing',
       async () => ((await (await fetch(`${a.url}/api/v1/nodes`)).json()) as { nodes: { id: string }[] }).nodes,
       (seen) => !seen.some((n) => n.id === b.node) && seen.length === 2,
-      { timeoutMs: 15_000 },
     );
   });
 

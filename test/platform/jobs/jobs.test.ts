@@ -252,7 +252,7 @@ function suite(
           'the webhook',
           () => hook.received.length,
           (n) => n > 0,
-          { timeoutMs: 10_000, intervalMs: 25 },
+          { intervalMs: 25 },
         );
         expect(hook.tries).toBe(2);
         const [{ headers, body }] = hook.received as [{ headers: Record<string, string>; body: string }];
@@ -272,7 +272,7 @@ function suite(
           'both deliveries on the record',
           async () => (await (await fetch(`${url}/api/v1/jobs/${id}`)).json()) as JobView,
           (j) => (j.deliveries?.length ?? 0) >= 2,
-          { timeoutMs: 10_000, intervalMs: 25 },
+          { intervalMs: 25 },
         );
         expect(job.deliveries!.map((d) => [d.ok, d.status])).toEqual([
           [false, 500],
@@ -368,7 +368,7 @@ describe('the BullMQ reconciler', () => {
       'BullMQ to fail the job',
       () => queue.getJobState(id),
       (s) => s === 'failed',
-      { timeoutMs: 10_000, intervalMs: 50 },
+      { intervalMs: 50 },
     );
     await foreign.close();
     const jobs = new BullJobQueue(async () => ({ body: new Uint8Array(), contentType: 'x', version: 1 }), {
@@ -388,7 +388,7 @@ describe('the BullMQ reconciler', () => {
         'the webhook',
         () => hook.received.length,
         (n) => n > 0,
-        { timeoutMs: 15_000, intervalMs: 50 },
+        { intervalMs: 50 },
       );
       const message = JSON.parse(hook.received[0]!.body) as { type: string; data: JobView };
       expect(message.type).toBe('invocation.failed');

@@ -76,9 +76,7 @@ it('serves a folder, shows its log lines, and reloads the hook and the model whe
     },
   );
   expect((await call(url)).reloaded).toBe(true);
-  await waitFor('the hook console line', () => lines.some((l) => / v2 hook +info +post v2$/.test(l)), Boolean, {
-    timeoutMs: 5000,
-  });
+  await waitFor('the hook console line', () => lines.some((l) => / v2 hook +info +post v2$/.test(l)), Boolean);
 
   // A new model (other weights): reloaded; the answer is the new model's.
   const exporter = await readFile(join(fn, 'export.py'), 'utf8');
@@ -96,7 +94,6 @@ it('serves a folder, shows its log lines, and reloads the hook and the model whe
     'the new model answering',
     () => call(url),
     (r) => maxAbsDiff(r.outputs[0]!, v1.outputs[0]!) > 1e-3,
-    { timeoutMs: 10_000 },
   );
   const v3 = await call(url);
   expect(maxAbsDiff(v3.outputs[0]!, reference(join(fn, 'model.pt')))).toBeLessThan(1e-5);
