@@ -66,6 +66,9 @@ export function findKey(keys: readonly ApiKey[], given: string): ApiKey | undefi
 export function parseVersion(value: unknown): number | undefined {
   if (value === undefined || value === '') return undefined;
   if (typeof value !== 'string' || !/^[1-9]\d*$/.test(value))
-    throw new InvalidInputError(`version "${String(value)}" must be a positive integer`);
+    // Triton's words first (its clients look for them), then what a version is.
+    throw new InvalidInputError(
+      `failed to get model version from specified version string '${String(value)}' (a version must be a positive integer)`,
+    );
   return Number(value);
 }

@@ -14,13 +14,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { getRequestListener } from '@hono/node-server';
 
-import { gpuMetrics, groupOf, RunnerHost, setIntraOpThreads } from '../runtime/index.js';
+import { devices, gpuMetrics, groupOf, RunnerHost, setIntraOpThreads } from '../runtime/index.js';
 import { createArtifactStore } from './artifacts/index.js';
 import { Cluster } from './cluster/index.js';
 import type { Config } from './config.js';
 import { FunctionLogs, FunctionService } from './functions/index.js';
 import { bindGrpc, createGrpcServer } from './grpc/index.js';
-import { SharedMemoryRegions } from './shared-memory.js';
+import { Kserve, SharedMemoryRegions } from './kserve/index.js';
 import { findKey } from './auth.js';
 import { browserRefusal, createApp, createHotRoutes, frontDoor, InFlight, toHttpResponse } from './http/index.js';
 import { createLogger } from './log.js';
@@ -184,7 +184,15 @@ export async function startNode(config: Config): Promise<HearthNode> {
   );
   let ready = false;
   const inflight = new InFlight();
-  const sharedMemory = new SharedMemoryRegions(config.systemSharedMemory, config.shmPrefix);
+  // The KServe protocol's core, which HTTP and gRPC speak.
+  const kserve = new Kserve({
+    functions: service,
+    artifacts,
+    ready: () => ready,
+    version: VERSION,
+    sharedMemory: new SharedMemoryRegions(config.systemSharedMemory, config.shmPrefix),
+    cudaAvailable: () => devices().cudaAvailable,
+  });
   // What the hono app and the hot routes (function URLs, KServe infer) share.
   const front = {
     service,
@@ -195,14 +203,13 @@ export async function startNode(config: Config): Promise<HearthNode> {
     loopbackGuard: config.loopbackGuard,
     ready: () => ready,
     inflight,
-    sharedMemory,
+    kserve,
     log: logOf('http'),
   };
   const app = createApp({
     ...front,
     artifacts,
     secrets: secrets.store,
-    version: VERSION,
     onUpload: (bytes) => metrics?.observeUpload(bytes),
   });
   const hot = createHotRoutes(front);
@@ -232,11 +239,9 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const httpPort = await listen(server);
   const grpcServer = createGrpcServer({
     service,
+    kserve,
     apiKeys: config.apiKeys,
-    ready: () => ready,
-    version: VERSION,
     maxMessageBytes: config.maxBodyBytes,
-    sharedMemory,
     log: logOf('grpc'),
   });
   const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort, grpcServerCredentials(config.tls));
@@ -310,7 +315,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     await new Promise<void>((resolve) => metricsServer.server.close(() => resolve()));
     await service.close();
     await secrets.close();
-    sharedMemory.close();
+    kserve.sharedMemory.close();
   };
   return {
     config,

@@ -29,6 +29,7 @@ import { callPool, PoolSet } from './pool-set.js';
 import type { PoolSummary, ServingPool } from './pool-set.js';
 import { RecordCache, WAITING_FOR_GPU } from './records.js';
 import { headline } from '../caller-error.js';
+import type { RepositoryEntry, ServingFunctions, VersionCounters } from './serving.js';
 
 const scalingKey = (name: string, version: number) => `${name}\u0000${version}`;
 
@@ -64,7 +65,7 @@ export interface FunctionServiceOptions {
 
 const KEEP_TRAFFIC = '; traffic stays where it is';
 
-export class FunctionService {
+export class FunctionService implements ServingFunctions {
   readonly #o: FunctionServiceOptions;
   /** Each version's own log. */
   readonly logs: FunctionLogs;
@@ -418,9 +419,7 @@ export class FunctionService {
   }
 
   /** Triton's repository index: every version with its state on this node. */
-  async repositoryIndex(): Promise<
-    { name: string; version: string; state: 'READY' | 'UNAVAILABLE' | 'UNLOADED'; reason?: string }[]
-  > {
+  async repositoryIndex(): Promise<RepositoryEntry[]> {
     const records = await this.#o.registry.list();
     return records.flatMap((r) =>
       r.versions.map((v) => ({
@@ -448,6 +447,13 @@ export class FunctionService {
     if (v?.status !== 'ready') return false;
     const state = this.#pools.get(name, v.version)?.state;
     return state !== 'restarting' && state !== 'failed';
+  }
+
+  errorDetail(fn: string | undefined, requestId: string | undefined): (code: string, detail: string) => void {
+    return (code, detail) => {
+      if (fn !== undefined)
+        this.logs.add({ function: fn, source: 'error', level: 'error', msg: `${code}: ${detail}`, requestId });
+    };
   }
 
   async delete(name: string): Promise<boolean> {
@@ -534,10 +540,7 @@ export class FunctionService {
    * Each version's counters (Triton's statistics): of one version, of every ready version of one
    * function, or of every ready version of every function.
    */
-  async statistics(
-    name?: string,
-    version?: number,
-  ): Promise<{ name: string; version: number; counters: PoolCounters }[]> {
+  async statistics(name?: string, version?: number): Promise<VersionCounters[]> {
     const records = name === undefined ? await this.#o.registry.list() : [await this.get(name)];
     await this.refreshStats();
     if (name !== undefined && version !== undefined && !records[0]!.versions.some((v) => v.version === version)) {

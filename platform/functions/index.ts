@@ -7,3 +7,4 @@ export { FunctionLogs } from './function-logs.js';
 export type { LogEntry, LogSource } from './function-logs.js';
 export { FunctionSeries, SERIES_LENGTH } from './series.js';
 export type { SeriesSample } from './series.js';
+export type { RepositoryEntry, ServingFunctions, VersionCounters } from './serving.js';

@@ -8,21 +8,15 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
-import { UnavailableError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
 import { requestIdOf } from '../request-id.js';
-import type { FunctionService } from '../functions/index.js';
-import { modelMetadata } from '../model-metadata.js';
-import { devices } from '../../runtime/index.js';
-import { modelConfig } from '../model-config.js';
-import { modelStatistics } from '../model-statistics.js';
-import { checkLoadParameters, cudaSharedMemoryUnsupported, serverExtensions } from '../server-metadata.js';
+import type { ServingFunctions } from '../functions/index.js';
+import type { Kserve, ShmContext } from '../kserve/index.js';
+import { cudaSharedMemoryUnsupported, readLoadParameters } from '../kserve/index.js';
 import type { Scope } from '../auth.js';
 import { authorize as authorizeKey, parseVersion } from '../auth.js';
-import type { SharedMemoryRegions, ShmContext } from '../shared-memory.js';
 import { toGrpcStatus } from './status.js';
-import { selectOutputs, sequenceFlags } from '../inference-tensors.js';
 import type { GrpcInput, GrpcRequestedOutput } from './tensors.js';
 import { grpcInputsToTensors, requestedOutputs, tensorsToGrpcOutputs, unwrapParameters } from './tensors.js';
 
@@ -47,13 +41,12 @@ export function loadInferenceService(): grpc.ServiceDefinition {
 }
 
 export interface GrpcOptions {
-  service: FunctionService;
+  /** Where a failed call's detail is logged. */
+  service: Pick<ServingFunctions, 'errorDetail'>;
+  /** The KServe protocol's core: every method of the service is a codec over it. */
+  kserve: Kserve;
   apiKeys: ApiKey[];
-  ready: () => boolean;
-  version: string;
   maxMessageBytes: number;
-  /** System shared memory regions (Triton's extension), per caller. */
-  sharedMemory: SharedMemoryRegions;
   /** Where unexpected errors and the detail of errors go (the `grpc` component's logger). */
   log?: Logger;
 }
@@ -74,7 +67,8 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
     'grpc.max_receive_message_length': o.maxMessageBytes,
     'grpc.max_send_message_length': -1,
   });
-  const { service } = o;
+  const { service, kserve } = o;
+  const shm = kserve.sharedMemory;
 
   /** The caller's key ('' with none configured), from the authorization (or x-api-key) metadata. */
   const authorize = (call: { metadata: grpc.Metadata }, scope: Scope | 'none'): string => {
@@ -84,7 +78,7 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
       return value === undefined ? undefined : String(value);
     });
   };
-  const shmOf = (call: { metadata: grpc.Metadata }) => ({ regions: o.sharedMemory, owner: authorize(call, 'invoke') });
+  const shmOf = (call: { metadata: grpc.Metadata }): ShmContext => ({ regions: shm, owner: authorize(call, 'invoke') });
 
   /** The call's request id (x-request-id metadata, as on HTTP), answered in its initial metadata. */
   const requestId = (call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerDuplexStream<unknown, unknown>) => {
@@ -107,67 +101,38 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
           (response) => callback(null, response),
           (error: unknown) => {
             const fn = call.request.model_name;
-            const onDetail = (code: string, detail: string) =>
-              typeof fn === 'string' &&
-              service.logs.add({
-                function: fn,
-                source: 'error',
-                level: 'error',
-                msg: `${code}: ${detail}`,
-                requestId: id,
-              });
+            const onDetail = service.errorDetail(typeof fn === 'string' ? fn : undefined, id);
             callback(toGrpcStatus(error, { requestId: id, log: o.log, onDetail }) as grpc.ServiceError);
           },
         );
     };
 
   /** ModelInfer's work, for unary calls and streams alike. */
-  const infer = async (
-    r: InferRequest,
-    deadline: number | undefined,
-    shm: ShmContext,
-  ): Promise<Record<string, unknown>> => {
-    if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
-    const tensors = grpcInputsToTensors(r.inputs ?? [], r.raw_input_contents ?? [], shm);
-    const sequence = sequenceFlags(unwrapParameters(r.parameters, true));
-    const { outputs, version } = await service.infer(r.model_name, parseVersion(r.model_version), tensors, {
-      deadline,
-      ...(sequence ? { sequence } : {}),
-    });
-    const formatted = tensorsToGrpcOutputs(
-      selectOutputs(outputs, version.spec, requestedOutputs(r.outputs ?? [])),
-      r.outputs ?? [],
-      shm,
-    );
-    return {
-      model_name: r.model_name,
-      model_version: String(version.version),
+  const infer = async (r: InferRequest, deadline: number | undefined, shm: ShmContext) => {
+    const answer = await kserve.infer({
+      model: r.model_name,
+      version: parseVersion(r.model_version),
       id: r.id,
-      outputs: formatted.outputs,
-      raw_output_contents: formatted.raw,
-    };
+      tensors: () => grpcInputsToTensors(r.inputs ?? [], r.raw_input_contents ?? [], shm, r.model_name),
+      parameters: unwrapParameters(r.parameters, true),
+      outputs: requestedOutputs(r.outputs ?? []),
+      deadline,
+      shm,
+    });
+    const formatted = tensorsToGrpcOutputs(answer.outputs);
+    return { ...answer, id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
   };
 
   server.addService(loadInferenceService(), {
     ServerLive: unary('none', async () => ({ live: true })),
-    ServerReady: unary('none', async () => ({ ready: o.ready() })),
+    ServerReady: unary('none', async () => ({ ready: kserve.ready() })),
     ModelReady: unary('invoke', async (call) => ({
-      ready: o.ready() && (await service.modelReady(String(call.request.name), parseVersion(call.request.version))),
+      ready: await kserve.modelReady(String(call.request.name), String(call.request.version ?? '')),
     })),
-    ServerMetadata: unary('invoke', async () => ({
-      name: 'hearth',
-      version: o.version,
-      extensions: serverExtensions(o.sharedMemory.enabled),
-    })),
-    ModelMetadata: unary('invoke', async (call) => {
-      const name = String(call.request.name);
-      const record = await service.get(name);
-      const v = await service.resolve(name, parseVersion(call.request.version));
-      return modelMetadata(
-        v.spec,
-        record.versions.filter((x) => x.status === 'ready').map((x) => x.version),
-      );
-    }),
+    ServerMetadata: unary('invoke', async () => kserve.serverMetadata()),
+    ModelMetadata: unary('invoke', async (call) =>
+      kserve.modelMetadata(String(call.request.name), String(call.request.version ?? '')),
+    ),
     ModelInfer: unary('invoke', async (call) => {
       const deadline = call.getDeadline();
       const ms =
@@ -220,38 +185,35 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
       });
       call.on('error', () => undefined);
     },
-    ModelConfig: unary('invoke', async (call) => {
-      const v = await service.resolve(String(call.request.name), parseVersion(call.request.version));
-      return { config: modelConfig(v.spec, { cudaAvailable: devices().cudaAvailable }) };
-    }),
-    ModelStatistics: unary('invoke', async (call) => {
-      const name = String(call.request.name ?? '');
-      const found = await service.statistics(name === '' ? undefined : name, parseVersion(call.request.version));
-      return { model_stats: found.map((s) => modelStatistics(s.name, s.version, s.counters)) };
-    }),
-    RepositoryIndex: unary('admin', async () => ({ models: await service.repositoryIndex() })),
+    ModelConfig: unary('invoke', async (call) => ({
+      config: await kserve.modelConfig(String(call.request.name), String(call.request.version ?? '')),
+    })),
+    ModelStatistics: unary('invoke', async (call) =>
+      kserve.statistics(String(call.request.name ?? ''), String(call.request.version ?? '')),
+    ),
+    RepositoryIndex: unary('admin', async () => ({ models: await kserve.repositoryIndex() })),
     SystemSharedMemoryStatus: unary('invoke', async (call) => {
-      const regions = o.sharedMemory.status(authorize(call, 'invoke'), String(call.request.name ?? ''));
+      const regions = shm.status(authorize(call, 'invoke'), String(call.request.name ?? ''));
       return { regions: Object.fromEntries(regions.map((r) => [r.name, r])) };
     }),
     SystemSharedMemoryRegister: unary('shm', async (call) => {
-      o.sharedMemory.register(authorize(call, 'shm'), String(call.request.name ?? ''), call.request);
+      shm.register(authorize(call, 'shm'), String(call.request.name ?? ''), call.request);
       return {};
     }),
     SystemSharedMemoryUnregister: unary('invoke', async (call) => {
-      o.sharedMemory.unregister(authorize(call, 'invoke'), String(call.request.name ?? ''));
+      shm.unregister(authorize(call, 'invoke'), String(call.request.name ?? ''));
       return {};
     }),
     CudaSharedMemoryStatus: unary('invoke', async () => ({ regions: {} })),
     CudaSharedMemoryRegister: unary('invoke', async () => cudaSharedMemoryUnsupported()),
     CudaSharedMemoryUnregister: unary('invoke', async () => ({})),
     RepositoryModelLoad: unary('admin', async (call) => {
-      checkLoadParameters({ parameters: call.request.parameters ?? {} });
-      await service.load(String(call.request.model_name));
+      const parameters = call.request.parameters as Record<string, Record<string, unknown>> | undefined;
+      await kserve.load(String(call.request.model_name), readLoadParameters(unwrapParameters(parameters)));
       return {};
     }),
     RepositoryModelUnload: unary('admin', async (call) => {
-      await service.unload(String(call.request.model_name));
+      await kserve.unload(String(call.request.model_name));
       return {};
     }),
   });

@@ -4,11 +4,9 @@
  */
 import { InvalidInputError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
-import type { DType, Tensor } from '../../sdk/tensor.js';
-import type { RequestedOutput } from '../inference-tensors.js';
-import { inputHead, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
-import type { ShmContext } from '../shared-memory.js';
-import { sharedInput, sharedMemoryRef, writeToRegion } from '../shared-memory.js';
+import type { DType } from '../../sdk/tensor.js';
+import type { AnsweredOutput, RequestedOutput, RequestInput, ShmContext } from '../kserve/index.js';
+import { requestTensors } from '../kserve/index.js';
 
 export interface GrpcInput {
   name: string;
@@ -56,68 +54,75 @@ export function unwrapParameters(
 /**
  * The request's tensors: from a shared memory region named in the input's parameters, else from
  * raw_input_contents (indexed over the inputs not in shared memory, as Triton indexes them), else
- * from the typed contents.
+ * from the typed contents. Contents beside raw_input_contents are refused, as Triton refuses them.
  */
-export function grpcInputsToTensors(inputs: GrpcInput[], raw: Uint8Array[], shm?: ShmContext): HookTensors {
-  const tensors: HookTensors = {};
+export function grpcInputsToTensors(
+  inputs: GrpcInput[],
+  raw: Uint8Array[],
+  shm: ShmContext | undefined,
+  model: string,
+): HookTensors {
   let next = 0;
-  inputs.forEach((input) => {
-    const { dtype, shape } = inputHead(tensors, input, `input "${input.name}"`);
-    const shared = sharedInput(input.name, dtype, shape, unwrapParameters(input.parameters), shm);
-    if (shared) {
-      tensors[input.name] = shared;
-      return;
-    }
-    if (raw.length > 0) {
-      const bytes = raw[next++];
-      if (!bytes)
-        throw new InvalidInputError(
-          `raw_input_contents has ${raw.length} entries, too few for the inputs not in shared memory`,
-        );
-      tensors[input.name] = tensorFromRaw(input.name, dtype, shape, bytes, 'raw_input_contents');
-      return;
-    }
-    const field = CONTENTS_FIELD[dtype];
-    const values = field ? input.contents?.[field] : undefined;
-    if (!field || !values)
-      throw new InvalidInputError(
-        `input "${input.name}": send ${dtype} data in raw_input_contents${field ? ` or contents.${field}` : ''}`,
-      );
-    tensors[input.name] = tensorFromValues(
-      dtype,
-      values.map((v) => (typeof v === 'string' && dtype !== 'INT64' && dtype !== 'UINT64' ? Number(v) : v)),
-      shape,
-      `inputs.${input.name}`,
-    );
-  });
+  const read = inputs.map(
+    (input): RequestInput => ({
+      name: input.name,
+      datatype: input.datatype,
+      shape: input.shape,
+      where: `input "${input.name}"`,
+      parameters: unwrapParameters(input.parameters),
+      content: () => {
+        const given = Object.values(input.contents ?? {}).some((v) => Array.isArray(v) && v.length > 0);
+        if (raw.length > 0) {
+          if (given)
+            throw new InvalidInputError(
+              `contents field must not be specified when using raw_input_contents for '${input.name}' for model '${model}'`,
+            );
+          const bytes = raw[next++];
+          if (!bytes)
+            throw new InvalidInputError(
+              `raw_input_contents has ${raw.length} entries, too few for the inputs not in shared memory`,
+            );
+          return { raw: bytes, field: 'raw_input_contents' };
+        }
+        const dtype = input.datatype as DType;
+        const field = CONTENTS_FIELD[dtype];
+        const values = field ? input.contents?.[field] : undefined;
+        if (!field || !values)
+          throw new InvalidInputError(
+            `input "${input.name}": send ${dtype} data in raw_input_contents${field ? ` or contents.${field}` : ''}`,
+          );
+        return {
+          values: values.map((v) => (typeof v === 'string' && dtype !== 'INT64' && dtype !== 'UINT64' ? Number(v) : v)),
+          where: `inputs.${input.name}`,
+        };
+      },
+    }),
+  );
+  const tensors = requestTensors(read, shm);
   if (raw.length > next) throw new InvalidInputError(`raw_input_contents has ${raw.length} entries for ${next} inputs`);
   return tensors;
 }
 
 /**
- * ModelInferResponse outputs and raw contents. An output asked for into shared memory is written
- * there, answered with its region in the parameters, and an empty raw entry keeps the others at
- * their index (as clients read raw_output_contents by the output's position).
+ * ModelInferResponse outputs and raw contents. An output written into shared memory is answered
+ * with its region in the parameters, and an empty raw entry keeps the others at their index (as
+ * clients read raw_output_contents by the output's position).
  */
-export function tensorsToGrpcOutputs(
-  selected: readonly { name: string; tensor: Tensor }[],
-  requested: readonly GrpcRequestedOutput[] = [],
-  shm?: ShmContext,
-): { outputs: { name: string; datatype: string; shape: number[]; parameters?: object }[]; raw: Buffer[] } {
+export function tensorsToGrpcOutputs(answered: readonly AnsweredOutput[]): {
+  outputs: { name: string; datatype: string; shape: number[]; parameters?: object }[];
+  raw: Buffer[];
+} {
   const outputs: { name: string; datatype: string; shape: number[]; parameters?: object }[] = [];
   const raw: Buffer[] = [];
-  for (const { name, tensor: t } of selected) {
-    const asked = requested.find((r) => r.name === name);
-    const shared = sharedMemoryRef(unwrapParameters(asked?.parameters), `output '${name}'`);
+  for (const { name, tensor: t, shared } of answered) {
     if (shared) {
-      writeToRegion(shm, shared, name, t.data);
       outputs.push({
         name,
         datatype: t.dtype,
         shape: t.shape,
         parameters: {
           shared_memory_region: { string_param: shared.region },
-          shared_memory_byte_size: { int64_param: t.data.byteLength },
+          shared_memory_byte_size: { int64_param: shared.byteSize },
         },
       });
       raw.push(Buffer.alloc(0));
@@ -139,8 +144,9 @@ export function requestedOutputs(outputs: readonly GrpcRequestedOutput[]): Reque
   return outputs
     .filter((o) => o.name)
     .map((o) => {
-      const c = unwrapParameters(o.parameters).classification;
+      const parameters = unwrapParameters(o.parameters);
+      const c = parameters.classification;
       const count = c === undefined ? undefined : Number(c);
-      return { name: o.name, ...(count === undefined ? {} : { classification: count }) };
+      return { name: o.name, ...(count === undefined ? {} : { classification: count }), parameters };
     });
 }

@@ -14,7 +14,7 @@ import { FunctionService } from '../functions/index.js';
 import type { JobQueue } from '../jobs/index.js';
 import { createJobQueue } from '../jobs/index.js';
 import { createRegistry } from '../registry/index.js';
-import { SharedMemoryRegions } from '../shared-memory.js';
+import { Kserve, SharedMemoryRegions } from '../kserve/index.js';
 import { createApp } from './app.js';
 
 const ADMIN = { authorization: 'Bearer admin-key-5678' };
@@ -41,8 +41,14 @@ beforeAll(async () => {
     apiKeys: config.apiKeys,
     maxBodyBytes: 1024,
     ready: () => ready,
-    version: 'test',
-    sharedMemory: new SharedMemoryRegions(),
+    kserve: new Kserve({
+      functions: service,
+      artifacts,
+      ready: () => ready,
+      version: 'test',
+      sharedMemory: new SharedMemoryRegions(),
+      cudaAvailable: () => false,
+    }),
   });
 });
 afterAll(async () => {

@@ -6,8 +6,7 @@
 import { Readable } from 'node:stream';
 
 import { Hono } from 'hono';
-import type { Context, MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 
 import { InvalidInputError, JobNotFoundError, UnsupportedError } from '../../sdk/errors.js';
@@ -28,18 +27,14 @@ import type { Logger } from '../log.js';
 import type { FunctionService, LogEntry } from '../functions/index.js';
 import type { JobQueue } from '../jobs/index.js';
 import { callerId, jobQuery, jobView, encodeCursor } from '../jobs/index.js';
-import type { Scope } from '../auth.js';
-import { authorize, findKey, parseVersion } from '../auth.js';
+import { findKey, parseVersion } from '../auth.js';
+import type { Kserve } from '../kserve/index.js';
 import { serveConsole } from './console.js';
-import { httpStatus, toHttpResponse } from './errors.js';
-import { jsonBody, refuseFormBody } from './json-body.js';
-import { tooLarge } from './hot-routes.js';
-import { modelMetadata } from '../model-metadata.js';
-import { devices } from '../../runtime/index.js';
-import { modelConfig } from '../model-config.js';
-import { modelStatistics } from '../model-statistics.js';
-import { checkLoadParameters, cudaSharedMemoryUnsupported, parseJson, serverExtensions } from '../server-metadata.js';
-import type { SharedMemoryRegions } from '../shared-memory.js';
+import { httpStatus } from './errors.js';
+import { jsonBody } from './json-body.js';
+import { kserveRoutes } from './kserve-routes.js';
+import type { AppEnv } from './middleware.js';
+import { auth, errorResponse, limit, owner } from './middleware.js';
 
 export interface AppOptions {
   service: FunctionService;
@@ -53,49 +48,14 @@ export interface AppOptions {
   maxArtifactBytes?: number;
   /** Told the size of every artifact upload the node stores (a metric). */
   onUpload?: (bytes: number) => void;
-  /** False while the node starts or drains: /v2/health/ready answers 503. */
+  /** False while the node starts or drains: connections close after their response. */
   ready: () => boolean;
-  version: string;
-  /** System shared memory regions (Triton's extension), per caller. */
-  sharedMemory: SharedMemoryRegions;
+  /** The KServe protocol's core, which the /v2 routes speak. */
+  kserve: Kserve;
   /** No API key, loopback bind (Config.loopbackGuard): form and text/plain bodies are refused. */
   loopbackGuard?: boolean;
   /** Where unexpected errors and the detail of errors go (the `http` component's logger). */
   log?: Logger;
-}
-
-function errorResponse(c: Context, error: unknown, log?: Logger): Response {
-  const { status, body, headers } = toHttpResponse(error, { requestId: c.req.header('x-request-id'), log });
-  for (const [k, v] of Object.entries(headers)) c.header(k, v);
-  return c.json(body, status as 400);
-}
-
-/** What auth() leaves on a request: the caller's key ('' with no keys configured). */
-type AppEnv = { Variables: { owner: string } };
-
-function auth(keys: ApiKey[], scope: Scope): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    c.set(
-      'owner',
-      authorize(keys, scope, (name) => c.req.header(name)),
-    );
-    return next();
-  };
-}
-
-function owner(c: Context<AppEnv>): string {
-  return c.get('owner') ?? '';
-}
-
-function limit(maxSize: number): MiddlewareHandler {
-  return bodyLimit({
-    maxSize,
-    onError: (c) => errorResponse(c, tooLarge(maxSize)),
-  });
-}
-
-function versionParam(c: Context): number | undefined {
-  return parseVersion(c.req.param('version'));
 }
 
 /** Requests being handled, so a drain can wait for their responses to be written. */
@@ -139,11 +99,16 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
   app.onError((error, c) => errorResponse(c, error, o.log));
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}`, code: 'NOT_FOUND' }, 404));
 
-  // --- health and server metadata (health needs no key) ------------------------------------------
-  app.get('/v2/health/live', (c) => c.json({ live: true }));
-  app.get('/v2/health/ready', (c) => (o.ready() ? c.json({ ready: true }) : c.json({ ready: false }, 503)));
-  app.get('/v2', auth(o.apiKeys, 'invoke'), (c) =>
-    c.json({ name: 'hearth', version: o.version, extensions: serverExtensions(o.sharedMemory.enabled) }),
+  // --- KServe v2 beside infer (metadata, config, statistics, shared memory, repository) --------------
+  app.route(
+    '/',
+    kserveRoutes({
+      kserve: o.kserve,
+      apiKeys: o.apiKeys,
+      // A load's file: contents ride in its JSON, base64: at most what a string holds.
+      maxLoadBytes: Math.min(o.maxArtifactBytes ?? 16 * 2 ** 30, 512 * 2 ** 20),
+      loopbackGuard: o.loopbackGuard,
+    }),
   );
 
   // --- artifacts -----------------------------------------------------------------------------------
@@ -363,83 +328,5 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     });
   });
 
-  // --- KServe v2 models --------------------------------------------------------------------------------
-  const metadata = async (c: Context): Promise<Response> => {
-    const name = c.req.param('name')!;
-    const record = await service.get(name);
-    const v = await service.resolve(name, versionParam(c));
-    return c.json(
-      modelMetadata(
-        v.spec,
-        record.versions.filter((x) => x.status === 'ready').map((x) => x.version),
-      ),
-    );
-  };
-  const modelReady = async (c: Context): Promise<Response> => {
-    const name = c.req.param('name')!;
-    return o.ready() && (await service.modelReady(name, versionParam(c)))
-      ? c.json({ name, ready: true })
-      : c.json({ name, ready: false }, 503);
-  };
-  const config = async (c: Context): Promise<Response> => {
-    const v = await service.resolve(c.req.param('name')!, versionParam(c));
-    return c.json(modelConfig(v.spec, { cudaAvailable: devices().cudaAvailable }));
-  };
-  const stats = async (c: Context): Promise<Response> => {
-    const found = await service.statistics(c.req.param('name'), versionParam(c));
-    return c.json({ model_stats: found.map((s) => modelStatistics(s.name, s.version, s.counters)) });
-  };
-  // Before /v2/models/:name, which would take "stats" for a model's name.
-  app.get('/v2/models/stats', invoke, stats);
-  app.get('/v2/models/:name/stats', invoke, stats);
-  app.get('/v2/models/:name/versions/:version/stats', invoke, stats);
-  app.get('/v2/models/:name/config', invoke, config);
-  app.get('/v2/models/:name/versions/:version/config', invoke, config);
-  app.get('/v2/models/:name', invoke, metadata);
-  app.get('/v2/models/:name/versions/:version', invoke, metadata);
-  app.get('/v2/models/:name/ready', invoke, modelReady);
-  app.get('/v2/models/:name/versions/:version/ready', invoke, modelReady);
-
-  // --- system shared memory (Triton's extension), each caller's own regions ------------------------------
-  const shm = o.sharedMemory;
-  const shmStatus = (c: Context<AppEnv>) => c.json(shm.status(owner(c), c.req.param('region')));
-  app.get('/v2/systemsharedmemory/status', invoke, shmStatus);
-  app.get('/v2/systemsharedmemory/region/:region/status', invoke, shmStatus);
-  // A region maps a segment of the node's host: its own scope, beyond invoke.
-  app.post('/v2/systemsharedmemory/region/:region/register', auth(o.apiKeys, 'shm'), async (c) => {
-    refuseFormBody(o.loopbackGuard === true, c.req.header('content-type'));
-    const body = parseJson(await c.req.text(), 'the register request');
-    if (typeof body !== 'object' || body === null)
-      throw new InvalidInputError('send {"key": "/name", "offset": 0, "byte_size": N}');
-    shm.register(owner(c), c.req.param('region'), body as Record<string, unknown>);
-    return c.json({});
-  });
-  const shmUnregister = (c: Context<AppEnv>) => {
-    shm.unregister(owner(c), c.req.param('region'));
-    return c.json({});
-  };
-  app.post('/v2/systemsharedmemory/unregister', invoke, shmUnregister);
-  app.post('/v2/systemsharedmemory/region/:region/unregister', invoke, shmUnregister);
-
-  // --- CUDA shared memory: none on this node; status lists no regions, register says why ---------------
-  app.get('/v2/cudasharedmemory/status', invoke, (c) => c.json([]));
-  app.get('/v2/cudasharedmemory/region/:region/status', invoke, (c) => c.json([]));
-  app.post('/v2/cudasharedmemory/region/:region/register', invoke, () => cudaSharedMemoryUnsupported());
-  app.post('/v2/cudasharedmemory/unregister', invoke, (c) => c.json({}));
-  app.post('/v2/cudasharedmemory/region/:region/unregister', invoke, (c) => c.json({}));
-
-  // --- Triton's repository extension ------------------------------------------------------------------
-  app.post('/v2/repository/index', admin, async (c) => c.json(await service.repositoryIndex()));
-  app.post('/v2/repository/models/:name/load', admin, async (c) => {
-    refuseFormBody(o.loopbackGuard === true, c.req.header('content-type'));
-    const text = await c.req.text();
-    checkLoadParameters(text ? parseJson(text, 'the load request') : {});
-    await service.load(c.req.param('name'));
-    return c.json({});
-  });
-  app.post('/v2/repository/models/:name/unload', admin, async (c) => {
-    await service.unload(c.req.param('name'));
-    return c.json({});
-  });
   return app;
 }

@@ -12,19 +12,20 @@ import { deflate, gunzip, gzip, inflate } from 'node:zlib';
 import { InvalidInputError, PayloadTooLargeError, UnavailableError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
-import type { FunctionService } from '../functions/index.js';
+import type { ServingFunctions } from '../functions/index.js';
 import { authorize, parseVersion } from '../auth.js';
 import { toHttpResponse } from './errors.js';
 import type { JobQueue } from '../jobs/index.js';
 import { callerId, requestHash } from '../jobs/index.js';
 import { IdempotencyCache } from './idempotency.js';
 import { refuseFormBody } from './json-body.js';
-import { formatInferResponse, parseInferRequest } from './kserve.js';
-import { sequenceFlags } from '../inference-tensors.js';
-import type { SharedMemoryRegions } from '../shared-memory.js';
+import type { Kserve } from '../kserve/index.js';
+import { formatInferResponse, parseInferRequest, requestedOutputs } from '../kserve/index.js';
 
 export interface HotRouteOptions {
-  service: FunctionService;
+  service: ServingFunctions;
+  /** The KServe protocol's core: infer, and the caller's shared memory regions. */
+  kserve: Kserve;
   jobs: JobQueue;
   apiKeys: ApiKey[];
   maxBodyBytes: number;
@@ -32,8 +33,6 @@ export interface HotRouteOptions {
   maxJsonBytes?: number;
   ready: () => boolean;
   inflight?: { enter(): void; leave(): void };
-  /** System shared memory regions (Triton's extension), per caller. */
-  sharedMemory: SharedMemoryRegions;
   /** No API key, loopback bind (Config.loopbackGuard): form and text/plain bodies are refused. */
   loopbackGuard?: boolean;
   /** Where unexpected errors and the detail of errors go (the `http` component's logger). */
@@ -229,19 +228,24 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       throw new PayloadTooLargeError(
         `the request's JSON is ${jsonBytes} bytes, over the limit of ${maxJson} (HEARTH_MAX_JSON_BYTES); send large tensors as binary data (Inference-Header-Content-Length)`,
       );
-    const shm = { regions: o.sharedMemory, owner: call.owner };
+    const shm = { regions: o.kserve.sharedMemory, owner: call.owner };
     const { request, tensors } = await parseInferRequest(
       call.body,
       header === undefined ? undefined : Number(header),
       shm,
     );
-    const sequence = sequenceFlags(request.parameters as Record<string, unknown> | undefined);
-    const { outputs, version } = await service.infer(call.name, call.version, tensors, {
+    const answer = await o.kserve.infer({
+      model: call.name,
+      version: call.version,
+      id: request.id,
+      tensors: () => tensors,
+      parameters: request.parameters as Record<string, unknown> | undefined,
+      outputs: requestedOutputs(request),
       deadline: deadlineOf(call.header),
       signal: call.signal,
-      ...(sequence ? { sequence } : {}),
+      shm,
     });
-    const out = formatInferResponse({ name: call.name, version: version.version }, request, outputs, version.spec, shm);
+    const out = formatInferResponse(request, answer);
     const headers: Record<string, string> = { 'content-type': out.contentType };
     if (out.headerLength !== undefined) headers['inference-header-content-length'] = String(out.headerLength);
     return { status: 200, headers, body: out.body };
@@ -275,15 +279,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     fn?: string,
   ): void => {
     // The whole message (a model's traceback) goes to the function's own log, for its admins.
-    const onDetail = (code: string, detail: string) =>
-      fn !== undefined &&
-      service.logs.add({
-        function: safeDecode(fn),
-        source: 'error',
-        level: 'error',
-        msg: `${code}: ${detail}`,
-        requestId,
-      });
+    const onDetail = service.errorDetail(fn === undefined ? undefined : safeDecode(fn), requestId);
     const { status, body, headers } = toHttpResponse(error, { requestId, log: o.log, onDetail });
     send(res, {
       status,

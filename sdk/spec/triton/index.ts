@@ -6,3 +6,5 @@ export type { TritonConvertOptions } from './triton-config.js';
 export { loadTritonModelFolder, realInside, servedVersions } from './model-folder.js';
 export type { TritonModelFolder } from './model-folder.js';
 export type { VersionPolicy } from './version-policy.js';
+export { tritonMessageToInput } from './triton-config.js';
+export { jsonConfigToMessage } from './json-config.js';

@@ -76,7 +76,6 @@ export function tritonConfigToInput(
   text: string,
   options: TritonConvertOptions,
 ): FunctionSpecInput & { versionPolicy?: VersionPolicy } {
-  const notes = options.notes ?? [];
   let message: TextMessage;
   try {
     message = parseTextFormat(text);
@@ -84,6 +83,15 @@ export function tritonConfigToInput(
     if (cause instanceof TextFormatError) throw new InvalidInputError(`config.pbtxt: ${cause.message}`, { cause });
     throw cause;
   }
+  return tritonMessageToInput(message, options);
+}
+
+/** A model configuration already read (from config.pbtxt's text, or from its JSON: ./json-config.ts). */
+export function tritonMessageToInput(
+  message: TextMessage,
+  options: TritonConvertOptions,
+): FunctionSpecInput & { versionPolicy?: VersionPolicy } {
+  const notes = options.notes ?? [];
   const top = new Fields(message, '');
   const name = top.string('name') ?? options.folderName;
   if (!name) throw new InvalidInputError('config.pbtxt: name is required (or deploy the folder named after the model)');

@@ -6,9 +6,9 @@
  */
 import { basename } from 'node:path';
 
-import type { FunctionSpec, InputSpec, OutputSpec, SequenceSpec } from '../sdk/spec/function-spec.js';
-import { DATA_TYPES } from '../sdk/spec/triton/index.js';
-import type { DType } from '../sdk/tensor.js';
+import type { FunctionSpec, InputSpec, OutputSpec, SequenceSpec } from '../../sdk/spec/function-spec.js';
+import { DATA_TYPES } from '../../sdk/spec/triton/index.js';
+import type { DType } from '../../sdk/tensor.js';
 
 const TYPE_NAMES = Object.fromEntries(Object.entries(DATA_TYPES).map(([k, v]) => [v, k])) as Record<DType, string>;
 

@@ -15,10 +15,10 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 
-import { InvalidInputError, UnsupportedError } from '../sdk/errors.js';
-import type { DType, Tensor } from '../sdk/tensor.js';
-import { allocate, bytesOf, elementSize, numel } from '../sdk/tensor.js';
-import { checkRawSize, tensorFromRaw } from './inference-tensors.js';
+import { InvalidInputError, UnsupportedError } from '../../sdk/errors.js';
+import type { DType, Tensor } from '../../sdk/tensor.js';
+import { allocate, bytesOf, elementSize, numel } from '../../sdk/tensor.js';
+import { checkRawSize, tensorFromRaw } from './tensors.js';
 
 export interface RegionStatus {
   name: string;

@@ -1,22 +1,23 @@
 /**
  * KServe v2 / Open Inference Protocol tensors over HTTP: JSON `data`, and Triton's binary tensor
- * data extension (a JSON header of `Inference-Header-Content-Length` bytes, then raw tensor bytes).
+ * data extension (a JSON header of `Inference-Header-Content-Length` bytes, then raw tensor bytes):
+ * the server's side of the codec (the client's is ../../sdk/kserve-binary.ts).
  */
-import { parseInferJsonAsync } from '../../runtime/index.js';
 import { InvalidInputError } from '../../sdk/errors.js';
 import { BinaryBody, encodeBinary } from '../../sdk/kserve-binary.js';
 import type { HookTensors } from '../../sdk/hook.js';
-import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { bytesOf, numel } from '../../sdk/tensor.js';
 import { flatten, tensorToJson } from '../../sdk/tensor-json.js';
-import { inputHead, selectOutputs, tensorFromRaw, tensorFromValues } from '../inference-tensors.js';
 import { decodeBytes } from '../../sdk/tensor-bytes.js';
-import type { ShmContext } from '../shared-memory.js';
-import { sharedInput, sharedMemoryRef, writeToRegion } from '../shared-memory.js';
+import type { InferAnswer, RequestInput } from './infer.js';
+import { requestTensors } from './infer.js';
+import { parseInferJson } from './json.js';
+import type { ShmContext } from './shared-memory.js';
+import type { RequestedOutput } from './tensors.js';
 
 const utf8 = new TextDecoder();
 
-interface RequestInput {
+interface JsonInput {
   name: string;
   shape: number[];
   datatype: string;
@@ -31,7 +32,7 @@ interface RequestInput {
 
 export interface InferRequest {
   id?: string;
-  inputs: RequestInput[];
+  inputs: JsonInput[];
   outputs?: {
     name: string;
     parameters?: {
@@ -58,7 +59,7 @@ export async function parseInferRequest(
   let header: unknown;
   let failure: unknown;
   try {
-    header = await parseInferJsonAsync(headerLength === undefined ? body : body.subarray(0, headerLength));
+    header = await parseInferJson(headerLength === undefined ? body : body.subarray(0, headerLength));
   } catch (error) {
     failure = error;
   }
@@ -69,77 +70,76 @@ export async function parseInferRequest(
   const request = parsed.header as InferRequest;
   if (!request || !Array.isArray(request.inputs))
     throw new InvalidInputError('the infer request needs "inputs": [{name, shape, datatype, data}]');
-  const tensors: HookTensors = {};
-  for (const [i, input] of request.inputs.entries()) {
+  const inputs = request.inputs.map((input, i): RequestInput => {
     const where = `inputs[${i}]`;
     if (typeof input?.name !== 'string') throw new InvalidInputError(`${where}.name must be a string`);
     if (!Array.isArray(input.shape))
       throw new InvalidInputError(`${where}.shape must be a list of non-negative integers`, { reason: 'ERR_SHAPE' });
-    const { dtype, shape } = inputHead(tensors, input, where);
-    const size = input.parameters?.binary_data_size;
-    const shared = sharedInput(input.name, dtype, shape, input.parameters, shm);
-    if (shared) tensors[input.name] = shared;
-    else if (size !== undefined) {
-      if (!parsed.binary)
-        throw new InvalidInputError(
-          `${where} has binary_data_size but the request has no Inference-Header-Content-Length`,
-        );
-      tensors[input.name] = tensorFromRaw(
-        input.name,
-        dtype,
-        shape,
-        parsed.take(size, `input "${input.name}"`),
-        'binary_data_size',
-      );
-    } else {
-      if (input.data === undefined) throw new InvalidInputError(`${where} has neither data nor binary_data_size`);
-      const data = input.data;
-      // Values nest at most one list per dimension (a flat list is fine too).
-      const flat =
-        data instanceof Float64Array ? data : Array.isArray(data) ? flatten(data, Math.max(1, shape.length)) : [data];
-      tensors[input.name] = tensorFromValues(dtype, flat, shape, `inputs.${input.name}.data`);
-    }
-  }
+    return {
+      name: input.name,
+      datatype: input.datatype,
+      shape: input.shape,
+      where,
+      parameters: input.parameters,
+      content: () => {
+        const size = input.parameters?.binary_data_size;
+        if (size !== undefined) {
+          if (!parsed.binary)
+            throw new InvalidInputError(
+              `${where} has binary_data_size but the request has no Inference-Header-Content-Length`,
+            );
+          return { raw: parsed.take(size, `input "${input.name}"`), field: 'binary_data_size' };
+        }
+        if (input.data === undefined) throw new InvalidInputError(`${where} has neither data nor binary_data_size`);
+        const data = input.data;
+        // Values nest at most one list per dimension (a flat list is fine too).
+        const values =
+          data instanceof Float64Array
+            ? data
+            : Array.isArray(data)
+              ? flatten(data, Math.max(1, input.shape.length))
+              : [data];
+        return { values, where: `inputs.${input.name}.data` };
+      },
+    };
+  });
+  const tensors = requestTensors(inputs, shm);
   parsed.end('inputs');
   return { request, tensors };
 }
 
+/** The outputs a request names, as the infer call takes them. */
+export function requestedOutputs(request: InferRequest): RequestedOutput[] {
+  return (request.outputs ?? []).map((o) => ({
+    name: o.name,
+    ...(o.parameters?.classification === undefined ? {} : { classification: o.parameters.classification }),
+    ...(o.parameters ? { parameters: o.parameters } : {}),
+  }));
+}
+
 /** The response: JSON data, or (when asked) a JSON header followed by raw output bytes. */
 export function formatInferResponse(
-  model: { name: string; version: number },
   request: InferRequest,
-  outputs: HookTensors,
-  spec: FunctionSpec,
-  shm?: ShmContext,
+  answer: InferAnswer,
 ): { body: Uint8Array; contentType: string; headerLength?: number } {
-  const asked = request.outputs ?? [];
-  const selected = selectOutputs(
-    outputs,
-    spec,
-    asked.map((o) => ({ name: o.name, classification: o.parameters?.classification })),
-  );
   const binaryAll = request.parameters?.binary_data_output === true;
   const parts: Uint8Array[] = [];
   const json = {
-    model_name: model.name,
-    model_version: String(model.version),
-    ...(request.id === undefined ? {} : { id: request.id }),
-    outputs: selected.map(({ name, tensor: t }, i) => {
-      const shared = sharedMemoryRef(asked[i]?.parameters, `output '${name}'`);
+    ...answer,
+    outputs: answer.outputs.map(({ name, tensor: t, asked, shared }) => {
       if (shared) {
-        writeToRegion(shm, shared, name, t.data);
         return {
           name,
           datatype: t.dtype,
           shape: t.shape,
           parameters: {
             shared_memory_region: shared.region,
-            shared_memory_byte_size: t.data.byteLength,
+            shared_memory_byte_size: shared.byteSize,
             ...(shared.offset ? { shared_memory_offset: shared.offset } : {}),
           },
         };
       }
-      const binary = asked[i]?.parameters?.binary_data ?? binaryAll;
+      const binary = (asked?.parameters?.binary_data as boolean | undefined) ?? binaryAll;
       if (binary) {
         const bytes = bytesOf(t.data);
         parts.push(bytes);

@@ -3,12 +3,12 @@
  * BYTES tensor of the N highest values per batch row, each "value:index[:label]" — the value
  * printed as C++'s std::to_string prints it (six decimals for floating types), as Triton does.
  */
-import { InvalidInputError } from '../sdk/errors.js';
-import type { OutputSpec } from '../sdk/spec/function-spec.js';
-import type { Tensor } from '../sdk/tensor.js';
-import { numel } from '../sdk/tensor.js';
-import { bytesTensor } from '../sdk/tensor-bytes.js';
-import { bfloat16ToFloat, halfToFloat } from '../sdk/tensor-json.js';
+import { InvalidInputError } from '../../sdk/errors.js';
+import type { OutputSpec } from '../../sdk/spec/function-spec.js';
+import type { Tensor } from '../../sdk/tensor.js';
+import { numel } from '../../sdk/tensor.js';
+import { bytesTensor } from '../../sdk/tensor-bytes.js';
+import { bfloat16ToFloat, halfToFloat } from '../../sdk/tensor-json.js';
 
 function values(t: Tensor): { value: (i: number) => number | bigint; text: (v: number | bigint) => string } {
   const floating = (v: number | bigint) => Number(v).toFixed(6);

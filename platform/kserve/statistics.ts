@@ -7,7 +7,7 @@
  * on the engine's thread, and outputs are handed over without a copy), so compute_input and
  * compute_output carry their counts with no time of their own: all of it is in compute_infer.
  */
-import type { DurationSummary, PoolCounters } from '../runtime/index.js';
+import type { DurationSummary, PoolCounters } from '../../runtime/index.js';
 
 const ns = (s: DurationSummary, count = s.count) => ({ count, ns: Math.round(s.totalUs * 1000) });
 const zero = (count: number) => ({ count, ns: 0 });

@@ -1,17 +1,18 @@
 /**
- * KServe v2 input tensors, as both transports carry them (HTTP: ./http/kserve.ts, gRPC:
- * ./grpc/tensors.ts): the checks on an input's name, datatype and shape, raw bytes into a tensor of
- * its own aligned buffer, and JSON values into a tensor — each failure the caller's bad input.
+ * KServe v2 tensors, as both transports carry them (HTTP: ./http-body.ts, gRPC:
+ * ../grpc/tensors.ts): the checks on an input's name, datatype and shape, raw bytes into a tensor of
+ * its own aligned buffer, JSON values into a tensor — each failure the caller's bad input — and the
+ * outputs a response carries.
  */
-import { InvalidInputError } from '../sdk/errors.js';
-import type { HookTensors } from '../sdk/hook.js';
-import type { DType, Tensor } from '../sdk/tensor.js';
-import { allocate, elementSize, isDType, numel } from '../sdk/tensor.js';
-import { tensorFromJson } from '../sdk/tensor-json.js';
-import { checkBytes, encodeBytes } from '../sdk/tensor-bytes.js';
-import type { FunctionSpec } from '../sdk/spec/function-spec.js';
+import { InvalidInputError } from '../../sdk/errors.js';
+import type { HookTensors } from '../../sdk/hook.js';
+import type { DType, Tensor } from '../../sdk/tensor.js';
+import { allocate, elementSize, isDType, numel } from '../../sdk/tensor.js';
+import { tensorFromJson } from '../../sdk/tensor-json.js';
+import { checkBytes, encodeBytes } from '../../sdk/tensor-bytes.js';
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { classify } from './classification.js';
-import type { SequenceFlags } from '../runtime/index.js';
+import type { SequenceFlags } from '../../runtime/index.js';
 
 /** The input's datatype and shape, checked; `where` names it in messages. */
 export function inputHead(
@@ -83,6 +84,15 @@ export function tensorFromValues(dtype: DType, values: ArrayLike<unknown>, shape
 export interface RequestedOutput {
   name: string;
   classification?: number;
+  /** Its other parameters, unwrapped (binary_data, shared memory). */
+  parameters?: Record<string, unknown>;
+}
+
+/** An output a response carries, with what the request asked of it (when it named outputs). */
+export interface SelectedOutput {
+  name: string;
+  tensor: Tensor;
+  asked?: RequestedOutput;
 }
 
 /**
@@ -93,16 +103,17 @@ export function selectOutputs(
   outputs: HookTensors,
   spec: FunctionSpec,
   requested: readonly RequestedOutput[],
-): { name: string; tensor: Tensor }[] {
-  const wanted: readonly RequestedOutput[] =
-    requested.length > 0 ? requested : spec.outputs.map((o) => ({ name: o.name }));
+): SelectedOutput[] {
+  const asked = requested.length > 0;
+  const wanted: readonly RequestedOutput[] = asked ? requested : spec.outputs.map((o) => ({ name: o.name }));
   return wanted.map((w) => {
     const t = outputs[w.name];
     const declared = spec.outputs.find((o) => o.name === w.name);
     if (!t || !declared)
       throw new InvalidInputError(`unexpected inference output '${w.name}' for model '${spec.name}'`);
-    if (w.classification === undefined) return { name: w.name, tensor: t };
-    return { name: w.name, tensor: classify(t, declared, Number(w.classification), spec.maxBatchSize > 0) };
+    const tensor =
+      w.classification === undefined ? t : classify(t, declared, Number(w.classification), spec.maxBatchSize > 0);
+    return { name: w.name, tensor, ...(asked ? { asked: w } : {}) };
   });
 }
 

@@ -1,0 +1,99 @@
+/**
+ * KServe v2 over HTTP, beside infer (./hot-routes.ts): server and model metadata, readiness, model
+ * configuration and statistics, system and CUDA shared memory, and Triton's repository extension —
+ * each route a codec over the protocol's core (../kserve).
+ */
+import { Hono } from 'hono';
+import type { Context } from 'hono';
+
+import { InvalidInputError } from '../../sdk/errors.js';
+import type { ApiKey } from '../config.js';
+import type { Kserve } from '../kserve/index.js';
+import { cudaSharedMemoryUnsupported, parseJson, readLoadParameters } from '../kserve/index.js';
+import type { AppEnv } from './middleware.js';
+import { auth, limit, owner } from './middleware.js';
+import { refuseFormBody } from './json-body.js';
+
+export interface KserveRouteOptions {
+  kserve: Kserve;
+  apiKeys: ApiKey[];
+  /** The largest load request (its `file:` contents ride in it, base64). */
+  maxLoadBytes: number;
+  loopbackGuard?: boolean;
+}
+
+export function kserveRoutes(o: KserveRouteOptions): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const { kserve } = o;
+  const invoke = auth(o.apiKeys, 'invoke');
+  const admin = auth(o.apiKeys, 'admin');
+  const name = (c: Context) => c.req.param('name')!;
+  const version = (c: Context) => c.req.param('version');
+
+  // --- health and server metadata (health needs no key) ------------------------------------------
+  app.get('/v2/health/live', (c) => c.json({ live: true }));
+  app.get('/v2/health/ready', (c) => (kserve.ready() ? c.json({ ready: true }) : c.json({ ready: false }, 503)));
+  app.get('/v2', invoke, (c) => c.json(kserve.serverMetadata()));
+
+  // --- models ----------------------------------------------------------------------------------------
+  const metadata = async (c: Context) => c.json(await kserve.modelMetadata(name(c), version(c)));
+  const modelReady = async (c: Context) =>
+    (await kserve.modelReady(name(c), version(c)))
+      ? c.json({ name: name(c), ready: true })
+      : c.json({ name: name(c), ready: false }, 503);
+  const config = async (c: Context) => c.json(await kserve.modelConfig(name(c), version(c)));
+  const stats = async (c: Context) => c.json(await kserve.statistics(c.req.param('name'), version(c)));
+  // Before /v2/models/:name, which would take "stats" for a model's name.
+  app.get('/v2/models/stats', invoke, stats);
+  app.get('/v2/models/:name/stats', invoke, stats);
+  app.get('/v2/models/:name/versions/:version/stats', invoke, stats);
+  app.get('/v2/models/:name/config', invoke, config);
+  app.get('/v2/models/:name/versions/:version/config', invoke, config);
+  app.get('/v2/models/:name', invoke, metadata);
+  app.get('/v2/models/:name/versions/:version', invoke, metadata);
+  app.get('/v2/models/:name/ready', invoke, modelReady);
+  app.get('/v2/models/:name/versions/:version/ready', invoke, modelReady);
+
+  // --- system shared memory (Triton's extension), each caller's own regions ------------------------------
+  const shm = kserve.sharedMemory;
+  const shmStatus = (c: Context<AppEnv>) => c.json(shm.status(owner(c), c.req.param('region')));
+  app.get('/v2/systemsharedmemory/status', invoke, shmStatus);
+  app.get('/v2/systemsharedmemory/region/:region/status', invoke, shmStatus);
+  // A region maps a segment of the node's host: its own scope, beyond invoke.
+  app.post('/v2/systemsharedmemory/region/:region/register', auth(o.apiKeys, 'shm'), async (c) => {
+    refuseFormBody(o.loopbackGuard === true, c.req.header('content-type'));
+    const body = parseJson(await c.req.text(), 'the register request');
+    if (typeof body !== 'object' || body === null)
+      throw new InvalidInputError('send {"key": "/name", "offset": 0, "byte_size": N}');
+    shm.register(owner(c), c.req.param('region'), body as Record<string, unknown>);
+    return c.json({});
+  });
+  const shmUnregister = (c: Context<AppEnv>) => {
+    shm.unregister(owner(c), c.req.param('region'));
+    return c.json({});
+  };
+  app.post('/v2/systemsharedmemory/unregister', invoke, shmUnregister);
+  app.post('/v2/systemsharedmemory/region/:region/unregister', invoke, shmUnregister);
+
+  // --- CUDA shared memory: none on this node; status lists no regions, register says why ---------------
+  app.get('/v2/cudasharedmemory/status', invoke, (c) => c.json([]));
+  app.get('/v2/cudasharedmemory/region/:region/status', invoke, (c) => c.json([]));
+  app.post('/v2/cudasharedmemory/region/:region/register', invoke, () => cudaSharedMemoryUnsupported());
+  app.post('/v2/cudasharedmemory/unregister', invoke, (c) => c.json({}));
+  app.post('/v2/cudasharedmemory/region/:region/unregister', invoke, (c) => c.json({}));
+
+  // --- Triton's repository extension ------------------------------------------------------------------
+  app.post('/v2/repository/index', admin, async (c) => c.json(await kserve.repositoryIndex()));
+  app.post('/v2/repository/models/:name/load', admin, limit(o.maxLoadBytes), async (c) => {
+    refuseFormBody(o.loopbackGuard === true, c.req.header('content-type'));
+    const text = await c.req.text();
+    const body = text ? parseJson(text, `failed to load '${name(c)}', the load request`) : {};
+    await kserve.load(name(c), readLoadParameters((body as { parameters?: unknown } | null)?.parameters));
+    return c.json({});
+  });
+  app.post('/v2/repository/models/:name/unload', admin, async (c) => {
+    await kserve.unload(name(c));
+    return c.json({});
+  });
+  return app;
+}

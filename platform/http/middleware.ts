@@ -1,0 +1,40 @@
+/** What every hono route of the node shares: the caller's key, body limits, the error reply. */
+import type { Context, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+
+import type { ApiKey } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Scope } from '../auth.js';
+import { authorize } from '../auth.js';
+import { toHttpResponse } from './errors.js';
+import { tooLarge } from './hot-routes.js';
+
+/** What auth() leaves on a request: the caller's key ('' with no keys configured). */
+export type AppEnv = { Variables: { owner: string } };
+
+export function errorResponse(c: Context, error: unknown, log?: Logger): Response {
+  const { status, body, headers } = toHttpResponse(error, { requestId: c.req.header('x-request-id'), log });
+  for (const [k, v] of Object.entries(headers)) c.header(k, v);
+  return c.json(body, status as 400);
+}
+
+export function auth(keys: ApiKey[], scope: Scope): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    c.set(
+      'owner',
+      authorize(keys, scope, (name) => c.req.header(name)),
+    );
+    return next();
+  };
+}
+
+export function owner(c: Context<AppEnv>): string {
+  return c.get('owner') ?? '';
+}
+
+export function limit(maxSize: number): MiddlewareHandler {
+  return bodyLimit({
+    maxSize,
+    onError: (c) => errorResponse(c, tooLarge(maxSize)),
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * The KServe v2 / Open Inference Protocol with Triton's extensions, transport-neutral: what each
+ * HTTP route (../http/kserve-routes.ts, ../http/hot-routes.ts) and gRPC method (../grpc/server.ts)
+ * answers, as plain values. The transports parse their wire format, call one method here, and
+ * write the answer back; errors are mapped once per transport.
+ */
+import { parseVersion as parseModelVersion } from '../auth.js';
+import type { ArtifactStore } from '../artifacts/index.js';
+import type { RepositoryEntry, ServingFunctions } from '../functions/index.js';
+import type { InferAnswer, InferCall } from './infer.js';
+import { inferCall } from './infer.js';
+import { modelMetadata, serverExtensions } from './metadata.js';
+import { modelConfig } from './model-config.js';
+import type { LoadRequest } from './repository.js';
+import { loadModel } from './repository.js';
+import type { SharedMemoryRegions } from './shared-memory.js';
+import { modelStatistics } from './statistics.js';
+
+export interface KserveOptions {
+  functions: ServingFunctions;
+  /** Where a load's `file:` contents are stored. */
+  artifacts: Pick<ArtifactStore, 'stat' | 'put'>;
+  /** False while the node starts or drains. */
+  ready: () => boolean;
+  /** The server's version, in its metadata. */
+  version: string;
+  /** System shared memory regions (Triton's extension), per caller. */
+  sharedMemory: SharedMemoryRegions;
+  /** Whether this node has a CUDA device (a config's instance kind says so). */
+  cudaAvailable: () => boolean;
+}
+
+export class Kserve {
+  readonly #o: KserveOptions;
+
+  constructor(options: KserveOptions) {
+    this.#o = options;
+  }
+
+  get sharedMemory(): SharedMemoryRegions {
+    return this.#o.sharedMemory;
+  }
+
+  ready(): boolean {
+    return this.#o.ready();
+  }
+
+  serverMetadata(): { name: string; version: string; extensions: string[] } {
+    return { name: 'hearth', version: this.#o.version, extensions: serverExtensions(this.#o.sharedMemory.enabled) };
+  }
+
+  async modelMetadata(name: string, version?: string): Promise<object> {
+    const { functions } = this.#o;
+    const record = await functions.get(name);
+    const v = await functions.resolve(name, parseModelVersion(version));
+    return modelMetadata(
+      v.spec,
+      record.versions.filter((x) => x.status === 'ready').map((x) => x.version),
+    );
+  }
+
+  async modelReady(name: string, version?: string): Promise<boolean> {
+    return this.#o.ready() && (await this.#o.functions.modelReady(name, parseModelVersion(version)));
+  }
+
+  async modelConfig(name: string, version?: string): Promise<Record<string, unknown>> {
+    const v = await this.#o.functions.resolve(name, parseModelVersion(version));
+    return modelConfig(v.spec, { cudaAvailable: this.#o.cudaAvailable() });
+  }
+
+  /** Of one version, of one model's ready versions, or (no name) of every model's. */
+  async statistics(name?: string, version?: string): Promise<{ model_stats: Record<string, unknown>[] }> {
+    const found = await this.#o.functions.statistics(name || undefined, parseModelVersion(version));
+    return { model_stats: found.map((s) => modelStatistics(s.name, s.version, s.counters)) };
+  }
+
+  repositoryIndex(): Promise<RepositoryEntry[]> {
+    return this.#o.functions.repositoryIndex();
+  }
+
+  load(name: string, request: LoadRequest): Promise<void> {
+    return loadModel(this.#o, name, request);
+  }
+
+  unload(name: string): Promise<void> {
+    return this.#o.functions.unload(name);
+  }
+
+  infer(call: InferCall): Promise<InferAnswer> {
+    return inferCall(this.#o.functions, this.#o.ready, call);
+  }
+}
