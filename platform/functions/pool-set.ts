@@ -13,16 +13,14 @@ import type {
   PoolSummary,
   RunnerCrash,
   RunnerHost,
+  ServingPool,
 } from '../../runtime/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { Cluster, Forwarded, ForwardResult } from '../cluster/index.js';
 import type { FunctionVersion } from '../registry/index.js';
 import { importable, versionFiles } from './version-files.js';
 
-export type { PoolSummary } from '../../runtime/index.js';
-
-/** A version's pool: in a runner process, or (isolation none) in the node. */
-export type ServingPool = Pool | RunnerPool;
+export type { PoolSummary, ServingPool } from '../../runtime/index.js';
 
 type Log = {
   info(o: object, msg?: string): void;
@@ -136,9 +134,7 @@ export class PoolSet {
 
   /** Brings every runner's counters up to now (statistics and pool listings read right after a request see it). */
   async refreshStats(): Promise<void> {
-    await Promise.all(
-      [...this.#pools.values()].map((p) => (p instanceof RunnerPool ? p.refresh().catch(() => undefined) : undefined)),
-    );
+    await Promise.all([...this.#pools.values()].map((p) => p.refresh().catch(() => undefined)));
   }
 
   /** A version's counters on this node since it was first loaded here: retired pools plus the live one. */

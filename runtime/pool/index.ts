@@ -7,6 +7,7 @@ export type {
   InvokeOptions,
   InvokeResponse,
   ColdStart,
+  ServingPool,
 } from './types.js';
 export type { PoolState, PoolEvent } from './lifecycle.js';
 export type { PoolCounters, DurationSummary } from './stats.js';

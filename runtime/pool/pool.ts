@@ -31,7 +31,15 @@ import { PoolLifecycle } from './lifecycle.js';
 import { loadVersion } from './loader.js';
 import type { Pending } from './pending.js';
 import { answerBatch, settleable } from './pending.js';
-import type { ColdStart, InvokeOptions, InvokeResponse, PoolArtifacts, PoolOptions, PoolStats } from './types.js';
+import type {
+  ColdStart,
+  InvokeOptions,
+  InvokeResponse,
+  PoolArtifacts,
+  PoolOptions,
+  PoolStats,
+  ServingPool,
+} from './types.js';
 import { Instances } from './instances.js';
 import { SequenceLanes } from './sequences.js';
 
@@ -39,7 +47,7 @@ const US = 1000;
 /** The cores this process may use: what a lone forward is lent (#lentThreads). */
 const CORES = Math.max(1, availableParallelism());
 
-export class Pool extends PoolLifecycle {
+export class Pool extends PoolLifecycle implements ServingPool {
   readonly #options: PoolOptions;
   readonly #clock: Clock;
   readonly #batcher: DynamicBatcher<Pending>;
@@ -395,6 +403,9 @@ export class Pool extends PoolLifecycle {
     this.#hooks = undefined;
     this.setState('stopped');
   }
+
+  /** Its counters are this process's own, always current. */
+  async refresh(): Promise<void> {}
 
   stats(): PoolStats {
     const c = this.#counters;

@@ -1,6 +1,10 @@
 /** A pool's public shapes: how it is built, how a call is made, what it reports. */
+import type { EventEmitter } from 'node:events';
+
+import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { Clock, SequenceFlags } from '../batcher/index.js';
+import type { RawRequest } from '../hooks/index.js';
 import type { PoolEvent, PoolState } from './lifecycle.js';
 import type { PoolCounters } from './stats.js';
 
@@ -98,4 +102,33 @@ export interface PoolSummary extends PoolStats {
   device: string;
   /** The pool's latest events (state changes, instances added and removed), oldest first. */
   events: PoolEvent[];
+}
+
+/**
+ * A function version's pool as the platform drives it, wherever it runs: `Pool` in this process
+ * (isolation none), `RunnerPool` in a runner process. Events: `event` (PoolEvent), `cold-start`
+ * (ColdStart), `cold-start-queue` (seconds), and for a runner `crash`.
+ */
+export interface ServingPool extends EventEmitter {
+  readonly spec: FunctionSpec;
+  readonly version: number;
+  readonly state: PoolState;
+  readonly events: readonly PoolEvent[];
+  /** Where its instances run: `cpu`, `cuda:0`, … */
+  readonly device: string;
+  /** performance.now() of its last request (the autoscaler's idle clock). */
+  readonly lastRequestAt: number;
+  start(): Promise<void>;
+  invoke(request: RawRequest, options?: InvokeOptions): Promise<InvokeResponse>;
+  infer(tensors: HookTensors, options?: InvokeOptions): Promise<HookTensors>;
+  addInstance(): void;
+  /** False where no instance may go (the last one, a busy one, a sequence pool). */
+  removeInstance(): boolean;
+  /** How many more requests it would take now without queueing past its batch. */
+  room(): number;
+  stats(): PoolStats;
+  /** Brings stats() up to now (a runner's counters arrive in snapshots); a pool in this process is always current. */
+  refresh(): Promise<void>;
+  drain(): Promise<void>;
+  stop(): Promise<void>;
 }

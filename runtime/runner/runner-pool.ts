@@ -17,7 +17,15 @@ import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { RawRequest } from '../hooks/index.js';
 import { addCounters, countFailure, newCounters, observe, PoolLifecycle } from '../pool/index.js';
-import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, PoolEvent, PoolStats } from '../pool/index.js';
+import type {
+  ColdStart,
+  InvokeOptions,
+  InvokeResponse,
+  PoolCounters,
+  PoolEvent,
+  PoolStats,
+  ServingPool,
+} from '../pool/index.js';
 import type { Frame, WireError } from './channel.js';
 import { packTensors, unpackError, unpackTensors } from './channel.js';
 import type { RunnerHost } from './runner-host.js';
@@ -54,7 +62,7 @@ const BACKOFF_MS = [0, 1000, 2000, 4000, 8000, 16_000, 32_000, 60_000];
 /** A runner up this long is healthy again: its next crash restarts it at once. */
 const HEALTHY_MS = 60_000;
 
-export class RunnerPool extends PoolLifecycle {
+export class RunnerPool extends PoolLifecycle implements ServingPool {
   readonly #o: RunnerPoolOptions;
   #runner: RunnerProcess | undefined;
   #starting: Promise<void> | undefined;
