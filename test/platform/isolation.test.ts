@@ -252,6 +252,7 @@ describe('a hostile hook cannot end, hang or flood the node', () => {
   it("keeps a flood of log lines out of the node's log and the function's, saying how many it dropped", async () => {
     const lines = () => nodeLines.filter((l) => l.includes('"function":"attacks@1"') && l.includes('yyyy')).length;
     const before = lines();
+    const t0 = performance.now();
     expect((await attack({ attack: 'log-flood', lines: 2000 })).status).toBe(200);
     const counted = () => {
       const notes = nodeLines.filter(
@@ -266,17 +267,22 @@ describe('a hostile hook cannot end, hang or flood the node', () => {
       (total) => total >= 2000,
       { intervalMs: 100 },
     );
-    // Of 2,000 lines of 8 KiB, about a burst's worth passed (1.25 MiB); the rest were counted.
+    // Of 2,000 lines of 8 KiB, a burst's worth passed (1.25 MiB: 160 lines) and what the budget
+    // refilled while the node read them (256 KiB, 32 lines, a second: a loaded machine reads for
+    // longer, and lets more through); the rest were counted.
+    const seconds = (performance.now() - t0) / 1000;
+    const budget = Math.ceil(160 + 32 * seconds) + 2;
     const passed = lines() - before;
     expect(passed).toBeGreaterThan(0);
-    expect(passed).toBeLessThan(200);
-    expect(counted()).toBeGreaterThan(1800);
+    expect(passed).toBeLessThanOrEqual(budget);
+    expect(passed).toBeLessThan(2000);
+    expect(counted()).toBeGreaterThanOrEqual(2000 - passed);
     const logs = (await (
       await fetch(`${node.url}/api/v1/functions/attacks/logs?limit=1000`, { headers: auth() })
     ).json()) as {
       entries: { msg: string }[];
     };
-    expect(logs.entries.filter((e) => e.msg.includes('yyyy')).length).toBeLessThan(200);
+    expect(logs.entries.filter((e) => e.msg.includes('yyyy')).length).toBeLessThanOrEqual(budget);
     await served();
   });
 });
