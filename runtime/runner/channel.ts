@@ -10,17 +10,9 @@
  */
 import type { Socket } from 'node:net';
 
-import type { HearthError } from '../../sdk/errors.js';
-import { errorFromBody, InferenceError } from '../../sdk/errors.js';
-import type { HookTensors } from '../../sdk/hook.js';
-import type { DType, Tensor } from '../../sdk/tensor.js';
-import { bytesOf, elementSize, isDType, numel, viewAs } from '../../sdk/tensor.js';
-
-export type Header = Record<string, unknown> & { t: string };
-
-/** A message: its header and the blobs its header points at by index. */
-export interface Frame {
-  header: Header;
+/** A message: its header (decoded by the receiving side's codec, ./protocol.ts) and the blobs it names by index. */
+export interface Frame<M> {
+  header: M;
   blobs: Uint8Array[];
 }
 
@@ -29,67 +21,16 @@ const pad = (n: number): number => (n + ALIGN - 1) & ~(ALIGN - 1);
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** A tensor in a header: its data is blob `blob`. */
-interface WireTensor {
-  dtype: DType;
-  shape: number[];
-  blob: number;
-}
-
-/** Tensors as header fields plus blobs (appended to `blobs`). */
-export function packTensors(tensors: HookTensors, blobs: Uint8Array[]): Record<string, WireTensor> {
-  const out: Record<string, WireTensor> = {};
-  for (const [name, t] of Object.entries(tensors)) {
-    out[name] = { dtype: t.dtype, shape: t.shape, blob: blobs.length };
-    blobs.push(bytesOf(t.data));
-  }
-  return out;
-}
-
-/** Tensors back from header fields and blobs; one whose blob does not hold its shape is refused. */
-export function unpackTensors(wire: Record<string, WireTensor>, blobs: Uint8Array[]): HookTensors {
-  const out: HookTensors = {};
-  for (const [name, w] of Object.entries(wire)) {
-    const b = blobs[w.blob];
-    const shapeOk = Array.isArray(w.shape) && w.shape.every((d) => Number.isSafeInteger(d) && d >= 0);
-    if (
-      !b ||
-      !isDType(w.dtype) ||
-      !shapeOk ||
-      (w.dtype !== 'BYTES' && numel(w.shape) * elementSize(w.dtype) !== b.byteLength)
-    ) {
-      throw new InferenceError(`tensor "${name}" came back malformed from the runner`);
-    }
-    out[name] = { dtype: w.dtype, shape: w.shape, data: viewAs(w.dtype, b) } as Tensor;
-  }
-  return out;
-}
-
-/** An error as a header field, and back as its class (the code picks the class). */
-export interface WireError {
-  code: string;
-  error: string;
-  reason?: string;
-}
-
-export function packError(error: HearthError): WireError {
-  return { code: error.code, error: error.message, ...(error.reason === undefined ? {} : { reason: error.reason }) };
-}
-
-export function unpackError(wire: WireError): HearthError {
-  const e = errorFromBody(wire);
-  if (wire.reason !== undefined) Object.defineProperty(e, 'reason', { value: wire.reason });
-  return e;
-}
-
 /** The largest frame an end takes (the length prefix could name 4 GiB). */
 const MAX_FRAME_BYTES = 2 ** 31;
 
 /**
- * One end of the channel: `send` frames, `onFrame` for each frame received. A frame that does not
- * parse, or is larger than MAX_FRAME_BYTES, goes to `onMalformed` and the channel reads no more.
+ * One end of the channel: `send` frames of `Out`, `onFrame` for each frame received, its header
+ * made an `In` by `decode`. A frame that does not parse or decode, or is larger than
+ * MAX_FRAME_BYTES, goes to `onMalformed` and the channel reads no more.
  */
-export class Channel {
+export class Channel<In, Out extends { t: string }> {
+  readonly #decode: (header: unknown) => In;
   readonly #socket: Socket;
   #corked = false;
   /** Bytes of the frame being gathered; its length once known. */
@@ -102,15 +43,17 @@ export class Channel {
    */
   constructor(
     socket: Socket,
-    onFrame: (frame: Frame) => void,
+    decode: (header: unknown) => In,
+    onFrame: (frame: Frame<In>) => void,
     onMalformed: (why: string) => void = () => undefined,
     around: (deliver: () => void) => void = (deliver) => deliver(),
   ) {
     this.#socket = socket;
+    this.#decode = decode;
     const deliver = (): void => {
       while (this.#have >= 4) {
         const length = this.#peekLength();
-        let frame: Frame;
+        let frame: Frame<In>;
         try {
           if (length > MAX_FRAME_BYTES) throw new Error(`a frame of ${length} bytes, past ${MAX_FRAME_BYTES}`);
           if (this.#have < 4 + length) break;
@@ -143,7 +86,7 @@ export class Channel {
   }
 
   /** Cuts the next `total` bytes into a frame of its own, aligned buffer. */
-  #take(total: number): Frame {
+  #take(total: number): Frame<In> {
     const bytes = new Uint8Array(new ArrayBuffer(total));
     let at = 0;
     while (at < total) {
@@ -157,19 +100,19 @@ export class Channel {
     this.#have -= total;
     const view = new DataView(bytes.buffer);
     const headerLength = view.getUint32(4, true);
-    const header = JSON.parse(decoder.decode(bytes.subarray(8, 8 + headerLength))) as Header & { b?: number[] };
-    if (typeof header !== 'object' || header === null || typeof header.t !== 'string')
-      throw new Error('a frame without a type');
+    const header: unknown = JSON.parse(decoder.decode(bytes.subarray(8, 8 + headerLength)));
+    if (typeof header !== 'object' || header === null) throw new Error('a frame whose header is not an object');
+    const { b: sizes = [], ...fields } = header as { b?: unknown };
+    if (!Array.isArray(sizes)) throw new Error('a frame whose blob sizes are not a list');
     const blobs: Uint8Array[] = [];
     let offset = pad(8 + headerLength);
-    for (const size of header.b ?? []) {
+    for (const size of sizes) {
       if (!Number.isSafeInteger(size) || size < 0 || offset + size > total)
         throw new Error('a blob past the end of its frame');
       blobs.push(bytes.subarray(offset, offset + size));
       offset = pad(offset + size);
     }
-    delete header.b;
-    return { header, blobs };
+    return { header: this.#decode(fields), blobs };
   }
 
   /**
@@ -177,7 +120,7 @@ export class Channel {
    * the same tick are corked and leave together when the tick ends. Held to the end of its tick,
    * a lone request waited ~30-45 µs for the rest of its HTTP handler before it left.
    */
-  send(header: Header, blobs: Uint8Array[] = []): void {
+  send(header: Out, blobs: Uint8Array[] = []): void {
     const json = encoder.encode(
       JSON.stringify(blobs.length ? { ...header, b: blobs.map((b) => b.byteLength) } : header),
     );

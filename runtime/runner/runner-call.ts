@@ -6,20 +6,25 @@
 import type { HearthError } from '../../sdk/errors.js';
 import { CancelledError, DeadlineExceededError } from '../../sdk/errors.js';
 import type { InvokeOptions } from '../pool/index.js';
-import type { Frame, Header, WireError } from './channel.js';
-import { unpackError } from './channel.js';
+import type { CallFields, Request, Succeeded } from './protocol.js';
+import { packCall, unpackError } from './protocol.js';
 import type { RunnerProcess } from './runner-process.js';
 
+/** The two calls a request makes: through the hooks, or tensors straight to the model. */
+export type Call = Extract<Request, { t: 'invoke' | 'infer' }>;
+type Kind = Call['t'];
+
 /**
- * Sends `header` and `blobs` to `runner`; the call's id is in `inflight` until it settles.
+ * Sends the call and `blobs` to `runner`; the call's id is in `inflight` until it settles.
  * `nodeFailure` marks the errors the node makes itself (the runner never saw the request).
  */
-export function callRunner<T>(
+export function callRunner<K extends Kind, T>(
   runner: RunnerProcess,
-  header: Header,
+  /** The call, made with the fields the options become (the time left, priority, sequence). */
+  call: (fields: CallFields) => Extract<Call, { t: K }>,
   blobs: Uint8Array[],
   options: InvokeOptions,
-  read: (frame: Frame) => T,
+  read: (reply: Succeeded<K>, blobs: Uint8Array[]) => T,
   inflight: Set<number>,
   nodeFailure: (e: HearthError) => HearthError,
 ): Promise<T> {
@@ -28,13 +33,12 @@ export function callRunner<T>(
     if (remainingMs !== undefined && remainingMs <= 0)
       return reject(nodeFailure(new DeadlineExceededError("the request's deadline passed before it was queued")));
     if (options.signal?.aborted) return reject(nodeFailure(new CancelledError('the request was cancelled')));
-    const seq = options.sequence;
     let id = 0;
     const onAbort = (): void => {
       runner.tell({ t: 'cancel', id });
       done(new CancelledError('the request was cancelled'));
     };
-    const done = (error: HearthError | undefined, frame?: Frame): void => {
+    const done = (error: HearthError | undefined, reply?: Succeeded<K>, replyBlobs: Uint8Array[] = []): void => {
       if (!inflight.delete(id)) return;
       options.signal?.removeEventListener('abort', onAbort);
       if (error) {
@@ -42,28 +46,17 @@ export function callRunner<T>(
         return;
       }
       try {
-        resolve(read(frame!));
+        resolve(read(reply!, replyBlobs));
       } catch (e) {
         reject(e);
       }
     };
-    id = runner.send(
-      {
-        ...header,
-        ...(remainingMs === undefined ? {} : { remainingMs }),
-        ...(options.priority === undefined ? {} : { priority: options.priority }),
-        ...(seq
-          ? { sequence: { id: String(seq.id), big: typeof seq.id === 'bigint', start: seq.start, end: seq.end } }
-          : {}),
-      },
-      blobs,
-      (frame) => {
-        if (frame.header.ok) return done(undefined, frame);
-        const error = unpackError(frame.header.error as WireError);
-        // A runner that died holding it never counted it.
-        done(frame.header.unanswered ? nodeFailure(error) : error, frame);
-      },
-    );
+    id = runner.send<K>(call(packCall(options, remainingMs)), blobs, (reply, replyBlobs) => {
+      if (reply.ok) return done(undefined, reply, replyBlobs);
+      const error = unpackError(reply.error);
+      // A runner that died holding it never counted it.
+      done(reply.unanswered ? nodeFailure(error) : error);
+    });
     inflight.add(id);
     options.signal?.addEventListener('abort', onAbort, { once: true });
   });

@@ -8,24 +8,14 @@
 import { Socket } from 'node:net';
 
 import { CancelledError, InferenceError, toHearthError } from '../../sdk/errors.js';
-import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { devices, exitNow, prefault, setIntraOpThreads } from '../engine/index.js';
-import type { InvokeOptions, PoolEvent } from '../pool/index.js';
+import type { PoolEvent } from '../pool/index.js';
 import { Pool } from '../pool/index.js';
-import type { Frame, Header } from './channel.js';
-import { Channel, packError, packTensors, unpackTensors } from './channel.js';
+import type { Frame } from './channel.js';
+import { Channel } from './channel.js';
+import type { FromRunner, RunnerReply, Snapshot, StartMessage, ToRunner } from './protocol.js';
+import { decodeToRunner, packError, packTensors, unpackCall, unpackTensors } from './protocol.js';
 import { SnapshotSender } from './snapshots.js';
-
-export interface StartMessage {
-  spec: FunctionSpec;
-  version: number;
-  model: string;
-  hookBundle?: string;
-  /** Requests the node holds for this version: they are the warm-up (no dummy passes). */
-  waiting: number;
-  /** The secrets the spec lists, for the hook's ctx.secrets: over the channel, never in the environment. */
-  secrets?: Record<string, string>;
-}
 
 /** Heap a spare maps ahead of its first load: about what ResNet-50 (100 MB) needs to load and run. */
 const PREFAULT_BYTES = 256 * 2 ** 20;
@@ -33,8 +23,9 @@ const PREFAULT_BYTES = 256 * 2 ** 20;
 let pool: Pool | undefined;
 const inflight = new Map<number, AbortController>();
 // Requests that arrive in one read are batched together (Pool.gather).
-const channel = new Channel(
+const channel = new Channel<ToRunner, FromRunner>(
   new Socket({ fd: 3, readable: true, writable: true }),
+  decodeToRunner,
   (frame) => void handle(frame),
   () => undefined,
   (deliver) => (pool ? pool.gather(deliver) : deliver()),
@@ -45,20 +36,20 @@ process.on('uncaughtException', (error) => {
   exitNow(70);
 });
 
-function reply(id: number, header: Record<string, unknown>, blobs: Uint8Array[] = []): void {
-  channel.send({ ...header, t: 'reply', id }, blobs);
+function reply(id: number, answer: RunnerReply, blobs: Uint8Array[] = []): void {
+  channel.send({ ...answer, t: 'reply', id }, blobs);
 }
 
 function fail(id: number, error: unknown): void {
   reply(id, { ok: false, error: packError(toHearthError(error)) });
 }
 
-function snapshot(): Header {
-  return { t: 'snapshot', stats: pool!.stats(), room: pool!.room(), device: pool!.device };
+function snapshot(): Snapshot {
+  return { stats: pool!.stats(), room: pool!.room(), device: pool!.device };
 }
 
 /** The pool's snapshots to the node (while a pool runs). */
-const snapshots = new SnapshotSender(snapshot, (s) => channel.send(s));
+const snapshots = new SnapshotSender(snapshot, (s) => channel.send({ t: 'snapshot', ...s }));
 
 async function start(id: number, m: StartMessage): Promise<void> {
   // Hooks run in V8 isolates here: user code sees no Node API, even inside its own runner. This
@@ -89,27 +80,19 @@ async function start(id: number, m: StartMessage): Promise<void> {
   reply(id, { ok: true, coldStart: pool.stats().coldStart, ...snapshot() });
 }
 
-async function call(id: number, header: Header, blobs: Uint8Array[]): Promise<void> {
+async function call(message: Extract<ToRunner, { t: 'invoke' | 'infer' }>, blobs: Uint8Array[]): Promise<void> {
+  const { id } = message;
   if (!pool) return fail(id, new InferenceError('the runner has no function loaded'));
   const controller = new AbortController();
   inflight.set(id, controller);
-  const remainingMs = header.remainingMs as number | undefined;
-  const sequence = header.sequence as { id: string; big: boolean; start: boolean; end: boolean } | undefined;
-  const options: InvokeOptions = {
-    deadline: remainingMs === undefined ? undefined : performance.now() + remainingMs,
-    signal: controller.signal,
-    priority: header.priority as number | undefined,
-    ...(sequence
-      ? { sequence: { id: sequence.big ? BigInt(sequence.id) : sequence.id, start: sequence.start, end: sequence.end } }
-      : {}),
-  };
+  const options = unpackCall(message, controller.signal);
   try {
-    if (header.t === 'invoke') {
-      const r = await pool.invoke({ body: blobs[0]!, contentType: header.contentType as string }, options);
+    if (message.t === 'invoke') {
+      const r = await pool.invoke({ body: blobs[0] ?? new Uint8Array(), contentType: message.contentType }, options);
       reply(id, { ok: true, contentType: r.contentType }, [r.body]);
     } else {
       const out: Uint8Array[] = [];
-      const outputs = await pool.infer(unpackTensors(header.tensors as never, blobs), options);
+      const outputs = await pool.infer(unpackTensors(message.tensors, blobs), options);
       const tensors = packTensors(outputs, out);
       reply(id, { ok: true, tensors }, out);
     }
@@ -120,29 +103,30 @@ async function call(id: number, header: Header, blobs: Uint8Array[]): Promise<vo
   }
 }
 
-async function handle({ header, blobs }: Frame): Promise<void> {
-  const id = header.id as number;
+async function handle({ header: message, blobs }: Frame<ToRunner>): Promise<void> {
   // Work for the pool brings the 250 ms snapshots back; a read of its stats (the node's API, a
   // console polling it) is not work.
-  if (header.t !== 'stats') snapshots.wake();
+  if (message.t !== 'stats') snapshots.wake();
+  // Notices have no reply (a cancel names its request); a failure answers a request's id.
+  const id = 'id' in message ? message.id : 0;
   try {
-    switch (header.t) {
+    switch (message.t) {
       case 'start':
-        return await start(id, header as unknown as StartMessage);
+        return await start(message.id, message);
       case 'invoke':
       case 'infer':
-        return await call(id, header, blobs);
+        return await call(message, blobs);
       case 'cancel':
-        inflight.get(id)?.abort(new CancelledError('the request was cancelled'));
+        inflight.get(message.id)?.abort(new CancelledError('the request was cancelled'));
         return;
       case 'add':
         pool?.addInstance();
-        return channel.send(snapshot());
+        return channel.send({ t: 'snapshot', ...snapshot() });
       case 'remove':
         pool?.removeInstance();
-        return channel.send(snapshot());
+        return channel.send({ t: 'snapshot', ...snapshot() });
       case 'stats':
-        return reply(id, { ok: true, ...snapshot() });
+        return reply(message.id, { ok: true, ...snapshot() });
       case 'drain':
         snapshots.stop();
         await pool?.drain();
@@ -155,11 +139,9 @@ async function handle({ header, blobs }: Frame): Promise<void> {
         await stopped?.stop();
         return reply(id, { ok: true, stats: stopped?.stats() });
       }
-      default:
-        return fail(id, new InferenceError(`unknown message ${String(header.t)}`));
     }
   } catch (error) {
-    fail(id, error);
+    if (message.t !== 'add' && message.t !== 'remove' && message.t !== 'cancel') fail(id, error);
   }
 }
 

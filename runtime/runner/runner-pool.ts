@@ -12,25 +12,18 @@
  * code and the runner's last log lines.
  */
 import type { HearthError } from '../../sdk/errors.js';
-import { toHearthError, UnavailableError } from '../../sdk/errors.js';
+import { InferenceError, toHearthError, UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { RawRequest } from '../hooks/index.js';
 import { addCounters, countFailure, newCounters, observe, PoolLifecycle } from '../pool/index.js';
-import type {
-  ColdStart,
-  InvokeOptions,
-  InvokeResponse,
-  PoolCounters,
-  PoolEvent,
-  PoolStats,
-  ServingPool,
-} from '../pool/index.js';
-import type { Frame, WireError } from './channel.js';
-import { packTensors, unpackError, unpackTensors } from './channel.js';
+import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, PoolStats, ServingPool } from '../pool/index.js';
+import type { CallFields, Snapshot, Succeeded } from './protocol.js';
+import { packTensors, unpackError, unpackTensors } from './protocol.js';
 import type { RunnerHost } from './runner-host.js';
-import type { RunnerExit, RunnerProcess } from './runner-process.js';
+import type { RunnerExit, RunnerMessage, RunnerProcess } from './runner-process.js';
 import { describeExit } from './runner-process.js';
+import type { Call } from './runner-call.js';
 import { callRunner } from './runner-call.js';
 
 /** How long after a cold start the next spare runner boots. */
@@ -49,12 +42,6 @@ export interface RunnerCrash {
   exit: RunnerExit;
   restarts: number;
   delayMs: number;
-}
-
-interface Snapshot {
-  stats: PoolStats;
-  room: number;
-  device: string;
 }
 
 const US = 1000;
@@ -142,9 +129,9 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
         waiting: this.#pending,
         ...(artifacts.secrets ? { secrets: artifacts.secrets } : {}),
       });
-      if (!reply.header.ok) throw unpackError(reply.header.error as WireError);
-      this.#took(reply.header as unknown as Snapshot);
-      const loaded = reply.header.coldStart as ColdStart | undefined;
+      if (!reply.header.ok) throw unpackError(reply.header.error);
+      this.#took(reply.header);
+      const loaded = reply.header.coldStart;
       this.#upSince = performance.now();
       this.setState('warm');
       if (first && loaded) {
@@ -175,14 +162,14 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
     }
   }
 
-  #message(runner: RunnerProcess, { header }: Frame): void {
+  #message(runner: RunnerProcess, message: RunnerMessage): void {
     if (runner !== this.#runner) return;
-    switch (header.t) {
+    switch (message.t) {
       case 'snapshot':
-        this.#took(header as unknown as Snapshot);
+        this.#took(message);
         return;
       case 'event': {
-        const e = header.event as PoolEvent;
+        const e = message.event;
         // The runner's own cold start is reported here with the node's fetch (#boot).
         if (e.type === 'cold-start') return;
         if (e.type !== 'state') this.event(e.type, this.state, e.detail);
@@ -191,10 +178,8 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
       }
       case 'hung':
         runner.kill(
-          `a forward of ${String(header.rows)} row(s) ran past its ${String(header.limitMs)} ms limit (limits.forwardTimeoutMs)`,
+          `a forward of ${message.rows} row(s) ran past its ${message.limitMs} ms limit (limits.forwardTimeoutMs)`,
         );
-        return;
-      default:
     }
   }
 
@@ -262,26 +247,33 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
   }
 
   invoke(request: RawRequest, options: InvokeOptions = {}): Promise<InvokeResponse> {
-    return this.#call('invoke', { contentType: request.contentType }, [request.body], options, (frame) => ({
-      body: frame.blobs[0]!,
-      contentType: frame.header.contentType as string,
-    }));
+    return this.#call(
+      (fields) => ({ t: 'invoke', contentType: request.contentType, ...fields }),
+      [request.body],
+      options,
+      (reply, blobs) => {
+        if (blobs.length !== 1) throw new InferenceError('the runner answered a call without its body');
+        return { body: blobs[0]!, contentType: reply.contentType };
+      },
+    );
   }
 
   infer(tensors: HookTensors, options: InvokeOptions = {}): Promise<HookTensors> {
     const blobs: Uint8Array[] = [];
     const wire = packTensors(tensors, blobs);
-    return this.#call('infer', { tensors: wire }, blobs, options, (frame) =>
-      unpackTensors(frame.header.tensors as never, frame.blobs),
+    return this.#call(
+      (fields) => ({ t: 'infer', tensors: wire, ...fields }),
+      blobs,
+      options,
+      (reply, out) => unpackTensors(reply.tensors, out),
     );
   }
 
-  async #call<T>(
-    t: 'invoke' | 'infer',
-    fields: Record<string, unknown>,
+  async #call<K extends Call['t'], T>(
+    call: (fields: CallFields) => Extract<Call, { t: K }>,
     blobs: Uint8Array[],
     options: InvokeOptions,
-    read: (frame: Frame) => T,
+    read: (reply: Succeeded<K>, blobs: Uint8Array[]) => T,
   ): Promise<T> {
     const t0 = performance.now();
     this.#lastRequestAt = t0;
@@ -291,9 +283,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
       if (this.state === 'cold' || this.state === 'loading') await this.#waitForStart(t0, options);
       const runner = this.#runner;
       if (this.state !== 'warm' || !runner) throw this.#nodeFailure(this.#notServing());
-      return await callRunner(runner, { t, ...fields }, blobs, options, read, this.#inflight, (e) =>
-        this.#nodeFailure(e),
-      );
+      return await callRunner(runner, call, blobs, options, read, this.#inflight, (e) => this.#nodeFailure(e));
     } catch (error) {
       const e = toHearthError(error);
       if (this.#nodeFailures.has(e)) {
@@ -343,12 +333,12 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
     const runner = this.#runner;
     if (!runner || this.state !== 'warm' || this.#fresh) return;
     const reply = await runner.request({ t: 'stats' });
-    if (reply.header.ok && runner === this.#runner) this.#took(reply.header as unknown as Snapshot);
+    if (reply.header.ok && runner === this.#runner) this.#took(reply.header);
   }
 
   /** A snapshot from the runner; with no call outstanding it holds all that was asked of it. */
-  #took(snapshot: Snapshot): void {
-    this.#snapshot = snapshot;
+  #took({ stats, room, device }: Snapshot): void {
+    this.#snapshot = { stats, room, device };
     this.#fresh = this.#pending === 0 && this.#inflight.size === 0;
   }
 
@@ -386,8 +376,8 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
         runner.request({ t: 'stop' }),
         new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000).unref()),
       ]);
-      if (reply?.header.ok && reply.header.stats)
-        this.#snapshot = { ...this.#snapshot!, stats: reply.header.stats as PoolStats };
+      if (reply?.header.ok && reply.header.stats && this.#snapshot)
+        this.#snapshot = { ...this.#snapshot, stats: reply.header.stats };
       this.#runner = undefined;
       runner.onMessage = () => undefined;
       // Stopped cleanly, it waits to serve this version again (a scale-from-zero or a load soon

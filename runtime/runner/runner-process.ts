@@ -8,9 +8,11 @@ import type { Socket } from 'node:net';
 
 import { UnavailableError } from '../../sdk/errors.js';
 import type { RunnerCgroup } from './cgroups.js';
-import type { Frame, Header } from './channel.js';
+import type { Frame } from './channel.js';
 import { Channel } from './channel.js';
 import type { JailReport } from './jail.js';
+import type { Asked, Failed, FromRunner, Notice, Reply, ReplyFrame, Request, ToRunner } from './protocol.js';
+import { decodeFromRunner, readReply } from './protocol.js';
 import { LineLimiter } from './line-limiter.js';
 
 export interface RunnerExit {
@@ -34,12 +36,21 @@ async function residentBytes(pid: number): Promise<number | undefined> {
 }
 
 /** The reply a request gets when its runner cannot answer it (`unanswered`: no runner counted it). */
-function unanswered(message: string): Frame {
+function unanswered(id: number, message: string): Failed {
   const gone = new UnavailableError(message);
-  return {
-    header: { t: 'reply', ok: false, unanswered: true, error: { code: gone.code, error: gone.message } },
-    blobs: [],
-  };
+  return { t: 'reply', id, ok: false, unanswered: true, error: { code: gone.code, error: gone.message } };
+}
+
+/** Messages a runner sends unasked. */
+export type RunnerMessage = Exclude<FromRunner, { t: 'reply' | 'hello' | 'jail' }>;
+
+/**
+ * A request's waiter: `check` reads a reply as the answer to the request it made (throwing if it is
+ * malformed) and gives back its delivery; `fail` answers it without its runner.
+ */
+interface Waiter {
+  check: (frame: ReplyFrame, blobs: Uint8Array[]) => () => void;
+  fail: (failed: Failed) => void;
 }
 
 export class RunnerProcess {
@@ -48,8 +59,8 @@ export class RunnerProcess {
   readonly dir: string;
   readonly exited: Promise<RunnerExit>;
   readonly ready: Promise<void>;
-  readonly #channel: Channel;
-  readonly #waiting = new Map<number, (frame: Frame) => void>();
+  readonly #channel: Channel<FromRunner, ToRunner>;
+  readonly #waiting = new Map<number, Waiter>();
   readonly #lines: string[] = [];
   #nextId = 1;
   #killedFor: string | undefined;
@@ -65,7 +76,7 @@ export class RunnerProcess {
   /** The function version it serves (`name@version`), once it has one. */
   label: string | undefined;
   /** Frames the runner sends unasked (events, snapshots, hangs). */
-  onMessage: (frame: Frame) => void = () => undefined;
+  onMessage: (message: RunnerMessage) => void = () => undefined;
 
   constructor(child: ChildProcess, dir: string, onLine: (line: string) => void, cgroup?: RunnerCgroup) {
     this.child = child;
@@ -115,27 +126,38 @@ export class RunnerProcess {
     this.jailed = new Promise((resolve) => {
       jailed = resolve;
     });
-    this.#channel = new Channel(
+    this.#channel = new Channel<FromRunner, ToRunner>(
       child.stdio[3] as Socket,
-      (frame) => {
-        const id = frame.header.id as number | undefined;
-        if (frame.header.t === 'jail') {
-          this.jail = frame.header as unknown as JailReport;
-          return jailed(this.jail);
+      decodeFromRunner,
+      ({ header, blobs }) => {
+        switch (header.t) {
+          case 'jail': {
+            const { t, ...report } = header;
+            this.jail = report;
+            return jailed(report);
+          }
+          case 'hello':
+            if (this.#waiting.size === 0) this.#channel.hold(false);
+            return hello();
+          case 'reply': {
+            const waiter = this.#waiting.get(header.id);
+            if (!waiter) return;
+            this.#waiting.delete(header.id);
+            if (this.#waiting.size === 0) this.#channel.hold(false);
+            let deliver: () => void;
+            try {
+              deliver = waiter.check(header, blobs);
+            } catch (error) {
+              waiter.fail(unanswered(header.id, `${this.label ?? 'the function'}: its runner answered malformed`));
+              return this.kill(`it sent a malformed reply (${(error as Error).message.slice(0, 200)})`);
+            }
+            return deliver();
+          }
+          default:
+            this.onMessage(header);
         }
-        if (frame.header.t === 'hello') {
-          if (this.#waiting.size === 0) this.#channel.hold(false);
-          return hello();
-        }
-        if (frame.header.t === 'reply' && id !== undefined) {
-          const waiter = this.#waiting.get(id);
-          this.#waiting.delete(id);
-          if (this.#waiting.size === 0) this.#channel.hold(false);
-          return waiter?.(frame);
-        }
-        this.onMessage(frame);
       },
-      (why) => this.kill(`it sent a malformed frame (${why})`),
+      (why) => this.kill(`it sent a malformed frame (${why.slice(0, 200)})`),
     );
     this.exited = new Promise((resolve) => {
       const ended = async (code: number | null, signal: NodeJS.Signals | null): Promise<void> => {
@@ -152,10 +174,8 @@ export class RunnerProcess {
           lastLines: [...this.#lines],
           ...(this.#killedFor ? { killedFor: this.#killedFor } : {}),
         };
-        const gone = unanswered(
-          `${this.label ?? 'the function'}: its runner process ended (${describeExit(exit)}) while it held this request; it restarts`,
-        );
-        for (const waiter of this.#waiting.values()) waiter(gone);
+        const gone = `${this.label ?? 'the function'}: its runner process ended (${describeExit(exit)}) while it held this request; it restarts`;
+        for (const [id, waiter] of this.#waiting) waiter.fail(unanswered(id, gone));
         this.#waiting.clear();
         resolve(exit);
       };
@@ -178,32 +198,44 @@ export class RunnerProcess {
     return this.jail?.pid ?? this.child.pid;
   }
 
-  /** A request that gets a reply (a frame with the same id). */
-  request(header: Header, blobs: Uint8Array[] = []): Promise<Frame> {
-    return new Promise((resolve) => this.send(header, blobs, resolve));
+  /** A request that gets a reply (a frame with the same id), checked as the answer to its kind. */
+  request<K extends Asked>(request: Extract<Request, { t: K }>, blobs: Uint8Array[] = []): Promise<Frame<Reply<K>>> {
+    return new Promise((resolve) =>
+      this.send(request, blobs, (header, replyBlobs) => resolve({ header, blobs: replyBlobs })),
+    );
   }
 
   /**
-   * Sends `header` with a new id, which it returns; the reply goes to `onReply` — an UNAVAILABLE
+   * Sends `request` with a new id, which it returns; the reply goes to `onReply` — an UNAVAILABLE
    * one at once if the runner has exited (its exit may not have reached its pool yet).
    */
-  send(header: Header, blobs: Uint8Array[], onReply: (frame: Frame) => void): number {
+  send<K extends Asked>(
+    request: Extract<Request, { t: K }>,
+    blobs: Uint8Array[],
+    onReply: (reply: Reply<K>, blobs: Uint8Array[]) => void,
+  ): number {
     const id = this.#nextId++;
     if (!this.#alive) {
       queueMicrotask(() =>
-        onReply(unanswered(`${this.label ?? 'the function'}: its runner process has exited; it restarts`)),
+        onReply(unanswered(id, `${this.label ?? 'the function'}: its runner process has exited; it restarts`), []),
       );
       return id;
     }
-    this.#waiting.set(id, onReply);
+    this.#waiting.set(id, {
+      check: (frame, replyBlobs) => {
+        const reply = readReply<K>(request.t, frame);
+        return () => onReply(reply, replyBlobs);
+      },
+      fail: (failed) => onReply(failed, []),
+    });
     if (this.#waiting.size === 1) this.#channel.hold(true);
-    this.#channel.send({ ...header, id }, blobs);
+    this.#channel.send({ ...request, id }, blobs);
     return id;
   }
 
   /** A message without a reply. */
-  tell(header: Header): void {
-    if (this.#alive) this.#channel.send(header);
+  tell(notice: Notice): void {
+    if (this.#alive) this.#channel.send(notice);
   }
 
   /**
