@@ -1,19 +1,25 @@
 /**
  * Hearth's architecture, checked on every `npm test` (npm run arch):
  *   platform → runtime → native, and sdk (the public contract) under all of them;
- *   no cycles; a folder is entered through its index.ts; only the engine's binding loads the addon.
+ *   no cycles; a folder is entered through its index.ts; only the engine's binding loads the addon;
+ *   the transports use the functions through the seam (functions/serving.ts), and HTTP and gRPC stay
+ *   apart; the console (a browser page) imports only the SDK's API schemas and event-stream reader.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 /** A dependency that is an error: from modules matching `from`, to modules matching `to`. */
 const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to });
 
 /** Modules of a folder of `layer` reach another folder of it only through that folder's index.ts. */
-const byIndex = (layer) => forbid(
+const byIndex = (layer, doors = []) => forbid(
   `enter-${layer}-folders-by-index`,
   `Another folder of ${layer}/ is entered through its index.ts, not its internals.`,
   { path: `^${layer}/([^/]+)/` },
-  { path: `^${layer}/([^/]+)/.+`, pathNot: [`^${layer}/$1/`, `^${layer}/[^/]+/index\\.ts$`] },
+  { path: `^${layer}/([^/]+)/.+`, pathNot: [`^${layer}/$1/`, `^${layer}/[^/]+/index\\.ts$`, ...doors] },
 );
+
+/** The seam between the transports and the functions: an interface, which FunctionService implements. */
+const SEAM = '^platform/functions/serving\\.ts$';
+const TRANSPORTS = '^platform/(http|grpc|kserve)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -22,7 +28,10 @@ module.exports = {
     forbid('runtime-not-platform', 'The data plane (runtime) never reaches into the control plane (platform).', { path: '^runtime/' }, { path: '^platform/' }),
     forbid('sdk-stands-alone', 'The SDK is what users import: it depends on neither runtime nor platform.', { path: '^sdk/' }, { path: '^(runtime|platform)/' }),
     forbid('only-binding-loads-the-addon', 'The .node addon is loaded in one place: runtime/engine/binding.ts.', { pathNot: '^runtime/engine/binding\\.ts$' }, { path: '\\.node$' }),
-    byIndex('platform'),
+    byIndex('platform', [SEAM]),
+    forbid('transports-use-the-seam', 'HTTP, gRPC and the KServe core reach the functions through functions/serving.ts (ServingFunctions, ManagedFunctions), never the service class.', { path: TRANSPORTS, pathNot: '\\.test\\.ts$' }, { path: '^platform/functions/', pathNot: SEAM }),
+    forbid('transports-apart', 'HTTP and gRPC share platform/kserve and the seam, not each other.', { path: '^platform/(http|grpc)/' }, { path: '^platform/(grpc|http)/', pathNot: '^platform/$1/' }),
+    forbid('console-speaks-the-api', 'The console is a browser page: it reaches the node only through the API, with the SDK\'s schemas and event-stream reader.', { path: '^console/' }, { path: '^(platform|runtime|native)/|^sdk/(?!api/schemas\\.ts$|event-stream\\.ts$)' }),
     byIndex('runtime'),
     forbid('enter-runtime-by-index', 'platform uses runtime through runtime/index.ts (or a folder\'s index.ts).', { path: '^platform/' }, { path: '^runtime/[^/]+/.+', pathNot: '^runtime/[^/]+/index\\.ts$' }),
   ],

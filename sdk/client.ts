@@ -7,8 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 
+import { readEvents } from './event-stream.js';
 import { BinaryBody, encodeBinary } from './kserve-binary.js';
-import { z } from 'zod';
+import type { z } from 'zod';
 
 import type {
   ArtifactInfo,
@@ -20,7 +21,7 @@ import type {
   JobList,
   Catalog,
   NodeInfo,
-  LogEntryView,
+  FunctionLogEntry,
   PoolInfo,
   RollbackResult,
   ScalingRequest,
@@ -30,6 +31,7 @@ import type {
 } from './api/index.js';
 import {
   ArtifactInfoSchema,
+  ArtifactStoredSchema,
   DeployResultSchema,
   FunctionInfoSchema,
   FunctionListSchema,
@@ -247,7 +249,7 @@ export class Hearth {
   ): Promise<ArtifactInfo & { created: boolean }> {
     const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
     if (size !== undefined) headers['content-length'] = String(size);
-    return this.#json(ArtifactInfoSchema.extend({ created: z.boolean() }), `/api/v1/artifacts/${sha256}`, {
+    return this.#json(ArtifactStoredSchema, `/api/v1/artifacts/${sha256}`, {
       method: 'PUT',
       body,
       headers,
@@ -356,7 +358,7 @@ export class Hearth {
   async logs(
     name: string,
     options: { version?: number; limit?: number; since?: number } = {},
-  ): Promise<LogEntryView[]> {
+  ): Promise<FunctionLogEntry[]> {
     const query = new URLSearchParams();
     if (options.version !== undefined) query.set('version', String(options.version));
     if (options.limit !== undefined) query.set('limit', String(options.limit));
@@ -372,7 +374,7 @@ export class Hearth {
   async *followLogs(
     name: string,
     options: { version?: number; limit?: number; since?: number; signal?: AbortSignal } = {},
-  ): AsyncGenerator<LogEntryView> {
+  ): AsyncGenerator<FunctionLogEntry> {
     const query = new URLSearchParams({ follow: '1' });
     if (options.version !== undefined) query.set('version', String(options.version));
     if (options.limit !== undefined) query.set('limit', String(options.limit));
@@ -380,15 +382,9 @@ export class Hearth {
     const r = await this.#request(`/api/v1/functions/${encodeURIComponent(name)}/logs?${query}`, {
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    const decoder = new TextDecoder();
-    let buffered = '';
     try {
-      for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) {
-        buffered += decoder.decode(chunk, { stream: true });
-        const lines = buffered.split('\n');
-        buffered = lines.pop() ?? '';
-        for (const line of lines) if (line.startsWith('data: ')) yield LogEntrySchema.parse(JSON.parse(line.slice(6)));
-      }
+      for await (const e of readEvents(r.body as unknown as AsyncIterable<Uint8Array>))
+        if (e.event === 'log') yield LogEntrySchema.parse(JSON.parse(e.data));
     } catch (error) {
       if (options.signal?.aborted) return;
       throw error;

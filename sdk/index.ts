@@ -9,4 +9,5 @@ export * from './hook.js';
 export * from './tensor-json.js';
 export * from './client.js';
 export * from './kserve-binary.js';
+export * from './event-stream.js';
 export * from './api/index.js';

@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 
-import type { Catalog, FunctionInfo, LogEntry, Sample } from './api.js';
+import type { Catalog, FunctionInfo, FunctionLogEntry, SeriesSample } from './api.js';
 import { api, followLogs, headers, send } from './api.js';
 import { Alert, DataTable, shapeText, splitText, usePoll } from './pages.js';
 
@@ -130,7 +130,7 @@ function Versions({ info, path, onChange }: { info: FunctionInfo; path: string; 
   );
 }
 
-const CHARTS: { title: string; series: { label: string; pick: (s: Sample) => number | null }[] }[] = [
+const CHARTS: { title: string; series: { label: string; pick: (s: SeriesSample) => number | null }[] }[] = [
   {
     title: 'Requests per second',
     series: [
@@ -161,14 +161,14 @@ const COLORS = ['#2563eb', '#dc2626', '#059669', '#9333ea'];
  * instant): rates, queues and instances add up; latency is the worst version's; the mean batch is
  * weighted by each version's requests.
  */
-export function combine(rings: Sample[][]): Sample[] {
-  const byTime = new Map<number, Sample[]>();
+export function combine(rings: SeriesSample[][]): SeriesSample[] {
+  const byTime = new Map<number, SeriesSample[]>();
   for (const ring of rings) for (const s of ring) byTime.set(s.at, [...(byTime.get(s.at) ?? []), s]);
   const worst = (xs: (number | null)[]) => {
     const known = xs.filter((x): x is number => x !== null);
     return known.length ? Math.max(...known) : null;
   };
-  const sum = (xs: Sample[], k: 'reqPerS' | 'errPerS' | 'queueDepth' | 'instances' | 'busy' | 'loading') =>
+  const sum = (xs: SeriesSample[], k: 'reqPerS' | 'errPerS' | 'queueDepth' | 'instances' | 'busy' | 'loading') =>
     xs.reduce((n, x) => n + x[k], 0);
   return [...byTime.entries()]
     .sort(([a], [b]) => a - b)
@@ -198,13 +198,15 @@ export function combine(rings: Sample[][]): Sample[] {
 function Charts({ name }: { name: string }) {
   const [shown, setShown] = useState('all');
   const { value } = usePoll(
-    () => api<{ versions: Record<string, Sample[]> }>(`/api/v1/functions/${encodeURIComponent(name)}/series`),
+    () => api<{ versions: Record<string, SeriesSample[]> }>(`/api/v1/functions/${encodeURIComponent(name)}/series`),
     1000,
     [name],
   );
   const versions = Object.keys(value?.versions ?? {}).sort((a, b) => Number(a) - Number(b));
   const samples =
-    shown === 'all' ? combine(Object.values(value?.versions ?? {})) : (value?.versions[shown] ?? ([] as Sample[]));
+    shown === 'all'
+      ? combine(Object.values(value?.versions ?? {}))
+      : (value?.versions[shown] ?? ([] as SeriesSample[]));
   return (
     <section aria-labelledby="charts-title">
       <h2 id="charts-title">Last 15 minutes</h2>
@@ -234,7 +236,7 @@ function Chart({
   series,
 }: {
   title: string;
-  samples: Sample[];
+  samples: SeriesSample[];
   series: (typeof CHARTS)[number]['series'];
 }) {
   const box = useRef<HTMLDivElement>(null);
@@ -429,7 +431,7 @@ function TryIt({ name, io }: { name: string; io: TryIo | undefined }) {
 }
 
 function Logs({ name }: { name: string }) {
-  const [entries, setEntries] = useState<LogEntry[]>([]);
+  const [entries, setEntries] = useState<FunctionLogEntry[]>([]);
   const [error, setError] = useState<string | undefined>();
   useEffect(() => {
     const stop = new AbortController();

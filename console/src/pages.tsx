@@ -2,7 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 
-import type { Catalog, FunctionEntry, JobInfo, JobList, NodeInfo, PoolInfo } from './api.js';
+import type { Catalog, FunctionListEntry, JobInfo, JobList, NodeInfo, PoolInfo } from './api.js';
 import { api } from './api.js';
 
 /** An error line, read out when it appears. */
@@ -88,7 +88,7 @@ export function Overview() {
   const last = useRef(new Map<string, { at: number; done: number }>());
   const { value, error } = usePoll(async () => {
     const [{ functions }, { pools }] = await Promise.all([
-      api<{ functions: FunctionEntry[] }>('/api/v1/functions'),
+      api<{ functions: FunctionListEntry[] }>('/api/v1/functions'),
       api<{ pools: PoolInfo[] }>('/api/v1/pools'),
     ]);
     const now = performance.now();

@@ -10,19 +10,10 @@ import { EventEmitter } from 'node:events';
 
 import { LRUCache } from 'lru-cache';
 
-export type LogSource = 'hook' | 'runner' | 'lifecycle' | 'error';
+import type { FunctionLogEntry } from '../../sdk/api/index.js';
 
-export interface LogEntry {
-  /** Date.now() milliseconds. */
-  at: number;
-  function: string;
-  /** Absent when the entry is not one version's (an error before a version was chosen). */
-  version?: number;
-  source: LogSource;
-  level: 'debug' | 'info' | 'warn' | 'error';
-  msg: string;
-  requestId?: string;
-}
+/** Entries are as the API serves them (sdk/api's LogEntrySchema). */
+export type LogSource = FunctionLogEntry['source'];
 
 /** Entries per version, and the longest message kept. */
 const RING = 1000;
@@ -36,7 +27,7 @@ const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 export class FunctionLogs extends EventEmitter {
   /** Message bytes held by all rings. */
   #bytes = 0;
-  readonly #rings = new LRUCache<string, LogEntry[]>({
+  readonly #rings = new LRUCache<string, FunctionLogEntry[]>({
     max: MAX_RINGS,
     dispose: (ring) => {
       for (const e of ring) this.#bytes -= e.msg.length;
@@ -50,8 +41,10 @@ export class FunctionLogs extends EventEmitter {
     this.setMaxListeners(0);
   }
 
-  add(entry: Omit<LogEntry, 'at'> & { at?: number }): void {
-    const e: LogEntry = {
+  add(
+    entry: Pick<FunctionLogEntry, 'function' | 'version' | 'source' | 'level' | 'msg' | 'requestId'> & { at?: number },
+  ): void {
+    const e: FunctionLogEntry = {
       ...entry,
       at: entry.at ?? Date.now(),
       msg: entry.msg.length > MAX_MESSAGE ? `${entry.msg.slice(0, MAX_MESSAGE)}…` : entry.msg,
@@ -88,7 +81,7 @@ export class FunctionLogs extends EventEmitter {
       }
     }
     const level =
-      typeof hook?.level === 'string' && LEVELS.has(hook.level) ? (hook.level as LogEntry['level']) : 'info';
+      typeof hook?.level === 'string' && LEVELS.has(hook.level) ? (hook.level as FunctionLogEntry['level']) : 'info';
     this.add({
       function: name,
       ...(version !== undefined && Number.isInteger(version) ? { version } : {}),
@@ -99,8 +92,8 @@ export class FunctionLogs extends EventEmitter {
   }
 
   /** A function's entries, oldest first: of one version or all, the last `limit`. */
-  recent(name: string, options: { version?: number; limit?: number; since?: number } = {}): LogEntry[] {
-    const all: LogEntry[] = [];
+  recent(name: string, options: { version?: number; limit?: number; since?: number } = {}): FunctionLogEntry[] {
+    const all: FunctionLogEntry[] = [];
     for (const [key, ring] of this.#rings.entries()) {
       const at = key.lastIndexOf('@');
       if (key.slice(0, at) !== name) continue;
@@ -112,8 +105,8 @@ export class FunctionLogs extends EventEmitter {
   }
 
   /** Follows a function's new entries until the returned stop is called. */
-  follow(name: string, version: number | undefined, onEntry: (e: LogEntry) => void): () => void {
-    const listener = (e: LogEntry) => {
+  follow(name: string, version: number | undefined, onEntry: (e: FunctionLogEntry) => void): () => void {
+    const listener = (e: FunctionLogEntry) => {
       if (e.function === name && (version === undefined || e.version === version)) onEntry(e);
     };
     this.on('entry', listener);

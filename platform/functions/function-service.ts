@@ -29,7 +29,7 @@ import { callPool, PoolSet } from './pool-set.js';
 import type { PoolSummary, ServingPool } from './pool-set.js';
 import { RecordCache, WAITING_FOR_GPU } from './records.js';
 import { headline } from '../caller-error.js';
-import type { RepositoryEntry, ServingFunctions, VersionCounters } from './serving.js';
+import type { RepositoryEntry, ManagedFunctions, VersionCounters } from './serving.js';
 
 const scalingKey = (name: string, version: number) => `${name}\u0000${version}`;
 
@@ -65,7 +65,7 @@ export interface FunctionServiceOptions {
 
 const KEEP_TRAFFIC = '; traffic stays where it is';
 
-export class FunctionService implements ServingFunctions {
+export class FunctionService implements ManagedFunctions {
   readonly #o: FunctionServiceOptions;
   /** Each version's own log. */
   readonly logs: FunctionLogs;
@@ -112,6 +112,10 @@ export class FunctionService implements ServingFunctions {
 
   get registry(): Registry {
     return this.#o.registry;
+  }
+
+  list(): Promise<FunctionRecord[]> {
+    return this.#o.registry.list();
   }
 
   /** Creates and loads a new version; traffic moves to it once it is warm (unless `keepTraffic`). */

@@ -1,11 +1,13 @@
 /**
  * The seam between the transports (HTTP, gRPC, the KServe core) and the functions of this node:
- * what a request needs — find a version, call it, ask after it, load it — and no more.
- * FunctionService implements it; the management API uses the service's wider surface.
+ * what a request needs — find a version, call it, ask after it, load it — and, for the management
+ * API, what it manages. FunctionService implements both; the transports know only these.
  */
+import type { FunctionLogEntry, NodeInfo, SeriesSample } from '../../sdk/api/index.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import type { InvokeOptions, InvokeResponse, PoolCounters } from '../../runtime/index.js';
+import type { InvokeOptions, InvokeResponse, PoolCounters, PoolSummary } from '../../runtime/index.js';
+import type { PoolBrief } from '../cluster/index.js';
 import type { FunctionRecord, FunctionVersion } from '../registry/index.js';
 
 /** A version's counters (Triton's statistics). */
@@ -58,4 +60,34 @@ export interface ServingFunctions {
    * for its admins; the caller gets the headline.
    */
   errorDetail(fn: string | undefined, requestId: string | undefined): (code: string, detail: string) => void;
+}
+
+/** What the management API (/api/v1) asks of the functions, beside what a request does. */
+export interface ManagedFunctions extends ServingFunctions {
+  list(): Promise<FunctionRecord[]>;
+  /** Stops the function's pools and forgets it; false where it was not there. */
+  delete(name: string): Promise<boolean>;
+  setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord>;
+  /** Back to the split before the last traffic change; `from` is the split it replaced. */
+  rollback(name: string): Promise<{ record: FunctionRecord; from: Record<string, number> }>;
+  /** Scaling changed in place, of `version` or of every version taking traffic. */
+  setScaling(
+    name: string,
+    change: Partial<FunctionSpec['scaling']>,
+    version?: number,
+  ): Promise<{ version: number; scaling: FunctionSpec['scaling'] }[]>;
+  /** Brings every pool's counters up to now, before they are listed. */
+  refreshStats(): Promise<void>;
+  /** This node's pools. */
+  pools(): PoolSummary[];
+  /** Every live node's pools (cluster mode), each with its node. */
+  clusterPools(): (PoolSummary | PoolBrief)[];
+  nodes(): NodeInfo[];
+  /** A function's time series, per version. */
+  readonly series: { of(name: string, version?: number): Record<string, SeriesSample[]> };
+  /** A function's own log: its latest entries, and every new one as it comes (until the returned stop). */
+  readonly logs: {
+    recent(name: string, options?: { version?: number; limit?: number; since?: number }): FunctionLogEntry[];
+    follow(name: string, version: number | undefined, listener: (e: FunctionLogEntry) => void): () => void;
+  };
 }

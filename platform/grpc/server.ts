@@ -11,7 +11,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
 import { requestIdOf } from '../request-id.js';
-import type { ServingFunctions } from '../functions/index.js';
+import type { ServingFunctions } from '../functions/serving.js';
 import type { Kserve, ShmContext } from '../kserve/index.js';
 import { cudaSharedMemoryUnsupported, readLoadParameters } from '../kserve/index.js';
 import type { Scope } from '../auth.js';

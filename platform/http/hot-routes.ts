@@ -12,7 +12,7 @@ import { deflate, gunzip, gzip, inflate } from 'node:zlib';
 import { InvalidInputError, PayloadTooLargeError, UnavailableError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
-import type { ServingFunctions } from '../functions/index.js';
+import type { ServingFunctions } from '../functions/serving.js';
 import { authorize, parseVersion } from '../auth.js';
 import { toHttpResponse } from './errors.js';
 import type { JobQueue } from '../jobs/index.js';

@@ -5,7 +5,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Scope } from '../auth.js';
-import { authorize } from '../auth.js';
+import { authorize, findKey } from '../auth.js';
 import { toHttpResponse } from './errors.js';
 import { tooLarge } from './hot-routes.js';
 
@@ -37,4 +37,9 @@ export function limit(maxSize: number): MiddlewareHandler {
     maxSize,
     onError: (c) => errorResponse(c, tooLarge(maxSize)),
   });
+}
+
+/** Whether the caller may manage: no keys configured, or an admin key (after auth() ran). */
+export function isAdmin(c: Context<AppEnv>, keys: ApiKey[]): boolean {
+  return keys.length === 0 || findKey(keys, owner(c))?.scope === 'admin';
 }

@@ -12,6 +12,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 
+import type { JobInfo, Reply } from '../../sdk/api/index.js';
 import { HearthError, IdempotencyConflictError, InvalidInputError } from '../../sdk/errors.js';
 import type { ErrorContext } from '../caller-error.js';
 import { callerError } from '../caller-error.js';
@@ -299,9 +300,9 @@ export function webhookShown(url: string): string {
 }
 
 /** A job as the API and webhooks show it: a JSON result inline, other bytes as base64. */
-export function jobView(r: JobRecord, o: { result?: boolean } = {}): Record<string, unknown> {
+export function jobView(r: JobRecord, o: { result?: boolean } = {}): Reply<JobInfo> {
   const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
-  let result: Record<string, unknown> | undefined;
+  let result: Reply<JobInfo>['result'];
   if (r.result && o.result !== false) {
     const json = /^application\/([\w.+-]*\+)?json\b/.test(r.result.contentType);
     let parsed: unknown;
@@ -330,7 +331,7 @@ export function jobView(r: JobRecord, o: { result?: boolean } = {}): Record<stri
     ...(r.requestId ? { requestId: r.requestId } : {}),
     ...(r.node ? { node: r.node } : {}),
     ...(r.webhook ? { webhook: webhookShown(r.webhook) } : {}),
-    ...(r.deliveries ? { deliveries: r.deliveries.map((d) => ({ ...d, at: iso(d.at) })) } : {}),
+    ...(r.deliveries ? { deliveries: r.deliveries.map((d) => ({ ...d, at: new Date(d.at).toISOString() })) } : {}),
     ...(result ? { result } : {}),
     ...(r.error ? { error: r.error } : {}),
   };

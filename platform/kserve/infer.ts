@@ -7,7 +7,7 @@
 import { UnavailableError } from '../../sdk/errors.js';
 import type { HookTensors } from '../../sdk/hook.js';
 import type { Tensor } from '../../sdk/tensor.js';
-import type { ServingFunctions } from '../functions/index.js';
+import type { ServingFunctions } from '../functions/serving.js';
 import type { ShmContext } from './shared-memory.js';
 import { sharedInput, sharedMemoryRef, writeToRegion } from './shared-memory.js';
 import type { RequestedOutput, SelectedOutput } from './tensors.js';

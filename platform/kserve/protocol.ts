@@ -6,7 +6,7 @@
  */
 import { parseVersion as parseModelVersion } from '../auth.js';
 import type { ArtifactStore } from '../artifacts/index.js';
-import type { RepositoryEntry, ServingFunctions } from '../functions/index.js';
+import type { RepositoryEntry, ServingFunctions } from '../functions/serving.js';
 import type { InferAnswer, InferCall } from './infer.js';
 import { inferCall } from './infer.js';
 import { modelMetadata, serverExtensions } from './metadata.js';

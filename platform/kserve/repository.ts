@@ -21,7 +21,7 @@ import { parseSpec } from '../../sdk/spec/index.js';
 import type { TextMessage } from '../../sdk/spec/triton/index.js';
 import { jsonConfigToMessage, tritonMessageToInput } from '../../sdk/spec/triton/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
-import type { ServingFunctions } from '../functions/index.js';
+import type { ServingFunctions } from '../functions/serving.js';
 import type { FunctionVersion } from '../registry/index.js';
 import { parseJson } from './json.js';
 import { modelConfig } from './model-config.js';

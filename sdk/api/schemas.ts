@@ -6,6 +6,8 @@
  */
 import { z } from 'zod';
 
+import type { FunctionSpec } from '../spec/function-spec.js';
+
 const SHA256 = /^[0-9a-f]{64}$/;
 const sha = (what: string) =>
   z
@@ -60,6 +62,7 @@ export const SeriesResultSchema = z.looseObject({
   name: z.string(),
   versions: z.record(z.string(), z.array(SeriesSampleSchema)),
 });
+export type SeriesResult = z.infer<typeof SeriesResultSchema>;
 
 /** A node of the cluster (GET /api/v1/nodes): a single node lists itself. */
 export const NodeInfoSchema = z.looseObject({
@@ -72,6 +75,7 @@ export const NodeInfoSchema = z.looseObject({
 });
 export type NodeInfo = z.infer<typeof NodeInfoSchema>;
 export const NodeListSchema = z.looseObject({ nodes: z.array(NodeInfoSchema) });
+export type NodeList = z.infer<typeof NodeListSchema>;
 
 /** PUT /api/v1/secrets/{name} */
 export const SecretRequestSchema = z.strictObject(
@@ -82,7 +86,9 @@ export const SecretRequestSchema = z.strictObject(
 export const SecretInfoSchema = z.looseObject({ name: z.string(), updatedAt: z.string() });
 export type SecretInfo = z.infer<typeof SecretInfoSchema>;
 export const SecretListSchema = z.looseObject({ secrets: z.array(SecretInfoSchema) });
+export type SecretList = z.infer<typeof SecretListSchema>;
 export const SecretDeletedSchema = z.looseObject({ name: z.string(), deleted: z.boolean() });
+export type SecretDeleted = z.infer<typeof SecretDeletedSchema>;
 
 /** PATCH /api/v1/functions/{name}/scaling: the settings to change, of one version or of those taking traffic. */
 export const ScalingRequestSchema = z.strictObject(
@@ -124,8 +130,22 @@ export const ImportRequestSchema = z.object(
 
 // --- responses --------------------------------------------------------------------------------------
 
+/**
+ * A response as the node builds it: the schema's type without the loose objects' index signatures,
+ * at every depth, so the node's own interfaces are assignable to it and a field the schema lacks,
+ * renamed or retyped, fails the node's type check (`reply satisfies Reply<DeployResult>`).
+ */
+export type Reply<T> = T extends readonly (infer U)[]
+  ? Reply<U>[]
+  : T extends object
+    ? { [K in keyof T as string extends K ? never : K]: Reply<T[K]> }
+    : T;
+
 export const ArtifactInfoSchema = z.looseObject({ sha256: z.string(), size: z.number() });
 export type ArtifactInfo = z.infer<typeof ArtifactInfoSchema>;
+/** PUT /api/v1/artifacts/{sha}: whether this upload stored it (false: it was there). */
+export const ArtifactStoredSchema = ArtifactInfoSchema.extend({ created: z.boolean() });
+export type ArtifactStored = z.infer<typeof ArtifactStoredSchema>;
 
 export const DeployResultSchema = z.looseObject({
   name: z.string(),
@@ -141,7 +161,8 @@ export const FunctionVersionInfoSchema = z.looseObject({
   status: z.string(),
   reason: z.string().optional(),
   createdAt: z.string(),
-  spec: z.record(z.string(), z.unknown()),
+  /** The version's spec as the node parsed it (parseSpec's output, every default filled in). */
+  spec: z.custom<FunctionSpec>((v) => typeof v === 'object' && v !== null && !Array.isArray(v)),
   artifacts: z.looseObject({ model: z.string(), hook: z.string().optional() }),
 });
 export type FunctionVersionInfo = z.infer<typeof FunctionVersionInfoSchema>;
@@ -162,6 +183,16 @@ export const PoolInfoSchema = z.looseObject({
   durations: z.record(z.string(), DurationSchema).optional(),
   latency: z.object({ p50Ms: z.number(), p99Ms: z.number(), of: z.number() }).optional(),
   batchSizes: z.record(z.string(), z.number()).optional(),
+  /** The latest cold start's phases, in seconds (and where the model came from). */
+  coldStart: z
+    .looseObject({
+      queue: z.number().optional(),
+      fetch: z.number(),
+      load: z.number(),
+      warmup: z.number(),
+      source: z.string().optional(),
+    })
+    .optional(),
   /** On CUDA: the pool's process's caching allocator on its device, and its cap (instances.gpuMemory). */
   gpuMemory: z
     .object({ allocatedBytes: z.number(), reservedBytes: z.number(), capBytes: z.number().optional() })
@@ -217,10 +248,17 @@ export const FunctionListEntrySchema = z.looseObject({
 });
 export type FunctionListEntry = z.infer<typeof FunctionListEntrySchema>;
 export const FunctionListSchema = z.looseObject({ functions: z.array(FunctionListEntrySchema) });
+export type FunctionList = z.infer<typeof FunctionListSchema>;
+
+/** DELETE /api/v1/functions/{name} */
+export const FunctionDeletedSchema = z.looseObject({ deleted: z.string() });
+export type FunctionDeleted = z.infer<typeof FunctionDeletedSchema>;
 
 export const TrafficResultSchema = z.looseObject({ name: z.string(), traffic: z.record(z.string(), z.number()) });
+export type TrafficResult = z.infer<typeof TrafficResultSchema>;
 
 export const PoolListSchema = z.looseObject({ pools: z.array(PoolInfoSchema) });
+export type PoolList = z.infer<typeof PoolListSchema>;
 
 export const JobInfoSchema = z.looseObject({
   id: z.string(),
@@ -260,13 +298,16 @@ export type JobAccepted = z.infer<typeof JobAcceptedSchema>;
 
 /** An entry of a function's own log (GET /api/v1/functions/{name}/logs). */
 export const LogEntrySchema = z.looseObject({
+  /** Date.now() milliseconds. */
   at: z.number(),
   function: z.string(),
+  /** Absent when the entry is not one version's (an error before a version was chosen). */
   version: z.number().optional(),
   source: z.enum(['hook', 'runner', 'lifecycle', 'error']),
   level: z.enum(['debug', 'info', 'warn', 'error']),
   msg: z.string(),
   requestId: z.string().optional(),
 });
-export type LogEntryView = z.infer<typeof LogEntrySchema>;
+export type FunctionLogEntry = z.infer<typeof LogEntrySchema>;
 export const LogListSchema = z.looseObject({ entries: z.array(LogEntrySchema) });
+export type LogList = z.infer<typeof LogListSchema>;

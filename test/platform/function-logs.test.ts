@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node.js';
-import type { LogEntryView } from '../../sdk/api/index.js';
+import type { FunctionLogEntry } from '../../sdk/api/index.js';
 import { Hearth } from '../../sdk/client.js';
 import { deployFixture, testNode } from '../helpers/node.js';
 import { SMALL_SPEC } from '../helpers/specs.js';
@@ -74,7 +74,7 @@ describe("a function's own log", () => {
 
   it('follows new lines through the SDK', async () => {
     const stop = new AbortController();
-    const seen: LogEntryView[] = [];
+    const seen: FunctionLogEntry[] = [];
     const following = (async () => {
       for await (const e of client.followLogs('chatty', { limit: 1, signal: stop.signal })) {
         seen.push(e);
@@ -96,7 +96,7 @@ describe("a function's own log", () => {
     });
     expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const reader = stream.body!.getReader();
-    const seen: LogEntryView[] = [];
+    const seen: FunctionLogEntry[] = [];
     const decoder = new TextDecoder();
     let text = '';
     const reading = (async () => {
@@ -104,7 +104,7 @@ describe("a function's own log", () => {
         const { value, done } = await reader.read();
         if (done) return;
         text += decoder.decode(value, { stream: true });
-        for (const m of text.matchAll(/^data: (.*)$/gm)) seen.push(JSON.parse(m[1]!) as LogEntryView);
+        for (const m of text.matchAll(/^data: (.*)$/gm)) seen.push(JSON.parse(m[1]!) as FunctionLogEntry);
         text = text.slice(text.lastIndexOf('\n') + 1);
         if (seen.some((e) => e.msg === 'pre saw tag live')) return;
       }

@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 
 import type { FunctionInfo, Hearth } from '../../client.js';
+import { parseSpec } from '../../spec/index.js';
 import type { CliContext } from '../context.js';
 import { integer } from '../context.js';
 import { register as rollback } from './rollback.js';
@@ -11,7 +12,13 @@ import { register as scale } from './scale.js';
 import { register as traffic } from './traffic.js';
 import { parseSince } from './logs.js';
 
-const SPEC = { name: 'f', model: 'model.pt', scaling: { minInstances: 0, maxInstances: 4 } };
+const SPEC = parseSpec({
+  name: 'f',
+  model: 'model.pt',
+  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
+  outputs: [{ name: 'y', dtype: 'FP32', dims: [4] }],
+  scaling: { minInstances: 0, maxInstances: 4 },
+});
 const ARTIFACTS = { model: 'a'.repeat(64) };
 
 /** A function with v1 ready, v2 failed, v3 ready, and `split` as its traffic. */

@@ -1,10 +1,10 @@
 import { type Command, CommanderError } from 'commander';
 
-import type { LogEntryView } from '../../api/index.js';
+import type { FunctionLogEntry } from '../../api/index.js';
 import type { CliContext } from '../context.js';
 
 /** One entry as a line: time, version, source, level, message, request id. */
-export function logLine(e: LogEntryView): string {
+export function logLine(e: FunctionLogEntry): string {
   const time = new Date(e.at).toISOString().slice(11, 23);
   const version = e.version === undefined ? '  ' : `v${e.version}`;
   const id = e.requestId ? `  [${e.requestId}]` : '';
@@ -46,7 +46,7 @@ export function register(program: Command, { client, json, integer }: CliContext
       '\nExamples:\n  hearth logs tabular-mlp\n  hearth logs tabular-mlp --since 10m\n  hearth logs tabular-mlp --version 2 --follow',
     )
     .action(async (name: string, o: { version?: number; limit?: number; follow?: boolean; since?: number }) => {
-      const print = (e: LogEntryView) => console.log(json() ? JSON.stringify(e) : logLine(e));
+      const print = (e: FunctionLogEntry) => console.log(json() ? JSON.stringify(e) : logLine(e));
       if (!o.follow) {
         for (const e of await client().logs(name, { version: o.version, limit: o.limit, since: o.since })) print(e);
         return;
