@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { getRequestListener } from '@hono/node-server';
 
 import { devices, gpuMetrics, groupOf, RunnerHost, setIntraOpThreads } from '../runtime/index.js';
+import type { SandboxReport } from '../runtime/index.js';
 import { createArtifactStore } from './artifacts/index.js';
 import { Cluster } from './cluster/index.js';
 import type { Config } from './config.js';
@@ -269,9 +270,13 @@ export async function startNode(config: Config): Promise<HearthNode> {
       throw new Error(
         `HEARTH_SANDBOX=strict: no runner could start in its jail: ${runners.spareError ?? 'the spare runner did not start in time'}`,
       );
-    if (sandbox?.notes.length)
-      log.warn({ sandbox: sandbox.summary, missing: sandbox.notes }, 'runners are jailed without every layer');
-    else if (sandbox) log.info({ sandbox: sandbox.summary }, 'runners are jailed');
+    const report = (s: SandboxReport) => {
+      if (s.notes.length) log.warn({ sandbox: s.summary, missing: s.notes }, 'runners are jailed without every layer');
+      else log.info({ sandbox: s.summary }, 'runners are jailed');
+    };
+    // A spare late on a loaded machine: the first runner to start says it.
+    if (sandbox) report(sandbox);
+    else void runners.reported.then(report);
   }
   const warmed = await minimum;
   ready = true;

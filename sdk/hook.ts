@@ -13,15 +13,12 @@
  * limit or exhausts its heap fails only the request it was serving.
  */
 import type { TensorSpec } from './spec/function-spec.js';
-import type { Tensor } from './tensor.js';
+import type { TensorsByName } from './tensor.js';
 
 /** The request body as the hook sees it: parsed JSON, or the raw bytes with their content type. */
 export type HookRequest =
   | { kind: 'json'; json: unknown; contentType: string }
   | { kind: 'bytes'; bytes: Uint8Array; contentType: string };
-
-/** Tensors by input or output name. */
-export type HookTensors = Record<string, Tensor>;
 
 /** A response that is bytes with a content type rather than JSON (an image, audio, protobuf…). */
 export interface BinaryResponse {
@@ -58,9 +55,9 @@ export interface Hook<State = unknown> {
   /** Runs once per worker thread before its first request (load a vocabulary, a label list…). */
   setup?(context: Omit<HookContext<State>, 'state'>): State | Promise<State>;
   /** The request → the model's input tensors, by the spec's input names. */
-  pre(request: HookRequest, context: HookContext<State>): HookTensors | Promise<HookTensors>;
+  pre(request: HookRequest, context: HookContext<State>): TensorsByName | Promise<TensorsByName>;
   /** The model's output tensors for this request (its rows only), by the spec's output names → the response. */
-  post(outputs: HookTensors, request: HookRequest, context: HookContext<State>): unknown | Promise<unknown>;
+  post(outputs: TensorsByName, request: HookRequest, context: HookContext<State>): unknown | Promise<unknown>;
 }
 
 /** Declares a hook; the identity function, there for the types. */

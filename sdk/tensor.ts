@@ -123,3 +123,6 @@ export function tensor<D extends DType>(dtype: D, shape: number[], data: TypedAr
   }
   return { dtype, shape, data };
 }
+
+/** Tensors by input or output name: what a model takes and gives, with or without a hook around it. */
+export type TensorsByName = Record<string, Tensor>;

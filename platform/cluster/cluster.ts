@@ -31,19 +31,19 @@ import { errorBody } from '../jobs/index.js';
 import { blockingConnection, bullConnection, closeBounded, commandConnection, redisUp } from '../redis/index.js';
 import { ColdStartLease, unavailable } from './lease.js';
 import { Presence } from './presence.js';
-import type { ClusterNode, Forwarded, ForwardResult, LocalHandler, PoolBrief } from './types.js';
+import type { ClusterNode, Forwarded, ForwardedReply, LocalHandler, PoolBrief } from './types.js';
 import type { CallData, Reply } from './wire.js';
 import { decode, encode } from './wire.js';
 
 interface Waiting {
-  resolve(r: ForwardResult): void;
+  resolve(r: ForwardedReply): void;
   reject(e: HearthError): void;
   timer: NodeJS.Timeout;
   name: string;
   version: number;
   since: number;
   /** Runs the call here instead, if no live node holds the version any more. */
-  fallback?: () => Promise<ForwardResult>;
+  fallback?: () => Promise<ForwardedReply>;
 }
 
 export interface ClusterOptions {
@@ -127,16 +127,16 @@ export class Cluster {
     version: number,
     call: Forwarded,
     deadline: number | undefined,
-    fallback?: () => Promise<ForwardResult>,
+    fallback?: () => Promise<ForwardedReply>,
     signal?: AbortSignal,
-  ): Promise<ForwardResult> {
+  ): Promise<ForwardedReply> {
     // BullMQ job ids may not hold ":" (node ids do).
     const id = `call-${randomUUID()}`;
     const wallDeadline =
       deadline === undefined
         ? Date.now() + this.#o.forwardTimeoutMs
         : Date.now() + Math.max(0, deadline - performance.now());
-    const answer = new Promise<ForwardResult>((resolve, reject) => {
+    const answer = new Promise<ForwardedReply>((resolve, reject) => {
       const timer = setTimeout(
         () => {
           this.#waiting.delete(id);
@@ -307,7 +307,7 @@ export class Cluster {
     if (!waiting) return;
     this.#waiting.delete(reply.id);
     clearTimeout(waiting.timer);
-    if (reply.ok) waiting.resolve(decode<ForwardResult>(reply.result));
+    if (reply.ok) waiting.resolve(decode<ForwardedReply>(reply.result));
     else waiting.reject(errorFromBody(reply.error));
   }
 

@@ -1,6 +1,6 @@
 /** What nodes of a cluster say to each other: their pools, and the calls they forward. */
 import type { PoolSummary } from '../../runtime/index.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 
 /** What a node says of one of its pools. */
 export interface PoolBrief {
@@ -27,11 +27,11 @@ export interface ClusterNode {
 /** A call sent to another node: a hook request (invoke) or raw tensors (infer). */
 export type Forwarded =
   | { kind: 'invoke'; body: Uint8Array; contentType: string }
-  | { kind: 'infer'; tensors: HookTensors };
+  | { kind: 'infer'; tensors: TensorsByName };
 
-export type ForwardResult =
+export type ForwardedReply =
   | { kind: 'invoke'; body: Uint8Array; contentType: string; version: number }
-  | { kind: 'infer'; tensors: HookTensors };
+  | { kind: 'infer'; tensors: TensorsByName };
 
 /** Runs a forwarded call on this node, without forwarding it again. */
 export type LocalHandler = (
@@ -39,4 +39,4 @@ export type LocalHandler = (
   version: number,
   call: Forwarded,
   deadline: number | undefined,
-) => Promise<ForwardResult>;
+) => Promise<ForwardedReply>;

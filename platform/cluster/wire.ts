@@ -1,8 +1,8 @@
 /** Calls and results as JSON for Redis (BullMQ jobs and pub/sub replies): bytes as base64. */
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
 import { viewAs } from '../../sdk/tensor.js';
-import type { Forwarded, ForwardResult } from './types.js';
+import type { Forwarded, ForwardedReply } from './types.js';
 
 interface WireTensor {
   dtype: DType;
@@ -10,7 +10,7 @@ interface WireTensor {
   b64: string;
 }
 
-function encodeTensors(t: HookTensors): Record<string, WireTensor> {
+function encodeTensors(t: TensorsByName): Record<string, WireTensor> {
   return Object.fromEntries(
     Object.entries(t).map(([name, x]) => [
       name,
@@ -27,7 +27,7 @@ function encodeTensors(t: HookTensors): Record<string, WireTensor> {
   );
 }
 
-function decodeTensors(t: Record<string, WireTensor>): HookTensors {
+function decodeTensors(t: Record<string, WireTensor>): TensorsByName {
   // A fresh copy: a typed array needs its offset aligned to its element size.
   return Object.fromEntries(
     Object.entries(t).map(([name, x]) => [
@@ -42,13 +42,13 @@ export type Wire =
   | { kind: 'invoke'; body: string; contentType: string; version?: number }
   | { kind: 'infer'; tensors: Record<string, WireTensor> };
 
-export function encode(p: Forwarded | ForwardResult): Wire {
+export function encode(p: Forwarded | ForwardedReply): Wire {
   return p.kind === 'invoke'
     ? { ...p, body: Buffer.from(p.body).toString('base64') }
     : { kind: 'infer', tensors: encodeTensors(p.tensors) };
 }
 
-export function decode<T extends Forwarded | ForwardResult>(w: Wire): T {
+export function decode<T extends Forwarded | ForwardedReply>(w: Wire): T {
   return (
     w.kind === 'invoke'
       ? { ...w, body: new Uint8Array(Buffer.from(w.body, 'base64')) }

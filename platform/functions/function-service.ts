@@ -13,16 +13,16 @@
  */
 import { FunctionLogs } from './function-logs.js';
 import { FunctionSeries } from './series.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import { devices } from '../../runtime/index.js';
-import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, RunnerHost } from '../../runtime/index.js';
+import type { ColdStart, CallOptions, InvokeResponse, PoolCounters, RunnerHost } from '../../runtime/index.js';
 import { ConflictError, InvalidInputError, UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { AutoscaleLoop } from '../autoscaler/index.js';
 import type { NodeInfo } from '../../sdk/api/index.js';
-import type { Cluster, Forwarded, ForwardResult, PoolBrief } from '../cluster/index.js';
+import type { Cluster, Forwarded, ForwardedReply, PoolBrief } from '../cluster/index.js';
 import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
 import type { SecretStore } from '../secrets/index.js';
 import { callPool, PoolSet } from './pool-set.js';
@@ -305,7 +305,7 @@ export class FunctionService implements ManagedFunctions {
     name: string,
     version: number | undefined,
     request: { body: Uint8Array; contentType: string },
-    options: InvokeOptions = {},
+    options: CallOptions = {},
   ): Promise<InvokeResponse & { version: number }> {
     const v = await this.resolve(name, version);
     const result = await this.#call(name, v, { kind: 'invoke', ...request }, options);
@@ -317,9 +317,9 @@ export class FunctionService implements ManagedFunctions {
   async infer(
     name: string,
     version: number | undefined,
-    tensors: HookTensors,
-    options: InvokeOptions = {},
-  ): Promise<{ outputs: HookTensors; version: FunctionVersion }> {
+    tensors: TensorsByName,
+    options: CallOptions = {},
+  ): Promise<{ outputs: TensorsByName; version: FunctionVersion }> {
     const v = await this.resolve(name, version);
     const result = await this.#call(name, v, { kind: 'infer', tensors }, options);
     if (result.kind !== 'infer') throw new UnavailableError('a node answered an infer with a body');
@@ -327,7 +327,7 @@ export class FunctionService implements ManagedFunctions {
   }
 
   /** Here, or (cluster mode) on the node that holds the version warm or is loading it. */
-  async #call(name: string, v: FunctionVersion, call: Forwarded, options: InvokeOptions): Promise<ForwardResult> {
+  async #call(name: string, v: FunctionVersion, call: Forwarded, options: CallOptions): Promise<ForwardedReply> {
     this.#unloaded.delete(name);
     const cluster = this.#o.cluster;
     // A sequence's requests carry their flags only to a local pool: sequences stay on this node.
@@ -343,7 +343,7 @@ export class FunctionService implements ManagedFunctions {
     return this.#local(name, v, call, options);
   }
 
-  #local(name: string, v: FunctionVersion, call: Forwarded, options: InvokeOptions): Promise<ForwardResult> {
+  #local(name: string, v: FunctionVersion, call: Forwarded, options: CallOptions): Promise<ForwardedReply> {
     return callPool(this.#pools.warm(name, v), v.version, call, options);
   }
 

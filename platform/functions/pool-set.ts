@@ -7,7 +7,7 @@ import type { FunctionLogs } from './function-logs.js';
 import { addCounters, newCounters, Pool, RunnerPool } from '../../runtime/index.js';
 import type {
   ColdStart,
-  InvokeOptions,
+  CallOptions,
   PoolCounters,
   PoolEvent,
   PoolSummary,
@@ -16,7 +16,7 @@ import type {
   ServingPool,
 } from '../../runtime/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
-import type { Cluster, Forwarded, ForwardResult } from '../cluster/index.js';
+import type { Cluster, Forwarded, ForwardedReply } from '../cluster/index.js';
 import type { FunctionVersion } from '../registry/index.js';
 import { importable, versionFiles } from './version-files.js';
 
@@ -43,13 +43,13 @@ export interface PoolSetOptions {
   secrets?: (names: readonly string[]) => Promise<Record<string, string>>;
 }
 
-/** A call on a pool, as a ForwardResult (the shape cluster forwarding carries). */
+/** A call on a pool, as a ForwardedReply (the shape cluster forwarding carries). */
 export async function callPool(
   pool: ServingPool,
   version: number,
   call: Forwarded,
-  options: InvokeOptions,
-): Promise<ForwardResult> {
+  options: CallOptions,
+): Promise<ForwardedReply> {
   if (call.kind === 'infer') return { kind: 'infer', tensors: await pool.infer(call.tensors, options) };
   const response = await pool.invoke({ body: call.body, contentType: call.contentType }, options);
   return { kind: 'invoke', ...response, version };

@@ -4,9 +4,9 @@
  * API, what it manages. FunctionService implements both; the transports know only these.
  */
 import type { FunctionLogEntry, NodeInfo, SeriesSample } from '../../sdk/api/index.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import type { InvokeOptions, InvokeResponse, PoolCounters, PoolSummary } from '../../runtime/index.js';
+import type { CallOptions, InvokeResponse, PoolCounters, PoolSummary } from '../../runtime/index.js';
 import type { PoolBrief } from '../cluster/index.js';
 import type { FunctionRecord, FunctionVersion } from '../registry/index.js';
 
@@ -34,15 +34,15 @@ export interface ServingFunctions {
     name: string,
     version: number | undefined,
     request: { body: Uint8Array; contentType: string },
-    options?: InvokeOptions,
+    options?: CallOptions,
   ): Promise<InvokeResponse & { version: number }>;
   /** Tensors straight to the model (KServe v2): no hooks. */
   infer(
     name: string,
     version: number | undefined,
-    tensors: HookTensors,
-    options?: InvokeOptions,
-  ): Promise<{ outputs: HookTensors; version: FunctionVersion }>;
+    tensors: TensorsByName,
+    options?: CallOptions,
+  ): Promise<{ outputs: TensorsByName; version: FunctionVersion }>;
   modelReady(name: string, version?: number): Promise<boolean>;
   statistics(name?: string, version?: number): Promise<VersionCounters[]>;
   repositoryIndex(): Promise<RepositoryEntry[]>;

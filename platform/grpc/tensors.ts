@@ -3,7 +3,7 @@
  * typed `contents` fields, in; `raw_output_contents` out, as Triton answers.
  */
 import { InvalidInputError } from '../../sdk/errors.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { DType } from '../../sdk/tensor.js';
 import type { AnsweredOutput, RequestedOutput, RequestInput, ShmContext } from '../kserve/index.js';
 import { requestTensors } from '../kserve/index.js';
@@ -61,7 +61,7 @@ export function grpcInputsToTensors(
   raw: Uint8Array[],
   shm: ShmContext | undefined,
   model: string,
-): HookTensors {
+): TensorsByName {
   let next = 0;
   const read = inputs.map(
     (input): RequestInput => ({

@@ -5,7 +5,7 @@
  */
 import { InvalidInputError } from '../../sdk/errors.js';
 import { BinaryBody, encodeBinary } from '../../sdk/kserve-binary.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import { bytesOf, numel } from '../../sdk/tensor.js';
 import { flatten, tensorToJson } from '../../sdk/tensor-json.js';
 import { decodeBytes } from '../../sdk/tensor-bytes.js';
@@ -54,7 +54,7 @@ export async function parseInferRequest(
   body: Uint8Array,
   headerLength: number | undefined,
   shm?: ShmContext,
-): Promise<{ request: InferRequest; tensors: HookTensors }> {
+): Promise<{ request: InferRequest; tensors: TensorsByName }> {
   // A header length that does not fit is BinaryBody's error, thrown before it takes this parse.
   let header: unknown;
   let failure: unknown;

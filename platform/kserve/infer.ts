@@ -5,7 +5,7 @@
  * codec reads its wire format into an InferCall and writes the InferAnswer back out.
  */
 import { UnavailableError } from '../../sdk/errors.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { Tensor } from '../../sdk/tensor.js';
 import type { ServingFunctions } from '../functions/serving.js';
 import type { ShmContext } from './shared-memory.js';
@@ -33,8 +33,8 @@ export interface RequestInput {
  * The request's tensors, in order: each checked (datatype, shape, given once), then read from the
  * caller's shared memory region its parameters name, else from its content.
  */
-export function requestTensors(inputs: readonly RequestInput[], shm: ShmContext | undefined): HookTensors {
-  const tensors: HookTensors = {};
+export function requestTensors(inputs: readonly RequestInput[], shm: ShmContext | undefined): TensorsByName {
+  const tensors: TensorsByName = {};
   for (const input of inputs) {
     const { dtype, shape } = inputHead(tensors, input, input.where);
     const shared = sharedInput(input.name, dtype, shape, input.parameters, shm);
@@ -56,7 +56,7 @@ export interface InferCall {
   version: number | undefined;
   id?: string;
   /** The request's tensors, read after the ready check (a codec's requestTensors). */
-  tensors: () => HookTensors | Promise<HookTensors>;
+  tensors: () => TensorsByName | Promise<TensorsByName>;
   /** The request's parameters, unwrapped (sequence_id, sequence_start, sequence_end, …). */
   parameters: Record<string, unknown> | undefined;
   outputs: readonly RequestedOutput[];

@@ -141,7 +141,15 @@ function sequenceBatching(s: SequenceSpec): object {
         },
       ],
     })),
-    state: [],
+    state: s.states.map((st) => ({
+      input_name: st.input,
+      output_name: st.output,
+      data_type: TYPE_NAMES[st.dtype],
+      dims: st.dims,
+      initial_state: [],
+      use_same_buffer_for_input_output: false,
+      use_growable_memory: false,
+    })),
     ...(s.strategy === 'oldest'
       ? {
           oldest: {

@@ -5,7 +5,7 @@
  * outputs a response carries.
  */
 import { InvalidInputError } from '../../sdk/errors.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
 import { allocate, elementSize, isDType, numel } from '../../sdk/tensor.js';
 import { tensorFromJson } from '../../sdk/tensor-json.js';
@@ -16,7 +16,7 @@ import type { SequenceFlags } from '../../runtime/index.js';
 
 /** The input's datatype and shape, checked; `where` names it in messages. */
 export function inputHead(
-  tensors: HookTensors,
+  tensors: TensorsByName,
   input: { name: string; datatype: string; shape: unknown[] },
   where: string,
 ): { dtype: DType; shape: number[] } {
@@ -100,7 +100,7 @@ export interface SelectedOutput {
  * turned into its classification when the request asks for one.
  */
 export function selectOutputs(
-  outputs: HookTensors,
+  outputs: TensorsByName,
   spec: FunctionSpec,
   requested: readonly RequestedOutput[],
 ): SelectedOutput[] {

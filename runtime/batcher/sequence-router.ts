@@ -63,6 +63,11 @@ const MAX_WAITING = 4096;
 
 export type SequenceDispatch<T> = (lane: number, rows: SequenceRow<T>[]) => void;
 
+/** A sequence's key: its id, a number and a string of the same digits apart. */
+export function sequenceKey(id: bigint | string): string {
+  return typeof id === 'string' ? `s:${id}` : `n:${id}`;
+}
+
 export class SequenceRouter<T> {
   readonly #o: SequenceOptions;
   readonly #dispatch: SequenceDispatch<T>;
@@ -73,10 +78,19 @@ export class SequenceRouter<T> {
   readonly #waiting: Sequence<T>[] = [];
   #sweeper: NodeJS.Timeout | undefined;
 
-  constructor(options: SequenceOptions, dispatch: SequenceDispatch<T>, clock: Clock = systemClock) {
+  /** Told each sequence's key as it goes (its END ran, or it sat idle): what was kept for it can go. */
+  readonly #onFree: (key: string) => void;
+
+  constructor(
+    options: SequenceOptions,
+    dispatch: SequenceDispatch<T>,
+    clock: Clock = systemClock,
+    onFree: (key: string) => void = () => undefined,
+  ) {
     this.#o = options;
     this.#dispatch = dispatch;
     this.#clock = clock;
+    this.#onFree = onFree;
   }
 
   get #slotsPerLane(): number {
@@ -96,6 +110,11 @@ export class SequenceRouter<T> {
     return n;
   }
 
+  /** Whether the sequence of `key` is in progress (started, not ended nor released). */
+  has(key: string): boolean {
+    return this.#sequences.has(key);
+  }
+
   /** Sequences in progress (placed or waiting for a slot). */
   get activeSequences(): number {
     return this.#sequences.size;
@@ -112,7 +131,7 @@ export class SequenceRouter<T> {
   }
 
   enqueue(payload: T, flags: SequenceFlags, reject: (e: HearthError) => void): void {
-    const key = typeof flags.id === 'string' ? `s:${flags.id}` : `n:${flags.id}`;
+    const key = sequenceKey(flags.id);
     let sequence = this.#sequences.get(key);
     if (flags.start) {
       if (sequence)
@@ -151,7 +170,10 @@ export class SequenceRouter<T> {
   }
 
   rejectAll(error: HearthError): void {
-    for (const s of this.#sequences.values()) for (const q of s.queue.splice(0)) q.reject(error);
+    for (const s of this.#sequences.values()) {
+      for (const q of s.queue.splice(0)) q.reject(error);
+      this.#onFree(s.key);
+    }
     this.#sequences.clear();
     this.#waiting.length = 0;
     for (const l of this.#lanes) l.slots.fill(undefined);
@@ -183,6 +205,7 @@ export class SequenceRouter<T> {
 
   #free(sequence: Sequence<T>): void {
     this.#sequences.delete(sequence.key);
+    this.#onFree(sequence.key);
     const waiting = this.#waiting.indexOf(sequence);
     if (waiting >= 0) this.#waiting.splice(waiting, 1);
     const lane = this.#lanes[sequence.lane];

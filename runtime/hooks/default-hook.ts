@@ -3,7 +3,8 @@
  * `{"outputs": {name: nested array}}` out, dtypes from the spec. With a batch dimension the nested
  * arrays carry it first.
  */
-import type { Hook, HookTensors } from '../../sdk/hook.js';
+import type { Hook } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import { tensorFromJson, tensorToJson } from '../../sdk/tensor-json.js';
 
 export class DefaultHookInputError extends Error {}
@@ -19,7 +20,7 @@ export const defaultHook: Hook = {
     if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs)) {
       throw new DefaultHookInputError('the body must be {"inputs": {"<name>": <nested array>, ...}}');
     }
-    const tensors: HookTensors = {};
+    const tensors: TensorsByName = {};
     for (const spec of context.inputs) {
       const value = (inputs as Record<string, unknown>)[spec.name];
       if (value === undefined) throw new DefaultHookInputError(`missing input "${spec.name}"`);

@@ -24,7 +24,7 @@ import {
   InvalidInputError,
   QueueFullError,
 } from '../../sdk/errors.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { hookWorkerFile } from './bundle.js';
 import { watchHookTime } from './hook-clock.js';
@@ -56,7 +56,7 @@ export interface HookPoolOptions {
   /** Most hook threads: they start at one and grow with load up to this. Default: the cores. */
   threads?: number;
   /**
-   * Also run the hook on this thread, for calls that say they may (CallOptions.inline). Only where
+   * Also run the hook on this thread, for calls that say they may (HookCallOptions.inline). Only where
    * this thread belongs to the function alone (a runner process), and with `sandbox`.
    */
   inline?: boolean;
@@ -68,7 +68,7 @@ export interface HookPoolOptions {
   webAssembly?: boolean;
 }
 
-export interface CallOptions {
+export interface HookCallOptions {
   /** Absolute deadline, performance.now() milliseconds. */
   deadline?: number;
   signal?: AbortSignal;
@@ -80,8 +80,8 @@ export type PostOutcome = { ok: true; body: Uint8Array; contentType: string } | 
 
 interface PreWaiter {
   request: RawRequest;
-  options: CallOptions;
-  resolve(value: { tensors: HookTensors; body: Uint8Array }): void;
+  options: HookCallOptions;
+  resolve(value: { tensors: TensorsByName; body: Uint8Array }): void;
   reject(error: HearthError): void;
 }
 
@@ -183,7 +183,7 @@ export class HookPool {
    * loses its thread, each request is run again on its own, so only the one that loops or
    * exhausts the heap fails.
    */
-  pre(request: RawRequest, options: CallOptions): Promise<{ tensors: HookTensors; body: Uint8Array }> {
+  pre(request: RawRequest, options: HookCallOptions): Promise<{ tensors: TensorsByName; body: Uint8Array }> {
     if (options.signal?.aborted)
       return Promise.reject(new CancelledError('the request was cancelled before its pre hook ran'));
     if (this.#runsInline(options)) return this.#preInline(request);
@@ -256,7 +256,10 @@ export class HookPool {
   }
 
   /** Runs post for every request of a batch in one task; each request gets its own outcome. */
-  async post(items: { outputs: HookTensors; request: RawRequest }[], options: CallOptions): Promise<PostOutcome[]> {
+  async post(
+    items: { outputs: TensorsByName; request: RawRequest }[],
+    options: HookCallOptions,
+  ): Promise<PostOutcome[]> {
     let result: PostResult;
     if (this.#runsInline(options)) {
       this.#inlineCalls++;
@@ -272,7 +275,7 @@ export class HookPool {
   }
 
   /** Whether a call runs on this thread: asked to, allowed to, and with time for the hook's whole limit. */
-  #runsInline(options: CallOptions): boolean {
+  #runsInline(options: HookCallOptions): boolean {
     return (
       this.#inline !== undefined &&
       options.inline === true &&
@@ -280,7 +283,7 @@ export class HookPool {
     );
   }
 
-  async #preInline(request: RawRequest): Promise<{ tensors: HookTensors; body: Uint8Array }> {
+  async #preInline(request: RawRequest): Promise<{ tensors: TensorsByName; body: Uint8Array }> {
     this.#inlineCalls++;
     const result = (await this.#inline!({ op: 'pre', requests: [request] })).value as PreResult;
     const item = result.ok ? result.items[0]! : result;
@@ -316,7 +319,7 @@ export class HookPool {
   async #run(
     task: HookTask,
     phase: HookFailure['phase'],
-    options: CallOptions,
+    options: HookCallOptions,
     transfer: ArrayBufferLike[] = [],
   ): Promise<unknown> {
     const now = performance.now();
@@ -370,7 +373,7 @@ export class HookPool {
   async #runToEnd(
     task: HookTask,
     phase: HookFailure['phase'],
-    options: CallOptions,
+    options: HookCallOptions,
     transferList: ArrayBuffer[],
   ): Promise<unknown> {
     const work = this.#piscina.run(task, { transferList }).catch((error: unknown) => {

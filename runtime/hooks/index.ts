@@ -1,5 +1,5 @@
 export { HookPool } from './hook-pool.js';
-export type { HookPoolOptions, CallOptions, PostOutcome } from './hook-pool.js';
+export type { HookPoolOptions, HookCallOptions, PostOutcome } from './hook-pool.js';
 export { bundleEntry, hookWorkerFile } from './bundle.js';
 export { bundleHook } from '../../sdk/hooks/bundle.js';
 export type { RawRequest } from './messages.js';

@@ -1,6 +1,6 @@
 /** What crosses between the pool and its hook worker threads. */
 import type { TensorSpec } from '../../sdk/spec/function-spec.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 
 export interface HookWorkerData {
   /** The bundled hook (an ES module file); absent: the default JSON hook. */
@@ -33,7 +33,7 @@ export interface RawRequest {
 export type HookTask = (
   | { op: 'setup' }
   | { op: 'pre'; requests: RawRequest[] }
-  | { op: 'post'; items: { outputs: HookTensors; request: RawRequest }[] }
+  | { op: 'post'; items: { outputs: TensorsByName; request: RawRequest }[] }
 ) & {
   /**
    * Where a thread says how far it got with the task (HOOK_LOADING, then HOOK_RUNNING), so that the
@@ -58,7 +58,7 @@ export interface HookFailure {
   reason?: string;
 }
 
-export type PreItemResult = { ok: true; tensors: HookTensors; body: Uint8Array } | HookFailure;
+export type PreItemResult = { ok: true; tensors: TensorsByName; body: Uint8Array } | HookFailure;
 export type PreResult = { ok: true; items: PreItemResult[] } | HookFailure;
 export type PostItemResult = { ok: true; body: Uint8Array; contentType: string } | HookFailure;
 export type PostResult = { ok: true; items: PostItemResult[] } | HookFailure;

@@ -14,7 +14,7 @@ import { readFile } from 'node:fs/promises';
 
 import ivm from 'isolated-vm';
 
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import { decodeImage } from './images.js';
 
 const JSON_TYPE = /^application\/(.+\+)?json\b|^text\/json\b/i;
@@ -270,7 +270,7 @@ export class HookSandbox {
     return JSON_TYPE.test(contentType) ? decoder.decode(body) : body;
   }
 
-  pre(body: Uint8Array, contentType: string): Promise<SandboxOutcome<{ tensors: HookTensors }>> {
+  pre(body: Uint8Array, contentType: string): Promise<SandboxOutcome<{ tensors: TensorsByName }>> {
     return this.#call('pre', [this.#body(body, contentType), contentType]);
   }
 
@@ -279,7 +279,7 @@ export class HookSandbox {
    * copied into the isolate a second time per request, a 3 MB JSON body decoded and copied again.
    */
   async post(
-    outputs: HookTensors,
+    outputs: TensorsByName,
     body: Uint8Array,
     contentType: string,
   ): Promise<SandboxOutcome<{ bytes: Uint8Array; contentType: string }>> {

@@ -8,7 +8,8 @@ import { pathToFileURL } from 'node:url';
 
 import { Piscina } from 'piscina';
 
-import type { Hook, HookContext, HookRequest, HookTensors } from '../../sdk/hook.js';
+import type { Hook, HookContext, HookRequest } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import { isBinaryResponse } from '../../sdk/hook.js';
 import { checkTensors } from '../tensors/index.js';
 import { defaultHook, DefaultHookInputError } from './default-hook.js';
@@ -82,7 +83,7 @@ function failure(phase: HookFailure['phase'], error: unknown): HookFailure {
   };
 }
 
-function tensorBuffers(tensors: HookTensors): ArrayBufferLike[] {
+function tensorBuffers(tensors: TensorsByName): ArrayBufferLike[] {
   return Object.values(tensors).map((t) => t.data.buffer);
 }
 
@@ -90,9 +91,9 @@ function tensorBuffers(tensors: HookTensors): ArrayBufferLike[] {
 interface LoadedHook {
   /** The function's own hook (its tensors that do not fit the spec are its fault), not the default. */
   own: boolean;
-  pre(raw: RawRequest): Promise<{ ok: true; tensors: HookTensors } | HookFailure>;
+  pre(raw: RawRequest): Promise<{ ok: true; tensors: TensorsByName } | HookFailure>;
   post(
-    outputs: HookTensors,
+    outputs: TensorsByName,
     raw: RawRequest,
   ): Promise<{ ok: true; body: Uint8Array; contentType: string } | HookFailure>;
 }

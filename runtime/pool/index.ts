@@ -4,7 +4,7 @@ export type {
   PoolOptions,
   PoolStats,
   PoolSummary,
-  InvokeOptions,
+  CallOptions,
   InvokeResponse,
   ColdStart,
   ServingPool,

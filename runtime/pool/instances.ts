@@ -2,7 +2,7 @@
  * A pool's model instances: every one it holds, the idle ones a batch can take, and one forward on
  * an instance under the spec's hard time limit, cut back into each request's rows.
  */
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { Tensor } from '../../sdk/tensor.js';
 import type { ForwardResult, Model } from '../engine/index.js';
@@ -78,11 +78,11 @@ export class Instances {
   async run(
     instance: Model,
     binding: IoBinding,
-    requests: HookTensors[],
+    requests: TensorsByName[],
     controls: Tensor[],
     rows: readonly number[],
     threads?: number,
-  ): Promise<HookTensors[]> {
+  ): Promise<TensorsByName[]> {
     const args = forwardArgs(this.spec, binding, requests, controls);
     const limitMs = this.spec.limits.forwardTimeoutMs;
     const total = rows.reduce((n, r) => n + r, 0);

@@ -12,17 +12,18 @@
  * refused at load with a message naming the inputs, rather than run with a wrong answer.
  */
 import { ModelLoadError } from '../../sdk/errors.js';
-import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { FunctionSpec, OutputSpec } from '../../sdk/spec/function-spec.js';
+import type { DType } from '../../sdk/tensor.js';
 
 export type InputRule = 'forward-argument' | 'named-index' | 'config-order' | 'dict';
 export type OutputRule = 'named-index' | 'config-order';
 
 export interface IoBinding {
   inputRule: InputRule;
-  /** forwardOrder[p]: the index in spec.inputs (then spec.sequence.controls) of forward()'s argument p. */
+  /** forwardOrder[p]: the index in modelInputs(spec) of forward()'s argument p. */
   forwardOrder: number[];
   outputRule: OutputRule;
-  /** outputIndex[i]: the position in the model's returned tuple of spec.outputs[i]. */
+  /** outputIndex[i]: the position in the model's returned tuple of modelOutputs(spec)[i]. */
   outputIndex: number[];
   /** rule 'dict': forward() takes one Dict[str, Tensor]; the inputs go in it under these names. */
   dictKeys?: string[];
@@ -66,9 +67,28 @@ function checkPositions(
   });
 }
 
+/**
+ * What forward() takes, by name and datatype: the spec's inputs, then a sequence model's control
+ * inputs (the batcher fills them), then its state inputs (the node keeps them per sequence).
+ */
+export function modelInputs(spec: FunctionSpec): { name: string; dtype: DType | undefined }[] {
+  return [
+    ...spec.inputs.map((i) => ({ name: i.name, dtype: i.dtype })),
+    ...(spec.sequence?.controls.map((c) => ({ name: c.name, dtype: undefined })) ?? []),
+    ...(spec.sequence?.states.map((st) => ({ name: st.input, dtype: st.dtype })) ?? []),
+  ];
+}
+
+/** What the model returns: the spec's outputs, then a sequence model's state outputs. */
+export function modelOutputs(spec: FunctionSpec): OutputSpec[] {
+  return [
+    ...spec.outputs,
+    ...(spec.sequence?.states.map((st) => ({ name: st.output, dtype: st.dtype, dims: st.dims })) ?? []),
+  ];
+}
+
 export function bindIo(spec: FunctionSpec, model: ForwardSignature): IoBinding {
-  // A sequence model's control inputs are inputs too (after the spec's; the batcher fills them).
-  const inputs = [...spec.inputs.map((i) => i.name), ...(spec.sequence?.controls.map((c) => c.name) ?? [])];
+  const inputs = modelInputs(spec).map((i) => i.name);
   const n = inputs.length;
   // forward(self, inputs: Dict[str, Tensor]): every input by its name, as Triton's PyTorch backend passes them.
   if (model.argTypes.length === 1 && model.argTypes[0]!.startsWith('Dict')) {
@@ -138,7 +158,7 @@ function checkKinds(
   positions: readonly number[],
   model: ForwardSignature,
 ) {
-  const dtypes = [...spec.inputs.map((i) => i.dtype), ...(spec.sequence?.controls.map(() => undefined) ?? [])];
+  const dtypes = modelInputs(spec).map((i) => i.dtype);
   positions.forEach((p, i) => {
     const type = model.argTypes[p];
     const dtype = dtypes[i];
@@ -160,7 +180,7 @@ function checkKinds(
 }
 
 function bindOutputs(spec: FunctionSpec): Pick<IoBinding, 'outputRule' | 'outputIndex'> {
-  const outputs = spec.outputs.map((o) => o.name);
+  const outputs = modelOutputs(spec).map((o) => o.name);
   let outputRule: OutputRule = 'config-order';
   let outputIndex = outputs.map((_, i) => i);
   if (outputs.every((name) => namedIndex(name) !== undefined)) {

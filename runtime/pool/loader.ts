@@ -4,7 +4,7 @@
  * up — unless requests are already waiting, which then are the warm-up.
  */
 import { ModelLoadError } from '../../sdk/errors.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { Model } from '../engine/index.js';
 import { loadModel } from '../engine/index.js';
@@ -12,7 +12,7 @@ import { HookPool } from '../hooks/index.js';
 import { freeBytes, instanceCost } from './capacity.js';
 import type { IoBinding } from './io-binding.js';
 import { bindIo } from './io-binding.js';
-import { forwardArgs, sequenceControls, warmupSamples } from './pool-tensors.js';
+import { forwardArgs, sequenceInputs, warmupSamples } from './pool-tensors.js';
 import type { ColdStart, PoolArtifacts, PoolOptions } from './types.js';
 
 export interface LoadRequest {
@@ -102,13 +102,13 @@ async function warmUp(
   spec: FunctionSpec,
   binding: IoBinding,
   instance: Model,
-  inputs: HookTensors,
+  inputs: TensorsByName,
   runs: number,
 ): Promise<void> {
   // A sequence model warms up on filler rows: READY false, so no sequence's state is touched.
   const rows = spec.maxBatchSize > 0 ? (Object.values(inputs)[0]?.shape[0] ?? 1) : 1;
   const fillers = Array.from({ length: rows }, () => ({ filler: true as const }));
-  const controls = spec.sequence ? sequenceControls(spec, fillers) : [];
+  const controls = spec.sequence ? sequenceInputs(spec, fillers) : [];
   const args = forwardArgs(spec, binding, [inputs], controls).map((parts) => parts[0]!);
   try {
     for (let i = 0; i < runs; i++) await instance.forward(args, binding.dictKeys);

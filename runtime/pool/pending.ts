@@ -6,16 +6,16 @@
  */
 import type { HearthError } from '../../sdk/errors.js';
 import { CancelledError, DeadlineExceededError, toHearthError, UnavailableError } from '../../sdk/errors.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { HookPool, RawRequest } from '../hooks/index.js';
-import type { InvokeOptions, InvokeResponse } from './types.js';
+import type { CallOptions, InvokeResponse } from './types.js';
 
 export interface Pending {
-  tensors: HookTensors;
+  tensors: TensorsByName;
   /** Present for hook requests; raw infer() requests have none. */
   request?: RawRequest;
   deadline?: number;
-  resolve(value: HookTensors | InvokeResponse): void;
+  resolve(value: TensorsByName | InvokeResponse): void;
   reject(error: HearthError): void;
   settled: boolean;
 }
@@ -26,11 +26,11 @@ export interface Pending {
  * before it is queued.
  */
 export function settleable(
-  tensors: HookTensors,
+  tensors: TensorsByName,
   request: RawRequest | undefined,
-  options: InvokeOptions,
+  options: CallOptions,
   queue: (pending: Pending, remainingMs: number | undefined) => void,
-): Promise<HookTensors | InvokeResponse> {
+): Promise<TensorsByName | InvokeResponse> {
   return new Promise((resolve, reject) => {
     const pending: Pending = { tensors, request, deadline: options.deadline, resolve, reject, settled: false };
     const settle = (fn: () => void): void => {
@@ -73,7 +73,7 @@ export function settleable(
  */
 export async function answerBatch(
   pendings: readonly Pending[],
-  outputs: readonly HookTensors[],
+  outputs: readonly TensorsByName[],
   hooks: HookPool | undefined,
   inline = false,
 ): Promise<number | undefined> {

@@ -3,7 +3,7 @@
  * inputs of a sequence batch, and a List[str] output cut back into each request's rows.
  */
 import { InferenceError, InvalidInputError } from '../../sdk/errors.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
 import { allocate, ENGINE_DTYPES, numel } from '../../sdk/tensor.js';
@@ -37,8 +37,38 @@ export function splitStrings(
   });
 }
 
+/**
+ * What a sequence batch adds to its callers' inputs, in modelInputs' order: the control inputs (one
+ * value per row), then the state inputs — each row's sequence's kept state, or zeros for a filler
+ * row and a sequence's START (Triton's zero_data initial state).
+ */
+export function sequenceInputs(
+  spec: FunctionSpec,
+  rows: readonly SequenceRow<unknown>[],
+  kept: readonly (TensorsByName | undefined)[] = [],
+): Tensor[] {
+  return [...sequenceControls(spec, rows), ...sequenceStates(spec, rows, kept)];
+}
+
+function sequenceStates(
+  spec: FunctionSpec,
+  rows: readonly SequenceRow<unknown>[],
+  kept: readonly (TensorsByName | undefined)[],
+): Tensor[] {
+  const batched = spec.maxBatchSize > 0;
+  return spec.sequence!.states.map((st) => {
+    const per = numel(st.dims);
+    const data = allocate(st.dtype, per * rows.length);
+    rows.forEach((r, i) => {
+      const state = r.filler || r.start ? undefined : kept[i]?.[st.input];
+      if (state) (data as Float32Array).set(state.data as Float32Array, i * per);
+    });
+    return { dtype: st.dtype, shape: batched ? [rows.length, ...st.dims] : st.dims, data } as Tensor;
+  });
+}
+
 /** The control inputs of a sequence batch, in the order of spec.sequence.controls: one value per row. */
-export function sequenceControls(spec: FunctionSpec, rows: readonly SequenceRow<unknown>[]): Tensor[] {
+function sequenceControls(spec: FunctionSpec, rows: readonly SequenceRow<unknown>[]): Tensor[] {
   const shape = spec.maxBatchSize > 0 ? [rows.length, 1] : [1];
   return spec.sequence!.controls.map((c) => {
     const data = allocate(c.dtype, rows.length);
@@ -87,7 +117,7 @@ export function filled(dtype: DType, shape: number[], fill: 'zero' | 'random'): 
 export function warmupSamples(
   spec: FunctionSpec,
   runs: number,
-): { tensors: HookTensors; runs: number; always: boolean }[] {
+): { tensors: TensorsByName; runs: number; always: boolean }[] {
   const batched = spec.maxBatchSize > 0;
   if (spec.warmup) {
     return spec.warmup.map((w) => ({
@@ -114,18 +144,19 @@ export function warmupSamples(
 
 /**
  * forward()'s arguments, in its order, each the parts (one per request) shaped as the model takes
- * them. A sequence batch brings its control inputs (after the spec's inputs in the binding), and
- * may hold filler rows (empty tensors): they take zeros shaped as a caller's row.
+ * them. A sequence batch brings its control and state inputs (sequenceInputs: after the spec's
+ * inputs in the binding), and may hold filler rows (empty tensors): they take zeros shaped as a
+ * caller's row.
  */
 export function forwardArgs(
   spec: FunctionSpec,
   binding: Pick<IoBinding, 'forwardOrder'>,
-  requests: readonly HookTensors[],
-  controls: Tensor[] = [],
+  requests: readonly TensorsByName[],
+  sequence: Tensor[] = [],
 ): Tensor[][] {
   const batched = spec.maxBatchSize > 0;
   return binding.forwardOrder.map((i) => {
-    if (i >= spec.inputs.length) return [controls[i - spec.inputs.length]!];
+    if (i >= spec.inputs.length) return [sequence[i - spec.inputs.length]!];
     const input = spec.inputs[i]!;
     const template = requests.find((r) => r[input.name])![input.name]!;
     return requests.map((tensors) =>
@@ -140,7 +171,7 @@ export function forwardArgs(
  */
 export function checkSequenceRequest(
   spec: FunctionSpec,
-  tensors: HookTensors,
+  tensors: TensorsByName,
   flags: SequenceFlags | undefined,
 ): SequenceFlags {
   if (!flags || flags.id === '' || flags.id === 0n)

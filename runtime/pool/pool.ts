@@ -16,7 +16,7 @@ import { availableParallelism } from 'node:os';
 
 import type { HearthError } from '../../sdk/errors.js';
 import { InvalidInputError, ModelLoadError, toHearthError, UnavailableError } from '../../sdk/errors.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { BatchEntry, Clock } from '../batcher/index.js';
 import { DynamicBatcher, systemClock } from '../batcher/index.js';
 import type { Model } from '../engine/index.js';
@@ -33,7 +33,7 @@ import type { Pending } from './pending.js';
 import { answerBatch, settleable } from './pending.js';
 import type {
   ColdStart,
-  InvokeOptions,
+  CallOptions,
   InvokeResponse,
   PoolArtifacts,
   PoolOptions,
@@ -218,7 +218,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
   }
 
   /** A request through the hooks: body in, response out. */
-  async invoke(request: RawRequest, options: InvokeOptions = {}): Promise<InvokeResponse> {
+  async invoke(request: RawRequest, options: CallOptions = {}): Promise<InvokeResponse> {
     return this.#track(async () => {
       this.#accepting();
       if (this.#sequences)
@@ -230,7 +230,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
       if (!hooks) throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state}`);
       const t0 = performance.now();
       this.#inPre++;
-      let pre: { tensors: HookTensors; body: Uint8Array };
+      let pre: { tensors: TensorsByName; body: Uint8Array };
       try {
         // Alone in the pool, the request's pre runs without a thread hop where the hooks allow it.
         pre = await hooks.pre(request, { ...options, inline: this.#pending === 1 });
@@ -250,13 +250,13 @@ export class Pool extends PoolLifecycle implements ServingPool {
   }
 
   /** Raw tensors in, raw tensors out, no hooks (KServe v2, as Triton serves them). */
-  async infer(tensors: HookTensors, options: InvokeOptions = {}): Promise<HookTensors> {
+  async infer(tensors: TensorsByName, options: CallOptions = {}): Promise<TensorsByName> {
     return this.#track(async () => {
       this.#accepting();
       if (this.#sequences) return this.#sequences.enqueue(tensors, options);
       if (options.sequence)
         throw new InvalidInputError(`${this.spec.name} is not a sequence model: send no sequence_id`);
-      return (await this.#enqueue(tensors, undefined, options)) as HookTensors;
+      return (await this.#enqueue(tensors, undefined, options)) as TensorsByName;
     });
   }
 
@@ -288,10 +288,10 @@ export class Pool extends PoolLifecycle implements ServingPool {
   }
 
   #enqueue(
-    tensors: HookTensors,
+    tensors: TensorsByName,
     request: RawRequest | undefined,
-    options: InvokeOptions,
-  ): Promise<HookTensors | InvokeResponse> {
+    options: CallOptions,
+  ): Promise<TensorsByName | InvokeResponse> {
     const rows = checkTensors(tensors, this.spec.inputs, this.spec.maxBatchSize);
     return settleable(tensors, request, options, (pending, remainingMs) =>
       this.#batcher.enqueue(
@@ -331,7 +331,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
     // for them rather than run a straggler alone.
     const toPost = batch.filter((e) => e.payload.request).length;
     const t0 = performance.now();
-    let outputs: HookTensors[] | HearthError;
+    let outputs: TensorsByName[] | HearthError;
     try {
       outputs = await this.#instances.run(
         instance,

@@ -4,13 +4,14 @@
  * batch tensor (no copy). BYTES outputs are split by rows of strings. Pure: no pool state.
  */
 import { InferenceError } from '../../sdk/errors.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { Tensor } from '../../sdk/tensor.js';
 import type { ForwardResult } from '../engine/index.js';
 import type { IoBinding } from './io-binding.js';
 import { splitStrings } from './pool-tensors.js';
 import { fromModelShape } from './reshape.js';
+import { modelOutputs } from './io-binding.js';
 
 /** `rows[i]` rows of each output go to request i, in order; a spec without batching takes them whole. */
 export function splitOutputs(
@@ -18,10 +19,10 @@ export function splitOutputs(
   binding: Pick<IoBinding, 'outputIndex' | 'outputRule'>,
   result: ForwardResult,
   rows: readonly number[],
-): HookTensors[] {
+): TensorsByName[] {
   const byName = result.kind === 'dict';
   const { outputIndex, outputRule } = binding;
-  const named = spec.outputs.map((o, i) => {
+  const named = modelOutputs(spec).map((o, i) => {
     const t = byName ? result.outputs.find((r) => r.name === o.name) : result.outputs[outputIndex[i]!];
     if (!t && byName)
       throw new InferenceError(
@@ -36,7 +37,7 @@ export function splitOutputs(
   const total = rows.reduce((n, r) => n + r, 0);
   if (spec.maxBatchSize === 0)
     return [Object.fromEntries(named.map(({ o, name, t }) => [name, fromModelShape(o, t, false)]))];
-  const out: HookTensors[] = rows.map(() => ({}));
+  const out: TensorsByName[] = rows.map(() => ({}));
   for (const { o, name, t } of named) {
     if (t.dtype === 'BYTES') {
       splitStrings(name, t as Tensor<'BYTES'>, rows, total).forEach((piece, i) => {

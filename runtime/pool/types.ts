@@ -1,7 +1,7 @@
 /** A pool's public shapes: how it is built, how a call is made, what it reports. */
 import type { EventEmitter } from 'node:events';
 
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { Clock, SequenceFlags } from '../batcher/index.js';
 import type { RawRequest } from '../hooks/index.js';
@@ -48,7 +48,7 @@ export interface PoolOptions {
   clock?: Clock;
 }
 
-export interface InvokeOptions {
+export interface CallOptions {
   /** Absolute deadline, performance.now() milliseconds. */
   deadline?: number;
   signal?: AbortSignal;
@@ -119,8 +119,8 @@ export interface ServingPool extends EventEmitter {
   /** performance.now() of its last request (the autoscaler's idle clock). */
   readonly lastRequestAt: number;
   start(): Promise<void>;
-  invoke(request: RawRequest, options?: InvokeOptions): Promise<InvokeResponse>;
-  infer(tensors: HookTensors, options?: InvokeOptions): Promise<HookTensors>;
+  invoke(request: RawRequest, options?: CallOptions): Promise<InvokeResponse>;
+  infer(tensors: TensorsByName, options?: CallOptions): Promise<TensorsByName>;
   addInstance(): void;
   /** False where no instance may go (the last one, a busy one, a sequence pool). */
   removeInstance(): boolean;

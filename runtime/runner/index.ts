@@ -1,4 +1,4 @@
 export { RunnerHost, groupOf, runnerEntryFile } from './runner-host.js';
-export type { RunnerHostOptions } from './runner-host.js';
+export type { RunnerHostOptions, SandboxReport } from './runner-host.js';
 export { RunnerPool } from './runner-pool.js';
 export type { RunnerCrash, RunnerPoolOptions } from './runner-pool.js';

@@ -9,12 +9,12 @@ import { z } from 'zod';
 
 import type { HearthError } from '../../sdk/errors.js';
 import { errorFromBody, InferenceError } from '../../sdk/errors.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { Tensor } from '../../sdk/tensor.js';
 import { bytesOf, elementSize, isDType, numel, viewAs } from '../../sdk/tensor.js';
 import type { SequenceFlags } from '../batcher/index.js';
-import type { ColdStart, InvokeOptions, PoolEvent, PoolStats } from '../pool/index.js';
+import type { ColdStart, CallOptions, PoolEvent, PoolStats } from '../pool/index.js';
 import type { JailReport } from './jail.js';
 
 // --- the parts ------------------------------------------------------------------------------------
@@ -28,7 +28,7 @@ export interface WireTensor {
 export type WireTensors = Record<string, WireTensor>;
 
 /** Tensors as header fields plus blobs (appended to `blobs`). */
-export function packTensors(tensors: HookTensors, blobs: Uint8Array[]): WireTensors {
+export function packTensors(tensors: TensorsByName, blobs: Uint8Array[]): WireTensors {
   const out: WireTensors = {};
   for (const [name, t] of Object.entries(tensors)) {
     out[name] = { dtype: t.dtype, shape: t.shape, blob: blobs.length };
@@ -38,8 +38,8 @@ export function packTensors(tensors: HookTensors, blobs: Uint8Array[]): WireTens
 }
 
 /** Tensors back from header fields and blobs; one whose blob does not hold its shape is refused. */
-export function unpackTensors(wire: WireTensors, blobs: Uint8Array[]): HookTensors {
-  const out: HookTensors = {};
+export function unpackTensors(wire: WireTensors, blobs: Uint8Array[]): TensorsByName {
+  const out: TensorsByName = {};
   for (const [name, w] of Object.entries(wire)) {
     const b = blobs[w.blob];
     const shapeOk = Array.isArray(w.shape) && w.shape.every((d) => Number.isSafeInteger(d) && d >= 0);
@@ -89,7 +89,7 @@ export interface CallFields {
 }
 
 /** A call's options as they cross: the deadline as the time left (the processes' clocks differ). */
-export function packCall(options: InvokeOptions, remainingMs: number | undefined): CallFields {
+export function packCall(options: CallOptions, remainingMs: number | undefined): CallFields {
   const seq = options.sequence;
   return {
     ...(remainingMs === undefined ? {} : { remainingMs }),
@@ -101,7 +101,7 @@ export function packCall(options: InvokeOptions, remainingMs: number | undefined
 }
 
 /** A call's options back, on the runner's clock, with the runner's own cancel signal. */
-export function unpackCall(fields: CallFields, signal: AbortSignal): InvokeOptions {
+export function unpackCall(fields: CallFields, signal: AbortSignal): CallOptions {
   const { remainingMs, priority, sequence } = fields;
   return {
     deadline: remainingMs === undefined ? undefined : performance.now() + remainingMs,

@@ -102,6 +102,13 @@ export async function groupOf(name: string): Promise<number> {
   throw new Error(`no user "${name}" on this machine (HEARTH_RUNNER_USER)`);
 }
 
+/** What the jail applied to runners: its layers, why any is missing, and a line saying so. */
+export interface SandboxReport {
+  layers: JailLayers;
+  notes: string[];
+  summary: string;
+}
+
 export class RunnerHost {
   readonly #o: RunnerHostOptions;
   #spare: Promise<RunnerProcess> | undefined;
@@ -117,6 +124,11 @@ export class RunnerHost {
   spareError: string | undefined;
   /** The layers the first jailed runner reported, and why any is missing. */
   #layers: { layers: JailLayers; notes: string[] } | undefined;
+  #reported: (report: SandboxReport) => void = () => undefined;
+  /** Resolves with the first jailed runner's report (the spare's, or a cold start's when the spare is late). */
+  readonly reported: Promise<SandboxReport> = new Promise((resolve) => {
+    this.#reported = resolve;
+  });
   readonly #parked = new Map<string, { runner: RunnerProcess; timer: NodeJS.Timeout }>();
 
   constructor(options: RunnerHostOptions) {
@@ -320,7 +332,9 @@ export class RunnerHost {
       runner.kill('its jail is missing layers');
       throw new Error(`HEARTH_SANDBOX=strict: a runner's jail lacks ${missing.join(', ')}: ${notes.join('; ')}`);
     }
-    this.#layers ??= { layers: report.layers, notes };
+    if (this.#layers) return;
+    this.#layers = { layers: report.layers, notes };
+    this.#reported(this.sandbox!);
   }
 
   /** The runner's cgroup, where the node may make one (else none: strict refuses). */
@@ -349,7 +363,7 @@ export class RunnerHost {
    * The layers of the kernel's jail the first runner reported, and why any is missing; undefined
    * when runners are not jailed or none has started.
    */
-  get sandbox(): { layers: JailLayers; notes: string[]; summary: string } | undefined {
+  get sandbox(): SandboxReport | undefined {
     return this.#layers && { ...this.#layers, summary: describeLayers(this.#layers.layers) };
   }
 

@@ -13,11 +13,11 @@
  */
 import type { HearthError } from '../../sdk/errors.js';
 import { InferenceError, toHearthError, UnavailableError } from '../../sdk/errors.js';
-import type { HookTensors } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { RawRequest } from '../hooks/index.js';
 import { addCounters, countFailure, newCounters, observe, PoolLifecycle } from '../pool/index.js';
-import type { ColdStart, InvokeOptions, InvokeResponse, PoolCounters, PoolStats, ServingPool } from '../pool/index.js';
+import type { ColdStart, CallOptions, InvokeResponse, PoolCounters, PoolStats, ServingPool } from '../pool/index.js';
 import type { CallFields, Snapshot, Succeeded } from './protocol.js';
 import { packTensors, unpackError, unpackTensors } from './protocol.js';
 import type { RunnerHost } from './runner-host.js';
@@ -246,7 +246,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
     return this.#snapshot?.room ?? 0;
   }
 
-  invoke(request: RawRequest, options: InvokeOptions = {}): Promise<InvokeResponse> {
+  invoke(request: RawRequest, options: CallOptions = {}): Promise<InvokeResponse> {
     return this.#call(
       (fields) => ({ t: 'invoke', contentType: request.contentType, ...fields }),
       [request.body],
@@ -258,7 +258,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
     );
   }
 
-  infer(tensors: HookTensors, options: InvokeOptions = {}): Promise<HookTensors> {
+  infer(tensors: TensorsByName, options: CallOptions = {}): Promise<TensorsByName> {
     const blobs: Uint8Array[] = [];
     const wire = packTensors(tensors, blobs);
     return this.#call(
@@ -272,7 +272,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
   async #call<K extends Call['t'], T>(
     call: (fields: CallFields) => Extract<Call, { t: K }>,
     blobs: Uint8Array[],
-    options: InvokeOptions,
+    options: CallOptions,
     read: (reply: Succeeded<K>, blobs: Uint8Array[]) => T,
   ): Promise<T> {
     const t0 = performance.now();
@@ -300,7 +300,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
   }
 
   /** A request that finds the version loading waits for it, up to its deadline. */
-  async #waitForStart(t0: number, options: InvokeOptions): Promise<void> {
+  async #waitForStart(t0: number, options: CallOptions): Promise<void> {
     if (this.#coldWaitFrom === undefined && !this.#coldStart) this.#coldWaitFrom = t0;
     await this.untilStarted(this.#starting ?? this.start(), options.deadline).catch((error: unknown) => {
       throw this.#nodeFailure(toHearthError(error));

@@ -117,6 +117,17 @@ describe('function spec', () => {
         ],
       }).reason,
     ).toBe('outputs[1].name');
+    const sequence = (states: object[]) => ({
+      ...minimal,
+      maxBatchSize: 4,
+      sequence: { controls: [{ name: 'START', kind: 'start', dtype: 'INT32' }], states },
+    });
+    const state = { input: 'h_in', output: 'h_out', dtype: 'FP32', dims: [8] };
+    expect(parseSpec(sequence([state])).sequence?.states).toEqual([state]);
+    expect(error(sequence([{ ...state, input: minimal.inputs[0]!.name }])).reason).toBe('sequence.states[0].input');
+    expect(error(sequence([{ ...state, input: 'START' }])).reason).toBe('sequence.states[0].input');
+    expect(error(sequence([{ ...state, output: minimal.outputs[0]!.name }])).reason).toBe('sequence.states[0].output');
+    expect(error(sequence([{ ...state, dtype: 'BYTES' }])).reason).toBe('sequence.states[0].dtype');
   });
 
   it('reads hearth.yaml', () => {

@@ -170,6 +170,27 @@ export const FunctionSpecSchema = z
           message: `"${c.name}" is also a client input; a control input is filled by the batcher`,
         });
     });
+    const inputNames = new Set([
+      ...spec.inputs.map((t) => t.name),
+      ...(spec.sequence?.controls.map((c) => c.name) ?? []),
+    ]);
+    const outputNames = new Set(spec.outputs.map((t) => t.name));
+    spec.sequence?.states.forEach((state, i) => {
+      if (inputNames.has(state.input))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sequence', 'states', i, 'input'],
+          message: `"${state.input}" is also an input or a control input; a state input is filled by the node`,
+        });
+      inputNames.add(state.input);
+      if (outputNames.has(state.output))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sequence', 'states', i, 'output'],
+          message: `"${state.output}" is also an output; a state output is kept by the node, not answered`,
+        });
+      outputNames.add(state.output);
+    });
     spec.warmup?.forEach((sample, i) => {
       const names = Object.keys(sample.inputs).sort();
       const wanted = spec.inputs.map((t) => t.name).sort();

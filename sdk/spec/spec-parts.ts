@@ -206,6 +206,26 @@ export const SequenceControlSchema = z.strictObject({
     .describe('The values for false and true (start, end, ready).'),
 });
 
+const stateName = TensorSpecSchema.shape.name;
+
+/**
+ * Implicit state (Triton's sequence_batching.state): the node keeps a tensor per sequence for the
+ * model. Each request's forward() gets it as the input `input` — zeros on the sequence's START
+ * request — and returns the next one as its output `output`, which the node keeps for the
+ * sequence's next request and does not answer with. Neither is a client input or output.
+ */
+export const SequenceStateSchema = z.strictObject({
+  input: stateName.describe('The forward() input the state is given as.'),
+  output: stateName.describe('The model output the next state is read from.'),
+  dtype: z
+    .enum(DTYPES)
+    .refine((d) => d !== 'BYTES', 'a state is a numeric tensor (BYTES cannot be kept as zeros of a shape)')
+    .describe("The state's datatype."),
+  dims: z
+    .array(z.number().int().min(1))
+    .describe("The state's dimensions, without the batch dimension (fixed: a state starts as zeros of this shape)."),
+});
+
 /**
  * Stateful models (Triton's sequence_batching): every request names its sequence; a sequence
  * stays on one instance (and, for direct, one batch slot), one request at a time, in order.
@@ -236,6 +256,10 @@ export const SequenceSchema = z.strictObject({
     .optional()
     .describe('oldest: sequences one instance holds at once (default maxBatchSize, at least 1).'),
   controls: z.array(SequenceControlSchema).default([]).describe('The control inputs the batcher fills.'),
+  states: z
+    .array(SequenceStateSchema)
+    .default([])
+    .describe("Tensors the node keeps per sequence for the model (Triton's implicit state)."),
 });
 
 /** What one call of the function may take (issue 11's per-function limits; the node's defaults otherwise). */

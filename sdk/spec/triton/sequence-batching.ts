@@ -11,9 +11,9 @@ const CONTROL_KINDS: Record<string, 'start' | 'end' | 'ready' | 'corrid'> = {
   CONTROL_SEQUENCE_CORRID: 'corrid',
 };
 
-/** sequence_batching: strategy, idle time, control inputs; implicit state is refused by name. */
+/** sequence_batching: strategy, idle time, control inputs, implicit state. */
 export function readSequenceBatching(f: Fields): NonNullable<FunctionSpecInput['sequence']> {
-  const out: NonNullable<FunctionSpecInput['sequence']> = { controls: [] };
+  const out: NonNullable<FunctionSpecInput['sequence']> = { controls: [], states: [] };
   const idle = f.number('max_sequence_idle_microseconds');
   if (idle !== undefined && idle > 0) out.maxSequenceIdleUs = idle;
   for (const input of f.messages('control_input')) {
@@ -74,12 +74,57 @@ export function readSequenceBatching(f: Fields): NonNullable<FunctionSpecInput['
     direct?.number('minimum_slot_utilization');
     direct?.done();
   }
-  f.refuseUnless(
-    'state',
-    () => false,
-    'implicit state is not supported by Hearth; keep the state in the model (its module attributes) and use the control inputs',
-  );
+  for (const state of f.messages('state')) out.states!.push(readState(state));
   f.refuseUnless('iterative_sequence', (v) => v === false, 'iterative sequences are not supported by Hearth');
   f.done();
   return out;
+}
+
+/**
+ * One implicit state: its input and output names, datatype and dims. It starts as zeros (Triton's
+ * default, and `initial_state { zero_data: true }`); an initial state from a data_file is refused,
+ * as is a shape that grows (use_growable_memory, CUDA only in Triton). use_same_buffer_for_input_output
+ * is a memory hint Hearth has no use for: the node keeps the state between forwards, not in place.
+ */
+function readState(state: Fields): NonNullable<NonNullable<FunctionSpecInput['sequence']>['states']>[number] {
+  const input = state.string('input_name');
+  const output = state.string('output_name');
+  if (!input || !output)
+    throw new InvalidInputError(`config.pbtxt: ${state.path('input_name')} and output_name are required`, {
+      reason: state.path('input_name'),
+    });
+  const typeName = state.enumValue('data_type');
+  const dtype = typeName === undefined ? undefined : DATA_TYPES[typeName];
+  if (!dtype || dtype === 'BYTES')
+    throw new InvalidInputError(
+      `config.pbtxt: ${state.path('data_type')} ${typeName ?? '(none)'} cannot be a state: give a numeric TYPE_*`,
+      { reason: state.path('data_type') },
+    );
+  const dims = state.numbers('dims');
+  if (dims.length === 0 || dims.some((d) => d < 1))
+    throw new InvalidInputError(
+      `config.pbtxt: ${state.path('dims')} [${dims.join(', ')}] must be fixed (a state starts as zeros of its shape; Hearth keeps no growing state)`,
+      { reason: state.path('dims') },
+    );
+  for (const initial of state.messages('initial_state')) {
+    if (initial.string('data_file') !== undefined)
+      throw new InvalidInputError(
+        `config.pbtxt: ${initial.path('data_file')} is not supported: a state starts as zeros (zero_data)`,
+        { reason: initial.path('data_file') },
+      );
+    initial.bool('zero_data');
+    initial.string('name');
+    initial.enumValue('data_type');
+    const initialDims = initial.numbers('dims');
+    if (initialDims.length > 0 && initialDims.join(',') !== dims.join(','))
+      throw new InvalidInputError(
+        `config.pbtxt: ${initial.path('dims')} [${initialDims.join(', ')}] must be the state's dims [${dims.join(', ')}]`,
+        { reason: initial.path('dims') },
+      );
+    initial.done();
+  }
+  state.bool('use_same_buffer_for_input_output');
+  state.refuseUnless('use_growable_memory', (v) => v === false, 'a growing state is not supported by Hearth');
+  state.done();
+  return { input, output, dtype, dims };
 }

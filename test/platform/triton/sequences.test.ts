@@ -23,7 +23,7 @@ beforeAll(async () => {
   node = await testNode(join(dir, 'node'));
   rpc = inferenceClient(node.grpcAddress);
   const client = new Hearth({ url: node.httpUrl });
-  for (const folder of ['simple_sequence', 'oldest_sequence'])
+  for (const folder of ['simple_sequence', 'oldest_sequence', 'implicit_state'])
     expect((await deployFolder(client, join(TRITON_REPO, folder))).status).toBe('ready');
 });
 afterAll(async () => {
@@ -86,6 +86,62 @@ describe('sequence batching', () => {
     results.forEach((r, i) => {
       expect(r).toEqual(sums(inputs[i]!));
     });
+  });
+
+  it("implicit state: the node keeps each sequence's state and feeds it back, answering only the outputs", async () => {
+    // The model holds nothing: the running sum is the state Hearth keeps per sequence (zeros on
+    // START) and the model returns it as OUTPUT_STATE. OUTPUT is the sum × 10 + the START flag.
+    const inputs: [number | string, number[]][] = [
+      [31, [3, 1, 4, 1, 5]],
+      [32, [9, 2, 6]],
+      ['implicit-c', [5, 3, 5, 8]],
+      [34, [-7, 7, 100]],
+      [35, [2, 2, 2, 2, 2, 2]],
+    ];
+    const expected = (values: number[]) => sums(values).map((sum, i) => sum * 10 + (i === 0 ? 1 : 0));
+    const outputs = new Map<string, string[]>();
+    const send = async (id: number | string, value: number, start: boolean, end: boolean) => {
+      const r = await fetch(`${node.httpUrl}/v2/models/implicit_state/infer`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          parameters: { sequence_id: id, sequence_start: start, sequence_end: end },
+          inputs: [{ name: 'INPUT', datatype: 'INT32', shape: [1, 1], data: [value] }],
+        }),
+      });
+      const body = (await r.json()) as { outputs?: { name: string; data: number[] }[]; error?: string };
+      expect(r.status, body.error).toBe(200);
+      outputs.set(
+        String(id),
+        body.outputs!.map((o) => o.name),
+      );
+      return body.outputs![0]!.data[0]!;
+    };
+    // Five sequences at once, over four batch rows: batches take whichever rows are oldest.
+    const results = await Promise.all(
+      inputs.map(async ([id, values]) => {
+        const got: number[] = [];
+        for (const [i, v] of values.entries()) got.push(await send(id, v, i === 0, i === values.length - 1));
+        return got;
+      }),
+    );
+    results.forEach((r, i) => expect(r).toEqual(expected(inputs[i]![1])));
+    // The state output is the node's, not the client's.
+    for (const names of outputs.values()) expect(names).toEqual(['OUTPUT']);
+    // A sequence that ended starts from zero again under the same id; one that did not end keeps
+    // its sum until it does.
+    expect([await send(31, 4, true, false), await send(31, 6, false, false)]).toEqual([41, 100]);
+    expect(await send(31, 1, false, true)).toBe(110);
+    const config = (await (await fetch(`${node.httpUrl}/v2/models/implicit_state/config`)).json()) as {
+      sequence_batching: { state: unknown[] };
+      input: { name: string }[];
+      output: { name: string }[];
+    };
+    expect(config.sequence_batching.state).toMatchObject([
+      { input_name: 'INPUT_STATE', output_name: 'OUTPUT_STATE', data_type: 'TYPE_INT32', dims: [1] },
+    ]);
+    expect(config.input.map((t) => t.name)).toEqual(['INPUT']);
+    expect(config.output.map((t) => t.name)).toEqual(['OUTPUT']);
   });
 
   it("refuses requests without a sequence id, without START on the first, and after END, with Triton's words", async () => {

@@ -143,7 +143,26 @@ describe('Triton model folders', () => {
   it.each([
     ['platform: "onnxruntime_onnx"', 'platform'],
     ['parameters { key: "INFERENCE_MODE" value: { string_value: "maybe" } }', 'INFERENCE_MODE'],
-    ['sequence_batching { state [ { input_name: "a" output_name: "b" } ] }', 'sequence_batching.state'],
+    [
+      'sequence_batching { state [ { input_name: "a" output_name: "b" dims: [ 1 ] } ] }',
+      'sequence_batching.state[0].data_type',
+    ],
+    [
+      'sequence_batching { state [ { input_name: "a" output_name: "b" data_type: TYPE_STRING dims: [ 1 ] } ] }',
+      'sequence_batching.state[0].data_type',
+    ],
+    [
+      'sequence_batching { state [ { input_name: "a" output_name: "b" data_type: TYPE_FP32 dims: [ -1 ] } ] }',
+      'sequence_batching.state[0].dims',
+    ],
+    [
+      'sequence_batching { state [ { input_name: "a" output_name: "b" data_type: TYPE_FP32 dims: [ 2 ] initial_state [ { data_type: TYPE_FP32 dims: [ 2 ] data_file: "init" } ] } ] }',
+      'initial_state[0].data_file',
+    ],
+    [
+      'sequence_batching { state [ { input_name: "a" output_name: "b" data_type: TYPE_FP32 dims: [ 2 ] use_growable_memory: true } ] }',
+      'use_growable_memory',
+    ],
     [
       'sequence_batching { control_input [ { name: "C" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 } ] } ] }',
       'data_type',
@@ -270,7 +289,28 @@ describe('Triton model folders', () => {
         { name: 'R', kind: 'ready', dtype: 'BOOL', values: [0, 1] },
         { name: 'C', kind: 'corrid', dtype: 'INT64', values: [0, 1] },
       ],
+      states: [],
     });
+  });
+
+  it('reads implicit state (sequence_batching.state) with a zero_data initial state', () => {
+    const spec = tritonConfigToSpec(
+      `platform: "pytorch_libtorch" max_batch_size: 4
+      input [ { name: "x" data_type: TYPE_FP32 dims: [ 1 ] } ] output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] } ]
+      sequence_batching {
+        state [
+          { input_name: "h_in" output_name: "h_out" data_type: TYPE_FP32 dims: [ 2, 8 ]
+            initial_state [ { data_type: TYPE_FP32 dims: [ 2, 8 ] zero_data: true name: "zeros" } ]
+            use_same_buffer_for_input_output: true },
+          { input_name: "n_in" output_name: "n_out" data_type: TYPE_INT64 dims: [ 1 ] }
+        ]
+      }`,
+      { folderName: 'm' },
+    );
+    expect(spec.sequence?.states).toEqual([
+      { input: 'h_in', output: 'h_out', dtype: 'FP32', dims: [2, 8] },
+      { input: 'n_in', output: 'n_out', dtype: 'INT64', dims: [1] },
+    ]);
   });
 
   it('reads reshape, label_filename and a version folder holding one .pt (seed layout), saying so', async () => {
