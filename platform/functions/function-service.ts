@@ -110,10 +110,6 @@ export class FunctionService implements ManagedFunctions {
     this.#autoscaler.tick();
   }
 
-  get registry(): Registry {
-    return this.#o.registry;
-  }
-
   list(): Promise<FunctionRecord[]> {
     return this.#o.registry.list();
   }

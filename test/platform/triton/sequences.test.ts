@@ -125,7 +125,7 @@ describe('sequence batching', () => {
         return got;
       }),
     );
-    results.forEach((r, i) => expect(r).toEqual(expected(inputs[i]![1])));
+    for (const [i, r] of results.entries()) expect(r).toEqual(expected(inputs[i]![1]));
     // The state output is the node's, not the client's.
     for (const names of outputs.values()) expect(names).toEqual(['OUTPUT']);
     // A sequence that ended starts from zero again under the same id; one that did not end keeps
