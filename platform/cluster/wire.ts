@@ -1,6 +1,5 @@
 /** Calls and results as JSON for Redis (BullMQ jobs and pub/sub replies): bytes as base64. */
-import type { TensorsByName } from '../../sdk/tensor.js';
-import type { DType, Tensor } from '../../sdk/tensor.js';
+import type { DType, Tensor, TensorsByName } from '../../sdk/tensor.js';
 import { viewAs } from '../../sdk/tensor.js';
 import type { Forwarded, ForwardedReply } from './types.js';
 

@@ -3,8 +3,7 @@
  * typed `contents` fields, in; `raw_output_contents` out, as Triton answers.
  */
 import { InvalidInputError } from '../../sdk/errors.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
-import type { DType } from '../../sdk/tensor.js';
+import type { DType, TensorsByName } from '../../sdk/tensor.js';
 import type { AnsweredOutput, RequestedOutput, RequestInput, ShmContext } from '../kserve/index.js';
 import { requestTensors } from '../kserve/index.js';
 

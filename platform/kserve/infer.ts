@@ -5,8 +5,7 @@
  * codec reads its wire format into an InferCall and writes the InferAnswer back out.
  */
 import { UnavailableError } from '../../sdk/errors.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
-import type { Tensor } from '../../sdk/tensor.js';
+import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
 import type { ServingFunctions } from '../functions/serving.js';
 import type { ShmContext } from './shared-memory.js';
 import { sharedInput, sharedMemoryRef, writeToRegion } from './shared-memory.js';

@@ -5,8 +5,7 @@
  * outputs a response carries.
  */
 import { InvalidInputError } from '../../sdk/errors.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
-import type { DType, Tensor } from '../../sdk/tensor.js';
+import type { DType, Tensor, TensorsByName } from '../../sdk/tensor.js';
 import { allocate, elementSize, isDType, numel } from '../../sdk/tensor.js';
 import { tensorFromJson } from '../../sdk/tensor-json.js';
 import { checkBytes, encodeBytes } from '../../sdk/tensor-bytes.js';

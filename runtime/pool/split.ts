@@ -4,9 +4,8 @@
  * batch tensor (no copy). BYTES outputs are split by rows of strings. Pure: no pool state.
  */
 import { InferenceError } from '../../sdk/errors.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
+import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import type { Tensor } from '../../sdk/tensor.js';
 import type { ForwardResult } from '../engine/index.js';
 import type { IoBinding } from './io-binding.js';
 import { splitStrings } from './pool-tensors.js';
