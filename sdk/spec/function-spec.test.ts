@@ -128,6 +128,7 @@ describe('function spec', () => {
     expect(error(sequence([{ ...state, input: 'START' }])).reason).toBe('sequence.states[0].input');
     expect(error(sequence([{ ...state, output: minimal.outputs[0]!.name }])).reason).toBe('sequence.states[0].output');
     expect(error(sequence([{ ...state, dtype: 'BYTES' }])).reason).toBe('sequence.states[0].dtype');
+    expect(error(sequence([{ ...state, dims: [8192, 8193] }])).reason).toBe('sequence.states[0].dims');
   });
 
   it('reads hearth.yaml', () => {

@@ -207,6 +207,8 @@ export const SequenceControlSchema = z.strictObject({
 });
 
 const stateName = TensorSpecSchema.shape.name;
+/** 64 Mi elements: the node allocates a state per row of every batch, and keeps one per live sequence. */
+const MAX_STATE_ELEMENTS = 2 ** 26;
 
 /**
  * Implicit state (Triton's sequence_batching.state): the node keeps a tensor per sequence for the
@@ -223,6 +225,10 @@ export const SequenceStateSchema = z.strictObject({
     .describe("The state's datatype."),
   dims: z
     .array(z.number().int().min(1))
+    .min(1)
+    .refine((d) => d.reduce((n, x) => n * x, 1) <= MAX_STATE_ELEMENTS, {
+      message: `a state holds at most ${MAX_STATE_ELEMENTS} elements a sequence (the node keeps one per live sequence)`,
+    })
     .describe("The state's dimensions, without the batch dimension (fixed: a state starts as zeros of this shape)."),
 });
 
