@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 
 import { z } from 'zod';
 
+import { DEFAULT_ARENA_MB } from '../runtime/index.js';
 import { InvalidInputError } from '../sdk/errors.js';
 import type { WebhookPolicy } from './jobs/webhook-policy.js';
 import { parseAllowHosts } from './jobs/webhook-policy.js';
@@ -142,6 +143,7 @@ export const ConfigSchema = z.object({
     .min(1000, 'HEARTH_RUNNER_UID_BASE must be at least 1000 (clear of system users)')
     .max(2 ** 31 - 65_537)
     .default(200_000),
+  HEARTH_ARENA_MB: integer('HEARTH_ARENA_MB', 'a number of MiB').min(0).max(65_536).default(DEFAULT_ARENA_MB),
   HEARTH_AUTOSCALE_TICK_MS: integer('HEARTH_AUTOSCALE_TICK_MS', 'a number of milliseconds')
     .min(10)
     .max(1000, 'HEARTH_AUTOSCALE_TICK_MS must be at most 1000: a queue over its target scales up within one tick')
@@ -226,6 +228,11 @@ export interface Config {
   runnerUser: string;
   /** When the node runs as root, each runner runs as a uid of its own from here up (65 536 of them). */
   runnerUidBase: number;
+  /**
+   * MiB of shared memory between the node and each runner, for request and response tensors and
+   * bodies (runtime/runner/arena.ts); virtual: pages exist once written. 0: everything on the socket.
+   */
+  arenaMb: number;
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
@@ -340,6 +347,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandbox: e.HEARTH_SANDBOX,
     runnerUser: e.HEARTH_RUNNER_USER,
     runnerUidBase: e.HEARTH_RUNNER_UID_BASE,
+    arenaMb: e.HEARTH_ARENA_MB,
     jobs: {
       attempts: e.HEARTH_JOB_ATTEMPTS,
       backoffMs: e.HEARTH_JOB_BACKOFF_MS,

@@ -108,6 +108,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
           },
           sandbox: config.sandbox,
           intraOpThreads: config.intraOpThreads,
+          arenaBytes: config.arenaMb * 2 ** 20,
           onLine: (line, runner) => {
             runnerLog.info({ function: runner.label, runner: runner.pid, line }, 'runner output');
             if (runner.label) functionLogs.addRunnerLine(runner.label, line);

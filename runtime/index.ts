@@ -20,7 +20,7 @@ export type {
 export type { SequenceFlags } from './batcher/index.js';
 
 // Runner processes.
-export { RunnerHost, RunnerPool, groupOf, runnerEntryFile } from './runner/index.js';
+export { DEFAULT_ARENA_MB, RunnerHost, RunnerPool, groupOf, runnerEntryFile } from './runner/index.js';
 export type { RunnerCrash, SandboxReport } from './runner/index.js';
 
 // Hooks: bundled once per version, run on hook threads.

@@ -10,6 +10,7 @@
 #include <future>
 #include <vector>
 
+#include "arena.h"
 #include "common.h"
 #include "devices.h"
 #include "nvml.h"
@@ -133,6 +134,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("threads", Napi::Function::New<Threads>(env, "threads"));
   exports.Set("prefault", Napi::Function::New<Prefault>(env, "prefault"));
   exports.Set("exitNow", Napi::Function::New<ExitNow>(env, "exitNow"));
+  exports.Set("arenaCreate", Napi::Function::New<ArenaCreate>(env, "arenaCreate"));
+  exports.Set("arenaMap", Napi::Function::New<ArenaMap>(env, "arenaMap"));
 #ifdef HEARTH_WITH_SIMDJSON
   exports.Set("parseInferJson", Napi::Function::New<ParseInferJson>(env, "parseInferJson"));
   exports.Set("parseInferJsonAsync", Napi::Function::New<ParseInferJsonAsync>(env, "parseInferJsonAsync"));

@@ -22,6 +22,7 @@ constexpr const char* kDType = "ERR_DTYPE";
 constexpr const char* kForward = "ERR_FORWARD";
 constexpr const char* kOutput = "ERR_OUTPUT";
 constexpr const char* kDisposed = "ERR_DISPOSED";
+constexpr const char* kArena = "ERR_ARENA";
 }  // namespace code
 
 // An engine failure with its stable code; thrown on any thread, caught at the JS boundary.

@@ -113,6 +113,10 @@ export interface RawAddon {
   prefault(bytes: number): void;
   /** Ends the process at once (_exit), with no teardown. */
   exitNow(code: number): never;
+  /** A new memfd of `bytes`, sealed at that size, and this process's mapping of it (absent in older builds). */
+  arenaCreate?(bytes: number): { fd: number; buffer: ArrayBuffer };
+  /** A mapping of the sealed memfd `fd` (closed once mapped); throws unless it is one. */
+  arenaMap?(fd: number): ArrayBuffer;
   /**
    * A KServe JSON infer request parsed as JSON.parse would, with each `inputs[i].data` of numbers
    * as one Float64Array of its leaves; undefined where JSON.parse must do it. Absent in a build

@@ -5,6 +5,8 @@
  * const model = await loadModel('model.pt', { device: 'cpu', warmup: { inputs: [x], runs: 3 } });
  * const { outputs } = await model.forward([x]);
  */
+import { markAsUntransferable } from 'node:worker_threads';
+
 import type { Tensor } from '../../sdk/tensor.js';
 import type { GpuMetric, RawDevices } from './binding.js';
 import { native } from './binding.js';
@@ -111,6 +113,27 @@ export function prefault(bytes: number): void {
  */
 export function exitNow(code: number): never {
   return native().exitNow(code);
+}
+
+/**
+ * A shared-memory arena of `bytes` (a sealed memfd: its size never changes) and this process's
+ * mapping of it; undefined where the addon has none. Its fd is for one child (stdio), then closed.
+ */
+export function createArena(bytes: number): { fd: number; buffer: ArrayBuffer } | undefined {
+  const create = native().arenaCreate;
+  if (!create) return undefined;
+  const arena = create(bytes);
+  markAsUntransferable(arena.buffer);
+  return arena;
+}
+
+/** The arena this process inherited as `fd`, mapped (a runner's: runtime/runner/arena.ts). */
+export function mapArena(fd: number): ArrayBuffer {
+  const map = native().arenaMap;
+  if (!map) throw new Error('this addon has no arenas (rebuild it: npm run build:native)');
+  const buffer = map(fd);
+  markAsUntransferable(buffer);
+  return buffer;
 }
 
 const utf8 = new TextDecoder();

@@ -12,6 +12,8 @@ export {
   threads,
   prefault,
   exitNow,
+  createArena,
+  mapArena,
   DEFAULT_WARMUP_RUNS,
 } from './engine.js';
 export type { LoadOptions, DeviceReport } from './engine.js';

@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 
 import { describe, expect, it } from 'vitest';
 
+import { nodeEnd, runnerEnd } from './arena.js';
 import { Channel } from './channel.js';
 import type { Frame } from './channel.js';
 
@@ -85,5 +86,128 @@ describe('the runner channel', () => {
     // It closed with an error (the reset), and the error reached no one: nothing was thrown.
     expect(await closed).toBe(true);
     close();
+  });
+
+  describe('with an arena', () => {
+    type Message = { t: string; id?: number };
+    /** A node end and a runner end over one buffer (the two mappings of one memfd, in one process). */
+    async function ends(bytes = 1 << 20) {
+      const { ours, theirs, close } = await pair();
+      const buffer = new ArrayBuffer(bytes);
+      const node = nodeEnd(buffer);
+      const runner = runnerEnd(buffer);
+      const atNode: Frame<Message>[] = [];
+      const atRunner: Frame<Message>[] = [];
+      const malformed: string[] = [];
+      const nodeChannel = new Channel<Message, Message>(
+        ours,
+        asIs,
+        (f) => atNode.push(f),
+        (why) => malformed.push(why),
+        undefined,
+        node,
+      );
+      const runnerChannel = new Channel<Message, Message>(
+        theirs,
+        asIs,
+        (f) => atRunner.push(f),
+        undefined,
+        undefined,
+        runner,
+      );
+      const until = async (ok: () => boolean) => {
+        for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
+        expect(ok()).toBe(true);
+      };
+      const end = () => {
+        ours.destroy();
+        theirs.destroy();
+        close();
+      };
+      return { buffer, node, runner, nodeChannel, runnerChannel, atNode, atRunner, malformed, until, theirs, end };
+    }
+    /** A frame as a hostile runner may write one: any header, no blobs after it. */
+    const rawFrame = (header: unknown): Buffer => {
+      const json = Buffer.from(JSON.stringify(header));
+      const frame = Buffer.alloc(64 + Math.ceil(json.length / 64) * 64);
+      frame.writeUInt32LE(frame.length - 4, 0);
+      frame.writeUInt32LE(json.length, 4);
+      json.copy(frame, 8);
+      return frame;
+    };
+    const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + seed) & 0xff);
+
+    it('carries large blobs in the arena, viewed in place by the runner and copied out by the node, and frees them when each is done', async () => {
+      const c = await ends();
+      const request = bytes(64 * 1024, 1);
+      const small = bytes(100, 2);
+      c.nodeChannel.send({ t: 'call', id: 1 }, [request, small]);
+      // Written into the node's half at once.
+      expect(c.node.out.used).toBe(64 * 1024);
+      await c.until(() => c.atRunner.length === 1);
+      const [inArena, onSocket] = c.atRunner[0]!.blobs;
+      expect(inArena!.buffer).toBe(c.buffer);
+      expect(inArena!.byteOffset).toBeLessThan(c.node.out.to);
+      expect(inArena).toEqual(request);
+      expect(onSocket!.buffer).not.toBe(c.buffer);
+      expect(onSocket).toEqual(small);
+      // The runner is done with it; its reply carries the release, and a response in its own half.
+      const response = bytes(8 * 1024, 3);
+      c.atRunner[0]!.release!();
+      c.runnerChannel.send({ t: 'reply', id: 1 }, [response]);
+      expect(c.runner.out.used).toBe(8 * 1024);
+      await c.until(() => c.atNode.length === 1);
+      expect(c.node.out.used).toBe(0);
+      const got = c.atNode[0]!.blobs[0]!;
+      // The node never holds a view the runner could rewrite under it.
+      expect(got.buffer).not.toBe(c.buffer);
+      expect(got).toEqual(response);
+      // The node's release rides within a few ms, or ahead of its next frame.
+      await c.until(() => c.runner.out.used === 0);
+      c.end();
+    });
+
+    it('sends a blob on the socket when its half has no room, and the bytes arrive the same', async () => {
+      const c = await ends(256 * 1024);
+      const blobs = [bytes(100 * 1024, 4), bytes(100 * 1024, 5)];
+      c.nodeChannel.send({ t: 'call', id: 1 }, blobs);
+      expect(c.node.out.used).toBe(100 * 1024);
+      await c.until(() => c.atRunner.length === 1);
+      const got = c.atRunner[0]!.blobs;
+      expect(got[0]!.buffer).toBe(c.buffer);
+      expect(got[1]!.buffer).not.toBe(c.buffer);
+      expect(got).toEqual(blobs);
+      c.end();
+    });
+
+    it("refuses a runner's frame naming bytes outside the runner's half (the node's requests, or past the end)", async () => {
+      for (const at of [
+        [0, 1024],
+        [(1 << 19) - 64, 1024],
+        [(1 << 20) - 64, 128],
+        [(1 << 19) + 1, 64],
+        [-64, 64],
+        ['x', 1],
+      ]) {
+        const c = await ends();
+        // A hostile runner writes its own header: its blob names the node's half.
+        c.theirs.write(rawFrame({ t: 'reply', id: 1, b: [at] }));
+        await c.until(() => c.malformed.length === 1);
+        expect(c.malformed[0]).toMatch(/outside its half of the arena/);
+        expect(c.atNode).toEqual([]);
+        c.end();
+      }
+    });
+
+    it("ignores a runner's release of extents the node never gave it, and frees each real one once", async () => {
+      const c = await ends();
+      c.nodeChannel.send({ t: 'call', id: 1 }, [bytes(4096, 6)]);
+      await c.until(() => c.atRunner.length === 1);
+      const at = c.atRunner[0]!.blobs[0]!.byteOffset;
+      c.theirs.write(rawFrame({ t: '~freed', at: [at + 64, 123, at, at] }));
+      await c.until(() => c.node.out.used === 0);
+      expect(c.malformed).toEqual([]);
+      c.end();
+    });
   });
 });

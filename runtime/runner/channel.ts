@@ -1,20 +1,39 @@
 /**
- * The node ↔ runner channel: length-prefixed frames on one Unix socket (the child's fd 3).
+ * The node ↔ runner channel: length-prefixed frames on one Unix socket (the child's fd 3), their
+ * large blobs in the shared-memory arena between the two (./arena.ts) where there is one.
  *
  * A frame is `u32 length · u32 header length · header (JSON) · blobs`, each blob starting on a
  * 64-byte boundary so a typed array can view it in place. Tensor data and request bodies travel as
- * blobs, never inside the JSON. Copies of a request's bytes on the way in: one, when a frame is
- * gathered from the socket's chunks into its own buffer (views over it reach the batcher, whose
- * concatenation into the batch is the copy it makes anyway). The first frame written in a tick
- * leaves at once; the frames written after it in that tick leave together in one writev.
+ * blobs, never inside the JSON: in the arena (the header's `b` names each as [offset, bytes]) or,
+ * small or where the arena has no room, after the header (`b` names its size). Copies of a
+ * request's bytes on the way in: one, into the arena (the runner reads them in place there); on
+ * the socket, one more, when a frame is gathered from the socket's chunks into its own buffer. The
+ * first frame written in a tick leaves at once; the frames written after it in that tick leave
+ * together in one writev.
+ *
+ * An end frees the extents it wrote when the other end says it is done with them: a `~freed`
+ * frame of the channel's own, sent before the next frame or within FREED_DELAY_MS.
  */
 import type { Socket } from 'node:net';
+
+import type { ArenaEnd } from './arena.js';
+import { ARENA_MIN_BYTES } from './arena.js';
 
 /** A message: its header (decoded by the receiving side's codec, ./protocol.ts) and the blobs it names by index. */
 export interface Frame<M> {
   header: M;
   blobs: Uint8Array[];
+  /** Gives the frame's blobs that are views of the arena back to their writer (call once done with them). */
+  release?: () => void;
 }
+
+/** A blob in a header: its size (after the header) or [offset, size] in the arena. */
+type BlobAt = number | [number, number];
+
+/** The channel's own frame: the extents (offsets) of the receiver's half that the sender is done with. */
+const FREED = '~freed';
+/** How long released extents wait for a frame to ride with before they go alone. */
+const FREED_DELAY_MS = 5;
 
 const ALIGN = 64;
 const pad = (n: number): number => (n + ALIGN - 1) & ~(ALIGN - 1);
@@ -32,6 +51,10 @@ const MAX_FRAME_BYTES = 2 ** 31;
 export class Channel<In, Out extends { t: string }> {
   readonly #decode: (header: unknown) => In;
   readonly #socket: Socket;
+  readonly #arena: ArenaEnd | undefined;
+  /** Extents of the other end's half this end is done with, not yet said. */
+  #freed: number[] = [];
+  #freedTimer: NodeJS.Timeout | undefined;
   #corked = false;
   /** Bytes of the frame being gathered; its length once known. */
   #chunks: Buffer[] = [];
@@ -39,7 +62,8 @@ export class Channel<In, Out extends { t: string }> {
 
   /**
    * `onFrame` for each frame received; the frames of one chunk read from the socket are delivered
-   * inside one call of `around` (the runner gathers them into one batching decision).
+   * inside one call of `around` (the runner gathers them into one batching decision). `arena`: this
+   * end of the shared memory, where the two processes have one.
    */
   constructor(
     socket: Socket,
@@ -47,13 +71,15 @@ export class Channel<In, Out extends { t: string }> {
     onFrame: (frame: Frame<In>) => void,
     onMalformed: (why: string) => void = () => undefined,
     around: (deliver: () => void) => void = (deliver) => deliver(),
+    arena?: ArenaEnd,
   ) {
     this.#socket = socket;
     this.#decode = decode;
+    this.#arena = arena;
     const deliver = (): void => {
       while (this.#have >= 4) {
         const length = this.#peekLength();
-        let frame: Frame<In>;
+        let frame: Frame<In> | undefined;
         try {
           if (length > MAX_FRAME_BYTES) throw new Error(`a frame of ${length} bytes, past ${MAX_FRAME_BYTES}`);
           if (this.#have < 4 + length) break;
@@ -64,7 +90,7 @@ export class Channel<In, Out extends { t: string }> {
           onMalformed((error as Error).message);
           return;
         }
-        onFrame(frame);
+        if (frame) onFrame(frame);
       }
     };
     const onData = (chunk: Buffer): void => {
@@ -85,8 +111,8 @@ export class Channel<In, Out extends { t: string }> {
     return Buffer.concat(this.#chunks, 4).readUInt32LE(0);
   }
 
-  /** Cuts the next `total` bytes into a frame of its own, aligned buffer. */
-  #take(total: number): Frame<In> {
+  /** Cuts the next `total` bytes into a frame of its own, aligned buffer (undefined for the channel's own). */
+  #take(total: number): Frame<In> | undefined {
     const bytes = new Uint8Array(new ArrayBuffer(total));
     let at = 0;
     while (at < total) {
@@ -102,17 +128,70 @@ export class Channel<In, Out extends { t: string }> {
     const headerLength = view.getUint32(4, true);
     const header: unknown = JSON.parse(decoder.decode(bytes.subarray(8, 8 + headerLength)));
     if (typeof header !== 'object' || header === null) throw new Error('a frame whose header is not an object');
-    const { b: sizes = [], ...fields } = header as { b?: unknown };
+    const { b: sizes = [], ...fields } = header as { b?: unknown; t?: unknown; at?: unknown };
+    if (fields.t === FREED) {
+      this.#takeFreed(fields);
+      return undefined;
+    }
     if (!Array.isArray(sizes)) throw new Error('a frame whose blob sizes are not a list');
     const blobs: Uint8Array[] = [];
+    const inArena: number[] = [];
     let offset = pad(8 + headerLength);
-    for (const size of sizes) {
-      if (!Number.isSafeInteger(size) || size < 0 || offset + size > total)
+    for (const size of sizes as unknown[]) {
+      if (Array.isArray(size)) {
+        blobs.push(this.#fromArena(size, inArena));
+        continue;
+      }
+      if (!Number.isSafeInteger(size) || (size as number) < 0 || offset + (size as number) > total)
         throw new Error('a blob past the end of its frame');
-      blobs.push(bytes.subarray(offset, offset + size));
-      offset = pad(offset + size);
+      blobs.push(bytes.subarray(offset, offset + (size as number)));
+      offset = pad(offset + (size as number));
     }
-    return { header: this.#decode(fields), blobs };
+    const frame: Frame<In> = { header: this.#decode(fields), blobs };
+    if (inArena.length > 0) {
+      if (this.#arena!.copyIn) this.#release(inArena);
+      else frame.release = () => this.#release(inArena.splice(0));
+    }
+    return frame;
+  }
+
+  /** A blob the other end wrote in its half of the arena: checked there, copied out or viewed in place. */
+  #fromArena(at: unknown[], inArena: number[]): Uint8Array {
+    const arena = this.#arena;
+    const [offset, size] = at;
+    if (
+      !arena ||
+      at.length !== 2 ||
+      !Number.isSafeInteger(offset) ||
+      !Number.isSafeInteger(size) ||
+      (offset as number) % 64 !== 0 ||
+      (size as number) < 0 ||
+      (offset as number) < arena.in.from ||
+      (offset as number) + (size as number) > arena.in.to
+    )
+      throw new Error('a blob outside its half of the arena');
+    inArena.push(offset as number);
+    const view = new Uint8Array(arena.buffer, offset as number, size as number);
+    return arena.copyIn ? view.slice() : view;
+  }
+
+  /** The other end is done with these extents of this end's half. */
+  #takeFreed(fields: { at?: unknown }): void {
+    const out = this.#arena?.out;
+    if (!out || !Array.isArray(fields.at)) throw new Error('a freed frame without an arena or offsets');
+    // Offsets this end never gave out (or gave back already) are no one's: ignored.
+    for (const at of fields.at) if (typeof at === 'number') out.free(at);
+  }
+
+  /** Says (soon, or with the next frame) that these extents of the other end's half are free again. */
+  #release(extents: number[]): void {
+    if (extents.length === 0) return;
+    this.#freed.push(...extents);
+    if (this.#freedTimer) return;
+    this.#freedTimer = setTimeout(() => {
+      this.#freedTimer = undefined;
+      if (this.#freed.length > 0) this.#write({ t: FREED, at: this.#freed.splice(0) }, []);
+    }, FREED_DELAY_MS).unref();
   }
 
   /**
@@ -121,11 +200,24 @@ export class Channel<In, Out extends { t: string }> {
    * a lone request waited ~30-45 µs for the rest of its HTTP handler before it left.
    */
   send(header: Out, blobs: Uint8Array[] = []): void {
-    const json = encoder.encode(
-      JSON.stringify(blobs.length ? { ...header, b: blobs.map((b) => b.byteLength) } : header),
-    );
+    // Released extents ride ahead of it, in the same writev.
+    if (this.#freed.length > 0) this.#write({ t: FREED, at: this.#freed.splice(0) }, []);
+    this.#write(header, blobs);
+  }
+
+  #write(header: { t: string; at?: number[] }, blobs: Uint8Array[]): void {
+    const sizes: BlobAt[] = [];
+    const onSocket: Uint8Array[] = [];
+    for (const b of blobs) {
+      const at = this.#toArena(b);
+      if (at === undefined) {
+        sizes.push(b.byteLength);
+        onSocket.push(b);
+      } else sizes.push([at, b.byteLength]);
+    }
+    const json = encoder.encode(JSON.stringify(blobs.length ? { ...header, b: sizes } : header));
     let length = pad(8 + json.length);
-    for (const b of blobs) length = pad(length + b.byteLength);
+    for (const b of onSocket) length = pad(length + b.byteLength);
     const head = Buffer.allocUnsafe(pad(8 + json.length));
     head.writeUInt32LE(length - 4, 0);
     head.writeUInt32LE(json.length, 4);
@@ -135,7 +227,7 @@ export class Channel<In, Out extends { t: string }> {
     const first = !this.#corked;
     if (first) this.#socket.cork();
     this.#socket.write(head);
-    for (const b of blobs) {
+    for (const b of onSocket) {
       if (b.byteLength > 0) this.#socket.write(b);
       const gap = pad(b.byteLength) - b.byteLength;
       if (gap > 0) this.#socket.write(ZEROS.subarray(0, gap));
@@ -148,6 +240,15 @@ export class Channel<In, Out extends { t: string }> {
       this.#corked = false;
       this.#socket.uncork();
     });
+  }
+
+  /** Copies a large blob into this end's half of the arena; its offset, or undefined (it goes on the socket). */
+  #toArena(b: Uint8Array): number | undefined {
+    const arena = this.#arena;
+    if (!arena || b.byteLength < ARENA_MIN_BYTES) return undefined;
+    const at = arena.out.alloc(b.byteLength);
+    if (at !== undefined) new Uint8Array(arena.buffer, at, b.byteLength).set(b);
+    return at;
   }
 
   /** Called once when the other end goes away (or the socket fails). */

@@ -1,3 +1,4 @@
+export { DEFAULT_ARENA_MB } from './arena.js';
 export { RunnerHost, groupOf, runnerEntryFile } from './runner-host.js';
 export type { RunnerHostOptions, SandboxReport } from './runner-host.js';
 export { RunnerPool } from './runner-pool.js';

@@ -12,16 +12,18 @@
  *   (hooks) and load the addon; it cannot start processes or write files (JavaScript only);
  * - hooks in V8 isolates (runtime/hooks/sandbox.ts).
  */
+import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { closeSync, existsSync, readdirSync } from 'node:fs';
 import { chmod, chown, copyFile, link, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { setPriority, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { UnavailableError } from '../../sdk/errors.js';
-import { DEFAULT_ADDON_PATH } from '../engine/index.js';
+import { createArena, DEFAULT_ADDON_PATH } from '../engine/index.js';
 import { bundleEntry, hookWorkerFile } from '../hooks/index.js';
+import { DEFAULT_ARENA_MB } from './arena.js';
 import type { RunnerCgroup } from './cgroups.js';
 import { RunnerCgroups } from './cgroups.js';
 import type { JailLayers, SandboxMode } from './jail.js';
@@ -52,6 +54,8 @@ export interface RunnerHostOptions {
   permissions?: boolean;
   /** LibTorch intra-op threads in each runner. */
   intraOpThreads?: number;
+  /** Bytes of each runner's shared-memory arena (./arena.ts; default DEFAULT_ARENA_MB MiB; 0: none). */
+  arenaBytes?: number;
   /** Keep one runner started ahead of need (default true). */
   spare?: boolean;
   /** Where a runner's output lines go (its function's log). */
@@ -269,13 +273,23 @@ export class RunnerHost {
           ],
         ]
       : [process.execPath, node];
-    const child = spawn(file, args, {
-      cwd: dir,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-      ...(user && !jailed && process.getuid?.() === 0 ? { uid: user.uid, gid: user.gid } : {}),
-    });
-    const runner = new RunnerProcess(child, dir, (line) => this.#o.onLine?.(line, runner), cgroup);
+    // Its arena is its own: made for it, inherited by it alone as fd 4 (the node's copy is closed
+    // once it is spawned; the mapping stays). Nothing is awaited between the two.
+    const arenaBytes = this.#o.arenaBytes ?? DEFAULT_ARENA_MB * 2 ** 20;
+    const arena = arenaBytes > 0 ? createArena(arenaBytes) : undefined;
+    if (arena) env.HEARTH_ARENA_FD = '4';
+    let child: ChildProcess;
+    try {
+      child = spawn(file, args, {
+        cwd: dir,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe', ...(arena ? [arena.fd] : [])],
+        ...(user && !jailed && process.getuid?.() === 0 ? { uid: user.uid, gid: user.gid } : {}),
+      });
+    } finally {
+      if (arena) closeSync(arena.fd);
+    }
+    const runner = new RunnerProcess(child, dir, (line) => this.#o.onLine?.(line, runner), cgroup, arena?.buffer);
     // A spare boots behind whatever serves now (its priority is restored when it is taken).
     if (spare) {
       this.#booting = runner;

@@ -8,9 +8,10 @@
 import { Socket } from 'node:net';
 
 import { CancelledError, InferenceError, toHearthError } from '../../sdk/errors.js';
-import { devices, exitNow, prefault, setIntraOpThreads } from '../engine/index.js';
+import { devices, exitNow, mapArena, prefault, setIntraOpThreads } from '../engine/index.js';
 import type { PoolEvent } from '../pool/index.js';
 import { Pool } from '../pool/index.js';
+import { runnerEnd } from './arena.js';
 import type { Frame } from './channel.js';
 import { Channel } from './channel.js';
 import type { FromRunner, RunnerReply, Snapshot, StartMessage, ToRunner } from './protocol.js';
@@ -23,12 +24,15 @@ const PREFAULT_BYTES = 256 * 2 ** 20;
 let pool: Pool | undefined;
 const inflight = new Map<number, AbortController>();
 // Requests that arrive in one read are batched together (Pool.gather).
+// The arena its node made for it (runtime/runner/arena.ts), inherited as HEARTH_ARENA_FD.
+const arenaFd = Number(process.env.HEARTH_ARENA_FD);
 const channel = new Channel<ToRunner, FromRunner>(
   new Socket({ fd: 3, readable: true, writable: true }),
   decodeToRunner,
   (frame) => void handle(frame),
   () => undefined,
   (deliver) => (pool ? pool.gather(deliver) : deliver()),
+  arenaFd > 0 ? runnerEnd(mapArena(arenaFd)) : undefined,
 );
 
 process.on('uncaughtException', (error) => {
@@ -80,30 +84,46 @@ async function start(id: number, m: StartMessage): Promise<void> {
   reply(id, { ok: true, coldStart: pool.stats().coldStart, ...snapshot() });
 }
 
-async function call(message: Extract<ToRunner, { t: 'invoke' | 'infer' }>, blobs: Uint8Array[]): Promise<void> {
+/**
+ * A call, its reply once the pool answers. Its blobs may be views of the arena: given back as soon
+ * as the pool is done with them (the reply carries the release to the node), and a body for the
+ * hooks is first copied out (a hook thread may take it by transfer).
+ */
+async function call(
+  message: Extract<ToRunner, { t: 'invoke' | 'infer' }>,
+  blobs: Uint8Array[],
+  release: () => void,
+): Promise<void> {
   const { id } = message;
-  if (!pool) return fail(id, new InferenceError('the runner has no function loaded'));
+  if (!pool) {
+    release();
+    return fail(id, new InferenceError('the runner has no function loaded'));
+  }
   const controller = new AbortController();
   inflight.set(id, controller);
   const options = unpackCall(message, controller.signal);
   try {
     if (message.t === 'invoke') {
-      const r = await pool.invoke({ body: blobs[0] ?? new Uint8Array(), contentType: message.contentType }, options);
+      const body = blobs[0] ? blobs[0].slice() : new Uint8Array();
+      release();
+      const r = await pool.invoke({ body, contentType: message.contentType }, options);
       reply(id, { ok: true, contentType: r.contentType }, [r.body]);
     } else {
       const out: Uint8Array[] = [];
       const outputs = await pool.infer(unpackTensors(message.tensors, blobs), options);
+      release();
       const tensors = packTensors(outputs, out);
       reply(id, { ok: true, tensors }, out);
     }
   } catch (error) {
+    release();
     fail(id, error);
   } finally {
     inflight.delete(id);
   }
 }
 
-async function handle({ header: message, blobs }: Frame<ToRunner>): Promise<void> {
+async function handle({ header: message, blobs, release = () => undefined }: Frame<ToRunner>): Promise<void> {
   // Work for the pool brings the 250 ms snapshots back; a read of its stats (the node's API, a
   // console polling it) is not work.
   if (message.t !== 'stats') snapshots.wake();
@@ -115,7 +135,7 @@ async function handle({ header: message, blobs }: Frame<ToRunner>): Promise<void
         return await start(message.id, message);
       case 'invoke':
       case 'infer':
-        return await call(message, blobs);
+        return await call(message, blobs, release);
       case 'cancel':
         inflight.get(message.id)?.abort(new CancelledError('the request was cancelled'));
         return;

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 
 import { UnavailableError } from '../../sdk/errors.js';
+import { nodeEnd } from './arena.js';
 import type { RunnerCgroup } from './cgroups.js';
 import type { Frame } from './channel.js';
 import { Channel } from './channel.js';
@@ -78,7 +79,14 @@ export class RunnerProcess {
   /** Frames the runner sends unasked (events, snapshots, hangs). */
   onMessage: (message: RunnerMessage) => void = () => undefined;
 
-  constructor(child: ChildProcess, dir: string, onLine: (line: string) => void, cgroup?: RunnerCgroup) {
+  /** `arena`: the node's mapping of the runner's shared memory (./arena.ts), where it has one. */
+  constructor(
+    child: ChildProcess,
+    dir: string,
+    onLine: (line: string) => void,
+    cgroup?: RunnerCgroup,
+    arena?: ArrayBuffer,
+  ) {
     this.child = child;
     this.dir = dir;
     this.cgroup = cgroup;
@@ -158,6 +166,8 @@ export class RunnerProcess {
         }
       },
       (why) => this.kill(`it sent a malformed frame (${why.slice(0, 200)})`),
+      undefined,
+      arena && nodeEnd(arena),
     );
     this.exited = new Promise((resolve) => {
       const ended = async (code: number | null, signal: NodeJS.Signals | null): Promise<void> => {

@@ -6,9 +6,14 @@
  * KServe JSON, KServe binary, gRPC — at concurrency 1, 16 and 64. Beside it, in the same run, bare
  * node:http and gRPC servers (./bare-server.ts) read the same bodies and answer the same bytes.
  *
+ * The routes without hooks (KServe binary, gRPC) run a third time on a node with
+ * HEARTH_ISOLATION=none (the model in the node's process): what runner processes cost.
+ *
  * Writes test/bench/results/ceiling.json: rows {route, input, concurrency, hearth_per_s,
- * bare_per_s, ratio, hearth_p50_ms, bare_p50_ms}. Flags: --quick, --seconds S, --out FILE, --only
- * ROUTE:INPUT,… (a part of the table, e.g. kserve-json:image).
+ * bare_per_s, ratio, hearth_p50_ms, bare_p50_ms, node_cpu_us, runner_cpu_us, and for those routes
+ * none_per_s, none_p50_ms, process_over_none}; the CPU figures are per request, from /proc, of the
+ * node's process and of its runners (with their launchers). Flags: --quick, --seconds S, --out
+ * FILE, --only ROUTE:INPUT,… (a part of the table, e.g. kserve-json:image).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -26,6 +31,7 @@ import { deployWithHook } from './deploy.js';
 import { randomRows } from './engine-reference.js';
 import { benchFlags, round } from './flags.js';
 import type { LoadResult } from './load.js';
+import { treeSeconds } from './proc-cpu.js';
 import { cannon, grpcLoad, kserveBinary, serialLoop, stop } from './load.js';
 
 const flags = benchFlags('ceiling');
@@ -175,8 +181,16 @@ interface Row {
   ratio: number;
   hearth_p50_ms: number;
   bare_p50_ms: number;
+  node_cpu_us: number;
+  runner_cpu_us: number;
+  none_per_s?: number;
+  none_p50_ms?: number;
+  process_over_none?: number;
   errors: number;
 }
+
+/** Routes that skip hooks, run again on a node without runner processes. */
+const NO_HOOKS = new Set(['kserve-binary', 'grpc']);
 
 async function main(): Promise<void> {
   ensureModels();
@@ -188,13 +202,17 @@ async function main(): Promise<void> {
   const hearth = await spawnNode(join(dir, 'data'), {}, (line) => {
     if (/"level":[56]\d|runner output|runner exited/.test(line)) process.stderr.write(`[node] ${line}\n`);
   });
+  const inProcess = await spawnNode(join(dir, 'data-none'), { HEARTH_ISOLATION: 'none' });
   const bare = await startBare();
   const rows: Row[] = [];
   try {
     for (const input of ['vec', 'image'] as const) {
       await deployWithHook(hearth.url, spec(input, true), MODEL[input], 'ceiling-json', dir);
       await deployWithHook(hearth.url, spec(input, false), MODEL[input], 'ceiling-binary', dir);
+      await deployWithHook(inProcess.url, spec(input, false), MODEL[input], 'ceiling-binary', dir);
     }
+    // The spare runner that each deploy's cold start leaves booting is up before anything is timed.
+    await new Promise((r) => setTimeout(r, 5000));
     // --only fn-binary:image,grpc — a part of the table, for profiling one route.
     const picked = routes().filter((r) => !flags.only || flags.only.some((o) => `${r.route}:${r.input}`.includes(o)));
     for (const { route, input, cell } of picked) {
@@ -212,12 +230,18 @@ async function main(): Promise<void> {
         });
         if (put.status !== 204) throw new Error(`bare server refused ${route}`);
       }
+      const none = NO_HOOKS.has(route);
       await load(hearth.url, hearth.grpc, cell, 8, 1); // warm-up: pools, hook threads, connections
+      if (none) await load(inProcess.url, inProcess.grpc, cell, 8, 1);
       for (const c of CONCURRENCY) {
         // Image bodies at c=64 take a second or two to reach a steady state: twice the time.
         const s = input === 'image' && c > 1 ? seconds * 2 : seconds;
+        const cpu0 = treeSeconds(hearth.child.pid!);
         const h = await load(hearth.url, hearth.grpc, cell, c, s);
+        const cpu1 = treeSeconds(hearth.child.pid!);
+        const n = none ? await load(inProcess.url, inProcess.grpc, cell, c, s) : undefined;
         const b = await load(bare.http, bare.grpc, cell, c, s);
+        const perRequest = (seconds: number) => round((seconds * 1e6) / Math.max(1, h.rps * s), 0);
         const row: Row = {
           route,
           input,
@@ -227,16 +251,26 @@ async function main(): Promise<void> {
           ratio: round(h.rps / b.rps, 3),
           hearth_p50_ms: round(h.p50, 3),
           bare_p50_ms: round(b.p50, 3),
-          errors: h.errors + b.errors,
+          node_cpu_us: perRequest(cpu1.own - cpu0.own),
+          runner_cpu_us: perRequest(cpu1.descendants - cpu0.descendants),
+          ...(n
+            ? {
+                none_per_s: round(n.rps),
+                none_p50_ms: round(n.p50, 3),
+                process_over_none: round(h.rps / n.rps, 3),
+              }
+            : {}),
+          errors: h.errors + b.errors + (n?.errors ?? 0),
         };
         rows.push(row);
         console.log(
-          `${route.padEnd(14)} ${input.padEnd(6)} c=${String(c).padEnd(3)} hearth ${String(row.hearth_per_s).padStart(8)}/s p50 ${String(row.hearth_p50_ms).padStart(7)} ms | bare ${String(row.bare_per_s).padStart(8)}/s p50 ${String(row.bare_p50_ms).padStart(7)} ms | ratio ${row.ratio}${row.errors ? ` (${row.errors} errors)` : ''}`,
+          `${route.padEnd(14)} ${input.padEnd(6)} c=${String(c).padEnd(3)} hearth ${String(row.hearth_per_s).padStart(8)}/s p50 ${String(row.hearth_p50_ms).padStart(7)} ms (cpu/req node ${row.node_cpu_us} µs, runner ${row.runner_cpu_us} µs)${n ? ` | none ${String(row.none_per_s).padStart(8)}/s p50 ${String(row.none_p50_ms).padStart(7)} ms` : ''} | bare ${String(row.bare_per_s).padStart(8)}/s p50 ${String(row.bare_p50_ms).padStart(7)} ms | ratio ${row.ratio}${row.errors ? ` (${row.errors} errors)` : ''}`,
         );
       }
     }
   } finally {
     await stop(hearth.child);
+    await stop(inProcess.child);
     await stop(bare.child);
     await rm(dir, { recursive: true, force: true });
   }
@@ -253,7 +287,17 @@ async function main(): Promise<void> {
   }
   for (const r of rows.filter((x) => x.concurrency === 1 && !x.route.endsWith('json'))) {
     const added = round(r.hearth_p50_ms - r.bare_p50_ms, 3);
-    check(`${r.route} ${r.input} c=1 p50 within 0.2 ms of bare`, added <= 0.2, `+${added} ms`);
+    check(`${r.route} ${r.input} c=1 p50 within 0.3 ms of bare`, added <= 0.3, `+${added} ms`);
+  }
+  for (const r of rows.filter((x) => x.process_over_none !== undefined && x.concurrency === 64))
+    check(
+      `${r.route} ${r.input} c=64 runner processes ≥ 0.9 × none`,
+      r.process_over_none! >= 0.9,
+      String(r.process_over_none),
+    );
+  for (const r of rows.filter((x) => x.none_p50_ms !== undefined && x.concurrency === 1)) {
+    const added = round(r.hearth_p50_ms - r.none_p50_ms!, 3);
+    check(`${r.route} ${r.input} c=1 runner processes add ≤ 0.1 ms p50`, added <= 0.1, `+${added} ms`);
   }
   for (const input of ['vec', 'image'] as const) {
     const k = at('kserve-json', input, 64);

@@ -25,6 +25,33 @@ export function cpuSeconds(pid: number): { own: number; children: number } {
   return { own: own / TICK, children: children / TICK };
 }
 
+/**
+ * CPU seconds so far of `pid` itself and of all its descendants (a node's runners, under their
+ * hearth-jail launchers too).
+ */
+export function treeSeconds(pid: number): { own: number; descendants: number } {
+  const parent = new Map<number, number>();
+  const ticks = new Map<number, number>();
+  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const s = stat(p);
+      parent.set(Number(p), s.ppid);
+      ticks.set(Number(p), s.ticks);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let descendants = 0;
+  for (const [p, t] of ticks) {
+    for (let up = parent.get(p); up !== undefined && up > 1; up = parent.get(up))
+      if (up === pid) {
+        descendants += t;
+        break;
+      }
+  }
+  return { own: (ticks.get(pid) ?? 0) / TICK, descendants: descendants / TICK };
+}
+
 /** Percent of one core that `pid` (own, its children, and both) used over `seconds` from now. */
 export async function cpuOver(pid: number, seconds: number): Promise<{ own: number; children: number; total: number }> {
   const before = cpuSeconds(pid);
