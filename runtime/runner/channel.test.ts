@@ -47,6 +47,42 @@ describe('the runner channel', () => {
     close();
   });
 
+  it('sends the frames of a whole event-loop turn in one write where it is not eager (the other end is busy)', async () => {
+    const { ours, theirs, close } = await pair();
+    type Message = { t: string };
+    const reads: string[][] = [];
+    let current: string[] | undefined;
+    const all = new Promise<void>((resolve) => {
+      new Channel<Message, Message>(
+        ours,
+        asIs,
+        (frame) => {
+          current!.push(frame.header.t);
+          if (reads.flat().length === 3) resolve();
+        },
+        undefined,
+        (deliver) => {
+          current = [];
+          reads.push(current);
+          deliver();
+        },
+      );
+    });
+    const sender = new Channel<Message, Message>(theirs, asIs, () => undefined);
+    sender.eager = () => false;
+    // Three ticks of one turn: the frame, a nextTick after it, a timer-free microtask after that.
+    sender.send({ t: 'a' });
+    process.nextTick(() => {
+      sender.send({ t: 'b' });
+      queueMicrotask(() => sender.send({ t: 'c' }));
+    });
+    await all;
+    expect(reads).toEqual([['a', 'b', 'c']]);
+    ours.destroy();
+    theirs.destroy();
+    close();
+  });
+
   it('hands a frame its codec refuses to onMalformed, and reads nothing after it', async () => {
     const { ours, theirs, close } = await pair();
     const got: unknown[] = [];

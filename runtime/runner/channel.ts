@@ -195,9 +195,12 @@ export class Channel<In, Out extends { t: string }> {
   }
 
   /**
-   * Sends a frame. The first frame of a tick leaves at once (one writev); frames sent after it in
-   * the same tick are corked and leave together when the tick ends. Held to the end of its tick,
-   * a lone request waited ~30-45 µs for the rest of its HTTP handler before it left.
+   * Sends a frame. Where `eager` says so (nothing else outstanding: a lone request), the first
+   * frame of a tick leaves at once (one writev) and frames sent after it in the same tick leave
+   * together when the tick ends — held to the end of its tick, a lone request waited ~30-45 µs for
+   * the rest of its HTTP handler. Otherwise (the other end is busy with earlier frames anyway) the
+   * frames of a whole turn of the event loop — every request whose bytes arrived in it — leave
+   * together after it (setImmediate): one write, one wake-up and one read of the other end for all.
    */
   send(header: Out, blobs: Uint8Array[] = []): void {
     // Released extents ride ahead of it, in the same writev.
@@ -223,24 +226,33 @@ export class Channel<In, Out extends { t: string }> {
     head.writeUInt32LE(json.length, 4);
     head.set(json, 8);
     head.fill(0, 8 + json.length);
-    // Corked (once per tick) either way, so a frame's parts leave in one writev.
-    const first = !this.#corked;
-    if (first) this.#socket.cork();
+    // Corked either way, so a frame's parts leave in one writev.
+    const opening = !this.#corked;
+    if (opening) {
+      this.#socket.cork();
+      this.#corked = true;
+    }
     this.#socket.write(head);
     for (const b of onSocket) {
       if (b.byteLength > 0) this.#socket.write(b);
       const gap = pad(b.byteLength) - b.byteLength;
       if (gap > 0) this.#socket.write(ZEROS.subarray(0, gap));
     }
-    if (!first) return;
-    this.#socket.uncork();
-    this.#corked = true;
-    this.#socket.cork();
-    process.nextTick(() => {
-      this.#corked = false;
+    if (!opening) return;
+    if (this.eager()) {
       this.#socket.uncork();
-    });
+      this.#socket.cork();
+      process.nextTick(this.#flush);
+    } else setImmediate(this.#flush);
   }
+
+  readonly #flush = (): void => {
+    this.#corked = false;
+    this.#socket.uncork();
+  };
+
+  /** Whether a frame leaves in its own tick (true) or waits for the rest of the event loop's turn (send). */
+  eager: () => boolean = () => true;
 
   /** Copies a large blob into this end's half of the arena; its offset, or undefined (it goes on the socket). */
   #toArena(b: Uint8Array): number | undefined {

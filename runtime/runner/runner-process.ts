@@ -169,6 +169,8 @@ export class RunnerProcess {
       undefined,
       arena && nodeEnd(arena),
     );
+    // A request to an idle runner leaves at once; beside others in flight, with its turn's others.
+    this.#channel.eager = () => this.#waiting.size <= 1;
     this.exited = new Promise((resolve) => {
       const ended = async (code: number | null, signal: NodeJS.Signals | null): Promise<void> => {
         if (!this.#alive) return;

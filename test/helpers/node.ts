@@ -50,7 +50,9 @@ export async function spawnNode(
   entry?: string,
   user?: { uid: number; gid: number },
 ): Promise<NodeProcess> {
-  const args = entry ? [entry] : ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')];
+  // HEARTH_TEST_NODE_ARGS: node's own flags for it (a benchmark profiled with --cpu-prof).
+  const flags = process.env.HEARTH_TEST_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const args = [...flags, ...(entry ? [entry] : ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')])];
   const child = spawn(process.execPath, args, {
     cwd: entry ? dirname(entry) : REPO_ROOT,
     env: {
