@@ -106,12 +106,12 @@ export function viewAs<D extends DType>(dtype: D, bytes: ArrayBufferView): Typed
   return new ARRAY_TYPES[dtype](bytes.buffer, bytes.byteOffset, bytes.byteLength / size);
 }
 
-/** A new zero-filled typed array for `count` elements of `dtype`. */
 /** A typed array's bytes as a byte view of the same memory (no copy): viewAs's inverse. */
 export function bytesOf(data: ArrayBufferView): Uint8Array {
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
+/** A new zero-filled typed array for `count` elements of `dtype`. */
 export function allocate<D extends DType>(dtype: D, count: number): TypedArrayFor<D> {
   return new ARRAY_TYPES[dtype](new ArrayBuffer(count * elementSize(dtype)));
 }

@@ -92,27 +92,45 @@ function decode(segment: string): string {
   }
 }
 
-/** The body, whole, or PayloadTooLargeError as soon as it is known to be over `max` bytes. */
-function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
+/**
+ * The body, whole, or PayloadTooLargeError as soon as it is known to be over `max` bytes. With its
+ * length declared it is gathered into one buffer as it arrives, placed so that byte `alignAt` of it
+ * (where the binary tensors of a KServe body begin) is 64-byte aligned: tensors are then read in
+ * place, not copied out to be aligned (platform/kserve/tensors.ts).
+ */
+function readBody(req: IncomingMessage, max: number, alignAt = 0): Promise<Uint8Array> {
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > max) return Promise.reject(tooLarge(max));
+  const length = declared === undefined ? undefined : Number(declared);
+  if (length !== undefined && length > max) return Promise.reject(tooLarge(max));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    // Declared (the HTTP parser holds the body to it): one buffer, filled as chunks arrive.
+    const skew = (ALIGN - (alignAt % ALIGN)) % ALIGN;
+    const whole =
+      length !== undefined && Number.isSafeInteger(length) && length > 0
+        ? new Uint8Array(new ArrayBuffer(skew + length), skew, length)
+        : undefined;
     req.on('data', (chunk: Buffer) => {
+      if (whole && size + chunk.byteLength <= whole.byteLength) whole.set(chunk, size);
+      else chunks.push(chunk);
       size += chunk.byteLength;
       if (size > max) {
         req.removeAllListeners('data');
         req.pause();
         reject(tooLarge(max));
-        return;
       }
-      chunks.push(chunk);
     });
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    req.once('end', () => {
+      if (whole && chunks.length === 0) resolve(whole.subarray(0, size));
+      else if (whole) resolve(Buffer.concat([whole.subarray(0, Math.min(size, whole.byteLength)), ...chunks]));
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
     req.once('error', reject);
   });
 }
+
+const ALIGN = 64;
 
 const codecs = {
   gzip: { decode: promisify(gunzip), encode: promisify(gzip) },
@@ -314,7 +332,12 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
       const name = decode(match[1]!);
       const version = parseVersion(match[2] === undefined ? undefined : decode(match[2]));
-      const body = await decodeBody(await readBody(req, o.maxBodyBytes), header('content-encoding'), o.maxBodyBytes);
+      const tensorsAt = fn ? 0 : Number(header('inference-header-content-length') ?? 0) || 0;
+      const body = await decodeBody(
+        await readBody(req, o.maxBodyBytes, tensorsAt),
+        header('content-encoding'),
+        o.maxBodyBytes,
+      );
       bodyRead = true;
       const reply = await handler({
         name,

@@ -6,7 +6,7 @@
  */
 import { InvalidInputError } from '../../sdk/errors.js';
 import type { DType, Tensor, TensorsByName } from '../../sdk/tensor.js';
-import { allocate, elementSize, isDType, numel } from '../../sdk/tensor.js';
+import { allocate, elementSize, isDType, numel, viewAs } from '../../sdk/tensor.js';
 import { tensorFromJson } from '../../sdk/tensor-json.js';
 import { checkBytes, encodeBytes } from '../../sdk/tensor-bytes.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
@@ -54,6 +54,10 @@ export function tensorFromRaw(name: string, dtype: DType, shape: number[], bytes
     return { dtype, shape, data: new Uint8Array(bytes) };
   }
   checkRawSize(name, dtype, shape, bytes.byteLength, field);
+  // Read in place where its elements are aligned (a body read for it: platform/http/hot-routes.ts);
+  // copied where they are not. A 602 KB image copied here cost the in-process path a third of its
+  // time at c=1 (copy and collection).
+  if (bytes.byteOffset % elementSize(dtype) === 0) return { dtype, shape, data: viewAs(dtype, bytes) } as Tensor;
   const data = allocate(dtype, numel(shape));
   new Uint8Array(data.buffer).set(bytes);
   return { dtype, shape, data } as Tensor;

@@ -27,7 +27,7 @@ import jpeg from 'jpeg-js';
 import type { FunctionSpecInput } from '../../sdk/spec/function-spec.js';
 import { ensureModels, REPO_ROOT } from '../helpers/fixtures.js';
 import { spawnNode } from '../helpers/node.js';
-import { deployWithHook } from './deploy.js';
+import { afterSpareBoots, deployWithHook } from './deploy.js';
 import { randomRows } from './engine-reference.js';
 import { benchFlags, round } from './flags.js';
 import type { LoadResult } from './load.js';
@@ -211,8 +211,7 @@ async function main(): Promise<void> {
       await deployWithHook(hearth.url, spec(input, false), MODEL[input], 'ceiling-binary', dir);
       await deployWithHook(inProcess.url, spec(input, false), MODEL[input], 'ceiling-binary', dir);
     }
-    // The spare runner that each deploy's cold start leaves booting is up before anything is timed.
-    await new Promise((r) => setTimeout(r, 5000));
+    await afterSpareBoots();
     // --only fn-binary:image,grpc — a part of the table, for profiling one route.
     const picked = routes().filter((r) => !flags.only || flags.only.some((o) => `${r.route}:${r.input}`.includes(o)));
     for (const { route, input, cell } of picked) {

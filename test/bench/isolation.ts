@@ -24,7 +24,7 @@ import { spawnNode } from '../helpers/node.js';
 import { randomRows as floats } from './engine-reference.js';
 import type { LoadResult } from './load.js';
 import { benchFlags, round } from './flags.js';
-import { deployWithHook, MLP_SPEC } from './deploy.js';
+import { afterSpareBoots, deployWithHook, MLP_SPEC } from './deploy.js';
 import { cannon, kserveBinary, serialLoop, stop } from './load.js';
 
 const flags = benchFlags('isolation');
@@ -63,6 +63,7 @@ async function turn(mode: Mode, dir: string): Promise<Row[]> {
   });
   try {
     await deployWithHook(node.url, MLP_SPEC, 'mlp', 'mlp-json', dir);
+    await afterSpareBoots();
     const rows: Row[] = [];
     for (const cell of CELLS) {
       const [url, body, headers] =

@@ -21,7 +21,7 @@ import { ensureModels, modelPath, PYTHON, REPO_ROOT } from '../helpers/fixtures.
 import { spawnNode } from '../helpers/node.js';
 import { engineBestBatch, randomRows as floats } from './engine-reference.js';
 import { benchFlags, round } from './flags.js';
-import { deployWithHook, MLP_SPEC, RESNET_SPEC } from './deploy.js';
+import { afterSpareBoots, deployWithHook, MLP_SPEC, RESNET_SPEC } from './deploy.js';
 import { cannon, grpcLoad, kserveBinary, stop } from './load.js';
 
 const flags = benchFlags('serve');
@@ -151,6 +151,7 @@ async function main(): Promise<void> {
   try {
     await deployWithHook(hearth.url, MLP_SPEC, 'mlp', 'mlp-json', dir);
     await deployWithHook(hearth.url, RESNET_SPEC, 'resnet50', 'resnet-binary', dir);
+    await afterSpareBoots();
 
     const mlpX = floats(1024, 7);
     const mlpBody = JSON.stringify({ inputs: Array.from(mlpX) });
