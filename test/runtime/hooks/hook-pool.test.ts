@@ -269,6 +269,24 @@ describe('hooks on the calling thread (inline, as a runner runs a lone request)'
     expect(hooks.inlineCalls).toBe(2);
   });
 
+  it("gives post each request's own rows of its batch's output, not the whole batch's memory", async () => {
+    const batch = new Float32Array([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const row = (i: number) => ({
+      y: { dtype: 'FP32' as const, shape: [1, 3], data: batch.subarray(i * 3, i * 3 + 3) },
+    });
+    for (const options of [{ inline: true }, {}]) {
+      const hooks = await pool('buffer-size', { sandbox: true, inline: true });
+      const items = [0, 1, 2].map((i) => ({ outputs: row(i), request: json({}) }));
+      const outcomes = await hooks.post(items, options);
+      const bodies = outcomes.map((o) => (o.ok ? JSON.parse(new TextDecoder().decode(o.body)) : o.error.message));
+      expect(bodies).toEqual([
+        { bufferBytes: 12, y: [1, 2, 3] },
+        { bufferBytes: 12, y: [4, 5, 6] },
+        { bufferBytes: 12, y: [7, 8, 9] },
+      ]);
+    }
+  });
+
   it("gives post the request's body only when it reads it, after an await too, and never past its call", async () => {
     const hooks = await pool('post-reads', { sandbox: true, inline: true });
     const post = async (request: { body: Uint8Array; contentType: string }, inline: boolean) => {
