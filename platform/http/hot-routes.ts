@@ -18,6 +18,7 @@ import { toHttpResponse } from './errors.js';
 import type { JobQueue } from '../jobs/index.js';
 import { callerId, requestHash } from '../jobs/index.js';
 import { IdempotencyCache } from './idempotency.js';
+import { BodyBuffers } from './body-buffers.js';
 import { refuseFormBody } from './json-body.js';
 import type { Kserve } from '../kserve/index.js';
 import { formatInferResponse, parseInferRequest, requestedOutputs } from '../kserve/index.js';
@@ -98,7 +99,12 @@ function decode(segment: string): string {
  * (where the binary tensors of a KServe body begin) is 64-byte aligned: tensors are then read in
  * place, not copied out to be aligned (platform/kserve/tensors.ts).
  */
-function readBody(req: IncomingMessage, max: number, alignAt = 0): Promise<Uint8Array> {
+function readBody(
+  req: IncomingMessage,
+  max: number,
+  alignAt = 0,
+  buffers?: BodyBuffers,
+): Promise<{ body: Uint8Array; pooled: boolean }> {
   const declared = req.headers['content-length'];
   const length = declared === undefined ? undefined : Number(declared);
   if (length !== undefined && length > max) return Promise.reject(tooLarge(max));
@@ -111,7 +117,7 @@ function readBody(req: IncomingMessage, max: number, alignAt = 0): Promise<Uint8
     const skew = (ALIGN - (alignAt % ALIGN)) % ALIGN;
     const whole =
       length !== undefined && Number.isSafeInteger(length) && length > 0 && length <= PREALLOCATE_BYTES
-        ? new Uint8Array(new ArrayBuffer(skew + length), skew, length)
+        ? new Uint8Array(buffers ? buffers.take(skew + length) : new ArrayBuffer(skew + length), skew, length)
         : undefined;
     req.on('data', (chunk: Buffer) => {
       if (whole && size + chunk.byteLength <= whole.byteLength) whole.set(chunk, size);
@@ -124,9 +130,13 @@ function readBody(req: IncomingMessage, max: number, alignAt = 0): Promise<Uint8
       }
     });
     req.once('end', () => {
-      if (whole && chunks.length === 0) resolve(whole.subarray(0, size));
-      else if (whole) resolve(Buffer.concat([whole.subarray(0, Math.min(size, whole.byteLength)), ...chunks]));
-      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      if (whole && chunks.length === 0) resolve({ body: whole.subarray(0, size), pooled: buffers !== undefined });
+      else if (whole)
+        resolve({
+          body: Buffer.concat([whole.subarray(0, Math.min(size, whole.byteLength)), ...chunks]),
+          pooled: false,
+        });
+      else resolve({ body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), pooled: false });
     });
     req.once('error', reject);
   });
@@ -310,6 +320,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     });
   };
 
+  const bodyBuffers = new BodyBuffers();
   return (req, res) => {
     if (req.method !== 'POST') return false;
     const url = req.url ?? '';
@@ -331,17 +342,18 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       return Array.isArray(v) ? v.join(', ') : v;
     };
     let bodyRead = false;
+    let pooled: Uint8Array | undefined;
     (async () => {
       const owner = authorize(o.apiKeys, 'invoke', header);
       if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
       const name = decode(match[1]!);
       const version = parseVersion(match[2] === undefined ? undefined : decode(match[2]));
       const tensorsAt = fn ? 0 : Number(header('inference-header-content-length') ?? 0) || 0;
-      const body = await decodeBody(
-        await readBody(req, o.maxBodyBytes, tensorsAt),
-        header('content-encoding'),
-        o.maxBodyBytes,
-      );
+      // KServe bodies come in buffers used again (./body-buffers.ts); a function's may be kept
+      // past its reply (an async job's input) and are its own.
+      const read = await readBody(req, o.maxBodyBytes, tensorsAt, fn ? undefined : bodyBuffers);
+      if (read.pooled) pooled = read.body;
+      const body = await decodeBody(read.body, header('content-encoding'), o.maxBodyBytes);
       bodyRead = true;
       const reply = await handler({
         name,
@@ -359,7 +371,13 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       }
       return reply;
     })().then(
-      (reply) => send(res, reply),
+      (reply) => {
+        send(res, reply);
+        // Answered and written out: nothing holds the body now. (On any failure it is left to GC.)
+        const body = pooled;
+        if (body)
+          res.once('finish', () => bodyBuffers.give(body.buffer as ArrayBuffer, body.byteOffset + body.byteLength));
+      },
       // A request refused before its body was read closes its connection: the unread body is not
       // drained, so nothing over the limit is ever buffered.
       (error: unknown) => fail(res, error, !bodyRead, header('x-request-id'), match[1]),
