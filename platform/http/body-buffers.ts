@@ -33,9 +33,9 @@ export class BodyBuffers {
     const size = buffer.byteLength;
     if (size !== sizeClass(size) || this.#held + size > MAX_HELD_BYTES) return;
     new Uint8Array(buffer, 0, Math.min(used, size)).fill(0);
-    let list = this.#free.get(size);
-    if (!list) this.#free.set(size, (list = []));
-    list.push(buffer);
+    const list = this.#free.get(size);
+    if (list) list.push(buffer);
+    else this.#free.set(size, [buffer]);
     this.#held += size;
   }
 
