@@ -1,7 +1,7 @@
 // The arena's allocator: first fit, 64-byte extents, freed extents merged with their neighbours.
 import { describe, expect, it } from 'vitest';
 
-import { Extents, nodeEnd, runnerEnd } from './arena.js';
+import { arenaCapBytes, Extents, nodeEnd, runnerEnd } from './arena.js';
 
 describe('arena extents', () => {
   it('gives out 64-byte-aligned extents from the lowest free one, and none past its end', () => {
@@ -39,6 +39,17 @@ describe('arena extents', () => {
     expect(e.free(at)).toBe(true);
     expect(e.free(at)).toBe(false);
     expect(e.alloc(4096)).toBe(0);
+  });
+
+  it('gives out no more than its cap at once, however much of its span is free', () => {
+    const e = new Extents(0, 1 << 20);
+    e.cap = 4096;
+    const a = e.alloc(4000)!;
+    expect(e.alloc(65)).toBeUndefined(); // 4032 + 128 > 4096
+    e.free(a);
+    expect(e.alloc(4096)).toBe(0);
+    // An eighth of a function's runnerMemoryMb: 16 MiB for the smallest runner (128 MiB).
+    expect(arenaCapBytes(128)).toBe(16 * 2 ** 20);
   });
 
   it("splits an arena into the node's half (requests) and the runner's (responses), neither reaching into the other", () => {

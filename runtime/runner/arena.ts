@@ -27,6 +27,9 @@ export class Extents {
   readonly #free: [number, number][];
   /** Extents given out: start → size. */
   readonly #used = new Map<number, number>();
+  #usedBytes = 0;
+  /** Bytes it gives out at most at once (capArena): less than its span where a function's memory is small. */
+  cap = Number.POSITIVE_INFINITY;
 
   constructor(
     readonly from: number,
@@ -38,6 +41,7 @@ export class Extents {
   /** Where `bytes` now live, or undefined where no free extent holds them. */
   alloc(bytes: number): number | undefined {
     const size = pad(Math.max(bytes, 1));
+    if (this.#usedBytes + size > this.cap) return undefined;
     for (let i = 0; i < this.#free.length; i++) {
       const extent = this.#free[i]!;
       const [start, end] = extent;
@@ -45,6 +49,7 @@ export class Extents {
       if (end - start === size) this.#free.splice(i, 1);
       else extent[0] = start + size;
       this.#used.set(start, size);
+      this.#usedBytes += size;
       return start;
     }
     return undefined;
@@ -55,6 +60,7 @@ export class Extents {
     const size = this.#used.get(at);
     if (size === undefined) return false;
     this.#used.delete(at);
+    this.#usedBytes -= size;
     const end = at + size;
     const free = this.#free;
     // The first free extent after it.
@@ -80,9 +86,7 @@ export class Extents {
 
   /** Bytes given out now. */
   get used(): number {
-    let n = 0;
-    for (const size of this.#used.values()) n += size;
-    return n;
+    return this.#usedBytes;
   }
 }
 
@@ -111,6 +115,15 @@ export function nodeEnd(buffer: ArrayBuffer): ArenaEnd {
 export function runnerEnd(buffer: ArrayBuffer): ArenaEnd {
   const half = halfOf(buffer);
   return { buffer, out: new Extents(half, buffer.byteLength), in: { from: 0, to: half }, copyIn: false };
+}
+
+/**
+ * What one side may hold of its half for a function whose runner may use `runnerMemoryMb`: an
+ * eighth of it. The pages a runner touches there count in its resident memory where no cgroup
+ * charges them to the node (the RSS watch), so a burst of large requests must not end it.
+ */
+export function arenaCapBytes(runnerMemoryMb: number): number {
+  return Math.floor((runnerMemoryMb * 2 ** 20) / 8);
 }
 
 const halfOf = (buffer: ArrayBuffer): number => Math.floor(buffer.byteLength / 2 / ALIGN) * ALIGN;

@@ -216,6 +216,18 @@ describe('the runner channel', () => {
       c.end();
     });
 
+    it('sends a blob on the socket past the cap on what its end may hold in the arena', async () => {
+      const c = await ends();
+      c.nodeChannel.capArena(8 * 1024);
+      const blobs = [bytes(6 * 1024, 7), bytes(6 * 1024, 8)];
+      c.nodeChannel.send({ t: 'call', id: 1 }, blobs);
+      await c.until(() => c.atRunner.length === 1);
+      const got = c.atRunner[0]!.blobs;
+      expect([got[0]!.buffer === c.buffer, got[1]!.buffer === c.buffer]).toEqual([true, false]);
+      expect(got).toEqual(blobs);
+      c.end();
+    });
+
     it("refuses a runner's frame naming bytes outside the runner's half (the node's requests, or past the end)", async () => {
       for (const at of [
         [0, 1024],

@@ -263,6 +263,11 @@ export class Channel<In, Out extends { t: string }> {
     return at;
   }
 
+  /** Caps the bytes this end holds in its half of the arena at once (past it, blobs go on the socket). */
+  capArena(bytes: number): void {
+    if (this.#arena) this.#arena.out.cap = bytes;
+  }
+
   /** Called once when the other end goes away (or the socket fails). */
   onClose(fn: () => void): void {
     let called = false;

@@ -11,7 +11,7 @@ import { CancelledError, InferenceError, toHearthError } from '../../sdk/errors.
 import { devices, exitNow, mapArena, prefault, setIntraOpThreads } from '../engine/index.js';
 import type { PoolEvent } from '../pool/index.js';
 import { Pool } from '../pool/index.js';
-import { runnerEnd } from './arena.js';
+import { arenaCapBytes, runnerEnd } from './arena.js';
 import type { Frame } from './channel.js';
 import { Channel } from './channel.js';
 import type { FromRunner, RunnerReply, Snapshot, StartMessage, ToRunner } from './protocol.js';
@@ -59,6 +59,7 @@ async function start(id: number, m: StartMessage): Promise<void> {
   // Hooks run in V8 isolates here: user code sees no Node API, even inside its own runner. This
   // process is the function's own, so a call that finds the pool otherwise idle runs its hook on
   // this thread, in an isolate here (HookPoolOptions.inline): no hop to a hook thread and back.
+  channel.capArena(arenaCapBytes(m.spec.limits.runnerMemoryMb));
   pool = new Pool({
     spec: m.spec,
     version: m.version,

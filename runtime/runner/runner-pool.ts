@@ -18,6 +18,7 @@ import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { RawRequest } from '../hooks/index.js';
 import { addCounters, countFailure, newCounters, observe, PoolLifecycle } from '../pool/index.js';
 import type { ColdStart, CallOptions, InvokeResponse, PoolCounters, PoolStats, ServingPool } from '../pool/index.js';
+import { arenaCapBytes } from './arena.js';
 import type { CallFields, Snapshot, Succeeded } from './protocol.js';
 import { packTensors, unpackError, unpackTensors } from './protocol.js';
 import type { RunnerHost } from './runner-host.js';
@@ -119,6 +120,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
       runner.label = this.#key;
       runner.onMessage = (frame) => this.#message(runner!, frame);
       await runner.watchMemory(this.spec.limits.runnerMemoryMb * 2 ** 20);
+      runner.capArena(arenaCapBytes(this.spec.limits.runnerMemoryMb));
       void runner.exited.then((exit) => this.#exited(runner!, exit));
       const placed = await this.#o.host.place(runner, artifacts);
       const reply = await runner.request({

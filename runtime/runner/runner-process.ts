@@ -245,6 +245,11 @@ export class RunnerProcess {
     return id;
   }
 
+  /** Caps what the node writes into the runner's arena at once (./arena.ts arenaCapBytes). */
+  capArena(bytes: number): void {
+    this.#channel.capArena(bytes);
+  }
+
   /** A message without a reply. */
   tell(notice: Notice): void {
     if (this.#alive) this.#channel.send(notice);
