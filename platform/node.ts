@@ -109,6 +109,8 @@ export async function startNode(config: Config): Promise<HearthNode> {
           sandbox: config.sandbox,
           intraOpThreads: config.intraOpThreads,
           arenaBytes: config.arenaMb * 2 ** 20,
+          onArenaFailed: (why) =>
+            runnerLog.warn({ why }, 'runners get no shared-memory arena; tensors go on their sockets'),
           onLine: (line, runner) => {
             runnerLog.info({ function: runner.label, runner: runner.pid, line }, 'runner output');
             if (runner.label) functionLogs.addRunnerLine(runner.label, line);

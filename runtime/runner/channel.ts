@@ -7,9 +7,8 @@
  * blobs, never inside the JSON: in the arena (the header's `b` names each as [offset, bytes]) or,
  * small or where the arena has no room, after the header (`b` names its size). Copies of a
  * request's bytes on the way in: one, into the arena (the runner reads them in place there); on
- * the socket, one more, when a frame is gathered from the socket's chunks into its own buffer. The
- * first frame written in a tick leaves at once; the frames written after it in that tick leave
- * together in one writev.
+ * the socket, one more, when a frame is gathered from the socket's chunks into its own buffer. When
+ * frames leave: see send().
  *
  * An end frees the extents it wrote when the other end says it is done with them: a `~freed`
  * frame of the channel's own, sent before the next frame or within FREED_DELAY_MS.

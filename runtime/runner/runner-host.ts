@@ -56,6 +56,8 @@ export interface RunnerHostOptions {
   intraOpThreads?: number;
   /** Bytes of each runner's shared-memory arena (./arena.ts; default DEFAULT_ARENA_MB MiB; 0: none). */
   arenaBytes?: number;
+  /** Hears, once, why an arena could not be made (runners then take every blob on the socket). */
+  onArenaFailed?: (why: string) => void;
   /** Keep one runner started ahead of need (default true). */
   spare?: boolean;
   /** Where a runner's output lines go (its function's log). */
@@ -134,6 +136,7 @@ export class RunnerHost {
     this.#reported = resolve;
   });
   readonly #parked = new Map<string, { runner: RunnerProcess; timer: NodeJS.Timeout }>();
+  #arenaFailed = false;
 
   constructor(options: RunnerHostOptions) {
     this.#o = options;
@@ -221,6 +224,17 @@ export class RunnerHost {
     };
   }
 
+  /** A new arena, or none where the kernel will not make one (its blobs then go on the socket), said once. */
+  #arena(bytes: number): { fd: number; buffer: ArrayBuffer } | undefined {
+    try {
+      return createArena(bytes);
+    } catch (error) {
+      if (!this.#arenaFailed) this.#o.onArenaFailed?.((error as Error).message);
+      this.#arenaFailed = true;
+      return undefined;
+    }
+  }
+
   async #spawn(spare: boolean): Promise<RunnerProcess> {
     const [entry, hookWorker] = await Promise.all([runnerEntryFile(), hookWorkerFile()]);
     const n = ++this.#count;
@@ -276,7 +290,7 @@ export class RunnerHost {
     // Its arena is its own: made for it, inherited by it alone as fd 4 (the node's copy is closed
     // once it is spawned; the mapping stays). Nothing is awaited between the two.
     const arenaBytes = this.#o.arenaBytes ?? DEFAULT_ARENA_MB * 2 ** 20;
-    const arena = arenaBytes > 0 ? createArena(arenaBytes) : undefined;
+    const arena = arenaBytes > 0 ? this.#arena(arenaBytes) : undefined;
     if (arena) env.HEARTH_ARENA_FD = '4';
     let child: ChildProcess;
     try {

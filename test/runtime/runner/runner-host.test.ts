@@ -56,3 +56,16 @@ it('starts runners without the jail where hearth-jail is missing, saying why; st
     delete process.env.HEARTH_JAIL;
   }
 });
+
+it('starts runners without an arena where the kernel makes none, saying so once', async () => {
+  const failures: string[] = [];
+  // No memfd can be 1 PiB: creating it fails as the kernel refusing would.
+  const host = new RunnerHost({ arenaBytes: 2 ** 50, onArenaFailed: (why) => failures.push(why) });
+  try {
+    await host.warm();
+    expect(host.spareError).toBeUndefined();
+    expect(failures).toEqual([expect.stringMatching(/arena/)]);
+  } finally {
+    await host.close();
+  }
+});
