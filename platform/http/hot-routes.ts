@@ -348,7 +348,9 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
       const name = decode(match[1]!);
       const version = parseVersion(match[2] === undefined ? undefined : decode(match[2]));
-      const tensorsAt = fn ? 0 : Number(header('inference-header-content-length') ?? 0) || 0;
+      // Only where the body's binary tensors start, to align them; BinaryBody checks the header itself.
+      const declared = fn ? 0 : Number(header('inference-header-content-length'));
+      const tensorsAt = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
       // KServe bodies come in buffers used again (./body-buffers.ts); a function's may be kept
       // past its reply (an async job's input) and are its own.
       const read = await readBody(req, o.maxBodyBytes, tensorsAt, fn ? undefined : bodyBuffers);

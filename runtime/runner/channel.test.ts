@@ -152,7 +152,8 @@ describe('the runner channel', () => {
         runner,
       );
       const until = async (ok: () => boolean) => {
-        for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
+        // Up to 10 s: a loaded machine may take long to turn the loop; a pass takes a few ms.
+        for (let i = 0; i < 2000 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
         expect(ok()).toBe(true);
       };
       const end = () => {
@@ -245,6 +246,26 @@ describe('the runner channel', () => {
         expect(c.atNode).toEqual([]);
         c.end();
       }
+    });
+
+    it('refuses a frame naming more bytes of the arena than its half holds (the same extent, again and again)', async () => {
+      const c = await ends();
+      const half = c.node.in.to - c.node.in.from;
+      const at = c.node.in.from;
+      c.theirs.write(
+        rawFrame({
+          t: 'reply',
+          id: 1,
+          b: [
+            [at, half],
+            [at, 64],
+          ],
+        }),
+      );
+      await c.until(() => c.malformed.length === 1);
+      expect(c.malformed[0]).toMatch(/more than its half/);
+      expect(c.atNode).toEqual([]);
+      c.end();
     });
 
     it("ignores a runner's release of extents the node never gave it, and frees each real one once", async () => {

@@ -135,10 +135,11 @@ export class Channel<In, Out extends { t: string }> {
     if (!Array.isArray(sizes)) throw new Error('a frame whose blob sizes are not a list');
     const blobs: Uint8Array[] = [];
     const inArena: number[] = [];
+    const named = { bytes: 0 };
     let offset = pad(8 + headerLength);
     for (const size of sizes as unknown[]) {
       if (Array.isArray(size)) {
-        blobs.push(this.#fromArena(size, inArena));
+        blobs.push(this.#fromArena(size, inArena, named));
         continue;
       }
       if (!Number.isSafeInteger(size) || (size as number) < 0 || offset + (size as number) > total)
@@ -154,8 +155,12 @@ export class Channel<In, Out extends { t: string }> {
     return frame;
   }
 
-  /** A blob the other end wrote in its half of the arena: checked there, copied out or viewed in place. */
-  #fromArena(at: unknown[], inArena: number[]): Uint8Array {
+  /**
+   * A blob the other end wrote in its half of the arena: checked there, copied out or viewed in
+   * place. A frame names at most its half's bytes in all: naming the same bytes over and over
+   * would cost the sender nothing and the receiver a copy each time.
+   */
+  #fromArena(at: unknown[], inArena: number[], named: { bytes: number }): Uint8Array {
     const arena = this.#arena;
     const [offset, size] = at;
     if (
@@ -169,6 +174,8 @@ export class Channel<In, Out extends { t: string }> {
       (offset as number) + (size as number) > arena.in.to
     )
       throw new Error('a blob outside its half of the arena');
+    named.bytes += size as number;
+    if (named.bytes > arena.in.to - arena.in.from) throw new Error('a frame naming more than its half of the arena');
     inArena.push(offset as number);
     const view = new Uint8Array(arena.buffer, offset as number, size as number);
     return arena.copyIn ? view.slice() : view;
@@ -189,8 +196,12 @@ export class Channel<In, Out extends { t: string }> {
     if (this.#freedTimer) return;
     this.#freedTimer = setTimeout(() => {
       this.#freedTimer = undefined;
-      if (this.#freed.length > 0) this.#write({ t: FREED, at: this.#freed.splice(0) }, []);
+      this.#sayFreed();
     }, FREED_DELAY_MS).unref();
+  }
+
+  #sayFreed(): void {
+    if (this.#freed.length > 0) this.#write({ t: FREED, at: this.#freed.splice(0) }, []);
   }
 
   /**
@@ -203,7 +214,7 @@ export class Channel<In, Out extends { t: string }> {
    */
   send(header: Out, blobs: Uint8Array[] = []): void {
     // Released extents ride ahead of it, in the same writev.
-    if (this.#freed.length > 0) this.#write({ t: FREED, at: this.#freed.splice(0) }, []);
+    this.#sayFreed();
     this.#write(header, blobs);
   }
 
