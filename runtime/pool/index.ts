@@ -14,3 +14,4 @@ export type { PoolCounters, DurationSummary } from './stats.js';
 export { addCounters, countFailure, newCounters, observe } from './stats.js';
 export { PoolLifecycle } from './lifecycle.js';
 export { namedIndex } from './io-binding.js';
+export { rowViews } from './split.js';

@@ -15,6 +15,8 @@ export interface Pending {
   /** Present for hook requests; raw infer() requests have none. */
   request?: RawRequest;
   deadline?: number;
+  /** The callers it carries (CallOptions.requests). */
+  requests: number;
   resolve(value: TensorsByName | InvokeResponse): void;
   reject(error: HearthError): void;
   settled: boolean;
@@ -32,7 +34,15 @@ export function settleable(
   queue: (pending: Pending, remainingMs: number | undefined) => void,
 ): Promise<TensorsByName | InvokeResponse> {
   return new Promise((resolve, reject) => {
-    const pending: Pending = { tensors, request, deadline: options.deadline, resolve, reject, settled: false };
+    const pending: Pending = {
+      tensors,
+      request,
+      deadline: options.deadline,
+      requests: options.requests ?? 1,
+      resolve,
+      reject,
+      settled: false,
+    };
     const settle = (fn: () => void): void => {
       if (pending.settled) return;
       pending.settled = true;

@@ -218,7 +218,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
 
   /** A request through the hooks: body in, response out. */
   async invoke(request: RawRequest, options: CallOptions = {}): Promise<InvokeResponse> {
-    return this.#track(async () => {
+    return this.#track(options, async () => {
       this.#accepting();
       if (this.#sequences)
         throw new InvalidInputError(
@@ -250,7 +250,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
 
   /** Raw tensors in, raw tensors out, no hooks (KServe v2, as Triton serves them). */
   async infer(tensors: TensorsByName, options: CallOptions = {}): Promise<TensorsByName> {
-    return this.#track(async () => {
+    return this.#track(options, async () => {
       this.#accepting();
       if (this.#sequences) return this.#sequences.enqueue(tensors, options);
       if (options.sequence)
@@ -265,7 +265,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
     }
   }
 
-  async #track<T>(body: () => Promise<T>): Promise<T> {
+  async #track<T>(options: CallOptions, body: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
     this.#lastRequestAt = t0;
     if ((this.state === 'cold' || this.state === 'loading') && this.#coldWaitFrom === undefined && !this.#coldStart)
@@ -280,8 +280,9 @@ export class Pool extends PoolLifecycle implements ServingPool {
     } finally {
       this.#pending--;
       const us = (performance.now() - t0) * US;
-      countOutcome(this.#counters, us, failure);
-      this.#recent.add(us);
+      const n = options.requests ?? 1;
+      countOutcome(this.#counters, us, failure, n);
+      for (let i = 0; i < n; i++) this.#recent.add(us);
       if (this.#pending === 0) this.emit('idle');
     }
   }
@@ -324,7 +325,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
     const instance = this.#instances.takeIdle();
     this.#coldWaitOver();
     const now = this.#clock.now();
-    for (const entry of batch) observe(this.#counters.durations.queue, now - entry.enqueuedAt);
+    for (const entry of batch) observe(this.#counters.durations.queue, now - entry.enqueuedAt, entry.payload.requests);
     // Requests of this batch that go on to post count as on their way back (their callers, in a
     // closed loop, send again soon) from before the instance is released, so the batcher can wait
     // for them rather than run a straggler alone.
@@ -349,7 +350,8 @@ export class Pool extends PoolLifecycle implements ServingPool {
       this.#batcher.release();
     }
     const rows = batch.reduce((n, e) => n + e.rows, 0);
-    countForward(this.#counters, rows, batch.length, (performance.now() - t0) * US);
+    const requests = batch.reduce((n, e) => n + e.payload.requests, 0);
+    countForward(this.#counters, rows, requests, (performance.now() - t0) * US);
     try {
       if (outputs instanceof Error) for (const e of batch) e.payload.reject(outputs);
       else {

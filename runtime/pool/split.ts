@@ -44,18 +44,27 @@ export function splitOutputs(
       });
       continue;
     }
-    if (t.shape[0] !== total)
-      throw new InferenceError(`output "${name}" has ${t.shape[0]} rows for a batch of ${total}`);
-    const rowElems = total === 0 ? 0 : t.data.length / total;
-    let offset = 0;
-    rows.forEach((n, i) => {
-      const data = (t.data as unknown as { subarray(a: number, b: number): Tensor['data'] }).subarray(
-        offset * rowElems,
-        (offset + n) * rowElems,
-      );
-      out[i]![name] = fromModelShape(o, { dtype: t.dtype, shape: [n, ...t.shape.slice(1)], data } as Tensor, true);
-      offset += n;
+    rowViews(name, t, rows, total).forEach((piece, i) => {
+      out[i]![name] = fromModelShape(o, piece, true);
     });
   }
   return out;
+}
+
+/**
+ * A batch tensor (not BYTES) of `total` rows cut into `rows[i]` rows each, in order: views of its
+ * data, no copy. One whose first dimension is not `total` is refused.
+ */
+export function rowViews(name: string, t: Tensor, rows: readonly number[], total: number): Tensor[] {
+  if (t.shape[0] !== total) throw new InferenceError(`output "${name}" has ${t.shape[0]} rows for a batch of ${total}`);
+  const rowElems = total === 0 ? 0 : t.data.length / total;
+  let offset = 0;
+  return rows.map((n) => {
+    const data = (t.data as unknown as { subarray(a: number, b: number): Tensor['data'] }).subarray(
+      offset * rowElems,
+      (offset + n) * rowElems,
+    );
+    offset += n;
+    return { dtype: t.dtype, shape: [n, ...t.shape.slice(1)], data } as Tensor;
+  });
 }

@@ -92,28 +92,32 @@ export function addCounters(a: PoolCounters, b: PoolCounters): PoolCounters {
   };
 }
 
-/** A request that failed with `code` after `us` microseconds (its whole-request duration is observed apart). */
-export function countFailure(c: PoolCounters, code: string, us: number): void {
-  c.failure++;
-  c.failures[code] = (c.failures[code] ?? 0) + 1;
-  observe(c.durations.failure, us);
+/**
+ * `n` requests that failed with `code` after `us` microseconds (their whole-request duration is
+ * observed apart). `n` > 1: one call that carried several callers (a node's gathered requests).
+ */
+export function countFailure(c: PoolCounters, code: string, us: number, n = 1): void {
+  c.failure += n;
+  c.failures[code] = (c.failures[code] ?? 0) + n;
+  observe(c.durations.failure, us, n);
 }
 
-export function observe(s: DurationSummary, us: number): void {
-  s.count++;
-  s.totalUs += us;
+/** `n` observations of `us` microseconds each. */
+export function observe(s: DurationSummary, us: number, n = 1): void {
+  s.count += n;
+  s.totalUs += us * n;
   if (us > s.maxUs) s.maxUs = us;
 }
 
-/** A request's outcome: success (and when), or its failure by code; its duration either way. */
-export function countOutcome(c: PoolCounters, us: number, failure?: { code: string }): void {
-  if (failure) countFailure(c, failure.code, us);
+/** `n` requests' outcome: success (and when), or failure by code; their duration either way. */
+export function countOutcome(c: PoolCounters, us: number, failure?: { code: string }, n = 1): void {
+  if (failure) countFailure(c, failure.code, us, n);
   else {
-    c.success++;
+    c.success += n;
     c.lastInferenceMs = Date.now();
-    observe(c.durations.success, us);
+    observe(c.durations.success, us, n);
   }
-  observe(c.durations.request, us);
+  observe(c.durations.request, us, n);
 }
 
 /** A forward's counters: `rows` in the batch, `requests` of them callers' (the rest fillers), `computeUs` it took. */

@@ -56,6 +56,11 @@ export interface CallOptions {
   priority?: number;
   /** The request's sequence (required by, and only for, a spec with `sequence`). */
   sequence?: SequenceFlags;
+  /**
+   * How many callers' requests this one call carries, their rows one after another (a node's
+   * gathered requests: runtime/runner/gather.ts); 1 by default. The statistics count it as that many.
+   */
+  requests?: number;
 }
 
 export interface InvokeResponse {

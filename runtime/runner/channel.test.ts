@@ -217,6 +217,26 @@ describe('the runner channel', () => {
       c.end();
     });
 
+    it('writes a blob given as parts once, joined, into the arena or onto the socket', async () => {
+      const c = await ends(256 * 1024);
+      // Parts of odd sizes, so a part written at a padded offset would shift the rest.
+      const parts = [bytes(1000, 1), bytes(3, 2), bytes(70 * 1024 + 5, 3)];
+      const joined = Buffer.concat(parts);
+      // The second frame finds the half full: its parts go on the socket, and a blob after them still lines up.
+      const big = [bytes(100 * 1024, 4), bytes(100 * 1024, 5)];
+      c.nodeChannel.send({ t: 'call', id: 1 }, [parts, bytes(10, 6)]);
+      c.nodeChannel.send({ t: 'call', id: 2 }, [big[0]!, [big[1]!, ...parts], bytes(10, 7)]);
+      await c.until(() => c.atRunner.length === 2);
+      const [one, two] = c.atRunner.map((f) => f.blobs);
+      expect(one![0]!.buffer).toBe(c.buffer);
+      expect(Buffer.from(one![0]!)).toEqual(joined);
+      expect(one![1]).toEqual(bytes(10, 6));
+      expect(two![1]!.buffer).not.toBe(c.buffer);
+      expect(Buffer.from(two![1]!)).toEqual(Buffer.concat([big[1]!, ...parts]));
+      expect(two![2]).toEqual(bytes(10, 7));
+      c.end();
+    });
+
     it('sends a blob on the socket past the cap on what its end may hold in the arena', async () => {
       const c = await ends();
       c.nodeChannel.capArena(8 * 1024);

@@ -29,6 +29,15 @@ export interface Frame<M> {
 /** A blob in a header: its size (after the header) or [offset, size] in the arena. */
 type BlobAt = number | [number, number];
 
+/**
+ * A blob to send: its bytes, or its parts in order (one blob made of several requests' rows,
+ * written once into the arena or onto the socket, never gathered first).
+ */
+export type OutBlob = Uint8Array | readonly Uint8Array[];
+
+const byteLength = (b: OutBlob): number =>
+  b instanceof Uint8Array ? b.byteLength : b.reduce((n, part) => n + part.byteLength, 0);
+
 /** The channel's own frame: the extents (offsets) of the receiver's half that the sender is done with. */
 const FREED = '~freed';
 /** How long released extents wait for a frame to ride with before they go alone. */
@@ -212,25 +221,26 @@ export class Channel<In, Out extends { t: string }> {
    * frames of a whole turn of the event loop — every request whose bytes arrived in it — leave
    * together after it (setImmediate): one write, one wake-up and one read of the other end for all.
    */
-  send(header: Out, blobs: Uint8Array[] = []): void {
+  send(header: Out, blobs: readonly OutBlob[] = []): void {
     // Released extents ride ahead of it, in the same writev.
     this.#sayFreed();
     this.#write(header, blobs);
   }
 
-  #write(header: { t: string; at?: number[] }, blobs: Uint8Array[]): void {
+  #write(header: { t: string; at?: number[] }, blobs: readonly OutBlob[]): void {
     const sizes: BlobAt[] = [];
-    const onSocket: Uint8Array[] = [];
+    const onSocket: OutBlob[] = [];
     for (const b of blobs) {
-      const at = this.#toArena(b);
+      const size = byteLength(b);
+      const at = this.#toArena(b, size);
       if (at === undefined) {
-        sizes.push(b.byteLength);
+        sizes.push(size);
         onSocket.push(b);
-      } else sizes.push([at, b.byteLength]);
+      } else sizes.push([at, size]);
     }
     const json = encoder.encode(JSON.stringify(blobs.length ? { ...header, b: sizes } : header));
     let length = pad(8 + json.length);
-    for (const b of onSocket) length = pad(length + b.byteLength);
+    for (const size of sizes) if (typeof size === 'number') length = pad(length + size);
     const head = Buffer.allocUnsafe(pad(8 + json.length));
     head.writeUInt32LE(length - 4, 0);
     head.writeUInt32LE(json.length, 4);
@@ -244,8 +254,9 @@ export class Channel<In, Out extends { t: string }> {
     }
     this.#socket.write(head);
     for (const b of onSocket) {
-      if (b.byteLength > 0) this.#socket.write(b);
-      const gap = pad(b.byteLength) - b.byteLength;
+      for (const part of b instanceof Uint8Array ? [b] : b) if (part.byteLength > 0) this.#socket.write(part);
+      const size = byteLength(b);
+      const gap = pad(size) - size;
       if (gap > 0) this.#socket.write(ZEROS.subarray(0, gap));
     }
     if (!opening) return;
@@ -257,19 +268,30 @@ export class Channel<In, Out extends { t: string }> {
   }
 
   readonly #flush = (): void => {
+    if (!this.#corked) return;
     this.#corked = false;
     this.#socket.uncork();
   };
+
+  /** Lets the frames sent so far leave now. */
+  flush(): void {
+    this.#flush();
+  }
 
   /** Whether a frame leaves in its own tick (true) or waits for the rest of the event loop's turn (send). */
   eager: () => boolean = () => true;
 
   /** Copies a large blob into this end's half of the arena; its offset, or undefined (it goes on the socket). */
-  #toArena(b: Uint8Array): number | undefined {
+  #toArena(b: OutBlob, size: number): number | undefined {
     const arena = this.#arena;
-    if (!arena || b.byteLength < ARENA_MIN_BYTES) return undefined;
-    const at = arena.out.alloc(b.byteLength);
-    if (at !== undefined) new Uint8Array(arena.buffer, at, b.byteLength).set(b);
+    if (!arena || size < ARENA_MIN_BYTES) return undefined;
+    const at = arena.out.alloc(size);
+    if (at === undefined) return undefined;
+    let to = at;
+    for (const part of b instanceof Uint8Array ? [b] : b) {
+      new Uint8Array(arena.buffer, to, part.byteLength).set(part);
+      to += part.byteLength;
+    }
     return at;
   }
 

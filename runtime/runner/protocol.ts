@@ -80,11 +80,15 @@ export interface WireSequence {
   end: boolean;
 }
 
-/** What a call carries beside its input: the time it has left, its priority, its sequence. */
+/**
+ * What a call carries beside its input: the time it has left, its priority, its sequence, and how
+ * many callers' requests it holds (CallOptions.requests).
+ */
 export interface CallFields {
   remainingMs?: number;
   priority?: number;
   sequence?: WireSequence;
+  requests?: number;
 }
 
 /** A call's options as they cross: the deadline as the time left (the processes' clocks differ). */
@@ -93,6 +97,7 @@ export function packCall(options: CallOptions, remainingMs: number | undefined):
   return {
     ...(remainingMs === undefined ? {} : { remainingMs }),
     ...(options.priority === undefined ? {} : { priority: options.priority }),
+    ...(options.requests === undefined ? {} : { requests: options.requests }),
     ...(seq
       ? { sequence: { id: String(seq.id), big: typeof seq.id === 'bigint', start: seq.start, end: seq.end } }
       : {}),
@@ -101,11 +106,12 @@ export function packCall(options: CallOptions, remainingMs: number | undefined):
 
 /** A call's options back, on the runner's clock, with the runner's own cancel signal. */
 export function unpackCall(fields: CallFields, signal: AbortSignal): CallOptions {
-  const { remainingMs, priority, sequence } = fields;
+  const { remainingMs, priority, sequence, requests } = fields;
   return {
     deadline: remainingMs === undefined ? undefined : performance.now() + remainingMs,
     signal,
     priority,
+    ...(requests === undefined ? {} : { requests }),
     ...(sequence ? { sequence: unpackSequence(sequence) } : {}),
   };
 }
@@ -308,6 +314,7 @@ export function readReply<K extends Asked>(kind: K, reply: ReplyFrame): Reply<K>
 const callFields = {
   remainingMs: z.number().optional(),
   priority: z.number().int().optional(),
+  requests: z.number().int().min(1).optional(),
   sequence: z.object({ id: z.string(), big: z.boolean(), start: z.boolean(), end: z.boolean() }).optional(),
 };
 const id = z.number().int();

@@ -6,6 +6,7 @@
 import type { HearthError } from '../../sdk/errors.js';
 import { CancelledError, DeadlineExceededError } from '../../sdk/errors.js';
 import type { CallOptions } from '../pool/index.js';
+import type { OutBlob } from './channel.js';
 import type { CallFields, Request, Succeeded } from './protocol.js';
 import { packCall, unpackError } from './protocol.js';
 import type { RunnerProcess } from './runner-process.js';
@@ -22,7 +23,7 @@ export function callRunner<K extends Kind, T>(
   runner: RunnerProcess,
   /** The call, made with the fields the options become (the time left, priority, sequence). */
   call: (fields: CallFields) => Extract<Call, { t: K }>,
-  blobs: Uint8Array[],
+  blobs: readonly OutBlob[],
   options: CallOptions,
   read: (reply: Succeeded<K>, blobs: Uint8Array[]) => T,
   inflight: Set<number>,

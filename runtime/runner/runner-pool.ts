@@ -19,6 +19,9 @@ import type { RawRequest } from '../hooks/index.js';
 import { addCounters, countFailure, newCounters, observe, PoolLifecycle } from '../pool/index.js';
 import type { ColdStart, CallOptions, InvokeResponse, PoolCounters, PoolStats, ServingPool } from '../pool/index.js';
 import { arenaCapBytes } from './arena.js';
+import type { OutBlob } from './channel.js';
+import type { Target } from './gather.js';
+import { Gatherer } from './gather.js';
 import type { CallFields, Snapshot, Succeeded } from './protocol.js';
 import { packTensors, unpackError, unpackTensors } from './protocol.js';
 import type { RunnerHost } from './runner-host.js';
@@ -79,10 +82,14 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
    * counters have the rest, so these are counted here and no others.
    */
   readonly #nodeFailures = new WeakSet<HearthError>();
+  /** This turn's infer requests, gathered into calls. */
+  readonly #gather: Gatherer;
+  #targetOf: { runner: RunnerProcess; target: Target } | undefined;
 
   constructor(options: RunnerPoolOptions) {
     super(options.spec, options.version);
     this.#o = options;
+    this.#gather = new Gatherer(options.spec);
   }
 
   get device(): string {
@@ -249,34 +256,64 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
   }
 
   invoke(request: RawRequest, options: CallOptions = {}): Promise<InvokeResponse> {
-    return this.#call(
-      (fields) => ({ t: 'invoke', contentType: request.contentType, ...fields }),
-      [request.body],
-      options,
-      (reply, blobs) => {
-        if (blobs.length !== 1) throw new InferenceError('the runner answered a call without its body');
-        return { body: blobs[0]!, contentType: reply.contentType };
-      },
+    return this.#call(options, (runner) =>
+      this.#callRunner(
+        runner,
+        (fields) => ({ t: 'invoke', contentType: request.contentType, ...fields }),
+        [request.body],
+        options,
+        (reply, blobs) => {
+          if (blobs.length !== 1) throw new InferenceError('the runner answered a call without its body');
+          return { body: blobs[0]!, contentType: reply.contentType };
+        },
+      ),
     );
   }
 
+  /** Raw tensors: gathered with the others of this turn into one call (./gather.ts), or alone. */
   infer(tensors: TensorsByName, options: CallOptions = {}): Promise<TensorsByName> {
-    const blobs: Uint8Array[] = [];
-    const wire = packTensors(tensors, blobs);
-    return this.#call(
-      (fields) => ({ t: 'infer', tensors: wire, ...fields }),
-      blobs,
-      options,
-      (reply, out) => unpackTensors(reply.tensors, out),
-    );
+    return this.#call(options, (runner) => {
+      const target = this.#target(runner);
+      if (this.#inflight.size > 0 || !this.#gather.empty) {
+        const gathered = this.#gather.take(tensors, options, target);
+        if (gathered) return gathered;
+      }
+      const blobs: Uint8Array[] = [];
+      return target.send(packTensors(tensors, blobs), blobs, options);
+    });
   }
 
-  async #call<K extends Call['t'], T>(
+  /** Where infer calls to `runner` go (one target a runner: calls to one runner are gathered together). */
+  #target(runner: RunnerProcess): Target {
+    if (this.#targetOf?.runner !== runner) {
+      const target: Target = {
+        send: (wire, blobs, options) =>
+          this.#callRunner(
+            runner,
+            (fields) => ({ t: 'infer', tensors: wire, ...fields }),
+            blobs,
+            options,
+            (reply, out) => unpackTensors(reply.tensors, out),
+          ),
+        flush: () => runner.flush(),
+      };
+      this.#targetOf = { runner, target };
+    }
+    return this.#targetOf.target;
+  }
+
+  #callRunner<K extends Call['t'], T>(
+    runner: RunnerProcess,
     call: (fields: CallFields) => Extract<Call, { t: K }>,
-    blobs: Uint8Array[],
+    blobs: readonly OutBlob[],
     options: CallOptions,
     read: (reply: Succeeded<K>, blobs: Uint8Array[]) => T,
   ): Promise<T> {
+    return callRunner(runner, call, blobs, options, read, this.#inflight, (e) => this.#nodeFailure(e));
+  }
+
+  /** A request's bookkeeping around `send` to the runner (once the version is warm). */
+  async #call<T>(options: CallOptions, send: (runner: RunnerProcess) => Promise<T>): Promise<T> {
     const t0 = performance.now();
     this.#lastRequestAt = t0;
     this.#pending++;
@@ -285,7 +322,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
       if (this.state === 'cold' || this.state === 'loading') await this.#waitForStart(t0, options);
       const runner = this.#runner;
       if (this.state !== 'warm' || !runner) throw this.#nodeFailure(this.#notServing());
-      return await callRunner(runner, call, blobs, options, read, this.#inflight, (e) => this.#nodeFailure(e));
+      return await send(runner);
     } catch (error) {
       const e = toHearthError(error);
       if (this.#nodeFailures.has(e)) {

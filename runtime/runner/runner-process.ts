@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import { UnavailableError } from '../../sdk/errors.js';
 import { nodeEnd } from './arena.js';
 import type { RunnerCgroup } from './cgroups.js';
-import type { Frame } from './channel.js';
+import type { Frame, OutBlob } from './channel.js';
 import { Channel } from './channel.js';
 import type { JailReport } from './jail.js';
 import type { Asked, Failed, FromRunner, Notice, Reply, ReplyFrame, Request, ToRunner } from './protocol.js';
@@ -211,7 +211,7 @@ export class RunnerProcess {
   }
 
   /** A request that gets a reply (a frame with the same id), checked as the answer to its kind. */
-  request<K extends Asked>(request: Extract<Request, { t: K }>, blobs: Uint8Array[] = []): Promise<Frame<Reply<K>>> {
+  request<K extends Asked>(request: Extract<Request, { t: K }>, blobs: OutBlob[] = []): Promise<Frame<Reply<K>>> {
     return new Promise((resolve) =>
       this.send(request, blobs, (header, replyBlobs) => resolve({ header, blobs: replyBlobs })),
     );
@@ -223,7 +223,7 @@ export class RunnerProcess {
    */
   send<K extends Asked>(
     request: Extract<Request, { t: K }>,
-    blobs: Uint8Array[],
+    blobs: readonly OutBlob[],
     onReply: (reply: Reply<K>, blobs: Uint8Array[]) => void,
   ): number {
     const id = this.#nextId++;
@@ -243,6 +243,11 @@ export class RunnerProcess {
     if (this.#waiting.size === 1) this.#channel.hold(true);
     this.#channel.send({ ...request, id }, blobs);
     return id;
+  }
+
+  /** Lets the frames sent so far leave now (not at the end of the turn). */
+  flush(): void {
+    this.#channel.flush();
   }
 
   /** Caps what the node writes into the runner's arena at once (./arena.ts arenaCapBytes). */

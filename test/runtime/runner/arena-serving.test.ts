@@ -2,7 +2,8 @@
  * Requests through runners with their tensors in the arena, and with none (HEARTH_ARENA_MB=0, every
  * blob on the socket): each of many concurrent requests gets back exactly its own tensor from
  * `zero_vec` (x * 1.0), batched or not — an extent given to two requests, or freed while in use,
- * would answer one with another's rows.
+ * would answer one with another's rows. The node gathers concurrent requests into calls of many
+ * (runtime/runner/gather.ts): each still gets its own rows, and counts as one request.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -54,6 +55,13 @@ describe.each(['256', '0'])('through a runner, HEARTH_ARENA_MB=%s', (arenaMb) =>
         expect(out.shape).toEqual([rows, 1024]);
         expect(out.data).toEqual(rowsOf(i, rows));
       }
+      // Requests the node gathered into one call still count one by one (Triton's statistics):
+      // 48 successes of 96 rows in all.
+      const stats = (await (await fetch(`${node.httpUrl}/v2/models/zero/stats`)).json()) as {
+        model_stats: { inference_count: number; inference_stats: { success: { count: number } } }[];
+      };
+      expect(stats.model_stats[0]!.inference_stats.success.count).toBe(48);
+      expect(stats.model_stats[0]!.inference_count).toBe(96);
     } finally {
       await node.close();
     }
