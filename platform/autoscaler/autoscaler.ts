@@ -26,7 +26,7 @@ export interface ScaleSample {
   /** Requests queued plus in flight (in hooks or running). */
   load: number;
   instances: number;
-  /** When the last request arrived (same clock as `now`). */
+  /** When the last request arrived or was answered (same clock as `now`). */
   lastRequestAt: number;
   /** How many more instances the device can hold now. */
   room: number;

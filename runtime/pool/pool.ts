@@ -194,7 +194,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
     return Math.min(fits, roomUnderCap(this.#device, this.#gpuCap, this.#instanceBytes));
   }
 
-  /** performance.now() of the last request that arrived at this pool. */
+  /** performance.now() the last request arrived at this pool or was answered. */
   get lastRequestAt(): number {
     return this.#lastRequestAt;
   }
@@ -279,7 +279,8 @@ export class Pool extends PoolLifecycle implements ServingPool {
       throw failure;
     } finally {
       this.#pending--;
-      const us = (performance.now() - t0) * US;
+      this.#lastRequestAt = performance.now();
+      const us = (this.#lastRequestAt - t0) * US;
       const n = options.requests ?? 1;
       countOutcome(this.#counters, us, failure, n);
       for (let i = 0; i < n; i++) this.#recent.add(us);

@@ -121,7 +121,10 @@ export interface ServingPool extends EventEmitter {
   readonly events: readonly PoolEvent[];
   /** Where its instances run: `cpu`, `cuda:0`, … */
   readonly device: string;
-  /** performance.now() of its last request (the autoscaler's idle clock). */
+  /**
+   * performance.now() its last request arrived or was answered, whichever is later (the autoscaler's
+   * idle clock: a burst that outlasts scaleDownAfterS is not idle the moment it ends).
+   */
   readonly lastRequestAt: number;
   start(): Promise<void>;
   invoke(request: RawRequest, options?: CallOptions): Promise<InvokeResponse>;

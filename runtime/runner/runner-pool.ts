@@ -333,6 +333,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
       throw e;
     } finally {
       this.#pending--;
+      this.#lastRequestAt = performance.now();
       this.#fresh = false;
       if (this.#pending === 0) this.emit('idle');
     }

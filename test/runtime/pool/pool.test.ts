@@ -106,6 +106,31 @@ describe('pool', () => {
     expect(p.stats().execCount).toBeLessThan(5);
   });
 
+  it("counts a call that carries several callers' requests (a node's gathered ones) as that many", async () => {
+    const p = await pool({ ...SMALL, hook: undefined }, modelPath('small'));
+    const x = randomTensor('FP32', [5, 4], 60);
+    const y = await p.infer({ x }, { requests: 3 });
+    expect(y.y!.shape).toEqual([5, 3]);
+    const s = p.stats();
+    expect([s.success, s.durations.request.count, s.durations.queue.count]).toEqual([3, 3, 3]);
+    expect([s.inferenceCount, s.execCount, s.durations.requestCompute.count]).toEqual([5, 1, 3]);
+  });
+
+  it('keeps its idle clock from when its last request was answered, not when it arrived', async () => {
+    const p = await pool(SLOW_SPEC, modelPath('slow'));
+    const x = randomTensor('FP32', [4, 512], 61);
+    let answered = false;
+    const running = p.infer({ x, n: { dtype: 'INT64', shape: [], data: BigInt64Array.from([3000n]) } }).then(() => {
+      answered = true;
+    });
+    await new Promise((r) => setTimeout(r, 5));
+    // Well into its forward (3000 steps: tens of ms at least, longer on a loaded machine).
+    const meanwhile = performance.now();
+    expect(answered).toBe(false);
+    await running;
+    expect(p.lastRequestAt).toBeGreaterThan(meanwhile);
+  });
+
   it('serves a bundled hook: response equals python3-torch on the same input', async () => {
     const p = await pool(SMALL, modelPath('small'), { hook: 'echo' });
     const x = SMALL_X;
