@@ -31,7 +31,7 @@ import { afterSpareBoots, deployWithHook } from './deploy.js';
 import { randomRows } from './engine-reference.js';
 import { benchFlags, round } from './flags.js';
 import type { LoadResult } from './load.js';
-import { treeSeconds } from './proc-cpu.js';
+import { treeSeconds, untilQuiet } from './proc-cpu.js';
 import { cannon, grpcLoad, kserveBinary, serialLoop, stop } from './load.js';
 
 const flags = benchFlags('ceiling');
@@ -238,8 +238,12 @@ async function main(): Promise<void> {
         const cpu0 = treeSeconds(hearth.child.pid!);
         const h = await load(hearth.url, hearth.grpc, cell, c, s);
         const cpu1 = treeSeconds(hearth.child.pid!);
+        // Each server measured alone: the last one's requests still in flight finish first.
+        await untilQuiet(hearth.child.pid!);
         const n = none ? await load(inProcess.url, inProcess.grpc, cell, c, s) : undefined;
+        if (none) await untilQuiet(inProcess.child.pid!);
         const b = await load(bare.http, bare.grpc, cell, c, s);
+        await untilQuiet(bare.child.pid!);
         const perRequest = (seconds: number) => round((seconds * 1e6) / Math.max(1, h.rps * s), 0);
         const row: Row = {
           route,

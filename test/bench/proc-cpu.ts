@@ -62,3 +62,22 @@ export async function cpuOver(pid: number, seconds: number): Promise<{ own: numb
   const children = pct(after.children, before.children);
   return { own, children, total: Number((own + children).toFixed(2)) };
 }
+
+/**
+ * Waits (up to `maxMs`) until `pid` and its descendants are quiet: under `share` of one core over a
+ * quarter of a second. A load generator that stops leaves requests in flight (a 64-client cell of
+ * ResNet-sized bodies, seconds of work): the next cell, and the servers measured beside it, would
+ * share the cores with their tail.
+ */
+export async function untilQuiet(pid: number, share = 0.1, maxMs = 60_000): Promise<void> {
+  const step = 250;
+  const total = () => {
+    const t = treeSeconds(pid);
+    return t.own + t.descendants;
+  };
+  for (let waited = 0; waited < maxMs; waited += step) {
+    const before = total();
+    await new Promise((resolve) => setTimeout(resolve, step));
+    if (total() - before < (share * step) / 1000) return;
+  }
+}
