@@ -3,10 +3,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const TICK = 100; // clock ticks per second (getconf CLK_TCK)
 
-function stat(pid: string): { ppid: number; ticks: number } {
+/** A process's parent, its own CPU ticks, and those of its children it has waited for (ended). */
+function stat(pid: string): { ppid: number; ticks: number; ended: number } {
   const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) };
+  return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]), ended: Number(f[13]) + Number(f[14]) };
 }
 
 /** CPU seconds so far of `pid` itself and of its live children. */
@@ -27,21 +28,24 @@ export function cpuSeconds(pid: number): { own: number; children: number } {
 
 /**
  * CPU seconds so far of `pid` itself and of all its descendants (a node's runners, under their
- * hearth-jail launchers too).
+ * hearth-jail launchers too), those that ended included (a runner replaced or scaled away takes
+ * its CPU out of /proc: it counts in its parent's waited-for children's time).
  */
 export function treeSeconds(pid: number): { own: number; descendants: number } {
   const parent = new Map<number, number>();
   const ticks = new Map<number, number>();
+  let ended = 0;
   for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       const s = stat(p);
       parent.set(Number(p), s.ppid);
-      ticks.set(Number(p), s.ticks);
+      ticks.set(Number(p), s.ticks + (Number(p) === pid ? 0 : s.ended));
+      if (Number(p) === pid) ended = s.ended;
     } catch {
       // gone meanwhile
     }
   }
-  let descendants = 0;
+  let descendants = ended;
   for (const [p, t] of ticks) {
     for (let up = parent.get(p); up !== undefined && up > 1; up = parent.get(up))
       if (up === pid) {
