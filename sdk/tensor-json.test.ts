@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { flatten, inputFromJson, tensorFromJson, tensorToJson } from './tensor-json.js';
+import type { Tensor } from './tensor.js';
+import { flatten, floatToHalf, inputFromJson, tensorFromJson, tensorJsonText, tensorToJson } from './tensor-json.js';
 import { InvalidInputError } from './errors.js';
 
 describe('tensors as JSON', () => {
@@ -62,5 +63,43 @@ describe('inputFromJson: a request against the spec', () => {
     ).toThrow(/inputs has 9 rows, more than x's batch of 8/);
     for (const bad of [[[1, 2]], [[1, 2, 'three', 4]], undefined])
       expect(() => inputFromJson(ctx, 'x', bad, 'inputs')).toThrow(InvalidInputError);
+  });
+});
+
+describe('tensorJsonText: the JSON text of a tensor, made directly', () => {
+  const edges = [
+    0,
+    -0,
+    1,
+    -1,
+    0.1,
+    1 / 3,
+    1e-7,
+    1.5e-7,
+    1e21,
+    2.5e21,
+    123456789,
+    -1e-300,
+    5e-324,
+    NaN,
+    Infinity,
+    -Infinity,
+  ];
+  const cases: Tensor[] = [
+    { dtype: 'FP32', shape: [4, 4], data: Float32Array.from(edges) },
+    { dtype: 'FP64', shape: [16], data: Float64Array.from(edges) },
+    { dtype: 'INT32', shape: [2, 2], data: Int32Array.from([0, -1, 2 ** 31 - 1, -(2 ** 31)]) },
+    { dtype: 'UINT8', shape: [3], data: Uint8Array.from([0, 7, 255]) },
+    { dtype: 'UINT32', shape: [2], data: Uint32Array.from([0, 2 ** 32 - 1]) },
+    { dtype: 'INT64', shape: [3], data: BigInt64Array.from([0n, -(2n ** 63n), 2n ** 53n - 1n]) },
+    { dtype: 'UINT64', shape: [2], data: BigUint64Array.from([1n, 2n ** 64n - 1n]) },
+    { dtype: 'BOOL', shape: [3], data: Uint8Array.from([0, 1, 2]) },
+    { dtype: 'FP16', shape: [3], data: Uint16Array.from([floatToHalf(0.5), floatToHalf(-2), floatToHalf(65504)]) },
+    { dtype: 'FP32', shape: [0], data: new Float32Array(0) },
+  ] as Tensor[];
+  it.each(
+    cases.map((t) => [t.dtype, t] as const),
+  )('%s: byte for byte what JSON.stringify makes of its flat array', (_, t) => {
+    expect(tensorJsonText(t)).toBe(JSON.stringify(tensorToJson({ ...t, shape: [t.data.length] })));
   });
 });

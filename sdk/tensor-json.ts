@@ -218,6 +218,27 @@ function fromElement(dtype: DType, v: number | bigint): number | string | boolea
   return v;
 }
 
+/**
+ * A tensor's elements, flattened, as the text of a JSON array: what JSON.stringify makes of
+ * tensorToJson's flat array, byte for byte, in about half its time for number arrays (a finite
+ * number prints the same digits either way; NaN and ±Infinity, which JSON cannot hold, are null).
+ */
+export function tensorJsonText(t: Tensor): string {
+  const data = t.data as unknown as ArrayLike<number>;
+  const plain =
+    !(t.data instanceof BigInt64Array || t.data instanceof BigUint64Array) &&
+    t.dtype !== 'BOOL' &&
+    t.dtype !== 'FP16' &&
+    t.dtype !== 'BF16';
+  if (!plain) return JSON.stringify(tensorToJson({ ...t, shape: [data.length] }));
+  let out = '[';
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i]!;
+    out += (i === 0 ? '' : ',') + (v - v === 0 ? v : 'null');
+  }
+  return `${out}]`;
+}
+
 /** A tensor as a nested array of numbers (booleans for BOOL). */
 export function tensorToJson(t: Tensor): unknown {
   const data = t.data as unknown as ArrayLike<number | bigint>;
