@@ -99,7 +99,17 @@ describe('tensorJsonText: the JSON text of a tensor, made directly', () => {
   ] as Tensor[];
   it.each(
     cases.map((t) => [t.dtype, t] as const),
-  )('%s: byte for byte what JSON.stringify makes of its flat array', (_, t) => {
+  )('%s: byte for byte what JSON.stringify makes of its flat array, and nested by its shape', (_, t) => {
     expect(tensorJsonText(t)).toBe(JSON.stringify(tensorToJson({ ...t, shape: [t.data.length] })));
+    expect(tensorJsonText(t, t.shape)).toBe(JSON.stringify(tensorToJson(t)));
+  });
+
+  it('nests by any shape, a scalar and empty dimensions too', () => {
+    const t: Tensor = { dtype: 'FP32', shape: [2, 3, 2], data: Float32Array.from({ length: 12 }, (_, i) => i / 3) };
+    expect(tensorJsonText(t, t.shape)).toBe(JSON.stringify(tensorToJson(t)));
+    const scalar: Tensor = { dtype: 'FP64', shape: [], data: Float64Array.of(0.25) };
+    expect(tensorJsonText(scalar, [])).toBe('0.25');
+    const empty: Tensor = { dtype: 'FP32', shape: [2, 0], data: new Float32Array(0) };
+    expect(tensorJsonText(empty, empty.shape)).toBe(JSON.stringify(tensorToJson(empty)));
   });
 });

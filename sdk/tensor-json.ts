@@ -219,24 +219,30 @@ function fromElement(dtype: DType, v: number | bigint): number | string | boolea
 }
 
 /**
- * A tensor's elements, flattened, as the text of a JSON array: what JSON.stringify makes of
- * tensorToJson's flat array, byte for byte, in about half its time for number arrays (a finite
- * number prints the same digits either way; NaN and ±Infinity, which JSON cannot hold, are null).
+ * A tensor as JSON text, nested by `shape` (its elements flattened by default): what JSON.stringify
+ * makes of tensorToJson's array, byte for byte, in about half its time for number tensors (a
+ * finite number prints the same digits either way; NaN and ±Infinity, which JSON cannot hold, are
+ * null).
  */
-export function tensorJsonText(t: Tensor): string {
+export function tensorJsonText(t: Tensor, shape: readonly number[] = [t.data.length]): string {
   const data = t.data as unknown as ArrayLike<number>;
   const plain =
     !(t.data instanceof BigInt64Array || t.data instanceof BigUint64Array) &&
-    t.dtype !== 'BOOL' &&
-    t.dtype !== 'FP16' &&
-    t.dtype !== 'BF16';
-  if (!plain) return JSON.stringify(tensorToJson({ ...t, shape: [data.length] }));
-  let out = '[';
-  for (let i = 0; i < data.length; i++) {
-    const v = data[i]!;
-    out += (i === 0 ? '' : ',') + (v - v === 0 ? v : 'null');
-  }
-  return `${out}]`;
+    !['BOOL', 'FP16', 'BF16', 'BYTES'].includes(t.dtype);
+  if (!plain || shape.length === 0) return JSON.stringify(tensorToJson({ ...t, shape: [...shape] }));
+  let i = 0;
+  const build = (depth: number): string => {
+    const n = shape[depth]!;
+    let out = '[';
+    if (depth === shape.length - 1) {
+      for (let k = 0; k < n; k++) {
+        const v = data[i++]!;
+        out += (k === 0 ? '' : ',') + (v - v === 0 ? v : 'null');
+      }
+    } else for (let k = 0; k < n; k++) out += (k === 0 ? '' : ',') + build(depth + 1);
+    return `${out}]`;
+  };
+  return build(0);
 }
 
 /** A tensor as a nested array of numbers (booleans for BOOL). */

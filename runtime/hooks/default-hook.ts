@@ -5,7 +5,10 @@
  */
 import type { Hook } from '../../sdk/hook.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
-import { tensorFromJson, tensorToJson } from '../../sdk/tensor-json.js';
+import { binaryResponse } from '../../sdk/hook.js';
+import { tensorFromJson, tensorJsonText } from '../../sdk/tensor-json.js';
+
+const encoder = new TextEncoder();
 
 export class DefaultHookInputError extends Error {}
 
@@ -36,8 +39,8 @@ export const defaultHook: Hook = {
     return tensors;
   },
   post(outputs) {
-    const body: Record<string, unknown> = {};
-    for (const [name, t] of Object.entries(outputs)) body[name] = tensorToJson(t);
-    return { outputs: body };
+    // The JSON made as text (tensorJsonText): JSON.stringify of nested arrays of numbers took twice as long.
+    const fields = Object.entries(outputs).map(([name, t]) => `${JSON.stringify(name)}:${tensorJsonText(t, t.shape)}`);
+    return binaryResponse(encoder.encode(`{"outputs":{${fields.join(',')}}}`), 'application/json');
   },
 };

@@ -92,6 +92,7 @@ describe('hook threads', () => {
     const [out] = await hooks.post([{ outputs: y([[0.5, 1, 2]]), request: json({}) }], {});
     if (!out?.ok) throw new Error('post failed');
     expect(JSON.parse(new TextDecoder().decode(out.body))).toEqual({ outputs: { y: [[0.5, 1, 2]] } });
+    expect(out.contentType).toBe('application/json');
   });
 
   it('fails only the request whose hook throws, naming the hook and phase', async () => {
