@@ -34,7 +34,7 @@ function setup(options: Partial<BatcherOptions> = {}, instances = 1) {
   const enqueue = (
     id: string,
     rows = 1,
-    extra: { signature?: string; priority?: number; timeoutUs?: number; signal?: AbortSignal } = {},
+    extra: { signature?: string; priority?: number; timeoutUs?: number; signal?: AbortSignal; requests?: number } = {},
   ): void =>
     batcher.enqueue(
       id,
@@ -44,6 +44,7 @@ function setup(options: Partial<BatcherOptions> = {}, instances = 1) {
         priority: extra.priority,
         timeoutUs: extra.timeoutUs,
         signal: extra.signal,
+        requests: extra.requests,
       },
       (e) => rejected.push([id, e]),
     );
@@ -228,6 +229,24 @@ describe('dynamic batcher', () => {
     enqueue('2');
     expect(() => enqueue('3')).toThrow(QueueFullError);
     expect(batcher.queueDepth).toBe(2);
+  });
+
+  it("counts a gathered call as the callers' requests it carries, in the queue's bound and depth", () => {
+    const { enqueue, batcher, batches, rejected } = setup({ maxQueueSize: 4 });
+    enqueue('busy');
+    enqueue('three', 3, { requests: 3 });
+    expect(() => enqueue('two', 2, { requests: 2 })).toThrow(QueueFullError);
+    const controller = new AbortController();
+    enqueue('one', 1, { signal: controller.signal });
+    expect(batcher.queueDepth).toBe(4);
+    controller.abort();
+    expect(rejected.map(([id]) => id)).toEqual(['one']);
+    expect(batcher.queueDepth).toBe(3);
+    batcher.release();
+    expect(batches).toEqual([['busy'], ['three']]);
+    expect(batcher.queueDepth).toBe(0);
+    enqueue('four', 4, { requests: 4 });
+    expect(batcher.queueDepth).toBe(4);
   });
 
   it('takes a cancelled request out of the queue and its batch slot', () => {

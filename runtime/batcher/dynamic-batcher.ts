@@ -53,6 +53,8 @@ export interface EnqueueOptions {
   /** Overrides defaultTimeoutUs; 0 = none. */
   timeoutUs?: number;
   signal?: AbortSignal;
+  /** Callers' requests it carries (a node's gathered call): what maxQueueSize counts. Default 1. */
+  requests?: number;
 }
 
 export interface BatchEntry<T> {
@@ -67,6 +69,7 @@ export interface BatchEntry<T> {
 
 interface Queued<T> extends BatchEntry<T> {
   readonly deadline: number;
+  readonly requests: number;
   readonly reject: (error: HearthError) => void;
   queued: boolean;
   cleanup?: () => void;
@@ -103,7 +106,10 @@ export class DynamicBatcher<T> {
   readonly #levels: Fifo<T>[];
   #idle = 0;
   #busy = 0;
+  /** Entries queued (what batches are made of). */
   #depth = 0;
+  /** Requests queued: entries weighted by the callers each carries (maxQueueSize, queueDepth). */
+  #requests = 0;
   #timer: unknown = undefined;
   #timerAt = Infinity;
   #draining = false;
@@ -132,9 +138,9 @@ export class DynamicBatcher<T> {
     this.#levels = Array.from({ length: options.priorityLevels }, () => new Fifo<T>());
   }
 
-  /** Requests waiting in the queue. */
+  /** Requests waiting in the queue (a gathered call counts as the callers it carries). */
   get queueDepth(): number {
-    return this.#depth;
+    return this.#requests;
   }
 
   /**
@@ -197,7 +203,8 @@ export class DynamicBatcher<T> {
         reason: 'ERR_SHAPE',
       });
     }
-    if (o.maxQueueSize > 0 && this.#depth >= o.maxQueueSize) {
+    const requests = options.requests ?? 1;
+    if (o.maxQueueSize > 0 && this.#requests + requests > o.maxQueueSize) {
       throw new QueueFullError(`the queue is full (${o.maxQueueSize} requests); retry later`);
     }
     const priority = options.priority ?? o.defaultPriorityLevel;
@@ -215,6 +222,7 @@ export class DynamicBatcher<T> {
       enqueuedAt: now,
       dequeuedAt: -1,
       deadline: timeout > 0 ? now + timeout : Infinity,
+      requests,
       reject,
       queued: true,
     };
@@ -227,6 +235,7 @@ export class DynamicBatcher<T> {
     this.#noteArrival(now, entry.rows);
     this.#levels[priority - 1]!.push(entry);
     this.#depth++;
+    this.#requests += requests;
     this.#schedule();
   }
 
@@ -258,6 +267,7 @@ export class DynamicBatcher<T> {
     entry.queued = false;
     entry.cleanup?.();
     this.#depth--;
+    this.#requests -= entry.requests;
     entry.reject(error);
     this.#checkDrained();
   }
@@ -317,6 +327,7 @@ export class DynamicBatcher<T> {
         entry.queued = false;
         entry.cleanup?.();
         entry.dequeuedAt = now;
+        this.#requests -= entry.requests;
       }
       this.#depth -= batch.length;
       this.#idle--;

@@ -303,6 +303,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
           priority: options.priority,
           timeoutUs: remainingMs === undefined ? undefined : Math.max(1, Math.floor(remainingMs * US)),
           signal: options.signal,
+          requests: pending.requests,
         },
         (error) => pending.reject(error),
       ),
