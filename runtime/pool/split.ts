@@ -52,10 +52,12 @@ export function splitOutputs(
 }
 
 /**
- * A batch tensor (not BYTES) of `total` rows cut into `rows[i]` rows each, in order: views of its
- * data, no copy. One whose first dimension is not `total` is refused.
+ * A batch tensor of `total` rows cut into `rows[i]` rows each, in order: views of its data, no
+ * copy. One whose first dimension is not `total` is refused, and so is BYTES (its rows are not
+ * of one size: splitStrings cuts those), which a runner may send where the spec says otherwise.
  */
 export function rowViews(name: string, t: Tensor, rows: readonly number[], total: number): Tensor[] {
+  if (t.dtype === 'BYTES') throw new InferenceError(`output "${name}" is BYTES, which cannot be cut into rows by size`);
   if (t.shape[0] !== total) throw new InferenceError(`output "${name}" has ${t.shape[0]} rows for a batch of ${total}`);
   const rowElems = total === 0 ? 0 : t.data.length / total;
   let offset = 0;

@@ -151,6 +151,13 @@ describe('Gatherer: one call for the infer requests of a turn', () => {
     const cut = [g.take(rowsOf(0, 1), {}, short)!, g.take(rowsOf(1, 2), {}, short)!];
     for (const p of cut) await expect(p).rejects.toThrow(InferenceError);
     await expect(cut[0]).rejects.toThrow('output "y" has 2 rows for a batch of 3');
+
+    // A runner that answers strings where the spec says FP32: refused, not cut by byte offsets.
+    const strings = target(() =>
+      Promise.resolve({ y: { dtype: 'BYTES', shape: [3], data: new Uint8Array(15) } } as TensorsByName),
+    );
+    const lied = [g.take(rowsOf(0, 1), {}, strings)!, g.take(rowsOf(1, 2), {}, strings)!];
+    for (const p of lied) await expect(p).rejects.toThrow(/output "y" is BYTES/);
   });
 
   it('gathers calls for one runner only: another target starts another call', async () => {
