@@ -252,7 +252,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
   };
 
   const infer = async (call: Call): Promise<Reply> => {
-    refuseFormBody(o.loopbackGuard === true, call.header('content-type'));
+    refuseFormBody(o.loopbackGuard === true, call.header);
     const header = call.header('inference-header-content-length');
     const jsonBytes = header === undefined ? call.body.byteLength : Number(header);
     const maxJson = o.maxJsonBytes ?? 32 * 2 ** 20;

@@ -24,12 +24,17 @@ export function jsonBody<S extends z.ZodType>(schema: S) {
 const SIMPLE_FORM = /^\s*(text\/plain|application\/x-www-form-urlencoded|multipart\/form-data)\s*(;|$)/i;
 
 /**
- * The KServe routes read a body as JSON whatever its label (Triton's clients send none). A node with
- * no API key (`guard`) refuses the three labels a web page can send to another site without a
- * preflight, so that no form or `text/plain` fetch is ever read as a request there.
+ * The KServe routes read a body as JSON whatever its label: Triton's clients send none, and
+ * `curl -d @body.json` labels it a form. A node with no API key (`guard`) refuses the three labels a
+ * web page can send to another site without a preflight, but only from a browser — a request that
+ * carries `Origin` or `Sec-Fetch-Site`, as every browser's cross-site POST does — so that no form or
+ * `text/plain` fetch is ever read as a request there. (The front door has already refused a foreign
+ * `Origin`; this covers a browser that sends only `Sec-Fetch-Site`, or the node's own pages.)
  */
-export function refuseFormBody(guard: boolean, contentType: string | undefined): void {
-  if (guard && contentType !== undefined && SIMPLE_FORM.test(contentType))
+export function refuseFormBody(guard: boolean, header: (name: string) => string | undefined): void {
+  if (!guard || (header('origin') === undefined && header('sec-fetch-site') === undefined)) return;
+  const contentType = header('content-type');
+  if (contentType !== undefined && SIMPLE_FORM.test(contentType))
     throw new InvalidInputError(
       `a ${contentType.split(';')[0]!.trim()} body is not read as JSON: send Content-Type: application/json (or none)`,
     );

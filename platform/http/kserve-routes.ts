@@ -61,7 +61,7 @@ export function kserveRoutes(o: KserveRouteOptions): Hono<AppEnv> {
   app.get('/v2/systemsharedmemory/region/:region/status', invoke, shmStatus);
   // A region maps a segment of the node's host: its own scope, beyond invoke.
   app.post('/v2/systemsharedmemory/region/:region/register', auth(o.apiKeys, 'shm'), async (c) => {
-    refuseFormBody(o.loopbackGuard === true, c.req.header('content-type'));
+    refuseFormBody(o.loopbackGuard === true, (h) => c.req.header(h));
     const body = parseJson(await c.req.text(), 'the register request');
     if (typeof body !== 'object' || body === null)
       throw new InvalidInputError('send {"key": "/name", "offset": 0, "byte_size": N}');
@@ -85,7 +85,7 @@ export function kserveRoutes(o: KserveRouteOptions): Hono<AppEnv> {
   // --- Triton's repository extension ------------------------------------------------------------------
   app.post('/v2/repository/index', admin, async (c) => c.json(await kserve.repositoryIndex()));
   app.post('/v2/repository/models/:name/load', admin, limit(o.maxLoadBytes), async (c) => {
-    refuseFormBody(o.loopbackGuard === true, c.req.header('content-type'));
+    refuseFormBody(o.loopbackGuard === true, (h) => c.req.header(h));
     const text = await c.req.text();
     const body = text ? parseJson(text, `failed to load '${name(c)}', the load request`) : {};
     await kserve.load(name(c), readLoadParameters((body as { parameters?: unknown } | null)?.parameters));

@@ -124,16 +124,32 @@ describe('front door of a node with no API key (the loopback default)', () => {
     expect(JSON.parse(curl.body).outputs[0].name).toBe('y');
   });
 
-  it('reads no form or text/plain body as a KServe request', async () => {
-    for (const type of [
+  it("reads no browser's form or text/plain body as a KServe request, and answers curl -d as Triton does", async () => {
+    const forms = [
       'text/plain',
       'text/plain;charset=UTF-8',
       'application/x-www-form-urlencoded',
       'multipart/form-data; boundary=x',
-    ]) {
+    ];
+    // The node's own page (same origin), and a browser that sends only Sec-Fetch-Site.
+    const browsers: Record<string, string>[] = [{ origin: `http://${host}` }, { 'sec-fetch-site': 'same-origin' }];
+    for (const type of forms)
+      for (const b of browsers) {
+        const r = await send(
+          node.httpUrl,
+          'POST',
+          '/v2/models/mlp/infer',
+          { host, 'content-type': type, ...b },
+          INFER_BODY,
+        );
+        expect(r.status, `${type} ${JSON.stringify(b)}`).toBe(400);
+        expect(JSON.parse(r.body).error).toMatch(/not read as JSON/);
+      }
+    // `curl -d @body.json` labels the body a form and sends no Origin: Triton reads it as JSON.
+    for (const type of forms) {
       const r = await send(node.httpUrl, 'POST', '/v2/models/mlp/infer', { host, 'content-type': type }, INFER_BODY);
-      expect(r.status, type).toBe(400);
-      expect(JSON.parse(r.body).error).toMatch(/not read as JSON/);
+      expect(r.status, type).toBe(200);
+      expect(JSON.parse(r.body).outputs[0].name).toBe('y');
     }
   });
 
