@@ -1,10 +1,14 @@
 #include "model_state.h"
 
+#include <caffe2/serialize/inline_container.h>
 #include <caffe2/serialize/read_adapter_interface.h>
+#include <caffe2/serialize/versions.h>
 #include <torch/cuda.h>
+#include <torch/version.h>
 
 #include <chrono>
 #include <cstring>
+#include <regex>
 
 #include "common.h"
 #include "model_ops.h"
@@ -29,6 +33,59 @@ class MemoryReader : public caffe2::serialize::ReadAdapterInterface {
   const char* data_;
   size_t size_;
 };
+
+constexpr const char* kExport =
+    "export it as TorchScript: torch.jit.script(model).save(\"model.pt\") (or torch.jit.trace(model, example_input).save(...))";
+
+// What a file that torch::jit::load refused is, and what to do, for the mistakes people make: a
+// torch.save() file (a state_dict or a pickled nn.Module, zip or legacy format), or a file from a
+// PyTorch newer than this LibTorch. Empty where the file is none of those (LibTorch's words stand).
+std::string DiagnoseLoadFailure(const std::string& why, const std::string& path, const HostInput& bytes) {
+  const std::string torch = std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
+  const std::string newer = "re-export it with PyTorch " + torch + " (the same export under torch==" + torch +
+                            ".*), or run Hearth on a node built with a LibTorch as new as the PyTorch that made it";
+  static const std::regex versionRe("file with version ([0-9]+)");
+  std::smatch m;
+  if (std::regex_search(why, m, versionRe)) {
+    return "this file was written by a PyTorch newer than this node's LibTorch " + torch + ": its archive format is version " +
+           m[1].str() + ", and LibTorch " + torch + " reads formats up to " +
+           std::to_string(caffe2::serialize::kMaxSupportedFileFormatVersion) + ". To serve it, " + newer;
+  }
+  if (why.find("Unknown builtin op") != std::string::npos || why.find("Unknown type name") != std::string::npos) {
+    return "the model uses an operator or type this node's LibTorch " + torch +
+           " does not have, as a file from a newer PyTorch may: " + newer;
+  }
+  // The first bytes: a zip archive (TorchScript, or torch.save since PyTorch 1.6), or a pickle
+  // (torch.save's legacy format starts with pickle protocol 2: 0x80 0x02).
+  unsigned char head[2] = {0, 0};
+  if (bytes.ref != nullptr) {
+    if (bytes.bytes >= 2) std::memcpy(head, bytes.data, 2);
+  } else if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    if (std::fread(head, 1, 2, f) != 2) head[0] = 0;
+    std::fclose(f);
+  }
+  if (head[0] == 0x80) {
+    return std::string("this is a file saved with torch.save() in PyTorch's legacy pickle format, not TorchScript: ") +
+           kExport;
+  }
+  if (head[0] != 'P' || head[1] != 'K') return "";
+  try {
+    auto reader = bytes.ref != nullptr
+                      ? std::make_unique<caffe2::serialize::PyTorchStreamReader>(std::make_shared<MemoryReader>(bytes.data, bytes.bytes))
+                      : std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
+    if (reader->hasRecord("constants.pkl") || !reader->hasRecord("data.pkl")) return "";
+    auto [data, size] = reader->getRecord("data.pkl");
+    const std::string pickle(static_cast<const char*>(data.get()), std::min<size_t>(size, 1 << 20));
+    // A state_dict pickles as collections.OrderedDict of tensors; a module as its own class.
+    const bool stateDict = pickle.find("OrderedDict") != std::string::npos && pickle.find("torch.nn.modules") == std::string::npos;
+    return stateDict ? std::string("this is a state_dict saved with torch.save(model.state_dict()), not TorchScript: it holds "
+                                   "the weights without the code that runs them; ") + kExport
+                     : std::string("this is a model pickled with torch.save(model), not TorchScript: only Python with the "
+                                   "model's class can load it; ") + kExport;
+  } catch (const c10::Error&) {
+    return "";
+  }
+}
 
 }  // namespace
 
@@ -71,7 +128,19 @@ std::shared_ptr<ModelState> LoadModelState(const std::string& path, const HostIn
       state->module = torch::jit::load(path, mapTo);
     }
   } catch (const c10::Error& e) {
-    throw EngineError(code::kModelLoad, std::string("not a loadable TorchScript file: ") + e.what_without_backtrace());
+    const std::string why = e.what_without_backtrace();
+    const std::string diagnosis = DiagnoseLoadFailure(why, path, bytes);
+    // LibTorch's own words follow the diagnosis, except its "please upgrade PyTorch": the wrong advice
+    // for a node whose LibTorch is older than the file.
+    const bool tooNew = why.find("file with version") != std::string::npos;
+    if (diagnosis.empty()) throw EngineError(code::kModelLoad, "not a loadable TorchScript file: " + why);
+    throw EngineError(code::kModelLoad, tooNew ? diagnosis : diagnosis + " (LibTorch: " + why.substr(0, 300) + ")");
+  } catch (const std::exception& e) {
+    // The TorchScript compiler's errors (an unknown operator, with the source line that calls it).
+    const std::string why = e.what();
+    const std::string diagnosis = DiagnoseLoadFailure(why, path, bytes);
+    if (diagnosis.empty()) throw;
+    throw EngineError(code::kModelLoad, diagnosis + ".\n" + why);
   }
   CheckModelOps(state->module);
   state->module.eval();

@@ -37,7 +37,11 @@ export type FixtureModel =
   | 'zero_vec'
   | 'zero_image'
   | 'reads_file'
-  | 'saves';
+  | 'saves'
+  | 'state_dict'
+  | 'pickled_module'
+  | 'newer_format'
+  | 'newer_op';
 
 /** A Triton model repository of TorchScript models (test/fixtures/make_triton_repo.py). */
 export const TRITON_REPO = process.env.HEARTH_TRITON_REPO ?? join(REPO_ROOT, '.fixtures', 'triton_repo');

@@ -136,12 +136,15 @@ describe('a node on the embedded default (files under the data dir)', () => {
     );
   });
 
-  it('reports a version that fails to load, and keeps serving the one before', async () => {
-    const junk = await upload(url, new TextEncoder().encode('definitely not torchscript'));
+  it('reports a version that fails to load, with the fix for a state_dict, and keeps serving the one before', async () => {
+    // The commonest wrong file: torch.save(model.state_dict()).
+    const junk = await upload(url, new Uint8Array(await readFile(modelPath('state_dict'))));
     const failed = await deploy(url, SPEC, junk, hook);
     expect(failed.status).toBe(422);
     expect(failed.body).toMatchObject({ version: 2, status: 'failed' });
-    expect(String(failed.body.reason)).toMatch(/not a loadable TorchScript file/);
+    expect(String(failed.body.reason)).toMatch(
+      /state_dict saved with torch\.save.*not TorchScript.*torch\.jit\.script\(model\)\.save/,
+    );
     const r = await fetch(`${url}/fn/small`, json({ x: X }));
     expect(r.headers.get('hearth-version')).toBe('1');
     const described = (await (await fetch(`${url}/api/v1/functions/small`)).json()) as {

@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
+
 import { describe, expect, it, onTestFinished } from 'vitest';
 
 import { devices, loadModel, setIntraOpThreads, threads } from '../../../runtime/engine/index.js';
+import type { FixtureModel } from '../../helpers/fixtures.js';
 import { modelPath } from '../../helpers/fixtures.js';
 import { pythonForward } from '../../helpers/reference.js';
 import { maxAbsDiff, randomTensor } from '../../helpers/random.js';
@@ -24,6 +27,44 @@ describe('loading', () => {
     expect(warm.info.weightBytes).toBeLessThan(110e6);
     cold.dispose();
     warm.dispose();
+  });
+
+  it('names the commonest wrong files and says the fix, from a path and from bytes', async () => {
+    const v = devices().torchVersion.split('.').slice(0, 2).join('\\.');
+    const cases: [FixtureModel, RegExp][] = [
+      [
+        'state_dict',
+        /state_dict saved with torch\.save\(model\.state_dict\(\)\), not TorchScript.*torch\.jit\.script\(model\)\.save/,
+      ],
+      ['pickled_module', /model pickled with torch\.save\(model\), not TorchScript.*torch\.jit\.script\(model\)\.save/],
+      [
+        'newer_format',
+        new RegExp(
+          `newer than this node's LibTorch ${v}: its archive format is version 11, and LibTorch ${v} reads formats up to 10\\. To serve it, re-export it with PyTorch ${v} .* or run Hearth on a node built with a LibTorch`,
+        ),
+      ],
+      [
+        'newer_op',
+        new RegExp(
+          `operator or type this node's LibTorch ${v} does not have[\\s\\S]*aten::scaled_dot_product_attention`,
+        ),
+      ],
+    ];
+    for (const [name, message] of cases)
+      for (const source of [modelPath(name), new Uint8Array(readFileSync(modelPath(name)))]) {
+        const error = await loadModel(source).then(
+          () => undefined,
+          (e: Error) => e,
+        );
+        expect(error?.name, name).toBe('ModelLoadError');
+        expect(error?.message, name).toMatch(message);
+        // LibTorch's "please upgrade PyTorch" is the wrong advice where the node's LibTorch is the older one.
+        expect(error?.message, name).not.toMatch(/upgrade PyTorch/);
+      }
+    // torch.save's legacy (pre-1.6) pickle format: the file's first bytes, pickle protocol 2.
+    const legacy = new Uint8Array([0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20]);
+    await expect(loadModel(legacy)).rejects.toThrow(/legacy pickle format, not TorchScript/);
+    await expect(loadModel(new TextEncoder().encode('not a model'))).rejects.toThrow(/not a loadable TorchScript file/);
   });
 
   it('counts the MLP weights exactly: (1024×4096 + 4096 + 4096×1024 + 1024) × 4 bytes', async () => {
