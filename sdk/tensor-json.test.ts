@@ -63,6 +63,8 @@ describe('inputFromJson: a request against the spec', () => {
     ).toThrow(/inputs has 9 rows, more than x's batch of 8/);
     for (const bad of [[[1, 2]], [[1, 2, 'three', 4]], undefined])
       expect(() => inputFromJson(ctx, 'x', bad, 'inputs')).toThrow(InvalidInputError);
+    // {"input": ...}: the hook's body.inputs is undefined, a missing field rather than a bad number.
+    expect(() => inputFromJson(ctx, 'x', undefined, 'inputs')).toThrow(new InvalidInputError('inputs is missing'));
   });
 });
 

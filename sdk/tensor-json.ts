@@ -145,6 +145,8 @@ export function tensorFromJson<D extends DType>(
   where = 'value',
 ): Tensor<D> {
   if (dtype === 'BYTES') throw new TypeError('BYTES tensors cannot be made from JSON numbers');
+  // `body.inputs` of a body that says "input": a field not there, not a bad number.
+  if (value === undefined) throw new InvalidInputError(`${where} is missing`);
   const dims = shape ?? nestedShape(value, where);
   // A scalar (shape []) is a bare number, as tensorToJson prints it.
   const flat =

@@ -330,9 +330,27 @@ interface TryIo {
 const ioOf = (spec: FunctionInfo['versions'][number]['spec'] | undefined): TryIo | undefined =>
   spec && { inputs: spec.inputs, maxBatchSize: spec.maxBatchSize, hook: Boolean(spec.hook) };
 
-/** A body to start from: the default hook's {"inputs": {name: zeros}}, or rows of zeros for a hook. */
+/** Past this many values a row, zeros to start from are no help (an image is 150,528): a file is. */
+const MAX_SAMPLE_VALUES = 1024;
+
+const valuesOf = (dims: number[]): number => dims.reduce((n, d) => n * Math.max(1, d), 1);
+
+/** What a body too large to pre-fill should hold, said in the empty box. */
+function bodyHint(io: TryIo | undefined): string | undefined {
+  const big = io?.inputs.find((i) => valuesOf(i.dims) > MAX_SAMPLE_VALUES);
+  return (
+    big &&
+    `${big.name} takes ${big.dtype} [${big.dims.join(', ')}] (${valuesOf(big.dims).toLocaleString('en-US')} values a row): choose a file below, or paste a body`
+  );
+}
+
+/**
+ * A body to start from: the default hook's {"inputs": {name: zeros}}, or rows of zeros for a hook;
+ * empty, with a hint, where an input is too large for zeros to help.
+ */
 function sampleBody(io: TryIo | undefined): string {
   if (!io) return '{}';
+  if (bodyHint(io) !== undefined) return '';
   const zeros = (dims: number[]): unknown =>
     dims.length === 0 ? 0 : Array.from({ length: Math.max(1, dims[0]!) }, () => zeros(dims.slice(1)));
   const one = (dims: number[]) => (io.maxBatchSize > 0 ? [zeros(dims)] : zeros(dims));
@@ -402,6 +420,7 @@ function TryIt({ name, io }: { name: string; io: TryIo | undefined }) {
           id="try-body"
           rows={6}
           value={body}
+          placeholder={bodyHint(io)}
           onInput={(e) => setBody(e.currentTarget.value)}
           disabled={Boolean(file)}
         />

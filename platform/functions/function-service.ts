@@ -24,6 +24,7 @@ import { AutoscaleLoop } from '../autoscaler/index.js';
 import type { NodeInfo } from '../../sdk/api/index.js';
 import type { Cluster, Forwarded, ForwardedReply, PoolBrief } from '../cluster/index.js';
 import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
+import { inFunctionWords } from '../registry/index.js';
 import type { SecretStore } from '../secrets/index.js';
 import { callPool, PoolSet } from './pool-set.js';
 import type { PoolSummary, ServingPool } from './pool-set.js';
@@ -303,7 +304,7 @@ export class FunctionService implements ManagedFunctions {
     request: { body: Uint8Array; contentType: string },
     options: CallOptions = {},
   ): Promise<InvokeResponse & { version: number }> {
-    const v = await this.resolve(name, version);
+    const v = await this.resolve(name, version).catch(inFunctionWords(name, version));
     const result = await this.#call(name, v, { kind: 'invoke', ...request }, options);
     if (result.kind !== 'invoke') throw new UnavailableError('a node answered an invoke with tensors');
     return { body: result.body, contentType: result.contentType, version: v.version };

@@ -118,12 +118,32 @@ export function applyStatus(
   };
 }
 
+/** A name as an error may show it: a valid one as is, else escaped and cut to 200 characters. */
+function shown(name: string): string {
+  return FUNCTION_NAME.test(name) ? name : JSON.stringify(name).slice(1, -1).slice(0, 200);
+}
+
 /** Triton's own words for an unknown model, which its clients and tests look for. */
 export function notFound(name: string, version?: number): FunctionNotFoundError {
-  const shown = FUNCTION_NAME.test(name) ? name : JSON.stringify(name).slice(1, -1).slice(0, 200);
   return new FunctionNotFoundError(
-    `Request for unknown model: '${shown}'${version === undefined ? '' : ` version ${version}`} is not found`,
+    `Request for unknown model: '${shown(name)}'${version === undefined ? '' : ` version ${version}`} is not found`,
   );
+}
+
+/**
+ * The same errors in a function URL's words (`/fn/NAME`), where Triton's "unknown model" would
+ * send its caller looking for a model: an unknown function or version, and what lists them.
+ */
+export function inFunctionWords(name: string, version: number | undefined): (error: unknown) => never {
+  return (error) => {
+    if (error instanceof VersionNotFoundError && version !== undefined)
+      throw new VersionNotFoundError(
+        `function '${shown(name)}' has no version ${version} (hearth versions ${shown(name)} lists them)`,
+      );
+    if (error instanceof FunctionNotFoundError)
+      throw new FunctionNotFoundError(`no function named '${shown(name)}' on this node (hearth ls lists them)`);
+    throw error;
+  };
 }
 
 /**

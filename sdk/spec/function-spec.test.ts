@@ -189,4 +189,35 @@ instances: { count: 2, device: cpu }
     expect(error({ zzz: 1 })).toBe('invalid spec: zzz: unknown key');
     expect(error({})).toBe('parsed');
   });
+
+  it('names the datatype a PyTorch, NumPy or config.pbtxt name means (float32 → FP32)', () => {
+    const dtypeError = (dtype: string): string => {
+      try {
+        parseSpec({
+          name: 'a',
+          model: 'model.pt',
+          inputs: [{ name: 'x', dtype, dims: [4] }],
+          outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
+        });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'parsed';
+    };
+    for (const [given, meant] of [
+      ['float32', 'FP32'],
+      ['torch.float32', 'FP32'],
+      ['fp32', 'FP32'],
+      ['TYPE_INT64', 'INT64'],
+      ['long', 'INT64'],
+      ['float16', 'FP16'],
+      ['double', 'FP64'],
+      ['string', 'BYTES'],
+      ['FP33', 'FP32'],
+    ])
+      expect(dtypeError(given!), given).toMatch(
+        new RegExp(`^invalid spec: inputs\\[0\\]\\.dtype: .*expected one of .* \\(did you mean ${meant}\\?\\)$`),
+      );
+    expect(dtypeError('banana')).not.toMatch(/did you mean/);
+  });
 });

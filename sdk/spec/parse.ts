@@ -16,15 +16,63 @@ export function formatPath(path: readonly PropertyKey[]): string {
   );
 }
 
-/** Zod issues as one message, each line `path: what is wrong`; an unknown key with the nearest valid one. */
-export function describeIssues(error: z.ZodError): string {
+/**
+ * Zod issues as one message, each line `path: what is wrong`; an unknown key with the nearest valid
+ * one, and a value outside its options (`float32`) with the option it means (`FP32`) where `value`,
+ * the object checked, is given.
+ */
+export function describeIssues(error: z.ZodError, value?: unknown): string {
   return error.issues
-    .flatMap((i) =>
-      i.code === 'unrecognized_keys'
-        ? i.keys.map((key) => unknownKey([...i.path, key]))
-        : [`${formatPath(i.path) || '(spec)'}: ${i.message}`],
-    )
+    .flatMap((i) => {
+      if (i.code === 'unrecognized_keys') return i.keys.map((key) => unknownKey([...i.path, key]));
+      const meant = i.code === 'invalid_value' ? meantOption(valueAt(value, i.path), i.values) : undefined;
+      return [
+        `${formatPath(i.path) || '(spec)'}: ${i.message}${meant === undefined ? '' : ` (did you mean ${meant}?)`}`,
+      ];
+    })
     .join('; ');
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let at = value;
+  for (const key of path)
+    at = typeof at === 'object' && at !== null ? (at as Record<PropertyKey, unknown>)[key] : undefined;
+  return at;
+}
+
+/** The names PyTorch, NumPy and Triton's config.pbtxt give datatypes, as Triton's own. */
+const DTYPE_WORDS: Record<string, string> = {
+  FLOAT: 'FP32',
+  FLOAT32: 'FP32',
+  HALF: 'FP16',
+  FLOAT16: 'FP16',
+  DOUBLE: 'FP64',
+  FLOAT64: 'FP64',
+  BFLOAT16: 'BF16',
+  LONG: 'INT64',
+  INT: 'INT32',
+  SHORT: 'INT16',
+  BOOLEAN: 'BOOL',
+  STRING: 'BYTES',
+  STR: 'BYTES',
+};
+
+/** The option a string outside `options` means: `float32`, `torch.float32`, `TYPE_FP32` → FP32; `fp23` → FP32. */
+function meantOption(input: unknown, options: readonly unknown[]): string | undefined {
+  if (typeof input !== 'string' || input.length > 64) return undefined;
+  const names = options.filter((o): o is string => typeof o === 'string');
+  const word = input
+    .trim()
+    .toUpperCase()
+    .replace(/^(TORCH\.|NP\.|NUMPY\.|TYPE_)/, '');
+  const exact = names.find((n) => n.toUpperCase() === word) ?? names.find((n) => n === DTYPE_WORDS[word]);
+  if (exact !== undefined) return exact;
+  let best: { name: string; d: number } | undefined;
+  for (const name of names) {
+    const d = distance(word, name.toUpperCase());
+    if (!best || d < best.d) best = { name, d };
+  }
+  return best && best.d <= Math.max(1, Math.floor(word.length / 3)) ? best.name : undefined;
 }
 
 let knownPaths: string[][] | undefined;
@@ -88,7 +136,7 @@ export function parseSpec(value: unknown, source = 'spec'): FunctionSpec {
   const result = FunctionSpecSchema.safeParse(value);
   if (!result.success) {
     const first = result.error.issues[0];
-    throw new InvalidInputError(`invalid ${source}: ${describeIssues(result.error)}`, {
+    throw new InvalidInputError(`invalid ${source}: ${describeIssues(result.error, value)}`, {
       reason: first ? formatPath(first.path) : undefined,
     });
   }

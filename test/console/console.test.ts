@@ -89,6 +89,16 @@ describe('the console in a browser', () => {
       { authorization: `Bearer ${KEY}` },
     );
     expect(r.status).toBe(201);
+    // An image-sized input, which Try it does not pre-fill with 150,528 zeros.
+    const pixels = {
+      name: 'pixels',
+      model: 'model.pt',
+      maxBatchSize: 4,
+      inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }],
+      outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }],
+    };
+    const p = await deployFixture(node.httpUrl, pixels, { model: 'zero_image' }, { authorization: `Bearer ${KEY}` });
+    expect(p.status).toBe(201);
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
     // CSP bypassed only so the test can inject axe-core; the page itself runs under the node's CSP.
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
@@ -139,7 +149,7 @@ describe('the console in a browser', () => {
     await page.getByRole('heading', { name: 'Functions' }).waitFor();
     await page.getByRole('link', { name: 'tabular-mlp' }).waitFor();
     await page.getByRole('link', { name: 'chatty' }).waitFor();
-    expect(await page.locator('tbody tr').count()).toBe(2);
+    expect(await page.locator('tbody tr').count()).toBe(3);
     await page.screenshot({ path: join(ARTIFACTS, 'overview.png'), fullPage: true });
     expect(await axe()).toEqual([]);
   }, 60_000);
@@ -156,6 +166,20 @@ describe('the console in a browser', () => {
     const { stdout } = await hearth('--json', 'invoke', 'tabular-mlp', '--data', body);
     expect(shown).toEqual(JSON.parse(stdout));
     expect(await page.locator('details pre').nth(1).textContent()).toContain('hearth invoke tabular-mlp --data');
+  }, 60_000);
+
+  it('starts an image-sized function with an empty body that says what it takes, not 150,528 zeros', async () => {
+    await page.goto(`${node.httpUrl}/console/#/fn/pixels`);
+    await page.getByRole('heading', { name: 'Try it' }).waitFor();
+    const box = page.getByLabel('Request body (JSON)');
+    expect(await box.inputValue()).toBe('');
+    expect(await box.getAttribute('placeholder')).toBe(
+      'x takes FP32 [3, 224, 224] (150,528 values a row): choose a file below, or paste a body',
+    );
+    await page.goto(`${node.httpUrl}/console/#/fn/tabular-mlp`);
+    await page.getByRole('heading', { name: 'Try it' }).waitFor();
+    // A small input still starts from rows of zeros.
+    expect(await page.getByLabel('Request body (JSON)').inputValue()).toMatch(/^\{"inputs":\[\[0(,0)*\]\]\}$/);
   }, 60_000);
 
   it('changes the traffic split after a confirmation that shows it, as the API then reports', async () => {

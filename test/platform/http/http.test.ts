@@ -220,11 +220,19 @@ describe('a node on the embedded default (files under the data dir)', () => {
     const missing = await fetch(`${url}/fn/nope`, json({}));
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({
-      error: "Request for unknown model: 'nope' is not found",
+      error: "no function named 'nope' on this node (hearth ls lists them)",
       code: 'FUNCTION_NOT_FOUND',
       request_id: missing.headers.get('x-request-id'),
     });
-    expect((await fetch(`${url}/fn/small/versions/9`, json({ x: X }))).status).toBe(404);
+    const noVersion = await fetch(`${url}/fn/small/versions/9`, json({ x: X }));
+    expect(noVersion.status).toBe(404);
+    expect(((await noVersion.json()) as { error: string }).error).toBe(
+      "function 'small' has no version 9 (hearth versions small lists them)",
+    );
+    // KServe keeps Triton's own words, which its clients look for.
+    const kserve = await fetch(`${url}/v2/models/nope/infer`, json({ inputs: [] }));
+    expect(kserve.status).toBe(404);
+    expect(((await kserve.json()) as { error: string }).error).toBe("Request for unknown model: 'nope' is not found");
     const bad = await fetch(
       `${url}/v2/models/small/infer`,
       json({ inputs: [{ name: 'x', shape: [1, 3], datatype: 'FP32', data: [1, 2, 3] }] }),
