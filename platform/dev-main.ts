@@ -5,14 +5,16 @@
  * deploys again when a file in the folder changes — hook.ts rebundled, model.pt reloaded — as
  * `cog predict` and `bentoml serve --reload` do. State lives in a temporary data dir, removed on exit.
  *
- *   node --import tsx platform/dev-main.ts <folder> [--port N] [--host H]
+ *   node --import tsx platform/dev-main.ts <folder> [--port N] [--host H] [--no-typecheck]
  *
  * Prints one JSON line `{"msg":"hearth dev ready",...}` first for programs, then text for people.
  */
-import { existsSync, watch } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+
+import chokidar from 'chokidar';
 
 import { Hearth } from '../sdk/client.js';
 import { logLine } from '../sdk/cli/commands/logs.js';
@@ -67,7 +69,7 @@ const stop = new AbortController();
 /** Deploys the folder; true when the new version serves. */
 async function deploy(why: string): Promise<{ name: string; version: number } | undefined> {
   try {
-    const r = await deployFolder(client, folder);
+    const r = await deployFolder(client, folder, { typecheck: !args.includes('--no-typecheck') });
     if (r.status === 'failed') {
       console.log(`✗ ${why}: ${r.name} v${r.version} failed to load: ${r.reason}`);
       return undefined;
@@ -86,6 +88,35 @@ if (!first) {
   await rm(dataDir, { recursive: true, force: true });
   process.exit(1);
 }
+let timer: NodeJS.Timeout | undefined;
+let running = Promise.resolve();
+const changed = new Set<string>();
+// chokidar watches the folder, not each file: Node 20's recursive fs.watch on Linux follows a file's
+// inode, so after one save by rename (sed -i, an editor's safe-save) it saw that file's edits no
+// more. atomic: an unlink and add of one name within 100 ms is one change of it.
+const watcher = chokidar.watch(folder, {
+  ignored: (path: string) => IGNORED.test(relative(folder, path)),
+  ignoreInitial: true,
+  atomic: true,
+});
+watcher.on('all', (_event, path) => {
+  const file = relative(folder, path);
+  if (!file || IGNORED.test(file)) return;
+  changed.add(file);
+  clearTimeout(timer);
+  timer = setTimeout(() => {
+    // Named as they are now (an editor's or sed's temporary file is gone by then).
+    const files =
+      [...changed]
+        .filter((f) => existsSync(join(folder, f)))
+        .sort()
+        .join(', ') || 'a file removed';
+    changed.clear();
+    running = running.then(() => deploy(`reloaded (${files})`).then(() => undefined));
+  }, SETTLE_MS);
+});
+await new Promise<void>((ready) => watcher.once('ready', ready));
+
 const url = `${node.httpUrl}/fn/${first.name}`;
 console.log(JSON.stringify({ msg: 'hearth dev ready', url, node: node.httpUrl, function: first.name }));
 console.log(
@@ -101,28 +132,9 @@ void (async () => {
   }
 })();
 
-let timer: NodeJS.Timeout | undefined;
-let running = Promise.resolve();
-const changed = new Set<string>();
-const watcher = watch(folder, { recursive: true }, (_event, file) => {
-  if (!file || IGNORED.test(file)) return;
-  changed.add(relative(folder, join(folder, file)));
-  clearTimeout(timer);
-  timer = setTimeout(() => {
-    // Named as they are now (an editor's or sed's temporary file is gone by then).
-    const files =
-      [...changed]
-        .filter((f) => existsSync(join(folder, f)))
-        .sort()
-        .join(', ') || 'a file removed';
-    changed.clear();
-    running = running.then(() => deploy(`reloaded (${files})`).then(() => undefined));
-  }, SETTLE_MS);
-});
-
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    watcher.close();
+    void watcher.close();
     clearTimeout(timer);
     stop.abort();
     void running

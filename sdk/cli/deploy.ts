@@ -15,6 +15,8 @@ import { SingleBar } from 'cli-progress';
 import type { DeployResult, Hearth } from '../client.js';
 import { InvalidInputError } from '../errors.js';
 import { bundleHook } from '../hooks/bundle.js';
+import type { TypeProblem } from '../hooks/typecheck.js';
+import { formatProblem, typecheckHook } from '../hooks/typecheck.js';
 import type { FunctionSpec } from '../spec/index.js';
 import { loadTritonModelFolder, parseSpec, parseSpecYaml, realInside } from '../spec/index.js';
 
@@ -35,6 +37,8 @@ export interface DeployOptions {
   };
   /** Draw progress bars (on a terminal). */
   progress?: boolean;
+  /** Type-check the hook first and refuse it with tsc's messages (default true; `--no-typecheck`). */
+  typecheck?: boolean;
 }
 
 export interface Deployed extends DeployResult {
@@ -143,7 +147,10 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
   let hookBundle: string | undefined;
   const work = await mkdtemp(join(tmpdir(), 'hearth-deploy-'));
   try {
-    if (spec.hook) hookBundle = (await bundleHook(join(dir, spec.hook), work)).path;
+    if (spec.hook) {
+      if (options.typecheck !== false) await refuseIllTyped(dir, spec.hook, notes);
+      hookBundle = (await bundleHook(join(dir, spec.hook), work)).path;
+    }
     const model = await ensureArtifact(client, modelPath, 'model', options.progress ?? false);
     const hook = hookBundle ? await ensureArtifact(client, hookBundle, 'hook', false) : undefined;
     const result = await client.deploy(
@@ -155,4 +162,26 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The gate before a hook is bundled: tsc's errors, file:line, as one InvalidInputError. A CLI without
+ * TypeScript (the GPU kit's bundled node) says so in a note and deploys unchecked.
+ */
+export async function refuseIllTyped(dir: string, hook: string, notes: string[]): Promise<void> {
+  let problems: TypeProblem[];
+  try {
+    problems = await typecheckHook(dir, hook);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    notes.push(`${hook} was not type-checked: this CLI has no TypeScript`);
+    return;
+  }
+  if (problems.length === 0) return;
+  const shown = problems.slice(0, 20).map(formatProblem);
+  if (problems.length > 20) shown.push(`… and ${problems.length - 20} more`);
+  throw new InvalidInputError(
+    `${hook} does not type-check (${problems.length} error${problems.length === 1 ? '' : 's'}; --no-typecheck deploys it anyway):\n${shown.join('\n')}`,
+    { reason: 'typecheck' },
+  );
 }

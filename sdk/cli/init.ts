@@ -9,6 +9,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 
 import { InvalidInputError } from '../errors.js';
+import { HOOK_COMPILER_OPTIONS } from '../hooks/typecheck.js';
 
 const yaml = (
   name: string,
@@ -91,15 +92,7 @@ const PACKAGE = (name: string) => `${JSON.stringify({ name, private: true, type:
 /** For editors (and \`tsc --noEmit\`); the hook is bundled by \`hearth deploy\`, not by tsc. */
 const TSCONFIG = `${JSON.stringify(
   {
-    compilerOptions: {
-      target: 'ES2022',
-      module: 'ESNext',
-      moduleResolution: 'Bundler',
-      strict: true,
-      noEmit: true,
-      skipLibCheck: true,
-      types: [],
-    },
+    compilerOptions: HOOK_COMPILER_OPTIONS,
     include: ['hook.ts'],
   },
   null,

@@ -66,8 +66,11 @@ async function bundle(
 }
 
 const SDK_DEPENDENCIES = ['undici', 'yaml', 'zod'];
-/** Left out of the CLI's bundle: esbuild (a binary), undici (loaded only for TLS files). */
-const CLI_DEPENDENCIES = ['esbuild', 'undici'];
+/**
+ * Left out of the CLI's bundle: esbuild (a binary), undici (loaded only for TLS files), TypeScript
+ * (loaded only to type-check a hook before deploy).
+ */
+const CLI_DEPENDENCIES = ['esbuild', 'undici', 'typescript'];
 /** esbuild's JavaScript finds its binary in the platform's package. */
 const ESBUILD_BINARY = `@esbuild/${process.platform}-${process.arch}`;
 
@@ -101,8 +104,9 @@ async function buildSdk(root: RootPackage, dir: string): Promise<void> {
 }
 
 /**
- * The CLI's two files into `dist`: `hearth.mjs` (executable) and the `hook-sdk.mjs` beside it. Its
- * dependencies (esbuild, undici) are found from there as Node finds packages.
+ * The CLI's files into `dist`: `hearth.mjs` (executable), the `hook-sdk.mjs` beside it and that
+ * SDK's declarations in `hook-types/`. Its dependencies (esbuild, undici, TypeScript) are found from
+ * there as Node finds packages.
  */
 export async function bundleCli(dist: string): Promise<string> {
   // undici (only for TLS files) stays a package beside the bundle, loaded on first use: a third of
@@ -113,6 +117,12 @@ export async function bundleCli(dist: string): Promise<string> {
   // What `@hearth/sdk` means inside a hook: bundled once here, aliased by `hearth deploy`.
   // No require banner: the hook's own bundle brings one.
   await bundle('sdk/hook-sdk.ts', join(dist, 'hook-sdk.mjs'), { banner: false });
+  // Its declarations, which `hearth deploy` type-checks a hook against (sdk/hooks/typecheck.ts).
+  execFileSync(
+    join(REPO, 'node_modules', '.bin', 'tsc'),
+    ['-p', join(REPO, 'sdk', 'packages', 'tsconfig.hook-sdk.json'), '--outDir', join(dist, 'hook-types')],
+    { stdio: 'inherit' },
+  );
   return cli;
 }
 

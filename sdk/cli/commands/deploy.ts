@@ -13,6 +13,7 @@ export function register(program: Command, { client, json, print, integer }: Cli
     )
     .option('--keep-traffic', 'create the version without moving traffic to it')
     .option('--wait', 'wait until the version is warm on the node')
+    .option('--no-typecheck', "deploy the hook without type-checking it against the SDK's declarations")
     .option(
       '--device <device>',
       'run on this device whatever the spec says: cpu (a GPU config on a CPU node), cuda, cuda:N, auto',
@@ -61,6 +62,7 @@ export function register(program: Command, { client, json, print, integer }: Cli
         o: {
           keepTraffic?: boolean;
           wait?: boolean;
+          typecheck: boolean;
           device?: string;
           instances?: number;
           threads?: number;
@@ -77,6 +79,7 @@ export function register(program: Command, { client, json, print, integer }: Cli
         const hearth = client();
         const r = await deployFolder(hearth, dir, {
           keepTraffic: o.keepTraffic,
+          typecheck: o.typecheck,
           device: o.device,
           overrides: {
             limits: {

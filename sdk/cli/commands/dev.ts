@@ -24,11 +24,12 @@ export function register(program: Command, { integer }: CliContext): void {
     .description('run a function on a local node of its own; redeploy when hook.ts, model.pt or hearth.yaml change')
     .option('--port <n>', 'HTTP port of the local node (default 8000; 0: any free port)', integer('--port'))
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
+    .option('--no-typecheck', "reload the hook without type-checking it against the SDK's declarations")
     .addHelpText(
       'after',
       "\nIt prints the function's URL and every line of its log (the hook's console, errors with request\nids, lifecycle); a change in the folder rebundles the hook and reloads the model.\n\nExamples:\n  hearth dev                # the function in this folder\n  hearth dev my-model --port 8080",
     )
-    .action(async (folder: string | undefined, o: { port?: number; host?: string }) => {
+    .action(async (folder: string | undefined, o: { port?: number; host?: string; typecheck: boolean }) => {
       const home = hearthHome();
       if (!home)
         throw new CommanderError(
@@ -45,6 +46,7 @@ export function register(program: Command, { integer }: CliContext): void {
           resolve(folder ?? '.'),
           ...(o.port === undefined ? [] : ['--port', String(o.port)]),
           ...(o.host === undefined ? [] : ['--host', o.host]),
+          ...(o.typecheck ? [] : ['--no-typecheck']),
         ],
         { cwd: home, stdio: 'inherit' },
       );

@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -200,6 +200,38 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
       const invalid = await hearth(url, 'deploy', broken);
       expect(invalid.code).toBe(1);
       expect(invalid.err).toMatch(/inputs\[0\]\.dtype/);
+      // A hook that does not type-check against the SDK is refused with tsc's file:line, before any
+      // upload; --no-typecheck deploys it anyway.
+      const illTyped = join(dir, `ill-typed-${label.split(' ')[0]}`);
+      await cp(fn, illTyped, { recursive: true });
+      await writeFile(
+        join(illTyped, 'hearth.yaml'),
+        (await readFile(join(fn, 'hearth.yaml'), 'utf8')).replace(`name: ${init.name}`, 'name: ill-typed'),
+      );
+      await writeFile(
+        join(illTyped, 'hook.ts'),
+        [
+          "import { defineHook } from '@hearth/sdk';",
+          'export default defineHook({',
+          '  pre(request) {',
+          "    if (request.kind !== 'json') throw new Error('json');",
+          '    const body = request.json as { inputs: number[][] };',
+          '    const rows: string = body.inputs.length;',
+          "    return { x: { dtype: 'FP33', shape: [rows.length, 4], data: new Float32Array(4) } };",
+          '  },',
+          '  post: (outputs) => ({ outputs: outputs.y }),',
+          '});',
+          '',
+        ].join('\n'),
+      );
+      const refused = await hearth(url, 'deploy', illTyped);
+      expect(refused.code).toBe(1);
+      expect(refused.err).toMatch(/hook\.ts does not type-check \(2 errors; --no-typecheck deploys it anyway\)/);
+      expect(refused.err).toMatch(/^hook\.ts:6:11 - error TS2322: Type 'number' is not assignable to type 'string'\./m);
+      expect(refused.err).toMatch(/^hook\.ts:3:3 - error TS2322: [\s\S]*Type '"FP33"' is not assignable/m);
+      expect((await parsed<{ name: string }[]>(url, 'ls')).map((f) => f.name)).toEqual([init.name]);
+      expect((await parsed<{ version: number }>(url, 'deploy', illTyped, '--no-typecheck')).version).toBe(1);
+      await parsed(url, 'delete', 'ill-typed', '--yes');
 
       // Without a terminal to ask on, delete wants --yes (a usage error, nothing deleted).
       const unasked = await hearth(url, 'delete', init.name);

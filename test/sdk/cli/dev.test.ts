@@ -78,6 +78,42 @@ it('serves a folder, shows its log lines, and reloads the hook and the model whe
   expect((await call(url)).reloaded).toBe(true);
   await waitFor('the hook console line', () => lines.some((l) => / v2 hook +info +post v2$/.test(l)), Boolean);
 
+  // Saves by rename (what sed -i and editors' safe-save do), twice: each one seen, named hook.ts.
+  for (const [from, to, version] of [
+    ['reloaded: true', 'reloaded: true, saved: 1', 3],
+    ['saved: 1', 'saved: 2', 4],
+  ] as const) {
+    execFileSync('sed', ['-i', `s/${from}/${to}/`, join(fn, 'hook.ts')]);
+    await waitFor(
+      `the rename-save to ${to}`,
+      () => lines.some((l) => new RegExp(`^✓ reloaded \\(hook\\.ts\\): devfn v${version} ready`).test(l)),
+      Boolean,
+      { timeoutMs: 30_000 },
+    );
+    expect(((await call(url)) as { saved?: number }).saved).toBe(version - 2);
+  }
+
+  // A hook that does not type-check is refused with tsc's file:line; the version before keeps serving.
+  const good = await readFile(join(fn, 'hook.ts'), 'utf8');
+  await writeFile(join(fn, 'hook.ts'), good.replace('post(outputs) {', 'post(outputs) {\n    const n: string = 5;'));
+  await waitFor(
+    'the type error',
+    () => lines.some((l) => l.startsWith('✗ reloaded (hook.ts): hook.ts does not type-check')),
+    Boolean,
+    { timeoutMs: 30_000 },
+  );
+  expect(
+    lines.some((l) => /^hook\.ts:\d+:11 - error TS2322: Type 'number' is not assignable to type 'string'\.$/.test(l)),
+  ).toBe(true);
+  expect(((await call(url)) as { saved?: number }).saved).toBe(2);
+  await writeFile(join(fn, 'hook.ts'), good);
+  await waitFor(
+    'the mended hook',
+    () => lines.some((l) => /^✓ reloaded \(hook\.ts\): devfn v5 ready/.test(l)),
+    Boolean,
+    { timeoutMs: 30_000 },
+  );
+
   // A new model (other weights): reloaded; the answer is the new model's.
   const exporter = await readFile(join(fn, 'export.py'), 'utf8');
   await writeFile(join(fn, 'export.py'), exporter.replace('manual_seed(0)', 'manual_seed(7)'));
