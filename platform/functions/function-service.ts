@@ -16,7 +16,13 @@ import { FunctionSeries } from './series.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import { devices } from '../../runtime/index.js';
 import type { ColdStart, CallOptions, InvokeResponse, PoolCounters, RunnerHost } from '../../runtime/index.js';
-import { ConflictError, InvalidInputError, UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
+import {
+  ConflictError,
+  InvalidInputError,
+  toHearthError,
+  UnavailableError,
+  VersionNotFoundError,
+} from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
@@ -65,6 +71,8 @@ export interface FunctionServiceOptions {
 }
 
 const KEEP_TRAFFIC = '; traffic stays where it is';
+/** How long a new version has to answer its smoke request (a cold hook isolate, a first forward). */
+const SMOKE_TIMEOUT_MS = 60_000;
 
 export class FunctionService implements ManagedFunctions {
   readonly #o: FunctionServiceOptions;
@@ -145,7 +153,7 @@ export class FunctionService implements ManagedFunctions {
     this.#unloaded.delete(spec.name);
     this.#records.forget(spec.name);
     try {
-      await this.#pools.obtain(spec.name, created).start();
+      await this.#startAndSmoke(spec.name, created);
     } catch (error) {
       // The version keeps the headline (what `deploy` and `versions` show); the whole message, a
       // TorchScript traceback included, is in the node's log and the function's (the pool's event).
@@ -179,7 +187,7 @@ export class FunctionService implements ManagedFunctions {
         if (v.status !== 'pending' || !v.reason?.startsWith(WAITING_FOR_GPU)) continue;
         if (!(await cluster.claimColdStart(record.name, v.version))) continue;
         try {
-          await this.#pools.obtain(record.name, v).start();
+          await this.#startAndSmoke(record.name, v);
           await this.#o.registry.setStatus(record.name, v.version, 'ready');
           const current = (await this.#o.registry.get(record.name))!;
           if (!v.reason.endsWith(KEEP_TRAFFIC) || Object.keys(current.traffic).length === 0)
@@ -187,11 +195,47 @@ export class FunctionService implements ManagedFunctions {
           this.#o.log?.info({ function: record.name, version: v.version }, 'adopted a version that waited for a GPU');
         } catch (error) {
           await this.#o.registry.setStatus(record.name, v.version, 'failed', headline((error as Error).message, 400));
+          await this.#pools.stop(record.name, v.version);
         } finally {
           this.#records.forget(record.name);
           await cluster.releaseColdStart(record.name, v.version);
         }
       }
+    }
+  }
+
+  /**
+   * Loads a new version's pool, then sends it the spec's example (the smoke request) through
+   * pre → forward → post, on the version itself, before any traffic may move to it. A failure is
+   * the deploy's: the version is marked failed with the request's error, and traffic stays put.
+   */
+  async #startAndSmoke(name: string, v: FunctionVersion): Promise<void> {
+    await this.#pools.obtain(name, v).start();
+    if (v.spec.example === undefined) return;
+    const body = new TextEncoder().encode(JSON.stringify(v.spec.example));
+    try {
+      await this.#call(
+        name,
+        v,
+        { kind: 'invoke', body, contentType: 'application/json' },
+        { deadline: performance.now() + SMOKE_TIMEOUT_MS },
+      );
+    } catch (error) {
+      const e = toHearthError(error);
+      this.#o.log?.warn(
+        { function: name, version: v.version, code: e.code, err: { message: e.message, stack: e.stack } },
+        'version failed its smoke request (spec example)',
+      );
+      this.logs.add({
+        function: name,
+        version: v.version,
+        source: 'error',
+        level: 'error',
+        msg: `the smoke request (spec example) failed: ${e.code}: ${e.message}`,
+      });
+      throw new UnavailableError(`the smoke request (the spec's example) failed: ${e.message} (${e.code})`, {
+        cause: e,
+      });
     }
   }
 

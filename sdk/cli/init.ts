@@ -31,6 +31,8 @@ inputs:
   - { name: x, dtype: FP32, dims: [4] }
 outputs:
   - { name: y, dtype: FP32, dims: [3] }
+# A request each new version must answer (pre → forward → post) before it takes any traffic.
+example: { inputs: [[1, 2, 3, 4]] }
 `;
 
 const HOOK = `// {"inputs": [[4 numbers], ...]} in, {"outputs": [[3 numbers], ...]} out.

@@ -113,6 +113,17 @@ export const FunctionSpecSchema = z
       .max(64)
       .optional()
       .describe("Samples run at load instead of the default passes of zeros (Triton's model_warmup)."),
+    /**
+     * The smoke request: a JSON body a new version must answer through pre → forward → post before
+     * any traffic moves to it; one that fails marks the version failed, and traffic stays put.
+     */
+    example: z
+      .json()
+      .refine((v) => JSON.stringify(v).length <= 1 << 20, 'must be at most 1 MiB of JSON')
+      .optional()
+      .describe(
+        'A request body (JSON) a new version must answer through pre → forward → post before it takes traffic (a smoke request); failing it fails the deploy.',
+      ),
     /** A Triton config's `parameters`, kept as given (the ones Hearth reads also set execution/instances). */
     parameters: z
       .record(z.string(), z.string())

@@ -230,8 +230,39 @@ function lifecycle(label: string, start: () => Promise<{ node: HearthNode; close
       expect(refused.err).toMatch(/^hook\.ts:6:11 - error TS2322: Type 'number' is not assignable to type 'string'\./m);
       expect(refused.err).toMatch(/^hook\.ts:3:3 - error TS2322: [\s\S]*Type '"FP33"' is not assignable/m);
       expect((await parsed<{ name: string }[]>(url, 'ls')).map((f) => f.name)).toEqual([init.name]);
-      expect((await parsed<{ version: number }>(url, 'deploy', illTyped, '--no-typecheck')).version).toBe(1);
+      // Deployed unchecked, it fails its smoke request (the spec's example) instead: no traffic.
+      const unchecked = await hearth(url, 'deploy', illTyped, '--no-typecheck');
+      expect(unchecked.code).toBe(1);
+      expect(unchecked.err).toMatch(/ill-typed v1 failed to load: the smoke request \(the spec's example\) failed/);
       await parsed(url, 'delete', 'ill-typed', '--yes');
+
+      // A hook that type-checks but throws on the example: the new version fails, traffic stays on v2.
+      const hook = await readFile(join(fn, 'hook.ts'), 'utf8');
+      await writeFile(
+        join(fn, 'hook.ts'),
+        hook.replace('post(outputs) {', "post(outputs) {\n    throw new Error('post broke');"),
+      );
+      const smoked = await hearth(url, 'deploy', fn);
+      expect(smoked.code).toBe(1);
+      expect(smoked.err).toMatch(/v3 failed to load: the smoke request \(the spec's example\) failed: .*post broke/);
+      const after = await parsed<{ version: number; status: string; traffic: number }[]>(url, 'versions', init.name);
+      expect(after.map((v) => [v.version, v.status, v.traffic])).toEqual([
+        [1, 'ready', 0],
+        [2, 'ready', 100],
+        [3, 'failed', 0],
+      ]);
+      const still = await parsed<{ outputs: number[][] }>(
+        url,
+        'invoke',
+        init.name,
+        '--data',
+        JSON.stringify({ inputs: x }),
+      );
+      expect(still.outputs).toEqual(answer.outputs);
+      expect((await hearth(url, 'logs', init.name, '--version', '3')).out).toMatch(
+        /smoke request \(spec example\) failed: HOOK_FAILED: .*post broke/,
+      );
+      await writeFile(join(fn, 'hook.ts'), hook);
 
       // Without a terminal to ask on, delete wants --yes (a usage error, nothing deleted).
       const unasked = await hearth(url, 'delete', init.name);
