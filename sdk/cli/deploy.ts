@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
@@ -45,6 +45,28 @@ export interface Deployed extends DeployResult {
   uploaded: { model: boolean; hook: boolean };
   /** What the import of a Triton folder decided or could not honour (fields with no effect, the model file it chose). */
   notes: string[];
+}
+
+/**
+ * The model folders of a Triton repository root (`model_repository/` with `resnet/config.pbtxt`,
+ * …): its sub-folders that hold a config.pbtxt or a hearth.yaml, in name order. Undefined when `dir`
+ * is itself a function folder, or holds none.
+ */
+export async function modelFolders(dir: string): Promise<string[] | undefined> {
+  const has = (folder: string, file: string) =>
+    stat(join(folder, file)).then(
+      (s) => s.isFile(),
+      () => false,
+    );
+  const root = resolve(dir);
+  if ((await has(root, 'hearth.yaml')) || (await has(root, 'config.pbtxt'))) return undefined;
+  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  const folders: string[] = [];
+  for (const e of entries.filter((e) => e.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
+    const folder = join(root, e.name);
+    if ((await has(folder, 'config.pbtxt')) || (await has(folder, 'hearth.yaml'))) folders.push(folder);
+  }
+  return folders.length > 0 ? folders : undefined;
 }
 
 /** The spec of a function folder: hearth.yaml, or config.pbtxt for a Triton model folder. */

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../../platform/node.js';
-import { HEARTH_CLI, PYTHON, REPO_ROOT } from '../../helpers/fixtures.js';
+import { HEARTH_CLI, PYTHON, REPO_ROOT, TRITON_REPO } from '../../helpers/fixtures.js';
 import { dropKeys, testNode, uniquePrefix } from '../../helpers/node.js';
 import { maxAbsDiff } from '../../helpers/random.js';
 import { pythonForward } from '../../helpers/reference.js';
@@ -300,6 +300,39 @@ describe('the hearth CLI', () => {
       expect(stdout, verb).toContain('--api-key <key>');
     }
   }, 60_000);
+
+  it('deploys every model folder of a Triton repository root, a line each and a summary', async () => {
+    const node = await testNode(join(dir, 'repository'));
+    try {
+      const repo = join(dir, 'model_repository');
+      for (const folder of ['reshape_model', 'simple.shuffled_Args', 'classifier.v1'])
+        await cp(join(TRITON_REPO, folder), join(repo, folder), { recursive: true });
+      await mkdir(join(repo, 'notes'));
+      await writeFile(join(repo, 'notes', 'README.md'), 'not a model folder');
+      const r = await hearth(node.httpUrl, 'deploy', repo);
+      expect(r.code, r.err).toBe(0);
+      for (const name of ['reshape_model', 'simple.shuffled_Args', 'classifier.v1'])
+        expect(r.err).toMatch(new RegExp(`^✓ ${name.replace('.', '\\.')}: \\S+ v1 ready`, 'm'));
+      expect(r.out.trim()).toBe(`deployed 3 of 3 model folders from ${repo}`);
+      expect((await parsed<{ name: string }[]>(node.httpUrl, 'ls')).map((f) => f.name).sort()).toEqual([
+        'classifier.v1',
+        'reshape_model',
+        'simple.shuffled_Args',
+      ]);
+      // One broken folder fails alone: the others deploy, the exit code says it.
+      await mkdir(join(repo, 'broken'));
+      await writeFile(
+        join(repo, 'broken', 'config.pbtxt'),
+        'platform: "pytorch_libtorch"\ninput [ { name: "x" data_type: TYPE_FP33 dims: [ 4 ] } ]\n',
+      );
+      const again = await hearth(node.httpUrl, 'deploy', repo);
+      expect(again.code).toBe(1);
+      expect(again.err).toMatch(/^✗ broken: /m);
+      expect(again.out.trim()).toBe(`deployed 3 of 4 model folders from ${repo} (1 failed)`);
+    } finally {
+      await node.close();
+    }
+  }, 120_000);
 
   lifecycle('embedded default', async () => {
     const node = await testNode(join(dir, 'embedded'));
