@@ -23,6 +23,7 @@ import { FunctionLogs, FunctionService } from './functions/index.js';
 import { bindGrpc, createGrpcServer } from './grpc/index.js';
 import { Kserve, SharedMemoryRegions } from './kserve/index.js';
 import { findKey } from './auth.js';
+import { Readiness } from './readiness.js';
 import { browserRefusal, createApp, createHotRoutes, frontDoor, InFlight, toHttpResponse } from './http/index.js';
 import { createLogger } from './log.js';
 import type { Logger } from './log.js';
@@ -186,13 +187,16 @@ export async function startNode(config: Config): Promise<HearthNode> {
     },
     tlsOptions,
   );
-  let ready = false;
+  const readiness = new Readiness();
+  const ready = (): boolean => readiness.ready();
+  const admit = (options: { deadline?: number; signal?: AbortSignal }) => readiness.admit(options);
   const inflight = new InFlight();
   // The KServe protocol's core, which HTTP and gRPC speak.
   const kserve = new Kserve({
     functions: service,
     artifacts,
-    ready: () => ready,
+    ready,
+    admit,
     version: VERSION,
     sharedMemory: new SharedMemoryRegions(config.systemSharedMemory, config.shmPrefix),
     cudaAvailable: () => devices().cudaAvailable,
@@ -205,7 +209,8 @@ export async function startNode(config: Config): Promise<HearthNode> {
     maxBodyBytes: config.maxBodyBytes,
     maxJsonBytes: config.maxJsonBytes,
     loopbackGuard: config.loopbackGuard,
-    ready: () => ready,
+    ready,
+    admit,
     inflight,
     kserve,
     log: logOf('http'),
@@ -282,7 +287,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     else void runners.reported.then(report);
   }
   const warmed = await minimum;
-  ready = true;
+  readiness.serve();
   log.info(
     {
       node: nodeId,
@@ -306,7 +311,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;
-    ready = false;
+    readiness.stop();
     stopReload?.();
     clearInterval(serving);
     // Jobs still running when the wait ends fail as their pools stop below.
@@ -333,7 +338,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     grpcAddress: `${host}:${grpcPort}`,
     metricsUrl: `${scheme}://${host}:${metricsServer.port}/metrics`,
     async drain() {
-      ready = false;
+      readiness.stop();
       log.info({ inflight: inflight.count }, 'draining');
       // Running jobs and calls forwarded here finish while their pools still serve (or, killed, go
       // back to the queue) — until the drain's deadline: then what is left fails as the node closes.

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { deflate, gunzip, gzip, inflate } from 'node:zlib';
 
-import { InvalidInputError, PayloadTooLargeError, UnavailableError } from '../../sdk/errors.js';
+import { InvalidInputError, PayloadTooLargeError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
 import type { ServingFunctions } from '../functions/serving.js';
@@ -20,8 +20,8 @@ import { callerId, requestHash } from '../jobs/index.js';
 import { IdempotencyCache } from './idempotency.js';
 import { BodyBuffers } from './body-buffers.js';
 import { refuseFormBody } from './json-body.js';
-import type { Kserve } from '../kserve/index.js';
-import { formatInferResponse, parseInferRequest, requestedOutputs } from '../kserve/index.js';
+import type { Admit, Kserve } from '../kserve/index.js';
+import { formatInferResponse, parseInferRequest, refuseUnlessReady, requestedOutputs } from '../kserve/index.js';
 
 export interface HotRouteOptions {
   service: ServingFunctions;
@@ -33,6 +33,8 @@ export interface HotRouteOptions {
   /** Largest JSON of a KServe request (default 32 MiB), refused with 413 before it is parsed. */
   maxJsonBytes?: number;
   ready: () => boolean;
+  /** Holds a request while the node starts (Readiness.admit); without it, a node not ready refuses. */
+  admit?: Admit;
   inflight?: { enter(): void; leave(): void };
   /** No API key, loopback bind (Config.loopbackGuard): form and text/plain bodies are refused. */
   loopbackGuard?: boolean;
@@ -189,6 +191,7 @@ export function tooLarge(max: number): PayloadTooLargeError {
 
 export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { service } = o;
+  const admit = o.admit ?? refuseUnlessReady(o.ready);
   const idempotency = new IdempotencyCache();
 
   const callFunction = async (call: Call): Promise<Reply> => {
@@ -345,7 +348,8 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     let pooled: Uint8Array | undefined;
     (async () => {
       const owner = authorize(o.apiKeys, 'invoke', header);
-      if (!o.ready()) throw new UnavailableError('this node is not ready (starting or draining)');
+      const held = admit({ deadline: deadlineOf(header), signal: controller.signal });
+      if (held) await held;
       const name = decode(match[1]!);
       const version = parseVersion(match[2] === undefined ? undefined : decode(match[2]));
       // Only where the body's binary tensors start, to align them; BinaryBody checks the header itself.

@@ -4,8 +4,8 @@
  */
 export { Kserve } from './protocol.js';
 export type { KserveOptions } from './protocol.js';
-export { inferCall, requestTensors } from './infer.js';
-export type { AnsweredOutput, InferAnswer, InferCall, InputContent, RequestInput } from './infer.js';
+export { inferCall, refuseUnlessReady, requestTensors } from './infer.js';
+export type { Admit, AnsweredOutput, InferAnswer, InferCall, InputContent, RequestInput } from './infer.js';
 export { formatInferResponse, parseInferRequest, requestedOutputs } from './http-body.js';
 export type { InferRequest } from './http-body.js';
 export { cudaSharedMemoryUnsupported } from './metadata.js';

@@ -76,12 +76,18 @@ export interface InferAnswer {
   outputs: AnsweredOutput[];
 }
 
-export async function inferCall(
-  functions: ServingFunctions,
-  ready: () => boolean,
-  call: InferCall,
-): Promise<InferAnswer> {
-  if (!ready()) throw new UnavailableError('this node is not ready (starting or draining)');
+/** Whether a request may go on now (undefined), or once a promise settles: Readiness.admit. */
+export type Admit = (options: { deadline?: number; signal?: AbortSignal }) => Promise<void> | undefined;
+
+/** An Admit for a node that holds nothing: a request to one that is not ready is refused. */
+export function refuseUnlessReady(ready: () => boolean): Admit {
+  return () =>
+    ready() ? undefined : Promise.reject(new UnavailableError('this node is not ready (starting or draining)'));
+}
+
+export async function inferCall(functions: ServingFunctions, admit: Admit, call: InferCall): Promise<InferAnswer> {
+  const held = admit({ deadline: call.deadline, signal: call.signal });
+  if (held) await held;
   const tensors = await call.tensors();
   const sequence = sequenceFlags(call.parameters);
   const { outputs, version } = await functions.infer(call.model, call.version, tensors, {

@@ -8,7 +8,7 @@ import { parseVersion as parseModelVersion } from '../auth.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { RepositoryEntry, ServingFunctions } from '../functions/serving.js';
 import type { InferAnswer, InferCall } from './infer.js';
-import { inferCall } from './infer.js';
+import { type Admit, inferCall, refuseUnlessReady } from './infer.js';
 import { modelMetadata, serverExtensions } from './metadata.js';
 import { modelConfig } from './model-config.js';
 import type { LoadRequest } from './repository.js';
@@ -22,6 +22,12 @@ export interface KserveOptions {
   artifacts: Pick<ArtifactStore, 'stat' | 'put'>;
   /** False while the node starts or drains. */
   ready: () => boolean;
+  /**
+   * Whether a request may go on: undefined when the node serves, else a promise that settles once
+   * it does (a starting node holds requests: platform/readiness.ts). Without it, a node that is not
+   * ready refuses.
+   */
+  admit?: Admit;
   /** The server's version, in its metadata. */
   version: string;
   /** System shared memory regions (Triton's extension), per caller. */
@@ -87,6 +93,6 @@ export class Kserve {
   }
 
   infer(call: InferCall): Promise<InferAnswer> {
-    return inferCall(this.#o.functions, this.#o.ready, call);
+    return inferCall(this.#o.functions, this.#o.admit ?? refuseUnlessReady(this.#o.ready), call);
   }
 }
