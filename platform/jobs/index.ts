@@ -1,4 +1,6 @@
-/** The job queue chosen by configuration: in process, or BullMQ on Redis. */
+/** The job queue chosen by configuration: in process (kept in the data dir), or BullMQ on Redis. */
+import { join } from 'node:path';
+
 import type { ErrorLog } from '../caller-error.js';
 import type { Config } from '../config.js';
 import { BullJobQueue } from './bull/bull-job-queue.js';
@@ -17,6 +19,6 @@ export function createJobQueue(
   log?: ErrorLog & { info(o: object, msg?: string): void },
 ): JobQueue {
   const options = { ...config.jobs, webhookSecret: config.webhookSecret, log };
-  if (!config.redisUrl) return new MemoryJobQueue(invoke, options);
+  if (!config.redisUrl) return new MemoryJobQueue(invoke, { ...options, dir: join(config.dataDir, 'jobs') });
   return new BullJobQueue(invoke, { ...options, redisUrl: config.redisUrl, prefix: config.redisPrefix, nodeId });
 }
