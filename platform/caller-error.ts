@@ -19,12 +19,25 @@ export interface ErrorLog {
 export interface ErrorContext {
   requestId?: string;
   log?: ErrorLog;
-  /** Hears the whole message of a function's own failure, which the caller is told only the headline of. */
-  onDetail?: (code: string, detail: string) => void;
+  /**
+   * Hears every failed call of a function — its own failures (model, hook) and the calls that ran
+   * out of time or found it unavailable — with the whole message, of which the caller is told only
+   * the headline, and the phase it failed in where known (setup, pre, forward, post).
+   */
+  onDetail?: (code: string, detail: string, phase?: string) => void;
 }
 
-/** The codes of a function's own failures (its model or hook), whose detail its log keeps. */
+/** The codes of a function's own failures (its model or hook): they come after its name resolved. */
 const FUNCTION_FAILURES = new Set(['INFERENCE_FAILED', 'HOOK_FAILED', 'MODEL_LOAD_FAILED']);
+/** Failed calls that may come before a name resolves: logged only for a function this node serves. */
+const CALL_FAILURES = new Set(['DEADLINE_EXCEEDED', 'UNAVAILABLE', 'RESOURCE_EXHAUSTED']);
+const PHASES = new Set(['setup', 'pre', 'post']);
+
+/** Where a call failed: a hook's phase (its error's reason), the forward for the model's errors. */
+function phaseOf(error: HearthError): string | undefined {
+  if (error.code === 'INFERENCE_FAILED') return 'forward';
+  return error.reason !== undefined && PHASES.has(error.reason) ? error.reason : undefined;
+}
 
 /** Longest message a caller is sent. */
 const MAX_MESSAGE = 1000;
@@ -41,12 +54,11 @@ export function callerError(error: unknown, context: ErrorContext = {}): { code:
   const newline = error.message.indexOf('\n');
   const first = headline(error.message);
   if (error.code === 'INTERNAL') log?.error({ err: error, requestId }, 'internal error');
-  else if (newline !== -1) {
-    log?.warn({ requestId, code: error.code, detail: error.message }, first);
-    // Only a function's own failures go to its log: they come after its name was resolved, so a
-    // caller cannot make a log for a name that does not exist.
-    if (FUNCTION_FAILURES.has(error.code)) context.onDetail?.(error.code, error.message);
-  }
+  else if (newline !== -1) log?.warn({ requestId, code: error.code, detail: error.message }, first);
+  // Every failed call goes to the function's log (its receiver checks the function is served here
+  // for CALL_FAILURES: a caller cannot make a log for a name that does not exist).
+  if (FUNCTION_FAILURES.has(error.code) || CALL_FAILURES.has(error.code))
+    context.onDetail?.(error.code, error.message, phaseOf(error));
   return { code: error.code, message: first };
 }
 

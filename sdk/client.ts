@@ -357,10 +357,11 @@ export class Hearth {
   /** A function's log: the last `limit` entries (of one version; from `since`, ms since the epoch). */
   async logs(
     name: string,
-    options: { version?: number; limit?: number; since?: number } = {},
+    options: { version?: number; limit?: number; since?: number; level?: FunctionLogEntry['level'] } = {},
   ): Promise<FunctionLogEntry[]> {
     const query = new URLSearchParams();
     if (options.version !== undefined) query.set('version', String(options.version));
+    if (options.level !== undefined) query.set('level', options.level);
     if (options.limit !== undefined) query.set('limit', String(options.limit));
     if (options.since !== undefined) query.set('since', String(options.since));
     const q = query.size ? `?${query}` : '';
@@ -373,10 +374,17 @@ export class Hearth {
    */
   async *followLogs(
     name: string,
-    options: { version?: number; limit?: number; since?: number; signal?: AbortSignal } = {},
+    options: {
+      version?: number;
+      limit?: number;
+      since?: number;
+      level?: FunctionLogEntry['level'];
+      signal?: AbortSignal;
+    } = {},
   ): AsyncGenerator<FunctionLogEntry> {
     const query = new URLSearchParams({ follow: '1' });
     if (options.version !== undefined) query.set('version', String(options.version));
+    if (options.level !== undefined) query.set('level', options.level);
     if (options.limit !== undefined) query.set('limit', String(options.limit));
     if (options.since !== undefined) query.set('since', String(options.since));
     const r = await this.#request(`/api/v1/functions/${encodeURIComponent(name)}/logs?${query}`, {

@@ -22,7 +22,8 @@ const MAX_MESSAGE = 8192;
 const MAX_RINGS = 2000;
 const MAX_BYTES = 64 * 2 ** 20;
 
-const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+const LEVEL_ORDER: FunctionLogEntry['level'][] = ['debug', 'info', 'warn', 'error'];
+const LEVELS = new Set<string>(LEVEL_ORDER);
 
 export class FunctionLogs extends EventEmitter {
   /** Message bytes held by all rings. */
@@ -91,23 +92,40 @@ export class FunctionLogs extends EventEmitter {
     });
   }
 
-  /** A function's entries, oldest first: of one version or all, the last `limit`. */
-  recent(name: string, options: { version?: number; limit?: number; since?: number } = {}): FunctionLogEntry[] {
+  /** A function's entries, oldest first: of one version or all, at `level` or above, the last `limit`. */
+  recent(
+    name: string,
+    options: { version?: number; limit?: number; since?: number; level?: FunctionLogEntry['level'] } = {},
+  ): FunctionLogEntry[] {
     const all: FunctionLogEntry[] = [];
+    const least = options.level === undefined ? 0 : LEVEL_ORDER.indexOf(options.level);
     for (const [key, ring] of this.#rings.entries()) {
       const at = key.lastIndexOf('@');
       if (key.slice(0, at) !== name) continue;
       if (options.version !== undefined && key.slice(at + 1) !== String(options.version)) continue;
-      for (const e of ring) if (options.since === undefined || e.at >= options.since) all.push(e);
+      for (const e of ring)
+        if ((options.since === undefined || e.at >= options.since) && LEVEL_ORDER.indexOf(e.level) >= least)
+          all.push(e);
     }
     all.sort((a, b) => a.at - b.at);
     return all.slice(-(options.limit ?? RING));
   }
 
-  /** Follows a function's new entries until the returned stop is called. */
-  follow(name: string, version: number | undefined, onEntry: (e: FunctionLogEntry) => void): () => void {
+  /** Follows a function's new entries (at `level` or above) until the returned stop is called. */
+  follow(
+    name: string,
+    version: number | undefined,
+    onEntry: (e: FunctionLogEntry) => void,
+    level?: FunctionLogEntry['level'],
+  ): () => void {
+    const least = level === undefined ? 0 : LEVEL_ORDER.indexOf(level);
     const listener = (e: FunctionLogEntry) => {
-      if (e.function === name && (version === undefined || e.version === version)) onEntry(e);
+      if (
+        e.function === name &&
+        (version === undefined || e.version === version) &&
+        LEVEL_ORDER.indexOf(e.level) >= least
+      )
+        onEntry(e);
     };
     this.on('entry', listener);
     return () => this.off('entry', listener);

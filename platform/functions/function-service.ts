@@ -494,10 +494,26 @@ export class FunctionService implements ManagedFunctions {
     return state !== 'restarting' && state !== 'failed';
   }
 
-  errorDetail(fn: string | undefined, requestId: string | undefined): (code: string, detail: string) => void {
-    return (code, detail) => {
-      if (fn !== undefined)
-        this.logs.add({ function: fn, source: 'error', level: 'error', msg: `${code}: ${detail}`, requestId });
+  /**
+   * Where a failed call's whole message goes: the function's log, with its request id and phase.
+   * A model's or hook's failure comes only after the name resolved; a deadline, an unavailable
+   * function or a full queue may not, so those are logged only for a function with a pool here.
+   */
+  errorDetail(
+    fn: string | undefined,
+    requestId: string | undefined,
+  ): (code: string, detail: string, phase?: string) => void {
+    return (code, detail, phase) => {
+      if (fn === undefined) return;
+      const own = code === 'INFERENCE_FAILED' || code === 'HOOK_FAILED' || code === 'MODEL_LOAD_FAILED';
+      if (!own && !this.#pools.serves(fn)) return;
+      this.logs.add({
+        function: fn,
+        source: 'error',
+        level: 'error',
+        msg: `${code}${phase ? ` in ${phase}` : ''}: ${detail}`,
+        requestId,
+      });
     };
   }
 

@@ -69,6 +69,12 @@ export class PoolSet {
     return this.#pools.get(`${name}@${version}`);
   }
 
+  /** Whether this node has a pool of any version of `name`. */
+  serves(name: string): boolean {
+    for (const key of this.#pools.keys()) if (key.slice(0, key.lastIndexOf('@')) === name) return true;
+    return false;
+  }
+
   values(): IterableIterator<ServingPool> {
     return this.#pools.values();
   }

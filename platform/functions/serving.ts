@@ -59,7 +59,10 @@ export interface ServingFunctions {
    * Where the whole message of a failed call goes (a model's traceback): the function's own log,
    * for its admins; the caller gets the headline.
    */
-  errorDetail(fn: string | undefined, requestId: string | undefined): (code: string, detail: string) => void;
+  errorDetail(
+    fn: string | undefined,
+    requestId: string | undefined,
+  ): (code: string, detail: string, phase?: string) => void;
 }
 
 /** What the management API (/api/v1) asks of the functions, beside what a request does. */
@@ -87,7 +90,15 @@ export interface ManagedFunctions extends ServingFunctions {
   readonly series: { of(name: string, version?: number): Record<string, SeriesSample[]> };
   /** A function's own log: its latest entries, and every new one as it comes (until the returned stop). */
   readonly logs: {
-    recent(name: string, options?: { version?: number; limit?: number; since?: number }): FunctionLogEntry[];
-    follow(name: string, version: number | undefined, listener: (e: FunctionLogEntry) => void): () => void;
+    recent(
+      name: string,
+      options?: { version?: number; limit?: number; since?: number; level?: FunctionLogEntry['level'] },
+    ): FunctionLogEntry[];
+    follow(
+      name: string,
+      version: number | undefined,
+      listener: (e: FunctionLogEntry) => void,
+      level?: FunctionLogEntry['level'],
+    ): () => void;
   };
 }

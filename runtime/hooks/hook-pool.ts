@@ -313,7 +313,9 @@ export class HookPool {
     if (f.kind === 'input') return new InvalidInputError(f.message, { reason: f.reason });
     // The isolate stopped a call at the hook's time limit (inline, or on a thread before its abort).
     const why = /timed out/i.test(f.message) ? `ran past its ${this.#timeoutMs} ms limit and was stopped` : f.message;
-    return new HookError(`hook ${this.name} failed in ${f.phase}: ${why}`, { reason: f.phase });
+    // The first line is what the caller is told; the frames after it go to the function's log.
+    const frames = f.stack ? `\n${f.stack}` : '';
+    return new HookError(`hook ${this.name} failed in ${f.phase}: ${why}${frames}`, { reason: f.phase });
   }
 
   async #run(

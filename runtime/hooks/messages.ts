@@ -56,6 +56,8 @@ export interface HookFailure {
   /** `input`: the request was bad (unparseable JSON, wrong tensors from the default hook). */
   kind: 'hook' | 'input';
   reason?: string;
+  /** The thrown error's frames in the hook's own sources (runtime/hooks/stack.ts), for its log. */
+  stack?: string;
 }
 
 export type PreItemResult = { ok: true; tensors: TensorsByName; body: Uint8Array } | HookFailure;

@@ -11,18 +11,29 @@
  */
 import { randomFillSync } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import type { SourceMap } from 'node:module';
 
 import ivm from 'isolated-vm';
 
 import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
 import { decodeImage } from './images.js';
+import { inlineSourceMap, mapStack } from './stack.js';
 
 const JSON_TYPE = /^application\/(.+\+)?json\b|^text\/json\b/i;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** What the glue answers: a result, or a failure as a value (never a throw across the boundary). */
-export type SandboxOutcome<T> = ({ ok: true } & T) | { ok: false; message: string; input: boolean; reason?: string };
+export type SandboxOutcome<T> =
+  | ({ ok: true } & T)
+  | {
+      ok: false;
+      message: string;
+      input: boolean;
+      reason?: string;
+      /** The thrown error's stack frames, mapped to the hook's own sources (hook.ts:LINE:COL). */
+      stack?: string;
+    };
 
 /**
  * Globals of the sandbox, built on the host callbacks `$log`, `$random`, `$url`, `$image`,
@@ -86,7 +97,7 @@ import hook from 'hook';
 const MAX_RESPONSE = ${maxResponseBytes};
 const tooLarge = (n) => new Error('post returned ' + n + ' bytes, over its limit of ' + MAX_RESPONSE + ' (limits.maxResponseMb)');
 let context;
-const fail = (e, input = false) => ({ ok: false, message: e instanceof Error ? e.message : String(e), input: input || e?.code === 'INVALID_INPUT', reason: typeof e?.reason === 'string' ? e.reason : undefined });
+const fail = (e, input = false) => ({ ok: false, message: e instanceof Error ? e.message : String(e), input: input || e?.code === 'INVALID_INPUT', reason: typeof e?.reason === 'string' ? e.reason : undefined, stack: e instanceof Error && typeof e.stack === 'string' ? e.stack.slice(0, 8192) : undefined });
 // A JSON body arrives as its text (decoded by the host), any other as its bytes. In pre it comes
 // with the call; in post, where most hooks never read it, only when read (\`read\`: a host call).
 function request(body, contentType) {
@@ -184,11 +195,14 @@ export class HookSandbox {
   readonly #isolate: ivm.Isolate;
   readonly #calls: GlueCalls;
   readonly #timeout: number;
+  /** The bundle's own source map (esbuild's inline one), to name a failure's frames in hook.ts. */
+  readonly #sourceMap: SourceMap | undefined;
 
-  private constructor(isolate: ivm.Isolate, calls: GlueCalls, timeoutMs: number) {
+  private constructor(isolate: ivm.Isolate, calls: GlueCalls, timeoutMs: number, sourceMap?: SourceMap) {
     this.#isolate = isolate;
     this.#calls = calls;
     this.#timeout = timeoutMs;
+    this.#sourceMap = sourceMap;
   }
 
   /** Loads the bundle into a new isolate (its top level runs here; setup() runs on `setup`). */
@@ -249,7 +263,7 @@ export class HookSandbox {
         post: (await ns.get('post', { reference: true })) as ivm.Reference,
         wait: (await ns.get('wait', { reference: true })) as ivm.Reference,
       };
-      return new HookSandbox(isolate, calls, options.timeoutMs);
+      return new HookSandbox(isolate, calls, options.timeoutMs, inlineSourceMap(code));
     } catch (error) {
       if (!isolate.isDisposed) isolate.dispose();
       throw error;
@@ -331,12 +345,15 @@ export class HookSandbox {
         // The limit bounds the whole call, its promise included: V8's timeout stops only code
         // that runs, and a promise that never settles runs none.
         const left = Math.max(1, Math.round(limit - (performance.now() - started)));
-        return (await this.#settled(
+        const settled = (await this.#settled(
           this.#calls.wait.apply(undefined, [r.parked], { result: { promise: true, copy: true }, timeout: left }),
           left,
         )) as SandboxOutcome<T>;
+        return settled.ok || settled.stack === undefined
+          ? settled
+          : { ...settled, stack: mapStack(settled.stack, this.#sourceMap) };
       }
-      return r;
+      return r.ok || r.stack === undefined ? r : { ...r, stack: mapStack(r.stack, this.#sourceMap) };
     } catch (error) {
       const disposed = this.#isolate.isDisposed;
       const message = (error as Error)?.message ?? String(error);

@@ -173,8 +173,15 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
   };
   const asFailure = (
     phase: HookFailure['phase'],
-    f: { message: string; input: boolean; reason?: string },
-  ): HookFailure => ({ ok: false, phase, kind: f.input ? 'input' : 'hook', message: f.message, reason: f.reason });
+    f: { message: string; input: boolean; reason?: string; stack?: string },
+  ): HookFailure => ({
+    ok: false,
+    phase,
+    kind: f.input ? 'input' : 'hook',
+    message: f.message,
+    reason: f.reason,
+    ...(f.stack ? { stack: f.stack } : {}),
+  });
   return async () => {
     await live();
     return {

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { HookError } from '../errors.js';
@@ -44,7 +44,7 @@ export async function writeOnce(dir: string, code: string): Promise<{ path: stri
  */
 export async function esmBundle(
   entry: string,
-  options: { external?: string[]; alias?: Record<string, string> } = {},
+  options: { external?: string[]; alias?: Record<string, string>; sourceMap?: boolean } = {},
 ): Promise<string> {
   // Loaded when first used: a node that runs prebuilt entries (the GPU kit) carries no esbuild.
   const { build } = await import('esbuild');
@@ -56,6 +56,11 @@ export async function esmBundle(
     format: 'esm',
     target: 'node20',
     ...(options.alias ? { alias: options.alias } : {}),
+    // An inline map, sources named from the entry's folder (`hook.ts`), their text left out: what
+    // a failure's frames are mapped back with (runtime/hooks/stack.ts).
+    ...(options.sourceMap
+      ? { sourcemap: 'inline' as const, sourcesContent: false, absWorkingDir: resolve(dirname(entry)) }
+      : {}),
     external: options.external ?? [],
     banner: {
       js: "import { createRequire as __hearthRequire } from 'node:module'; const require = __hearthRequire(import.meta.url);",
@@ -77,7 +82,11 @@ export async function bundleHook(
 ): Promise<{ path: string; sha256: string }> {
   let code: string;
   try {
-    code = await esmBundle(entry, { alias: { '@hearth/sdk': SDK_ENTRY }, external: options.external ?? [] });
+    code = await esmBundle(entry, {
+      alias: { '@hearth/sdk': SDK_ENTRY },
+      external: options.external ?? [],
+      sourceMap: true,
+    });
   } catch (cause) {
     const errors = (cause as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors;
     const detail = errors

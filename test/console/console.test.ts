@@ -225,6 +225,26 @@ describe('the console in a browser', () => {
     const ring = (await client.series('chatty'))['1']!;
     const served = ring.slice(1).reduce((n, s, i) => n + (s.reqPerS * (s.at - ring[i]!.at)) / 1000, 0);
     expect(Math.round(served)).toBe(31);
+    // A hook that throws (chatty's pre, given bytes): Recent errors lists the call, with its phase,
+    // the frame in the hook's own source and the request id the caller was answered with.
+    const failed = await fetch(`${node.httpUrl}/fn/chatty`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        'content-type': 'application/octet-stream',
+        'x-request-id': 'req-console-1',
+      },
+      body: new Uint8Array([1, 2, 3]),
+    });
+    expect(failed.status).toBe(500);
+    const recent = page
+      .getByRole('region', { name: 'Recent errors' })
+      .or(page.locator('section[aria-labelledby="errors-title"]'));
+    const item = recent.locator('li', { hasText: 'req-console-1' });
+    await item.waitFor({ timeout: 30_000 });
+    expect(await item.textContent()).toMatch(
+      /HOOK_FAILED in pre: hook .* failed in pre: send JSON[\s\S]*chatty\.ts:6:\d+/,
+    );
     await page.screenshot({ path: join(ARTIFACTS, 'function-logs.png'), fullPage: true });
   }, 60_000);
 

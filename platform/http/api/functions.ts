@@ -30,6 +30,7 @@ import { jsonBody } from '../json-body.js';
 import type { AppEnv } from '../middleware.js';
 import { auth, isAdmin, limit } from '../middleware.js';
 
+const LOG_LEVELS: FunctionLogEntry['level'][] = ['debug', 'info', 'warn', 'error'];
 export interface FunctionRouteOptions {
   functions: ManagedFunctions;
   apiKeys: ApiKey[];
@@ -104,16 +105,25 @@ export function functionRoutes(o: FunctionRouteOptions): Hono<AppEnv> {
     const since = sinceText === undefined ? undefined : Number(sinceText);
     if (since !== undefined && !Number.isFinite(since))
       throw new InvalidInputError('since is a time in milliseconds since the epoch');
-    const entries = functions.logs.recent(name, { version, limit: count, since });
+    const level = c.req.query('level');
+    if (level !== undefined && !LOG_LEVELS.includes(level as FunctionLogEntry['level']))
+      throw new InvalidInputError(`level must be one of ${LOG_LEVELS.join(', ')} (the entries at it or above)`);
+    const least = level as FunctionLogEntry['level'] | undefined;
+    const entries = functions.logs.recent(name, { version, limit: count, since, level: least });
     if (c.req.query('follow') !== '1') return c.json({ entries } satisfies Reply<LogList>);
     return streamSSE(c, async (stream) => {
       for (const e of entries) await stream.writeSSE({ event: 'log', data: JSON.stringify(e) });
       const queued: FunctionLogEntry[] = [];
       let wake: (() => void) | undefined;
-      const stop = functions.logs.follow(name, version, (e) => {
-        queued.push(e);
-        wake?.();
-      });
+      const stop = functions.logs.follow(
+        name,
+        version,
+        (e) => {
+          queued.push(e);
+          wake?.();
+        },
+        least,
+      );
       stream.onAbort(() => wake?.());
       let idle = 0;
       try {

@@ -38,27 +38,36 @@ export function register(program: Command, { client, json, integer }: CliContext
     .option('--version <n>', 'one version only', integer('--version'))
     .option('--limit <n>', 'entries to show first (1-1000, default 200)', integer('--limit'))
     .option('-f, --follow', 'keep printing new entries (Ctrl-C stops)')
+    .option('--errors', 'failed calls only (hook, model, deadline, runner): each with its request id, phase and stack')
     .option('--since <when>', 'entries from then on: a duration back (90s, 10m, 2h, 1d) or a time', (v) =>
       parseSince(v),
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  hearth logs tabular-mlp\n  hearth logs tabular-mlp --since 10m\n  hearth logs tabular-mlp --version 2 --follow',
+      '\nExamples:\n  hearth logs tabular-mlp\n  hearth logs tabular-mlp --since 10m\n  hearth logs tabular-mlp --version 2 --follow\n  hearth logs tabular-mlp --errors --since 1h',
     )
-    .action(async (name: string, o: { version?: number; limit?: number; follow?: boolean; since?: number }) => {
-      const print = (e: FunctionLogEntry) => console.log(json() ? JSON.stringify(e) : logLine(e));
-      if (!o.follow) {
-        for (const e of await client().logs(name, { version: o.version, limit: o.limit, since: o.since })) print(e);
-        return;
-      }
-      const stop = new AbortController();
-      process.once('SIGINT', () => stop.abort());
-      for await (const e of client().followLogs(name, {
-        version: o.version,
-        limit: o.limit,
-        since: o.since,
-        signal: stop.signal,
-      }))
-        print(e);
-    });
+    .action(
+      async (
+        name: string,
+        o: { version?: number; limit?: number; follow?: boolean; since?: number; errors?: boolean },
+      ) => {
+        const print = (e: FunctionLogEntry) => console.log(json() ? JSON.stringify(e) : logLine(e));
+        const level = o.errors ? ('error' as const) : undefined;
+        if (!o.follow) {
+          for (const e of await client().logs(name, { version: o.version, limit: o.limit, since: o.since, level }))
+            print(e);
+          return;
+        }
+        const stop = new AbortController();
+        process.once('SIGINT', () => stop.abort());
+        for await (const e of client().followLogs(name, {
+          version: o.version,
+          limit: o.limit,
+          since: o.since,
+          level,
+          signal: stop.signal,
+        }))
+          print(e);
+      },
+    );
 }
