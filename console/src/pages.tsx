@@ -103,7 +103,9 @@ export function Overview() {
       return {
         ...f,
         pools: mine,
-        state: stateOf(mine),
+        // The node's own verdict (no version can serve, most recent calls fail) over the pools'.
+        state: f.health?.failing ? 'failing' : stateOf(mine),
+        failingReason: f.health?.failing ? f.health.reason : undefined,
         rate,
         errorRate: done ? failed / done : 0,
         p50: lat.length ? Math.max(...lat.map((p) => p.latency!.p50Ms)) : undefined,
@@ -156,6 +158,7 @@ export function Overview() {
               </th>
               <td>
                 <span class={`state state-${f.state}`}>{f.state}</span>
+                {f.failingReason && <div class="muted reason">{f.failingReason}</div>}
               </td>
               <td>{f.versions}</td>
               <td>{splitText(f.traffic)}</td>

@@ -71,6 +71,8 @@ export interface FunctionServiceOptions {
 }
 
 const KEEP_TRAFFIC = '; traffic stays where it is';
+/** The window over which a function's failed calls make it `failing`. */
+const HEALTH_WINDOW_MS = 60_000;
 /** How long a new version has to answer its smoke request (a cold hook isolate, a first forward). */
 const SMOKE_TIMEOUT_MS = 60_000;
 
@@ -237,6 +239,35 @@ export class FunctionService implements ManagedFunctions {
         cause: e,
       });
     }
+  }
+
+  /**
+   * Whether a function is failing, and why: no version can serve (each failed to load or failed its
+   * smoke request: the latest one's reason), or over the last minute more of its calls here failed
+   * than were answered (the latest failure in its log). What the overview and `hearth top` show.
+   */
+  health(record: FunctionRecord): { failing: boolean; reason?: string } {
+    const versions = record.versions;
+    if (versions.length > 0 && versions.every((v) => v.status === 'failed'))
+      return {
+        failing: true,
+        reason: `v${versions.at(-1)!.version} failed: ${versions.at(-1)!.reason ?? 'unknown reason'}`,
+      };
+    const since = Date.now() - HEALTH_WINDOW_MS;
+    let answered = 0;
+    let failed = 0;
+    for (const samples of Object.values(this.series.of(record.name)))
+      for (const s of samples)
+        if (s.at >= since) {
+          answered += s.reqPerS;
+          failed += s.errPerS;
+        }
+    if (failed === 0 || failed <= answered) return { failing: false };
+    const last = this.logs.recent(record.name, { level: 'error', limit: 1, since }).at(0);
+    return {
+      failing: true,
+      reason: last ? headline(last.msg, 300) : `${Math.round(failed)} failed calls in the last minute`,
+    };
   }
 
   async get(name: string): Promise<FunctionRecord> {

@@ -68,6 +68,8 @@ export interface ServingFunctions {
 /** What the management API (/api/v1) asks of the functions, beside what a request does. */
 export interface ManagedFunctions extends ServingFunctions {
   list(): Promise<FunctionRecord[]>;
+  /** `failing` (no version can serve, or most recent calls fail), with the last reason. */
+  health(record: FunctionRecord): { failing: boolean; reason?: string };
   /** Stops the function's pools and forgets it; false where it was not there. */
   delete(name: string): Promise<boolean>;
   setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord>;

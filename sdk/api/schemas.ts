@@ -245,6 +245,11 @@ export const FunctionListEntrySchema = z.looseObject({
   versions: z.number(),
   latest: z.number().optional(),
   traffic: z.record(z.string(), z.number()),
+  /**
+   * `failing` when no version can serve (every one failed to load or its smoke request) or, over the
+   * last minute, more of its calls failed than were answered; with the last reason.
+   */
+  health: z.looseObject({ failing: z.boolean(), reason: z.string().optional() }).optional(),
 });
 export type FunctionListEntry = z.infer<typeof FunctionListEntrySchema>;
 export const FunctionListSchema = z.looseObject({ functions: z.array(FunctionListEntrySchema) });

@@ -99,6 +99,10 @@ describe('the console in a browser', () => {
     };
     const p = await deployFixture(node.httpUrl, pixels, { model: 'zero_image' }, { authorization: `Bearer ${KEY}` });
     expect(p.status).toBe(201);
+    // A function whose only version failed to load (a state_dict, not TorchScript): failing.
+    const broken = { ...SMALL_SPEC, name: 'broken' };
+    const b = await deployFixture(node.httpUrl, broken, { model: 'state_dict' }, { authorization: `Bearer ${KEY}` });
+    expect(b.status).toBe(422);
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
     // CSP bypassed only so the test can inject axe-core; the page itself runs under the node's CSP.
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
@@ -149,7 +153,12 @@ describe('the console in a browser', () => {
     await page.getByRole('heading', { name: 'Functions' }).waitFor();
     await page.getByRole('link', { name: 'tabular-mlp' }).waitFor();
     await page.getByRole('link', { name: 'chatty' }).waitFor();
-    expect(await page.locator('tbody tr').count()).toBe(3);
+    expect(await page.locator('tbody tr').count()).toBe(4);
+    const brokenRow = page.locator('tbody tr', { hasText: 'broken' });
+    expect(await brokenRow.locator('.state').textContent()).toBe('failing');
+    expect(await brokenRow.locator('.reason').textContent()).toMatch(
+      /^v1 failed: this is a state_dict saved with torch\.save/,
+    );
     await page.screenshot({ path: join(ARTIFACTS, 'overview.png'), fullPage: true });
     expect(await axe()).toEqual([]);
   }, 60_000);

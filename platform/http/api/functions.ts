@@ -74,6 +74,7 @@ export function functionRoutes(o: FunctionRouteOptions): Hono<AppEnv> {
         versions: r.versions.length,
         latest: r.versions.at(-1)?.version,
         traffic: r.traffic,
+        health: functions.health(r),
       })),
     } satisfies Reply<FunctionList>);
   });

@@ -37,11 +37,23 @@ export function register(program: Command, { client, json, integer }: CliContext
             p99Ms: p.latency?.p99Ms ?? null,
           };
         });
-        // Functions with no pool anywhere (scaled to zero, never called): one cold row each.
+        // Functions the node says are failing (no version can serve, most recent calls fail) show
+        // so on every row, with the last reason under the table; with no pool anywhere (scaled to
+        // zero, never called), one row each.
+        const failing = new Map(
+          functions.filter((f) => f.health?.failing).map((f) => [f.name, f.health?.reason ?? 'failing']),
+        );
+        for (const r of rows)
+          if (failing.has(r.function)) Object.assign(r, { state: 'failing', reason: failing.get(r.function) });
         const pooled = new Set(pools.map((p) => p.function));
         const cold = functions
           .filter((f) => !pooled.has(f.name))
-          .map((f) => ({ function: f.name, version: f.latest ?? 0, state: 'cold' }));
+          .map((f) => ({
+            function: f.name,
+            version: f.latest ?? 0,
+            state: failing.has(f.name) ? 'failing' : 'cold',
+            ...(failing.has(f.name) ? { reason: failing.get(f.name) } : {}),
+          }));
         last = new Map(pools.map((p) => [`${p.node ?? ''}/${p.function}@${p.version}`, p]));
         if (json()) console.log(JSON.stringify([...rows, ...cold]));
         else {
@@ -74,10 +86,12 @@ export function register(program: Command, { client, json, integer }: CliContext
               r.meanMs ?? '',
               r.p99Ms ?? '',
             ]),
-            ...cold.map((c) => [c.function, c.version, ...(withNode ? [''] : []), 'cold', '0', '', '', '', '', '']),
+            ...cold.map((c) => [c.function, c.version, ...(withNode ? [''] : []), c.state, '0', '', '', '', '', '']),
           ];
           const max = [16, 4, ...(withNode ? [12] : []), 10];
           console.log(body.length === 0 ? 'no functions' : columns(head, body, max));
+          // One line each, within the 80 columns the table keeps to.
+          for (const [name, reason] of failing) console.log(`${name} failing: ${reason}`.slice(0, 80));
         }
         if (o.once) return;
         await new Promise((res) => setTimeout(res, o.interval));

@@ -16,6 +16,7 @@ import { cliIn } from '../../helpers/cli.js';
 import { testNode } from '../../helpers/node.js';
 import { maxAbsDiff } from '../../helpers/random.js';
 import { pythonForward } from '../../helpers/reference.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-gates-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -81,6 +82,14 @@ it('refuses an ill-typed hook, logs a hook that throws, and keeps traffic off a 
     const unchecked = await hearth(url, 'deploy', illTyped, '--no-typecheck');
     expect(unchecked.code).toBe(1);
     expect(unchecked.err).toMatch(/ill-typed v1 failed to load: the smoke request \(the spec's example\) failed/);
+    // Every version failed: `hearth top` and the function list say failing, with the reason.
+    const top = await parsed<{ function: string; state: string; reason?: string }[]>(url, 'top', '--once');
+    expect(top.find((r) => r.function === 'ill-typed')).toMatchObject({
+      state: 'failing',
+      reason: expect.stringMatching(/^v1 failed: the smoke request \(the spec's example\) failed/),
+    });
+    expect(top.find((r) => r.function === init.name)?.state).not.toBe('failing');
+    expect((await hearth(url, 'top', '--once')).out).toMatch(/^ill-typed failing: v1 failed: the smoke request/m);
     await parsed(url, 'delete', 'ill-typed', '--yes');
 
     // A hook that throws on one input: the call is a 500 with one line; the function's log has it
@@ -110,6 +119,22 @@ it('refuses an ill-typed hook, logs a hook that throws, and keeps traffic off a 
     expect(errors.out).toContain('[req-666]');
     // The lifecycle lines and the hook's console are not errors.
     expect(errors.out).not.toMatch(/ info /);
+    // Most of its recent calls failing: `hearth top` says failing, with the latest failure.
+    for (let i = 0; i < 8; i++)
+      await fetch(`${url}/fn/${init.name}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: [[666, 0, 0, 0]] }),
+      });
+    const failingRow = await waitFor(
+      'the function to show as failing',
+      async () =>
+        (await parsed<{ function: string; state: string; reason?: string }[]>(url, 'top', '--once')).find(
+          (r) => r.function === init.name,
+        ),
+      (r) => r?.state === 'failing',
+    );
+    expect(failingRow!.reason).toMatch(/^HOOK_FAILED in pre: hook .* failed in pre: pre broke on 666$/);
 
     // A hook that type-checks but throws on the example: the new version fails, traffic stays on v2.
     await writeFile(
