@@ -24,7 +24,19 @@ export interface ErrorContext {
    * out of time or found it unavailable — with the whole message, of which the caller is told only
    * the headline, and the phase it failed in where known (setup, pre, forward, post).
    */
-  onDetail?: (code: string, detail: string, phase?: string) => void;
+  onDetail?: (code: string, detail: string, phase?: string, version?: number) => void;
+}
+
+const VERSION = Symbol('hearth.failedVersion');
+
+/** Marks an error with the function version whose call it failed (read back by versionOf). */
+export function markVersion(error: unknown, version: number): void {
+  if (error instanceof HearthError && (error as { [VERSION]?: number })[VERSION] === undefined)
+    Object.defineProperty(error, VERSION, { value: version, enumerable: false });
+}
+
+function versionOf(error: HearthError): number | undefined {
+  return (error as { [VERSION]?: number })[VERSION];
 }
 
 /** The codes of a function's own failures (its model or hook): they come after its name resolved. */
@@ -58,7 +70,7 @@ export function callerError(error: unknown, context: ErrorContext = {}): { code:
   // Every failed call goes to the function's log (its receiver checks the function is served here
   // for CALL_FAILURES: a caller cannot make a log for a name that does not exist).
   if (FUNCTION_FAILURES.has(error.code) || CALL_FAILURES.has(error.code))
-    context.onDetail?.(error.code, error.message, phaseOf(error));
+    context.onDetail?.(error.code, error.message, phaseOf(error), versionOf(error));
   return { code: error.code, message: first };
 }
 

@@ -35,7 +35,7 @@ import type { SecretStore } from '../secrets/index.js';
 import { callPool, PoolSet } from './pool-set.js';
 import type { PoolSummary, ServingPool } from './pool-set.js';
 import { RecordCache, WAITING_FOR_GPU } from './records.js';
-import { headline } from '../caller-error.js';
+import { headline, markVersion } from '../caller-error.js';
 import type { RepositoryEntry, ManagedFunctions, VersionCounters } from './serving.js';
 
 const scalingKey = (name: string, version: number) => `${name}\u0000${version}`;
@@ -71,6 +71,14 @@ export interface FunctionServiceOptions {
 }
 
 const KEEP_TRAFFIC = '; traffic stays where it is';
+
+/** Rethrows a call's error marked with the version it failed on (versionOf), for the function's log. */
+const failedIn =
+  (version: number) =>
+  (error: unknown): never => {
+    markVersion(error, version);
+    throw error;
+  };
 /** The window over which a function's failed calls make it `failing`. */
 const HEALTH_WINDOW_MS = 60_000;
 /** How long a new version has to answer its smoke request (a cold hook isolate, a first forward). */
@@ -380,7 +388,7 @@ export class FunctionService implements ManagedFunctions {
     options: CallOptions = {},
   ): Promise<InvokeResponse & { version: number }> {
     const v = await this.resolve(name, version).catch(inFunctionWords(name, version));
-    const result = await this.#call(name, v, { kind: 'invoke', ...request }, options);
+    const result = await this.#call(name, v, { kind: 'invoke', ...request }, options).catch(failedIn(v.version));
     if (result.kind !== 'invoke') throw new UnavailableError('a node answered an invoke with tensors');
     return { body: result.body, contentType: result.contentType, version: v.version };
   }
@@ -393,7 +401,7 @@ export class FunctionService implements ManagedFunctions {
     options: CallOptions = {},
   ): Promise<{ outputs: TensorsByName; version: FunctionVersion }> {
     const v = await this.resolve(name, version);
-    const result = await this.#call(name, v, { kind: 'infer', tensors }, options);
+    const result = await this.#call(name, v, { kind: 'infer', tensors }, options).catch(failedIn(v.version));
     if (result.kind !== 'infer') throw new UnavailableError('a node answered an infer with a body');
     return { outputs: result.tensors, version: v };
   }
@@ -533,13 +541,14 @@ export class FunctionService implements ManagedFunctions {
   errorDetail(
     fn: string | undefined,
     requestId: string | undefined,
-  ): (code: string, detail: string, phase?: string) => void {
-    return (code, detail, phase) => {
+  ): (code: string, detail: string, phase?: string, version?: number) => void {
+    return (code, detail, phase, version) => {
       if (fn === undefined) return;
       const own = code === 'INFERENCE_FAILED' || code === 'HOOK_FAILED' || code === 'MODEL_LOAD_FAILED';
       if (!own && !this.#pools.serves(fn)) return;
       this.logs.add({
         function: fn,
+        ...(version === undefined ? {} : { version }),
         source: 'error',
         level: 'error',
         msg: `${code}${phase ? ` in ${phase}` : ''}: ${detail}`,

@@ -117,6 +117,9 @@ it('refuses an ill-typed hook, logs a hook that throws, and keeps traffic off a 
     );
     expect(errors.out).toMatch(new RegExp(`at (Object\\.)?pre \\(hook\\.ts:${line}:\\d+\\)`));
     expect(errors.out).toContain('[req-666]');
+    // Under the version whose call failed.
+    const ofV2 = await hearth(url, 'logs', init.name, '--errors', '--version', '2');
+    expect(ofV2.out).toMatch(/ v2 error +error +HOOK_FAILED in pre: .*pre broke on 666/);
     // The lifecycle lines and the hook's console are not errors.
     expect(errors.out).not.toMatch(/ info /);
     // Most of its recent calls failing: `hearth top` says failing, with the latest failure.
