@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 
 import type { FunctionInfo, JobInfo } from '../client.js';
 import { jobText, mainVersion, trafficText, versionsTable } from './format.js';
+import { printable } from './format.js';
+import { logLine } from './commands/logs.js';
 
 const info = {
   name: 'f',
@@ -44,5 +46,15 @@ describe("the CLI's text for people", () => {
       error: { error: 'boom', code: 'INTERNAL' },
     } as unknown as JobInfo;
     expect(jobText(failed)).toContain('error: boom (INTERNAL)');
+  });
+});
+
+describe('printable: what a function wrote, safe for a terminal', () => {
+  it('shows control characters as ? (an ANSI clear-screen, a bell), keeps newlines and text', () => {
+    expect(printable('boom\u001b[2J\u001b]0;owned\u0007 done\nat pre (hook.ts:6:94)')).toBe(
+      'boom?[2J?]0;owned? done\nat pre (hook.ts:6:94)',
+    );
+    const line = logLine({ at: 0, function: 'f', source: 'hook', level: 'info', msg: 'hi\u001b[31mred' });
+    expect(line).toContain('hi?[31mred');
   });
 });

@@ -1,3 +1,12 @@
+/**
+ * Text a function wrote (its hook's console, its errors), safe for a terminal: control characters
+ * (an ANSI escape that clears the screen or retitles the window) shown as `?`, newlines kept.
+ */
+export function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
+  return text.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, '?');
+}
+
 /** What the CLI prints for people: tables and short texts (pure; `--json` prints the values instead). */
 import Table from 'cli-table3';
 

@@ -2,13 +2,14 @@ import { type Command, CommanderError } from 'commander';
 
 import type { FunctionLogEntry } from '../../api/index.js';
 import type { CliContext } from '../context.js';
+import { printable } from '../format.js';
 
 /** One entry as a line: time, version, source, level, message, request id. */
 export function logLine(e: FunctionLogEntry): string {
   const time = new Date(e.at).toISOString().slice(11, 23);
   const version = e.version === undefined ? '  ' : `v${e.version}`;
   const id = e.requestId ? `  [${e.requestId}]` : '';
-  return `${time} ${version} ${e.source.padEnd(9)} ${e.level.padEnd(5)} ${e.msg}${id}`;
+  return `${time} ${version} ${e.source.padEnd(9)} ${e.level.padEnd(5)} ${printable(e.msg)}${id}`;
 }
 
 /** `--since`: a duration back from now (`90s`, `10m`, `2h`, `1d`) or a time (`2026-12-01T10:00:00Z`), as ms since the epoch. */

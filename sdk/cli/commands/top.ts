@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 
 import type { CliContext } from '../context.js';
 import type { PoolInfo } from '../../client.js';
-import { columns } from '../format.js';
+import { columns, printable } from '../format.js';
 
 /** `hearth top` */
 export function register(program: Command, { client, json, integer }: CliContext): void {
@@ -91,7 +91,7 @@ export function register(program: Command, { client, json, integer }: CliContext
           const max = [16, 4, ...(withNode ? [12] : []), 10];
           console.log(body.length === 0 ? 'no functions' : columns(head, body, max));
           // One line each, within the 80 columns the table keeps to.
-          for (const [name, reason] of failing) console.log(`${name} failing: ${reason}`.slice(0, 80));
+          for (const [name, reason] of failing) console.log(printable(`${name} failing: ${reason}`.slice(0, 80)));
         }
         if (o.once) return;
         await new Promise((res) => setTimeout(res, o.interval));
