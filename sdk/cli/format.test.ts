@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import type { FunctionInfo, JobInfo } from '../client.js';
-import { jobText, mainVersion, trafficText, versionsTable } from './format.js';
-import { printable } from './format.js';
 import { logLine } from './commands/logs.js';
+import { jobText, mainVersion, printable, trafficText, versionsTable } from './format.js';
 
 const info = {
   name: 'f',
