@@ -41,6 +41,11 @@ function versionOf(error: HearthError): number | undefined {
 
 /** The codes of a function's own failures (its model or hook): they come after its name resolved. */
 const FUNCTION_FAILURES = new Set(['INFERENCE_FAILED', 'HOOK_FAILED', 'MODEL_LOAD_FAILED']);
+
+/** Whether `code` is a function's own failure (its model or hook), which only a resolved name can have. */
+export function isFunctionFailure(code: string): boolean {
+  return FUNCTION_FAILURES.has(code);
+}
 /** Failed calls that may come before a name resolves: logged only for a function this node serves. */
 const CALL_FAILURES = new Set(['DEADLINE_EXCEEDED', 'UNAVAILABLE', 'RESOURCE_EXHAUSTED']);
 const PHASES = new Set(['setup', 'pre', 'post']);

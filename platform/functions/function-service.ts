@@ -35,7 +35,7 @@ import type { SecretStore } from '../secrets/index.js';
 import { callPool, PoolSet } from './pool-set.js';
 import type { PoolSummary, ServingPool } from './pool-set.js';
 import { RecordCache, WAITING_FOR_GPU } from './records.js';
-import { headline, markVersion } from '../caller-error.js';
+import { headline, isFunctionFailure, markVersion } from '../caller-error.js';
 import type { RepositoryEntry, ManagedFunctions, VersionCounters } from './serving.js';
 
 const scalingKey = (name: string, version: number) => `${name}\u0000${version}`;
@@ -544,8 +544,7 @@ export class FunctionService implements ManagedFunctions {
   ): (code: string, detail: string, phase?: string, version?: number) => void {
     return (code, detail, phase, version) => {
       if (fn === undefined) return;
-      const own = code === 'INFERENCE_FAILED' || code === 'HOOK_FAILED' || code === 'MODEL_LOAD_FAILED';
-      if (!own && !this.#pools.serves(fn)) return;
+      if (!isFunctionFailure(code) && !this.#pools.serves(fn)) return;
       this.logs.add({
         function: fn,
         ...(version === undefined ? {} : { version }),

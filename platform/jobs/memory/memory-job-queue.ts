@@ -90,8 +90,9 @@ export class MemoryJobQueue implements JobQueue {
       ttlAutopurge: true,
       // A record gone for its TTL or the cap goes from the folder too (not one replaced by itself).
       dispose: (_record, id, reason) => {
-        if (reason === 'expire' || reason === 'evict')
-          this.#persist(() => rm(recordFile(options.dir!, id), { force: true }));
+        const dir = options.dir;
+        if (dir && (reason === 'expire' || reason === 'evict'))
+          void this.#persist(() => rm(recordFile(dir, id), { force: true })).catch(() => undefined);
       },
     });
     this.#restored = options.dir ? this.#restore(options.dir) : Promise.resolve();
