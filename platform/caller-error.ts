@@ -59,7 +59,14 @@ function phaseOf(error: HearthError): string | undefined {
 /** Longest message a caller is sent. */
 const MAX_MESSAGE = 1000;
 
-export function callerError(error: unknown, context: ErrorContext = {}): { code: string; message: string } {
+/**
+ * What the caller is told: the code, the headline, and the version whose call failed where one was
+ * chosen (a canary's failures are told apart from the serving version's).
+ */
+export function callerError(
+  error: unknown,
+  context: ErrorContext = {},
+): { code: string; message: string; version?: number } {
   // hono's own refusals of a request (a body that is not JSON, for one) are the caller's mistakes.
   if (error instanceof HTTPException && error.status === 400)
     return callerError(new InvalidInputError(error.message), context);
@@ -76,7 +83,8 @@ export function callerError(error: unknown, context: ErrorContext = {}): { code:
   // for CALL_FAILURES: a caller cannot make a log for a name that does not exist).
   if (FUNCTION_FAILURES.has(error.code) || CALL_FAILURES.has(error.code))
     context.onDetail?.(error.code, error.message, phaseOf(error), versionOf(error));
-  return { code: error.code, message: first };
+  const version = versionOf(error);
+  return { code: error.code, message: first, ...(version === undefined ? {} : { version }) };
 }
 
 /** A message's first line, cut to `max` characters: what a caller (or a versions table) is shown. */

@@ -288,6 +288,10 @@ export async function startNode(config: Config): Promise<HearthNode> {
   }
   const warmed = await minimum;
   readiness.serve();
+  // Canaries an embedded node watched before it stopped are watched again.
+  void service
+    .resumeCanaries()
+    .catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'resuming canaries failed'));
   log.info(
     {
       node: nodeId,

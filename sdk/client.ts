@@ -13,6 +13,7 @@ import type { z } from 'zod';
 
 import type {
   ArtifactInfo,
+  CanaryRequest,
   DeployResult,
   FunctionInfo,
   FunctionListEntry,
@@ -269,9 +270,14 @@ export class Hearth {
   async deploy(
     spec: FunctionSpecInput | Record<string, unknown>,
     artifacts: { model: string; hook?: string },
-    options: { keepTraffic?: boolean } = {},
+    options: { keepTraffic?: boolean; canary?: CanaryRequest } = {},
   ): Promise<DeployResult> {
-    const body = { spec, artifacts, ...(options.keepTraffic ? { keepTraffic: true } : {}) };
+    const body = {
+      spec,
+      artifacts,
+      ...(options.keepTraffic ? { keepTraffic: true } : {}),
+      ...(options.canary ? { canary: options.canary } : {}),
+    };
     const r = await this.#send('/api/v1/functions', {
       method: 'POST',
       body: JSON.stringify(body),

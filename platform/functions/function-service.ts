@@ -37,6 +37,9 @@ import type { PoolSummary, ServingPool } from './pool-set.js';
 import { RecordCache, WAITING_FOR_GPU } from './records.js';
 import { headline, isFunctionFailure, markVersion } from '../caller-error.js';
 import type { RepositoryEntry, ManagedFunctions, VersionCounters } from './serving.js';
+import { CanaryWatch, newCanary } from './canary.js';
+import type { Counted } from './canary.js';
+import type { Canary, CanaryRequest } from '../../sdk/api/index.js';
 
 const scalingKey = (name: string, version: number) => `${name}\u0000${version}`;
 
@@ -68,6 +71,8 @@ export interface FunctionServiceOptions {
   runners?: RunnerHost;
   /** Each version's own log (hook output, runner lines, lifecycle, error detail); one is made if absent. */
   logs?: FunctionLogs;
+  /** How often a canary is looked at (default 1000 ms). */
+  canaryTickMs?: number;
 }
 
 const KEEP_TRAFFIC = '; traffic stays where it is';
@@ -99,6 +104,8 @@ export class FunctionService implements ManagedFunctions {
   readonly #scaling = new Map<string, FunctionSpec['scaling']>();
   /** Functions unloaded on this node (Triton's repository unload): not ready, refused, until loaded. */
   readonly #unloaded = new Set<string>();
+  /** The canaries this node watches (canary.ts). */
+  readonly #canaries: CanaryWatch;
 
   constructor(options: FunctionServiceOptions) {
     this.#o = options;
@@ -122,6 +129,45 @@ export class FunctionService implements ManagedFunctions {
       log: options.log,
       scaling: (name, version) => this.#scaling.get(scalingKey(name, version)),
     });
+    this.#canaries = new CanaryWatch(
+      {
+        record: (name) => {
+          this.#records.forget(name);
+          return options.registry.get(name);
+        },
+        setCanary: async (name, canary) => {
+          await options.registry.setCanary(name, canary);
+          this.#records.forget(name);
+        },
+        setTraffic: async (name, split, previous) => {
+          await this.setTraffic(name, split, previous);
+        },
+        refresh: () => this.refreshStats(),
+        counts: (name, version) => this.#counts(name, version),
+        p99: (name, version, of) => {
+          const latency = this.#pools.get(name, version)?.stats().latency;
+          return latency && latency.of >= of ? latency.p99Ms : undefined;
+        },
+        note: (name, version, level, msg) => {
+          this.logs.add({ function: name, version, source: 'lifecycle', level, msg });
+          this.#o.log?.[level]({ function: name, version }, msg);
+        },
+      },
+      options.canaryTickMs,
+    );
+  }
+
+  /** A version's cumulative calls on this node (its retired pools too) and, in cluster mode, in every other node's live pool. */
+  #counts(name: string, version: number): Map<string, Counted> {
+    const out = new Map<string, Counted>();
+    const here = this.#pools.versionCounters(name, version);
+    out.set('local', { success: here.success, failure: here.failure });
+    const cluster = this.#o.cluster;
+    if (cluster)
+      for (const p of cluster.pools())
+        if (p.node !== cluster.nodeId && p.function === name && p.version === version)
+          out.set(p.node, { success: p.success, failure: p.failure });
+    return out;
   }
 
   /** One autoscaler tick over every warm pool (autoscaler/loop.ts). */
@@ -133,18 +179,30 @@ export class FunctionService implements ManagedFunctions {
     return this.#o.registry.list();
   }
 
-  /** Creates and loads a new version; traffic moves to it once it is warm (unless `keepTraffic`). */
+  /**
+   * Creates and loads a new version; traffic moves to it once it is warm (unless `keepTraffic`), or
+   * with `canary`, a share of it does while the node watches (canary.ts).
+   */
   async deploy(
     spec: FunctionSpec,
     artifacts: FunctionVersion['artifacts'],
-    options: { keepTraffic?: boolean } = {},
-  ): Promise<FunctionVersion> {
+    options: { keepTraffic?: boolean; canary?: CanaryRequest } = {},
+  ): Promise<FunctionVersion & { canary?: Canary }> {
+    if (options.canary && options.keepTraffic)
+      throw new InvalidInputError('a canary moves traffic: send canary or keepTraffic, not both', {
+        reason: 'canary',
+      });
     for (const [role, sha] of Object.entries(artifacts)) {
       if (sha && !(await this.#o.artifacts.stat(sha)))
         throw new VersionNotFoundError(`the ${role} artifact ${sha} has not been uploaded`);
     }
     const device = spec.instances.device;
     if (device.startsWith('cuda') && !devices().cudaAvailable) {
+      if (options.canary)
+        throw new InvalidInputError(
+          `${spec.name}: a canary is watched by the node that loads the version, and this one has no CUDA device (instances.device ${device}): deploy it through a node with a GPU`,
+          { reason: 'canary' },
+        );
       if (!this.#o.cluster) {
         throw new InvalidInputError(
           `${spec.name}: instances.device is "${device}" (a KIND_GPU instance group) but this node has no CUDA device; run it on the CPU with \`hearth deploy --device cpu\` (or instances.device: cpu), or deploy to a node with a GPU`,
@@ -177,11 +235,66 @@ export class FunctionService implements ManagedFunctions {
     }
     await this.#o.registry.setStatus(spec.name, created.version, 'ready');
     const record = (await this.#o.registry.get(spec.name))!;
-    if (!options.keepTraffic || Object.keys(record.traffic).length === 0)
-      await this.setTraffic(spec.name, { [created.version]: 100 });
-    this.#records.forget(spec.name);
     this.#o.log?.info({ function: spec.name, version: created.version }, 'version ready');
+    if (options.canary && Object.keys(record.traffic).length > 0) {
+      const canary = await this.#startCanary(spec.name, created.version, record.traffic, options.canary);
+      return { ...created, status: 'ready', canary };
+    }
+    if (!options.keepTraffic || Object.keys(record.traffic).length === 0) {
+      await this.setTraffic(spec.name, { [created.version]: 100 });
+      if (options.canary)
+        this.logs.add({
+          function: spec.name,
+          version: created.version,
+          source: 'lifecycle',
+          level: 'info',
+          msg: `canary: no version served ${spec.name} before v${created.version}, which takes all the traffic (nothing to compare it with)`,
+        });
+    }
+    this.#records.forget(spec.name);
     return { ...created, status: 'ready' };
+  }
+
+  /** Sends the canary its share, writes it in the record and starts watching it. */
+  async #startCanary(
+    name: string,
+    version: number,
+    serving: Record<string, number>,
+    request: CanaryRequest,
+  ): Promise<Canary> {
+    const canary = newCanary(version, serving, request);
+    await this.#o.registry.setCanary(name, canary);
+    await this.setTraffic(name, canary.split);
+    await this.#canaries.watch(name, canary);
+    const msg = `canary: v${version} takes ${canary.percent}% for ${canary.windowMs / 1000} s against ${Object.keys(
+      serving,
+    )
+      .map((v) => `v${v}`)
+      .join(
+        '+',
+      )}; it rolls back past ${canary.maxErrorRate} points more errors, a p99 over ${canary.maxP99Ratio}×, or with fewer than ${canary.minCalls} calls`;
+    this.logs.add({ function: name, version, source: 'lifecycle', level: 'info', msg });
+    this.#o.log?.info({ function: name, version, canary: canary.split }, msg);
+    return canary;
+  }
+
+  /** An embedded node's restart: the canaries it watched are watched again (a cluster's are its deploying node's). */
+  async resumeCanaries(): Promise<void> {
+    if (this.#o.cluster) return;
+    await this.#canaries.resume(await this.#o.registry.list());
+  }
+
+  /** A function's latest canary, with what it has seen so far while it watches. */
+  canaryOf(record: FunctionRecord): Canary | undefined {
+    const c = record.canary;
+    if (c?.state !== 'watching') return c;
+    const observed = this.#canaries.observed(record.name);
+    return observed ? { ...c, observed } : c;
+  }
+
+  /** One look at every canary now (tests; the watch looks once a second). */
+  checkCanaries(): Promise<void> {
+    return this.#canaries.tick();
   }
 
   /**
@@ -282,13 +395,17 @@ export class FunctionService implements ManagedFunctions {
     return this.#records.get(name);
   }
 
-  /** Replaces the traffic split of a function. */
-  async setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord> {
+  /** Replaces the traffic split of a function (`previous`: what a rollback returns to, if not the split replaced). */
+  async setTraffic(
+    name: string,
+    weights: Record<string, number>,
+    previous?: Record<string, number>,
+  ): Promise<FunctionRecord> {
     this.#records.forget(name);
     const before = (await this.#o.registry.get(name))?.traffic ?? {};
     let record: FunctionRecord;
     try {
-      record = await this.#o.registry.setTraffic(name, weights);
+      record = await this.#o.registry.setTraffic(name, weights, previous);
     } finally {
       this.#records.forget(name);
     }
@@ -626,6 +743,7 @@ export class FunctionService implements ManagedFunctions {
 
   async close(): Promise<void> {
     clearInterval(this.#sampler);
+    this.#canaries.close();
     this.#autoscaler.close();
     await this.#pools.close();
     await this.#o.registry.close();

@@ -3,7 +3,7 @@
  * what a request needs — find a version, call it, ask after it, load it — and, for the management
  * API, what it manages. FunctionService implements both; the transports know only these.
  */
-import type { FunctionLogEntry, NodeInfo, SeriesSample } from '../../sdk/api/index.js';
+import type { Canary, CanaryRequest, FunctionLogEntry, NodeInfo, SeriesSample } from '../../sdk/api/index.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { CallOptions, InvokeResponse, PoolCounters, PoolSummary } from '../../runtime/index.js';
@@ -53,8 +53,8 @@ export interface ServingFunctions {
   deploy(
     spec: FunctionSpec,
     artifacts: FunctionVersion['artifacts'],
-    options?: { keepTraffic?: boolean },
-  ): Promise<FunctionVersion>;
+    options?: { keepTraffic?: boolean; canary?: CanaryRequest },
+  ): Promise<FunctionVersion & { canary?: Canary }>;
   /**
    * Where the whole message of a failed call goes (a model's traceback): the function's own log,
    * for its admins; the caller gets the headline.
@@ -70,6 +70,8 @@ export interface ManagedFunctions extends ServingFunctions {
   list(): Promise<FunctionRecord[]>;
   /** `failing` (no version can serve, or most recent calls fail), with the last reason. */
   health(record: FunctionRecord): { failing: boolean; reason?: string };
+  /** A function's latest canary, with what it has seen so far while it watches. */
+  canaryOf(record: FunctionRecord): Canary | undefined;
   /** Stops the function's pools and forgets it; false where it was not there. */
   delete(name: string): Promise<boolean>;
   setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord>;

@@ -40,9 +40,11 @@ export function httpStatus(code: string): number {
 
 /** The response to an error; see ../caller-error.ts for what the caller is told and what is logged. */
 export function toHttpResponse(error: unknown, context: ErrorContext = {}): HttpError {
-  const { code, message } = callerError(error, context);
+  const { code, message, version } = callerError(error, context);
   const status = httpStatus(code);
   const headers: Record<string, string> = status === 429 || status === 503 ? { 'Retry-After': '1' } : {};
+  // Which version failed the call (as a success names the version that answered it).
+  if (version !== undefined) headers['hearth-version'] = String(version);
   const body = { error: message, code, ...(context.requestId ? { request_id: context.requestId } : {}) };
   return { status, body, headers };
 }

@@ -1,6 +1,7 @@
 /**
  * The function registry port: functions, their immutable numbered versions, and the traffic split.
  */
+import type { Canary } from '../../sdk/api/index.js';
 import { ConflictError, FunctionNotFoundError, InvalidInputError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { FUNCTION_NAME } from '../../sdk/spec/function-spec.js';
@@ -26,6 +27,8 @@ export interface FunctionRecord {
   traffic: Record<string, number>;
   /** The split before the last change of `traffic` (what a rollback returns to). */
   previousTraffic?: Record<string, number>;
+  /** The latest canary (function-service's canary.ts): watching, or what it decided. */
+  canary?: Canary;
 }
 
 export interface Registry {
@@ -35,10 +38,15 @@ export interface Registry {
   get(name: string): Promise<FunctionRecord | undefined>;
   list(): Promise<FunctionRecord[]>;
   setStatus(name: string, version: number, status: VersionStatus, reason?: string): Promise<FunctionRecord>;
-  /** Replaces the traffic split; every weighted version must exist and be ready. */
-  setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord>;
+  /**
+   * Replaces the traffic split; every weighted version must exist and be ready. `previous` is what a
+   * rollback returns to (default: the split replaced).
+   */
+  setTraffic(name: string, weights: Record<string, number>, previous?: Record<string, number>): Promise<FunctionRecord>;
   /** Replaces a version's scaling settings (not a new version: the model and the split stay). */
   setScaling(name: string, version: number, scaling: FunctionSpec['scaling']): Promise<FunctionRecord>;
+  /** Replaces the function's latest canary (a new one, or the same one decided). */
+  setCanary(name: string, canary: Canary): Promise<FunctionRecord>;
   delete(name: string): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -62,7 +70,11 @@ export function applyNewVersion(
 }
 
 /** The checks every implementation applies to a traffic change, on the record it is about to write. */
-export function applyTraffic(record: FunctionRecord, weights: Record<string, number>): FunctionRecord {
+export function applyTraffic(
+  record: FunctionRecord,
+  weights: Record<string, number>,
+  previous?: Record<string, number>,
+): FunctionRecord {
   const entries = Object.entries(weights);
   if (entries.length === 0)
     throw new InvalidInputError('traffic needs at least one version with a weight', { reason: 'traffic' });
@@ -83,7 +95,8 @@ export function applyTraffic(record: FunctionRecord, weights: Record<string, num
   }
   if (total <= 0) throw new InvalidInputError('traffic weights must add up to more than 0', { reason: 'traffic' });
   const same = JSON.stringify(sorted(traffic)) === JSON.stringify(sorted(record.traffic));
-  const previousTraffic = same || Object.keys(record.traffic).length === 0 ? record.previousTraffic : record.traffic;
+  const previousTraffic =
+    previous ?? (same || Object.keys(record.traffic).length === 0 ? record.previousTraffic : record.traffic);
   return { ...record, traffic, ...(previousTraffic ? { previousTraffic } : {}) };
 }
 

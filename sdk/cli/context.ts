@@ -21,3 +21,22 @@ export const integer =
     if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${what} must be a whole number`);
     return n;
   };
+
+const DURATION_UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** A duration (`500ms`, `90s`, `10m`, `2h`, `1d`) in milliseconds; undefined if the text is not one. */
+export function durationMs(text: string): number | undefined {
+  const duration = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text.trim());
+  if (!duration) return undefined;
+  return Number(duration[1]) * DURATION_UNITS[duration[2] as keyof typeof DURATION_UNITS];
+}
+
+/** An option parser for a number in [min, max] (`what` names it in the error). */
+export const numberIn =
+  (what: string, min: number, max: number) =>
+  (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max)
+      throw new InvalidArgumentError(`${what} must be a number from ${min} to ${max}`);
+    return n;
+  };

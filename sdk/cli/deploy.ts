@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 
 import { SingleBar } from 'cli-progress';
 
+import type { CanaryRequest } from '../api/index.js';
 import type { DeployResult, Hearth } from '../client.js';
 import { InvalidInputError } from '../errors.js';
 import { bundleHook } from '../hooks/bundle.js';
@@ -22,6 +23,8 @@ import { loadTritonModelFolder, parseSpec, parseSpecYaml, realInside } from '../
 
 export interface DeployOptions {
   keepTraffic?: boolean;
+  /** A share of the traffic for a window, watched by the node, then promoted or rolled back. */
+  canary?: CanaryRequest;
   /** Runs the function on this device whatever its spec says (`cpu` runs a GPU config locally). */
   device?: string;
   /**
@@ -178,7 +181,7 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
     const result = await client.deploy(
       spec,
       { model: model.sha256, ...(hook ? { hook: hook.sha256 } : {}) },
-      { keepTraffic: options.keepTraffic },
+      { keepTraffic: options.keepTraffic, canary: options.canary },
     );
     return { ...result, uploaded: { model: model.uploaded, hook: hook?.uploaded ?? false }, notes };
   } finally {

@@ -53,7 +53,7 @@ export function functionRoutes(o: FunctionRouteOptions): Hono<AppEnv> {
     const version = await functions.deploy(
       spec,
       { model, ...(hook ? { hook } : {}) },
-      { keepTraffic: body.keepTraffic },
+      { keepTraffic: body.keepTraffic, canary: body.canary },
     );
     o.serveJobs(spec.name);
     const reply: Reply<DeployResult> = {
@@ -62,6 +62,7 @@ export function functionRoutes(o: FunctionRouteOptions): Hono<AppEnv> {
       status: version.status,
       reason: version.reason,
       url: `/fn/${encodeURIComponent(spec.name)}`,
+      ...(version.canary ? { canary: version.canary } : {}),
     };
     return c.json(reply, version.status === 'failed' ? 422 : version.status === 'pending' ? 202 : 201);
   });
@@ -82,7 +83,8 @@ export function functionRoutes(o: FunctionRouteOptions): Hono<AppEnv> {
     const record = await functions.get(c.req.param('name'));
     await functions.refreshStats();
     const pools = functions.pools().filter((p) => p.function === record.name);
-    return c.json({ ...record, pools } satisfies Reply<FunctionInfo>);
+    const canary = functions.canaryOf(record);
+    return c.json({ ...record, ...(canary ? { canary } : {}), pools } satisfies Reply<FunctionInfo>);
   });
   // The function's time series: one sample a second for 15 minutes, per version.
   app.get('/functions/:name/series', admin, async (c) => {

@@ -1,4 +1,5 @@
 /** The embedded default: one JSON file per function under the data dir, written atomically. */
+import type { Canary } from '../../../sdk/api/index.js';
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -76,12 +77,20 @@ export class FsRegistry implements Registry {
     return this.#update(name, (r) => applyStatus(r, version, status, reason));
   }
 
-  setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord> {
-    return this.#update(name, (r) => applyTraffic(r, weights));
+  setTraffic(
+    name: string,
+    weights: Record<string, number>,
+    previous?: Record<string, number>,
+  ): Promise<FunctionRecord> {
+    return this.#update(name, (r) => applyTraffic(r, weights, previous));
   }
 
   setScaling(name: string, version: number, scaling: FunctionSpec['scaling']): Promise<FunctionRecord> {
     return this.#update(name, (r) => applyScaling(r, version, scaling));
+  }
+
+  setCanary(name: string, canary: Canary): Promise<FunctionRecord> {
+    return this.#update(name, (r) => ({ ...r, canary }));
   }
 
   delete(name: string): Promise<boolean> {

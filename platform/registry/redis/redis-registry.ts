@@ -4,6 +4,7 @@
  * retried on conflict, so two nodes never both create version 3. WATCH belongs to a connection,
  * and EXEC clears every watch on it, so one node runs its transactions one at a time.
  */
+import type { Canary } from '../../../sdk/api/index.js';
 import type { Redis } from 'ioredis';
 
 import { UnavailableError } from '../../../sdk/errors.js';
@@ -106,12 +107,20 @@ export class RedisRegistry implements Registry {
     return this.#update(name, (r) => applyStatus(r, version, status, reason));
   }
 
-  setTraffic(name: string, weights: Record<string, number>): Promise<FunctionRecord> {
-    return this.#update(name, (r) => applyTraffic(r, weights));
+  setTraffic(
+    name: string,
+    weights: Record<string, number>,
+    previous?: Record<string, number>,
+  ): Promise<FunctionRecord> {
+    return this.#update(name, (r) => applyTraffic(r, weights, previous));
   }
 
   setScaling(name: string, version: number, scaling: FunctionSpec['scaling']): Promise<FunctionRecord> {
     return this.#update(name, (r) => applyScaling(r, version, scaling));
+  }
+
+  setCanary(name: string, canary: Canary): Promise<FunctionRecord> {
+    return this.#update(name, (r) => ({ ...r, canary }));
   }
 
   async delete(name: string): Promise<boolean> {

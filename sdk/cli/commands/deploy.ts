@@ -2,9 +2,55 @@ import { relative } from 'node:path';
 
 import type { Command } from 'commander';
 
+import { InvalidArgumentError } from 'commander';
+
+import type { Canary, CanaryRequest } from '../../api/index.js';
+import type { Hearth } from '../../client.js';
 import type { CliContext } from '../context.js';
-import { ModelLoadError } from '../../errors.js';
+import { durationMs, numberIn } from '../context.js';
+import { ConflictError, ModelLoadError } from '../../errors.js';
 import { deployFolder, modelFolders } from '../deploy.js';
+
+const CANARY_POLL_MS = 1000;
+/** How long past its window the CLI waits for a canary's decision before it leaves it to the node. */
+const CANARY_GRACE_MS = 120_000;
+
+const windowOption = (value: string): number => {
+  const ms = durationMs(value);
+  if (ms === undefined || ms < 1000 || ms > 86_400_000)
+    throw new InvalidArgumentError('--canary-window is a duration from 1s to 24h (30s, 5m, 1h)');
+  return ms;
+};
+
+const side = (o: NonNullable<Canary['observed']>['canary']) =>
+  `${o.calls} calls, ${o.failed} failed${o.p99Ms === null ? '' : `, p99 ${o.p99Ms} ms`}`;
+
+/**
+ * Waits for the node to decide a deploy's canary, showing what it sees on a terminal; resolves with
+ * the decided canary (or the watching one, past its window and CANARY_GRACE_MS).
+ */
+async function followCanary(hearth: Hearth, name: string, started: Canary, live: boolean): Promise<Canary> {
+  const until = Date.now() + started.windowMs + CANARY_GRACE_MS;
+  let canary = started;
+  while (Date.now() < until) {
+    await new Promise((res) => setTimeout(res, CANARY_POLL_MS));
+    const now = (await hearth.describe(name)).canary as Canary | undefined;
+    if (!now || now.startedAt !== started.startedAt) {
+      // Another deploy replaced it: this one is over, undecided by its own numbers.
+      return { ...canary, state: 'cancelled', reason: 'another canary of this function replaced it' };
+    }
+    canary = now;
+    if (canary.state !== 'watching') break;
+    if (live && canary.observed) {
+      const left = Math.max(0, Math.ceil((Date.parse(canary.startedAt) + canary.windowMs - Date.now()) / 1000));
+      process.stderr.write(
+        `\r\x1b[Kcanary v${canary.version}: ${side(canary.observed.canary)} | serving: ${side(canary.observed.baseline)} | ${left} s left`,
+      );
+    }
+  }
+  if (live) process.stderr.write('\r\x1b[K');
+  return canary;
+}
 
 /** `hearth deploy` */
 export function register(program: Command, { client, json, print, integer }: CliContext): void {
@@ -14,6 +60,27 @@ export function register(program: Command, { client, json, print, integer }: Cli
       'validate, bundle the hook, upload what the node lacks, create a version, print its URL (a Triton model folder works too, and a repository root of them)',
     )
     .option('--keep-traffic', 'create the version without moving traffic to it')
+    .option(
+      '--canary <percent>',
+      "send this share of the traffic to the new version and watch it against the serving one's: rolled back on its own past the limits, else promoted",
+      numberIn('--canary', 1, 99),
+    )
+    .option('--canary-window <duration>', 'how long the canary is watched (default 60s)', windowOption, 60_000)
+    .option(
+      '--canary-max-error-rate <points>',
+      "roll back when the canary's error rate is this many percentage points over the serving version's (default 5)",
+      numberIn('--canary-max-error-rate', 0, 100),
+    )
+    .option(
+      '--canary-max-p99 <ratio>',
+      "roll back when the canary's p99 is over this multiple of the serving version's (default 1.5)",
+      numberIn('--canary-max-p99', 1, 1000),
+    )
+    .option(
+      '--canary-min-calls <n>',
+      'calls the canary must take to be judged; fewer by the end of the window roll it back (default 10)',
+      integer('--canary-min-calls'),
+    )
     .option('--wait', 'wait until the version is warm on the node')
     .option('--no-typecheck', "deploy the hook without type-checking it against the SDK's declarations")
     .option(
@@ -56,13 +123,18 @@ export function register(program: Command, { client, json, print, integer }: Cli
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  hearth deploy my-model --wait\n  hearth deploy my-model --keep-traffic            # a canary: then hearth traffic my-model 1=90 2=10\n  hearth deploy my-model --device cpu --instances 2 --max 4 --forward-timeout-ms 5000\n  hearth deploy model_repository                  # every model folder of a Triton repository',
+      '\nExamples:\n  hearth deploy my-model --wait\n  hearth deploy my-model --canary 10 --canary-window 60s   # 10% for a minute, then promoted or rolled back\n  hearth deploy my-model --keep-traffic            # by hand: then hearth traffic my-model 1=90 2=10\n  hearth deploy my-model --device cpu --instances 2 --max 4 --forward-timeout-ms 5000\n  hearth deploy model_repository                  # every model folder of a Triton repository',
     )
     .action(
       async (
         dir: string,
         o: {
           keepTraffic?: boolean;
+          canary?: number;
+          canaryWindow: number;
+          canaryMaxErrorRate?: number;
+          canaryMaxP99?: number;
+          canaryMinCalls?: number;
           wait?: boolean;
           typecheck: boolean;
           device?: string;
@@ -79,9 +151,22 @@ export function register(program: Command, { client, json, print, integer }: Cli
         },
       ) => {
         const hearth = client();
+        if (o.canary !== undefined && o.keepTraffic)
+          throw new InvalidArgumentError('--canary moves traffic: give --canary or --keep-traffic, not both');
+        const canary: CanaryRequest | undefined =
+          o.canary === undefined
+            ? undefined
+            : {
+                percent: o.canary,
+                windowMs: o.canaryWindow,
+                ...(o.canaryMaxErrorRate === undefined ? {} : { maxErrorRate: o.canaryMaxErrorRate }),
+                ...(o.canaryMaxP99 === undefined ? {} : { maxP99Ratio: o.canaryMaxP99 }),
+                ...(o.canaryMinCalls === undefined ? {} : { minCalls: o.canaryMinCalls }),
+              };
         const deploy = async (folder: string) => {
           const r = await deployFolder(hearth, folder, {
             keepTraffic: o.keepTraffic,
+            canary,
             typecheck: o.typecheck,
             device: o.device,
             overrides: {
@@ -103,6 +188,34 @@ export function register(program: Command, { client, json, print, integer }: Cli
             throw new ModelLoadError(
               `${r.name} v${r.version} failed to load: ${r.reason} (the whole error: hearth logs ${r.name} --version ${r.version})`,
             );
+          if (r.canary) {
+            const c = r.canary;
+            if (!json())
+              process.stderr.write(
+                `${r.name} v${r.version} ready: canary at ${c.percent}% for ${c.windowMs / 1000} s against ${Object.keys(
+                  c.baseline,
+                )
+                  .map((v) => `v${v}`)
+                  .join('+')} (Ctrl-C stops waiting; the node keeps watching)\n`,
+              );
+            const decided = await followCanary(hearth, r.name, c, !json() && process.stderr.isTTY);
+            const done = { ...r, canary: decided, url: `${hearth.url}${r.url}` };
+            if (decided.state === 'rolled-back') {
+              if (json()) print(done, () => '');
+              throw new ConflictError(
+                `${r.name} v${r.version} rolled back by its canary: ${decided.reason} (traffic is back on ${JSON.stringify(decided.baseline)}; its failed calls: hearth logs ${r.name} --errors --version ${r.version})`,
+              );
+            }
+            if (!json())
+              process.stderr.write(
+                decided.state === 'promoted'
+                  ? `canary passed: v${r.version} promoted to 100% (${decided.reason})\n`
+                  : decided.state === 'watching'
+                    ? `canary still watching after ${Math.round((c.windowMs + CANARY_GRACE_MS) / 1000)} s: the node decides it (hearth describe ${r.name})\n`
+                    : `canary ${decided.state}: ${decided.reason}\n`,
+              );
+            return done;
+          }
           if (o.wait) {
             for (let i = 0; i < 600; i++) {
               const pools = (await hearth.describe(r.name)).pools;

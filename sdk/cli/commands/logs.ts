@@ -2,6 +2,7 @@ import { type Command, CommanderError } from 'commander';
 
 import type { FunctionLogEntry } from '../../api/index.js';
 import type { CliContext } from '../context.js';
+import { durationMs } from '../context.js';
 import { printable } from '../format.js';
 
 /** One entry as a line: time, version, source, level, message, request id. */
@@ -14,13 +15,8 @@ export function logLine(e: FunctionLogEntry): string {
 
 /** `--since`: a duration back from now (`90s`, `10m`, `2h`, `1d`) or a time (`2026-12-01T10:00:00Z`), as ms since the epoch. */
 export function parseSince(text: string, now = Date.now()): number {
-  const duration = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text.trim());
-  if (duration) {
-    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[
-      duration[2] as 'ms' | 's' | 'm' | 'h' | 'd'
-    ];
-    return now - Number(duration[1]) * unit;
-  }
+  const back = durationMs(text);
+  if (back !== undefined) return now - back;
   const at = Date.parse(text);
   if (Number.isNaN(at))
     throw new CommanderError(
