@@ -31,7 +31,7 @@ module.exports = {
     byIndex('platform', [SEAM]),
     forbid('transports-use-the-seam', 'HTTP, gRPC and the KServe core reach the functions through functions/serving.ts (ServingFunctions, ManagedFunctions), never the service class.', { path: TRANSPORTS, pathNot: '\\.test\\.ts$' }, { path: '^platform/functions/', pathNot: SEAM }),
     forbid('transports-apart', 'HTTP and gRPC share platform/kserve and the seam, not each other.', { path: '^platform/(http|grpc)/' }, { path: '^platform/(grpc|http)/', pathNot: '^platform/$1/' }),
-    forbid('console-speaks-the-api', 'The console is a browser page: it reaches the node only through the API, with the SDK\'s schemas and event-stream reader.', { path: '^console/' }, { path: '^(platform|runtime|native)/|^sdk/(?!api/schemas\\.ts$|event-stream\\.ts$)' }),
+    forbid('console-speaks-the-api', 'The console is a browser page: it reaches the node only through the API, with the SDK\'s schemas (and their one-line texts) and event-stream reader.', { path: '^console/' }, { path: '^(platform|runtime|native)/|^sdk/(?!api/(schemas|canary-text)\\.ts$|event-stream\\.ts$)' }),
     byIndex('runtime'),
     forbid('enter-runtime-by-index', 'platform uses runtime through runtime/index.ts (or a folder\'s index.ts).', { path: '^platform/' }, { path: '^runtime/[^/]+/.+', pathNot: '^runtime/[^/]+/index\\.ts$' }),
   ],

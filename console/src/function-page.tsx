@@ -5,6 +5,7 @@ import uPlot from 'uplot';
 import type { Catalog, FunctionInfo, FunctionLogEntry, SeriesSample } from './api.js';
 import { api, followLogs, headers, send } from './api.js';
 import { Alert, DataTable, shapeText, splitText, usePoll } from './pages.js';
+import { canaryText } from '../../sdk/api/canary-text.js';
 
 export function FunctionPage({ name }: { name: string }) {
   const path = `/api/v1/functions/${encodeURIComponent(name)}`;
@@ -63,6 +64,11 @@ function Versions({ info, path, onChange }: { info: FunctionInfo; path: string; 
   return (
     <section aria-labelledby="versions-title">
       <h2 id="versions-title">Versions and traffic</h2>
+      {info.canary && (
+        <p class={info.canary.state === 'rolled-back' ? 'canary error' : 'canary'} data-canary={info.canary.state}>
+          {canaryText(info.canary)}
+        </p>
+      )}
       <form
         onSubmit={(e) => {
           e.preventDefault();

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 
+import { canaryText } from '../../api/index.js';
 import type { CliContext } from '../context.js';
-import { poolsTable, trafficText, versionsTable } from '../format.js';
+import { poolsTable, printable, trafficText, versionsTable } from '../format.js';
 
 /** `hearth describe` */
 export function register(program: Command, { client, print }: CliContext): void {
@@ -13,6 +14,7 @@ export function register(program: Command, { client, print }: CliContext): void 
       print(info, () =>
         [
           `${info.name} (created ${info.createdAt}), traffic ${trafficText(info.traffic)}`,
+          ...(info.canary ? [printable(canaryText(info.canary))] : []),
           versionsTable(info),
           info.pools.length ? poolsTable(info.pools) : 'no pool on this node (cold: the next call loads it)',
         ].join('\n'),

@@ -104,6 +104,7 @@ it('rolls a failing canary back by itself within its window, and promotes a heal
       [1, 'ready', 100],
       [2, 'ready', 0],
     ]);
+    expect((await hearth(url, 'describe', name)).out).toMatch(/^canary: v2 rolled-back after \d+ s: v2 failed \d+ of/m);
     // Why, in the function's log; what failed, under v2 in --errors.
     expect((await hearth(url, 'logs', name)).out).toMatch(
       / v2 lifecycle +warn +canary: rolled back to \{"1":100\}: v2 failed/,
