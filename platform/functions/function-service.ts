@@ -11,6 +11,8 @@
  * (autoscaler/loop.ts); what stays here is deploy, traffic, Triton's repository operations and
  * where a call runs (here, or on another node in cluster mode).
  */
+import { readFile } from 'node:fs/promises';
+
 import { FunctionLogs } from './function-logs.js';
 import { FunctionSeries } from './series.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
@@ -24,7 +26,7 @@ import {
   VersionNotFoundError,
 } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import { parseSpec } from '../../sdk/spec/index.js';
+import { exampleFileType, parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { AutoscaleLoop } from '../autoscaler/index.js';
 import type { NodeInfo } from '../../sdk/api/index.js';
@@ -88,6 +90,8 @@ const failedIn =
 const HEALTH_WINDOW_MS = 60_000;
 /** How long a new version has to answer its smoke request (a cold hook isolate, a first forward). */
 const SMOKE_TIMEOUT_MS = 60_000;
+/** The largest exampleFile a smoke request sends. */
+export const MAX_EXAMPLE_BYTES = 32 << 20;
 
 export class FunctionService implements ManagedFunctions {
   readonly #o: FunctionServiceOptions;
@@ -196,6 +200,13 @@ export class FunctionService implements ManagedFunctions {
       if (sha && !(await this.#o.artifacts.stat(sha)))
         throw new VersionNotFoundError(`the ${role} artifact ${sha} has not been uploaded`);
     }
+    if ((spec.exampleFile === undefined) !== (artifacts.example === undefined))
+      throw new InvalidInputError(
+        spec.exampleFile === undefined
+          ? 'artifacts.example is the exampleFile of a spec that names none'
+          : `exampleFile ${spec.exampleFile} needs its bytes uploaded as artifacts.example (hearth deploy does it)`,
+        { reason: 'exampleFile' },
+      );
     const device = spec.instances.device;
     if (device.startsWith('cuda') && !devices().cudaAvailable) {
       if (options.canary)
@@ -334,15 +345,10 @@ export class FunctionService implements ManagedFunctions {
    */
   async #startAndSmoke(name: string, v: FunctionVersion): Promise<void> {
     await this.#pools.obtain(name, v).start();
-    if (v.spec.example === undefined) return;
-    const body = new TextEncoder().encode(JSON.stringify(v.spec.example));
+    const smoke = await this.#smokeRequest(v);
+    if (!smoke) return;
     try {
-      await this.#call(
-        name,
-        v,
-        { kind: 'invoke', body, contentType: 'application/json' },
-        { deadline: performance.now() + SMOKE_TIMEOUT_MS },
-      );
+      await this.#call(name, v, { kind: 'invoke', ...smoke }, { deadline: performance.now() + SMOKE_TIMEOUT_MS });
     } catch (error) {
       const e = toHearthError(error);
       this.#o.log?.warn(
@@ -360,6 +366,19 @@ export class FunctionService implements ManagedFunctions {
         cause: e,
       });
     }
+  }
+
+  /** The spec's example as a request: its JSON, or the bytes of its exampleFile (uploaded with the version). */
+  async #smokeRequest(v: FunctionVersion): Promise<{ body: Uint8Array; contentType: string } | undefined> {
+    if (v.spec.example !== undefined)
+      return { body: new TextEncoder().encode(JSON.stringify(v.spec.example)), contentType: 'application/json' };
+    if (v.spec.exampleFile === undefined || v.artifacts.example === undefined) return undefined;
+    const file = await this.#o.artifacts.local(v.artifacts.example);
+    if (file.size > MAX_EXAMPLE_BYTES)
+      throw new InvalidInputError(
+        `exampleFile ${v.spec.exampleFile} is ${file.size} bytes; a smoke request is at most ${MAX_EXAMPLE_BYTES}`,
+      );
+    return { body: await readFile(file.path), contentType: exampleFileType(v.spec) };
   }
 
   /**

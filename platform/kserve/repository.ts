@@ -160,7 +160,12 @@ export async function loadModel(deps: RepositoryDeps, name: string, request: Loa
     }
     // The function's hook stays (KServe infer skips it; its function URL keeps it).
     const hook = current?.artifacts.hook;
-    const version = await deps.functions.deploy(spec, { model: model!, ...(hook ? { hook } : {}) });
+    const example = spec.exampleFile === undefined ? undefined : current?.artifacts.example;
+    const version = await deps.functions.deploy(spec, {
+      model: model!,
+      ...(hook ? { hook } : {}),
+      ...(example ? { example } : {}),
+    });
     if (version.status === 'failed') throw new ModelLoadError(version.reason ?? 'the new version failed to load');
   } catch (error) {
     throw failedToLoad(name, error);

@@ -11,8 +11,8 @@ export type VersionStatus = 'pending' | 'ready' | 'failed';
 export interface FunctionVersion {
   version: number;
   spec: FunctionSpec;
-  /** sha256 of the model file and, if any, of the bundled hook. */
-  artifacts: { model: string; hook?: string };
+  /** sha256 of the model file and, if any, of the bundled hook and of the example file (the smoke request). */
+  artifacts: { model: string; hook?: string; example?: string };
   createdAt: string;
   status: VersionStatus;
   /** Why a version failed to load. */

@@ -53,7 +53,11 @@ export const DeployRequestSchema = z.object(
   {
     spec: z.unknown(),
     artifacts: z.object(
-      { model: sha('artifacts.model'), hook: sha('artifacts.hook').optional() },
+      {
+        model: sha('artifacts.model'),
+        hook: sha('artifacts.hook').optional(),
+        example: sha('artifacts.example').optional(),
+      },
       { message: 'send "artifacts": {"model": "<sha256>", "hook": "<sha256>"}' },
     ),
     keepTraffic: z.boolean().optional(),
@@ -231,7 +235,7 @@ export const FunctionVersionInfoSchema = z.looseObject({
   createdAt: z.string(),
   /** The version's spec as the node parsed it (parseSpec's output, every default filled in). */
   spec: z.custom<FunctionSpec>((v) => typeof v === 'object' && v !== null && !Array.isArray(v)),
-  artifacts: z.looseObject({ model: z.string(), hook: z.string().optional() }),
+  artifacts: z.looseObject({ model: z.string(), hook: z.string().optional(), example: z.string().optional() }),
 });
 export type FunctionVersionInfo = z.infer<typeof FunctionVersionInfoSchema>;
 

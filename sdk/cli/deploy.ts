@@ -178,15 +178,32 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
     }
     const model = await ensureArtifact(client, modelPath, 'model', options.progress ?? false);
     const hook = hookBundle ? await ensureArtifact(client, hookBundle, 'hook', false) : undefined;
+    const example = spec.exampleFile ? await exampleArtifact(client, dir, spec.exampleFile) : undefined;
     const result = await client.deploy(
       spec,
-      { model: model.sha256, ...(hook ? { hook: hook.sha256 } : {}) },
+      { model: model.sha256, ...(hook ? { hook: hook.sha256 } : {}), ...(example ? { example } : {}) },
       { keepTraffic: options.keepTraffic, canary: options.canary },
     );
     return { ...result, uploaded: { model: model.uploaded, hook: hook?.uploaded ?? false }, notes };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** The largest exampleFile (the node's limit for a smoke request). */
+const MAX_EXAMPLE_BYTES = 32 << 20;
+
+/** The spec's exampleFile, a file of the folder (never one a link reaches outside it), uploaded: its sha256. */
+async function exampleArtifact(client: Hearth, dir: string, file: string): Promise<string> {
+  const path = join(dir, file);
+  const found = await stat(path).catch(() => undefined);
+  if (!found?.isFile()) throw new InvalidInputError(`exampleFile ${file} is not a file in ${dir}`);
+  await realInside(dir, path, 'the example file');
+  if (found.size > MAX_EXAMPLE_BYTES)
+    throw new InvalidInputError(
+      `exampleFile ${file} is ${found.size} bytes; a smoke request is at most ${MAX_EXAMPLE_BYTES} (32 MiB)`,
+    );
+  return (await ensureArtifact(client, path, 'example', false)).sha256;
 }
 
 /**

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 import { InvalidInputError } from '../errors.js';
 import { functionSpecJsonSchema } from './json-schema.js';
-import { gpuMemoryBytes } from './function-spec.js';
+import { exampleFileType, gpuMemoryBytes } from './function-spec.js';
 import { parseSpec, parseSpecYaml } from './parse.js';
 import { specReference, withReference } from './reference.js';
 import { README_FILE, SCHEMA_FILE } from './write-schema.js';
@@ -219,5 +219,20 @@ instances: { count: 2, device: cpu }
         new RegExp(`^invalid spec: inputs\\[0\\]\\.dtype: .*expected one of .* \\(did you mean ${meant}\\?\\)$`),
       );
     expect(dtypeError('banana')).not.toMatch(/did you mean/);
+  });
+
+  it('takes the smoke request as example or exampleFile, not both, with a content type by extension', () => {
+    expect(error({ ...minimal, example: { inputs: [] }, exampleFile: 'row.csv' }).message).toMatch(
+      /exampleFile: give the smoke request as example \(a JSON body\) or exampleFile \(a file\), not both/,
+    );
+    expect(error({ ...minimal, exampleContentType: 'text/csv' }).message).toMatch(
+      /exampleContentType: is the content type of exampleFile/,
+    );
+    expect(error({ ...minimal, exampleFile: '../secret' }).message).toMatch(/exampleFile/);
+    expect(exampleFileType(parseSpec({ ...minimal, exampleFile: 'cat.JPG' }))).toBe('image/jpeg');
+    expect(exampleFileType(parseSpec({ ...minimal, exampleFile: 'x.bin' }))).toBe('application/octet-stream');
+    expect(
+      exampleFileType(parseSpec({ ...minimal, exampleFile: 'x.bin', exampleContentType: 'application/x-npy' })),
+    ).toBe('application/x-npy');
   });
 });

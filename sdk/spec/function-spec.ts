@@ -124,6 +124,24 @@ export const FunctionSpecSchema = z
       .describe(
         'A request body (JSON) a new version must answer through pre → forward → post before it takes traffic (a smoke request); failing it fails the deploy.',
       ),
+    /**
+     * The smoke request from a file next to the spec (an image, a CSV row): its bytes are the body,
+     * sent with exampleContentType (default: by its extension). `hearth deploy` uploads it.
+     */
+    exampleFile: relativePath
+      .optional()
+      .describe(
+        'The smoke request from a file next to the spec (an image, a text row): its bytes are the body a new version must answer before it takes traffic; the deploy uploads it.',
+      ),
+    /** The content type the example file is sent with (default: by its extension). */
+    exampleContentType: z
+      .string()
+      .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as image/png')
+      .max(200)
+      .optional()
+      .describe(
+        'The content type exampleFile is sent with (default: by its extension, else application/octet-stream).',
+      ),
     /** A Triton config's `parameters`, kept as given (the ones Hearth reads also set execution/instances). */
     parameters: z
       .record(z.string(), z.string())
@@ -143,6 +161,18 @@ export const FunctionSpecSchema = z
     };
     unique(spec.inputs, 'inputs');
     unique(spec.outputs, 'outputs');
+    if (spec.example !== undefined && spec.exampleFile !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['exampleFile'],
+        message: 'give the smoke request as example (a JSON body) or exampleFile (a file), not both',
+      });
+    if (spec.exampleContentType !== undefined && spec.exampleFile === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['exampleContentType'],
+        message: 'is the content type of exampleFile: give one',
+      });
     for (const where of ['inputs', 'outputs'] as const) {
       spec[where].forEach((t, i) => {
         if (!t.reshape) return;
@@ -243,3 +273,23 @@ export type InputSpec = z.output<typeof InputSpecSchema>;
 export type OutputSpec = z.output<typeof OutputSpecSchema>;
 export type SequenceSpec = z.output<typeof SequenceSchema>;
 export type SequenceControl = z.output<typeof SequenceControlSchema>;
+
+const EXAMPLE_TYPES: Record<string, string> = {
+  json: 'application/json',
+  txt: 'text/plain',
+  csv: 'text/csv',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  gif: 'image/gif',
+  wav: 'audio/wav',
+  npy: 'application/x-npy',
+};
+
+/** The content type a spec's exampleFile is sent with: exampleContentType, else by its extension. */
+export function exampleFileType(spec: Pick<FunctionSpec, 'exampleFile' | 'exampleContentType'>): string {
+  if (spec.exampleContentType) return spec.exampleContentType;
+  const ext = spec.exampleFile?.split('.').pop()?.toLowerCase() ?? '';
+  return EXAMPLE_TYPES[ext] ?? 'application/octet-stream';
+}

@@ -49,10 +49,10 @@ export function functionRoutes(o: FunctionRouteOptions): Hono<AppEnv> {
   app.post('/functions', admin, limit(o.maxBodyBytes), jsonBody(DeployRequestSchema), async (c) => {
     const body = c.req.valid('json');
     const spec = parseSpec(body.spec);
-    const { model, hook } = body.artifacts;
+    const { model, hook, example } = body.artifacts;
     const version = await functions.deploy(
       spec,
-      { model, ...(hook ? { hook } : {}) },
+      { model, ...(hook ? { hook } : {}), ...(example ? { example } : {}) },
       { keepTraffic: body.keepTraffic, canary: body.canary },
     );
     o.serveJobs(spec.name);
