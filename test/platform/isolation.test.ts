@@ -313,9 +313,20 @@ describe('a model that crashes or hangs costs only its own function', () => {
       }),
     );
     expect((await infer('crashes', [[1, 2, 3, 4]])).status).toBe(200);
-    const crash = await infer('crashes', [[1000, 0, 0, 0]]);
+    const crash = await fetch(`${node.url}/v2/models/crashes/infer`, {
+      method: 'POST',
+      body: JSON.stringify({ inputs: [{ name: 'x', shape: [1, 4], datatype: 'FP32', data: [1000, 0, 0, 0] }] }),
+      headers: { ...auth(INVOKE), 'content-type': 'application/json', 'x-request-id': 'req-segfault' },
+    });
     expect(crash.status).toBe(503);
     expect(crash.headers.get('retry-after')).toBe('1');
+    // The runner's crash is in the function's log as an error, with the call's request id and version.
+    const logged = (
+      (await (await fetch(`${node.url}/api/v1/functions/crashes/logs?level=error`, { headers: auth() })).json()) as {
+        entries: { version?: number; msg: string; requestId?: string }[];
+      }
+    ).entries.find((e) => e.requestId === 'req-segfault');
+    expect(logged).toMatchObject({ version: 1, msg: expect.stringMatching(/^UNAVAILABLE: .*SIGSEGV/) });
     await waitFor(
       'crashes to be ready again',
       () => ready('crashes'),
