@@ -5,9 +5,11 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 
 import type { Canary, CanaryRequest } from '../../api/index.js';
+import { canarySide } from '../../api/index.js';
 import type { Hearth } from '../../client.js';
 import type { CliContext } from '../context.js';
 import { durationMs, numberIn } from '../context.js';
+import { printable } from '../format.js';
 import { ConflictError, ModelLoadError } from '../../errors.js';
 import { deployFolder, modelFolders } from '../deploy.js';
 
@@ -21,9 +23,6 @@ const windowOption = (value: string): number => {
     throw new InvalidArgumentError('--canary-window is a duration from 1s to 24h (30s, 5m, 1h)');
   return ms;
 };
-
-const side = (o: NonNullable<Canary['observed']>['canary']) =>
-  `${o.calls} calls, ${o.failed} failed${o.p99Ms === null ? '' : `, p99 ${o.p99Ms} ms`}`;
 
 /**
  * Waits for the node to decide a deploy's canary, showing what it sees on a terminal; resolves with
@@ -44,7 +43,7 @@ async function followCanary(hearth: Hearth, name: string, started: Canary, live:
     if (live && canary.observed) {
       const left = Math.max(0, Math.ceil((Date.parse(canary.startedAt) + canary.windowMs - Date.now()) / 1000));
       process.stderr.write(
-        `\r\x1b[Kcanary v${canary.version}: ${side(canary.observed.canary)} | serving: ${side(canary.observed.baseline)} | ${left} s left`,
+        `\r\x1b[Kcanary v${canary.version}: ${canarySide(canary.observed.canary)} | serving: ${canarySide(canary.observed.baseline)} | ${left} s left`,
       );
     }
   }
@@ -203,16 +202,16 @@ export function register(program: Command, { client, json, print, integer }: Cli
             if (decided.state === 'rolled-back') {
               if (json()) print(done, () => '');
               throw new ConflictError(
-                `${r.name} v${r.version} rolled back by its canary: ${decided.reason} (traffic is back on ${JSON.stringify(decided.baseline)}; its failed calls: hearth logs ${r.name} --errors --version ${r.version})`,
+                `${r.name} v${r.version} rolled back by its canary: ${printable(decided.reason ?? '')} (traffic is back on ${JSON.stringify(decided.baseline)}; its failed calls: hearth logs ${r.name} --errors --version ${r.version})`,
               );
             }
             if (!json())
               process.stderr.write(
                 decided.state === 'promoted'
-                  ? `canary passed: v${r.version} promoted to 100% (${decided.reason})\n`
+                  ? `canary passed: v${r.version} promoted to 100% (${printable(decided.reason ?? '')})\n`
                   : decided.state === 'watching'
                     ? `canary still watching after ${Math.round((c.windowMs + CANARY_GRACE_MS) / 1000)} s: the node decides it (hearth describe ${r.name})\n`
-                    : `canary ${decided.state}: ${decided.reason}\n`,
+                    : `canary ${decided.state}: ${printable(decided.reason ?? '')}\n`,
               );
             return done;
           }
