@@ -8,10 +8,13 @@
  * are capped at `maxRecordBytes` (the least recently read go first).
  *
  * With `dir` (the node's data dir: `jobs/`), nothing acknowledged is lost to a restart, as in the
- * Redis mode: a job's record and body are written there before submit returns (before the 202),
- * its record again as it runs and finishes (the result with it, the body then removed), and a
- * record that expires or is evicted is removed. A queue opened on the folder lists what it holds
- * and runs again the jobs that had not finished (queued or running when the node stopped).
+ * Redis mode: a job's record and body are written there in one file, flushed to the disk, before
+ * submit returns (before the 202); its record again when a try fails and when it finishes (the
+ * result with it, the accepted file then removed), and a record that expires or is evicted is
+ * removed. A job found unfinished counts a try for the node that stopped on it: one that takes the
+ * node down each time is failed once its attempts are spent. A queue opened on the folder lists what
+ * it holds and runs again the jobs that had not finished (queued or running when the node stopped).
+ * What the folder costs: bench:jobs.
  */
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -48,15 +51,22 @@ export interface MemoryJobQueueOptions extends JobOptions {
   dir?: string;
 }
 
-/** A job's files: its record (JSON, the result's body as base64) and, until it finishes, its body. */
+/**
+ * A job's files: until it finishes, `ID.job` — the record as accepted (one JSON line) and then the
+ * body's bytes, written once — and from its first change of state `ID.json`, the record as it is now
+ * (JSON, a result's body as base64).
+ */
 const recordFile = (dir: string, id: string) => join(dir, `${id}.json`);
-const bodyFile = (dir: string, id: string) => join(dir, `${id}.body`);
+const acceptedFile = (dir: string, id: string) => join(dir, `${id}.job`);
 /** Job ids are UUIDs or `idem-` and hex (jobId): only such names are read back as jobs. */
-const JOB_FILE = /^((?:idem-[0-9a-f]{32})|(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))\.json$/;
+const JOB_FILE =
+  /^((?:idem-[0-9a-f]{32})|(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))\.(?:json|job)$/;
+const NEWLINE = 0x0a;
 
+/** `data` in place of `path` whole or not at all (a temporary file renamed over it). */
 async function writeAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const tmp = `${path}.tmp`;
-  await writeFile(tmp, data, { mode: 0o600, flush: true });
+  await writeFile(tmp, data, { mode: 0o600 });
   await rename(tmp, path);
 }
 
@@ -74,8 +84,11 @@ export class MemoryJobQueue implements JobQueue {
   /** Finished jobs, until their TTL or the byte cap. */
   readonly #done: LRUCache<string, JobRecord>;
   readonly #running = new Set<Promise<void>>();
-  /** Writes to `dir`, one after another (a record's later state never lands before an earlier one). */
-  #writes: Promise<void> = Promise.resolve();
+  /**
+   * Each job's writes to `dir`, one after another (a record's later state never lands before an
+   * earlier one); different jobs' writes run side by side.
+   */
+  readonly #writes = new Map<string, Promise<void>>();
   /** The jobs read back from `dir`: every call waits for them. */
   readonly #restored: Promise<void>;
   #closed = false;
@@ -92,7 +105,7 @@ export class MemoryJobQueue implements JobQueue {
       dispose: (_record, id, reason) => {
         const dir = options.dir;
         if (dir && (reason === 'expire' || reason === 'evict'))
-          void this.#persist(() => rm(recordFile(dir, id), { force: true })).catch(() => undefined);
+          void this.#persist(id, () => rm(recordFile(dir, id), { force: true })).catch(() => undefined);
       },
     });
     this.#restored = options.dir ? this.#restore(options.dir) : Promise.resolve();
@@ -114,15 +127,13 @@ export class MemoryJobQueue implements JobQueue {
     this.#active.set(id, record);
     const dir = this.#o.dir;
     if (dir) {
-      // On disk before the caller hears 202: the body, then the record that names it.
+      // On the disk (one file, fsync) before the caller hears 202. Later states are written without
+      // waiting for the disk: they survive the node's crash; after the machine's, a job may be back
+      // at its state as accepted — queued — and run again, as a stalled BullMQ job is.
       try {
-        await this.#persist(async () => {
-          await writeAtomic(bodyFile(dir, id), request.body);
-          await writeAtomic(
-            recordFile(dir, id),
-            encodeRecord({ ...record, contentType: request.contentType } as JobRecord),
-          );
-        });
+        const header = encodeRecord({ ...record, contentType: request.contentType } as JobRecord);
+        const file = Buffer.concat([Buffer.from(`${header}\n`), request.body]);
+        await this.#persist(id, () => writeFile(acceptedFile(dir, id), file, { mode: 0o600, flush: true }));
       } catch (error) {
         this.#active.delete(id);
         throw new UnavailableError(`the job could not be written to ${dir}: ${(error as Error).message}`);
@@ -160,7 +171,7 @@ export class MemoryJobQueue implements JobQueue {
     this.#closed = true;
     await this.#restored;
     await Promise.all(this.#running);
-    await this.#writes;
+    await Promise.all(this.#writes.values());
   }
 
   #start(record: JobRecord, request: JobRequest): void {
@@ -168,21 +179,32 @@ export class MemoryJobQueue implements JobQueue {
     this.#running.add(run);
   }
 
-  /** Runs `write` after the writes before it; a failure is logged, and later writes still run. */
-  #persist(write: () => Promise<unknown>): Promise<void> {
-    const next = this.#writes.then(write).then(() => undefined);
-    this.#writes = next.catch((error: unknown) => {
+  /** Runs `write` after the job's writes before it; a failure is logged, and later writes still run. */
+  #persist(id: string, write: () => Promise<unknown>): Promise<void> {
+    const next = (this.#writes.get(id) ?? Promise.resolve()).then(write).then(() => undefined);
+    const settled = next.catch((error: unknown) => {
       this.#o.log?.warn({ dir: this.#o.dir, reason: (error as Error).message }, 'a job record could not be written');
+    });
+    this.#writes.set(id, settled);
+    void settled.then(() => {
+      if (this.#writes.get(id) === settled) this.#writes.delete(id);
     });
     return next;
   }
 
-  /** The record as it is now, to the folder (not awaited by the run: a later write follows it). */
-  #save(record: JobRecord, contentType?: string): void {
+  /**
+   * The record as it is now, to the folder (not awaited by the run: a later write follows it),
+   * written in place: until the job's accepted file is removed — after this write, when it finished —
+   * that file stands in for a record cut short. A webhook's delivery, written after, replaces it whole.
+   */
+  #save(record: JobRecord, contentType?: string, whole = false): void {
     const dir = this.#o.dir;
     if (!dir) return;
     const text = encodeRecord(contentType === undefined ? record : ({ ...record, contentType } as JobRecord));
-    void this.#persist(() => writeAtomic(recordFile(dir, record.id), text)).catch(() => undefined);
+    const path = recordFile(dir, record.id);
+    void this.#persist(record.id, () =>
+      whole ? writeAtomic(path, text) : writeFile(path, text, { mode: 0o600 }),
+    ).catch(() => undefined);
   }
 
   /**
@@ -191,28 +213,37 @@ export class MemoryJobQueue implements JobQueue {
    */
   async #restore(dir: string): Promise<void> {
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const names = (await readdir(dir)).filter((n) => JOB_FILE.test(n));
+    const ids = new Set((await readdir(dir)).flatMap((n) => JOB_FILE.exec(n)?.[1] ?? []));
     const ttlMs = this.#o.resultTtlS * 1000;
-    for (const name of names) {
-      const id = JOB_FILE.exec(name)![1]!;
-      let record: JobRecord & { contentType?: string };
-      try {
-        record = decodeRecord(await readFile(join(dir, name), 'utf8'));
-      } catch (error) {
-        this.#o.log?.warn(
-          { file: join(dir, name), reason: (error as Error).message },
-          'an unreadable job record is left as it is',
-        );
-        continue;
+    for (const id of ids) {
+      const accepted = await readFile(acceptedFile(dir, id)).catch(() => undefined);
+      const split = accepted?.indexOf(NEWLINE) ?? -1;
+      let record: (JobRecord & { contentType?: string }) | undefined;
+      for (const text of [
+        () => readFile(recordFile(dir, id), 'utf8'),
+        async () => (accepted && split > 0 ? accepted.subarray(0, split).toString('utf8') : undefined),
+      ]) {
+        const found = await text().catch(() => undefined);
+        if (found === undefined) continue;
+        try {
+          record = decodeRecord(found);
+          break;
+        } catch (error) {
+          this.#o.log?.warn(
+            { job: id, dir, reason: (error as Error).message },
+            'an unreadable job record is left as it is',
+          );
+        }
       }
-      if (record.id !== id) continue;
+      if (record?.id !== id) continue;
       if (record.status === 'succeeded' || record.status === 'failed') {
         const left = ttlMs - (Date.now() - (record.finishedAt ?? record.createdAt));
-        if (left <= 0) await rm(join(dir, name), { force: true });
+        if (left <= 0) await rm(recordFile(dir, id), { force: true });
         else this.#done.set(id, record, { ttl: left });
+        if (accepted) await rm(acceptedFile(dir, id), { force: true });
         continue;
       }
-      const body = await readFile(bodyFile(dir, id)).catch(() => undefined);
+      const body = accepted && split > 0 ? accepted.subarray(split + 1) : undefined;
       if (!body) {
         record.status = 'failed';
         record.error = {
@@ -224,8 +255,31 @@ export class MemoryJobQueue implements JobQueue {
         this.#save(record);
         continue;
       }
-      const { contentType = 'application/octet-stream', ...rest } = record;
-      const queued: JobRecord = { ...rest, status: 'queued' };
+      // A record written in place may lack what the accepted one has: its content type.
+      const acceptedType = () => {
+        try {
+          return (decodeRecord(accepted!.subarray(0, split).toString('utf8')) as { contentType?: string }).contentType;
+        } catch {
+          return undefined;
+        }
+      };
+      const { contentType = acceptedType() ?? 'application/octet-stream', ...rest } = record;
+      // It may have been running when the node stopped: that try counts (a job that takes the node
+      // down each time runs out of attempts).
+      const queued: JobRecord = { ...rest, status: 'queued', attempts: rest.attempts + 1 };
+      if (queued.attempts >= this.#o.attempts) {
+        queued.status = 'failed';
+        queued.error = {
+          error: `the node stopped while this job ran, ${queued.attempts} times (its attempts): it is not run again`,
+          code: 'UNAVAILABLE',
+        };
+        queued.finishedAt = Date.now();
+        this.#done.set(id, queued);
+        this.#save(queued);
+        await rm(acceptedFile(dir, id), { force: true });
+        continue;
+      }
+      this.#save(queued, contentType);
       this.#active.set(id, queued);
       this.#o.log?.info?.({ job: id, function: record.function }, 'a job accepted before the restart runs again');
       this.#start(queued, {
@@ -246,10 +300,11 @@ export class MemoryJobQueue implements JobQueue {
 
   async #run(record: JobRecord, request: JobRequest): Promise<void> {
     for (let attempt = record.attempts + 1; ; attempt++) {
+      // Not written: a node that stops now finds the job unfinished on disk and counts this try
+      // (#restore), so a job that takes the node down each time runs out of attempts.
       record.status = 'running';
       record.startedAt ??= Date.now();
       record.attempts = attempt;
-      this.#save(record, request.contentType);
       try {
         const result = await this.#invoke(request.function, request.version, {
           body: new Uint8Array(request.body), // a copy (Buffer#slice would be a view)
@@ -262,9 +317,10 @@ export class MemoryJobQueue implements JobQueue {
       } catch (error) {
         record.error = errorBody(error, { requestId: record.requestId, log: this.#o.log });
         if (this.#closed && this.#o.dir && isTransient(error)) {
-          // Cut short by the node's stop (its pools went): queued on disk, run again after the restart.
+          // Cut short by the node's stop (its pools went): queued on disk, run again after the restart
+          // (which counts this try again: it is not the job's).
           record.status = 'queued';
-          this.#save(record, request.contentType);
+          this.#save({ ...record, attempts: attempt - 1 }, request.contentType);
           return;
         }
         if (!isTransient(error) || attempt >= this.#o.attempts || this.#closed) {
@@ -280,10 +336,11 @@ export class MemoryJobQueue implements JobQueue {
     this.#active.delete(record.id);
     this.#save(record);
     const dir = this.#o.dir;
-    if (dir) void this.#persist(() => rm(bodyFile(dir, record.id), { force: true })).catch(() => undefined);
+    if (dir)
+      void this.#persist(record.id, () => rm(acceptedFile(dir, record.id), { force: true })).catch(() => undefined);
     if (record.webhook && this.#o.webhookSecret) {
       await this.#notify(record.webhook, this.#o.webhookSecret, record);
-      this.#save(record);
+      this.#save(record, undefined, true);
     }
   }
 
