@@ -164,6 +164,9 @@ export async function startNode(config: Config): Promise<HearthNode> {
     void service
       .adoptWaiting()
       .catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'adopting waiting versions failed'));
+    void service
+      .resumeCanaries()
+      .catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'taking over canaries failed'));
   };
   const serving = jobs.kind === 'bullmq' ? setInterval(serveAll, 5000).unref() : undefined;
   if (serving) setTimeout(serveAll, 100).unref();

@@ -46,6 +46,9 @@ interface Waiting {
   fallback?: () => Promise<ForwardedReply>;
 }
 
+/** How long a canary's watcher may go without renewing its lease before another node takes over. */
+const CANARY_LEASE_MS = 15_000;
+
 export interface ClusterOptions {
   redisUrl: string;
   prefix: string;
@@ -115,6 +118,15 @@ export class Cluster {
   /** Gives the lease back (the pool is warm, failed or gone). */
   releaseColdStart(name: string, version: number): Promise<void> {
     return this.#lease.release(`${name}@${version}`);
+  }
+
+  /** Takes or renews the lease of watching a function's canary: true while this node is its one watcher. */
+  holdCanary(name: string): Promise<boolean> {
+    return this.#lease.hold(`canary:${name}`, CANARY_LEASE_MS);
+  }
+
+  releaseCanary(name: string): Promise<void> {
+    return this.#lease.release(`canary:${name}`);
   }
 
   /**

@@ -27,6 +27,23 @@ export class ColdStartLease {
     return (await this.#redis.get(key).catch(unavailable)) === this.#nodeId;
   }
 
+  /**
+   * Takes a lease of `ms` for `what`, or renews it if it is ours: true while this node holds it (a
+   * canary's watch renews its lease each look; a node that dies lets it expire to another).
+   */
+  async hold(what: string, ms: number): Promise<boolean> {
+    const held = await this.#redis
+      .eval(
+        "local v = redis.call('get', KEYS[1]) if not v then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end if v == ARGV[1] then redis.call('pexpire', KEYS[1], ARGV[2]) return 1 end return 0",
+        1,
+        `${this.#prefix}lease:${what}`,
+        this.#nodeId,
+        String(ms),
+      )
+      .catch(unavailable);
+    return held === 1;
+  }
+
   /** Gives the lease back (the pool is warm, failed or gone): only our own, compared and deleted in one step. */
   async release(version: string): Promise<void> {
     const key = `${this.#prefix}lease:${version}`;

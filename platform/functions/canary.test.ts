@@ -165,4 +165,44 @@ describe('CanaryWatch', () => {
     expect(record.canary?.state).toBe('watching');
     watch.close();
   });
+
+  it('in a cluster, watches only while it holds the lease, and gives it back once decided', async () => {
+    const c = canary({ startedAt: new Date().toISOString() });
+    const record = recordWith(c);
+    const { host, counts, traffic } = fakeHost(record);
+    let holder = 'other';
+    const released: string[] = [];
+    host.hold = async () => holder === 'me';
+    host.release = async (name) => {
+      released.push(name);
+    };
+    const watch = new CanaryWatch(host, 3_600_000);
+    // Another node watches it: not here.
+    expect(await watch.watch('f', c)).toBe(false);
+    await watch.resume([record]);
+    expect(watch.observed('f')).toBeUndefined();
+    // Its lease expired (that node died): this one takes it over.
+    holder = 'me';
+    await watch.resume([record]);
+    expect(watch.observed('f')).toBeDefined();
+    counts.set(2, { success: 0, failure: 10 });
+    await watch.tick();
+    expect(traffic).toEqual([{ split: { 1: 100 }, previous: { 1: 90, 2: 10 } }]);
+    expect(released).toEqual(['f']);
+    // A watch whose lease another node took stops looking (and decides nothing).
+    const next = canary({ startedAt: new Date(Date.now() + 1).toISOString() });
+    const second = recordWith(next);
+    const other = fakeHost(second);
+    other.host.hold = async () => holder === 'me';
+    const watch2 = new CanaryWatch(other.host, 3_600_000);
+    expect(await watch2.watch('f', next)).toBe(true);
+    holder = 'other';
+    other.counts.set(2, { success: 0, failure: 10 });
+    await watch2.tick();
+    expect(watch2.observed('f')).toBeUndefined();
+    expect(other.traffic).toEqual([]);
+    expect(second.canary?.state).toBe('watching');
+    watch.close();
+    watch2.close();
+  });
 });

@@ -6,8 +6,9 @@
  * Argo Rollouts' and Flagger's canary analysis, per function, with the numbers the pools count.
  *
  * The canary's state lives in the function's record (registry), so the CLI, the console and every
- * node read one answer; the watch itself is this node's (the one that took the deploy), resumed
- * when an embedded node restarts. A traffic change made by hand while it watches (`hearth traffic`,
+ * node read one answer. One node watches it: the one that took the deploy, resumed when an embedded
+ * node restarts; in a cluster the watcher holds a lease it renews each look, and should it die
+ * another node takes the lease and the watch (counting every node's calls, from their heartbeats). A traffic change made by hand while it watches (`hearth traffic`,
  * `hearth rollback`, another deploy) ends it as `cancelled`, leaving that split alone.
  */
 import type { Canary, CanaryObserved, CanaryRequest } from '../../sdk/api/index.js';
@@ -38,6 +39,9 @@ export interface CanaryHost {
   p99(name: string, version: number, of: number): number | undefined;
   /** A line in the function's own log (and the node's). */
   note(name: string, version: number, level: 'info' | 'warn', msg: string): void;
+  /** Cluster mode: takes or renews the lease of watching the function's canary (false: another node has it). */
+  hold?(name: string): Promise<boolean>;
+  release?(name: string): Promise<void>;
 }
 
 /** The split while a canary is watched: the serving versions keep their proportions in 100 − percent. */
@@ -142,7 +146,12 @@ export class CanaryWatch {
   }
 
   /** Starts watching a canary already written (its split set); counts begin now. */
-  async watch(name: string, canary: Canary, deadline = Date.parse(canary.startedAt) + canary.windowMs): Promise<void> {
+  async watch(
+    name: string,
+    canary: Canary,
+    deadline = Date.parse(canary.startedAt) + canary.windowMs,
+  ): Promise<boolean> {
+    if (this.#host.hold && !(await this.#host.hold(name))) return false;
     await this.#host.refresh();
     const w: Watched = {
       canary,
@@ -154,20 +163,24 @@ export class CanaryWatch {
     w.seen = { canary: { calls: 0, failed: 0 }, baseline: { calls: 0, failed: 0 } };
     this.#watched.set(name, w);
     this.#timer ??= setInterval(() => void this.tick(), this.#tickMs).unref();
+    return true;
   }
 
-  /** An embedded node's restart: canaries that were watching are watched again, for a whole window. */
+  /**
+   * Canaries that watch with no watcher — this node restarted, or (cluster) the node that watched
+   * one died and its lease expired — are watched again here, for a whole window.
+   */
   async resume(records: FunctionRecord[]): Promise<void> {
     for (const r of records) {
       const c = r.canary;
       if (c?.state !== 'watching' || this.#watched.has(r.name)) continue;
+      if (!(await this.watch(r.name, c, Date.now() + c.windowMs))) continue;
       this.#host.note(
         r.name,
         c.version,
         'info',
-        `canary: the node restarted; watching v${c.version} again for ${seconds(c.windowMs)}`,
+        `canary: ${this.#host.hold ? 'its watcher stopped; this node watches' : 'the node restarted; watching'} v${c.version} again for ${seconds(c.windowMs)}`,
       );
-      await this.watch(r.name, c, Date.now() + c.windowMs);
     }
   }
 
@@ -185,9 +198,11 @@ export class CanaryWatch {
     return this.#ticking;
   }
 
+  /** Stops watching; in a cluster, the leases go back so another node takes the watches at once. */
   close(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
+    for (const name of this.#watched.keys()) void this.#host.release?.(name).catch(() => undefined);
     this.#watched.clear();
   }
 
@@ -200,11 +215,14 @@ export class CanaryWatch {
     await this.#host.refresh();
     for (const [name, w] of [...this.#watched]) {
       try {
-        await this.#look(name, w);
+        // Another node took the watch (this one lost its lease, paused past it): it is theirs now.
+        if (this.#host.hold && !(await this.#host.hold(name))) this.#watched.delete(name);
+        else await this.#look(name, w);
       } catch (error) {
         this.#watched.delete(name);
         await this.#decide(name, w, 'cancelled', `the watch failed: ${(error as Error).message}`).catch(() => {});
       }
+      if (!this.#watched.has(name)) await this.#host.release?.(name).catch(() => undefined);
     }
   }
 

@@ -156,6 +156,12 @@ export class FunctionService implements ManagedFunctions {
           this.logs.add({ function: name, version, source: 'lifecycle', level, msg });
           this.#o.log?.[level]({ function: name, version }, msg);
         },
+        ...(options.cluster
+          ? {
+              hold: (name: string) => options.cluster!.holdCanary(name),
+              release: (name: string) => options.cluster!.releaseCanary(name),
+            }
+          : {}),
       },
       options.canaryTickMs,
     );
@@ -289,9 +295,11 @@ export class FunctionService implements ManagedFunctions {
     return canary;
   }
 
-  /** An embedded node's restart: the canaries it watched are watched again (a cluster's are its deploying node's). */
+  /**
+   * Canaries nobody watches are watched here: an embedded node's after its restart; in a cluster
+   * (on each registry sweep), those whose watcher's lease expired (it died).
+   */
   async resumeCanaries(): Promise<void> {
-    if (this.#o.cluster) return;
     await this.#canaries.resume(await this.#o.registry.list());
   }
 

@@ -143,6 +143,8 @@ export async function deployFixture(
   spec: object,
   artifacts: { model: FixtureModel; hook?: string; bundles?: string; hooksDir?: string },
   headers: Record<string, string> = {},
+  /** More of the deploy's body (a canary). */
+  extra: Record<string, unknown> = {},
 ): Promise<Response> {
   const model = await upload(url, new Uint8Array(await readFile(modelPath(artifacts.model))), headers);
   const hook = artifacts.hook
@@ -156,5 +158,5 @@ export async function deployFixture(
         headers,
       )
     : undefined;
-  return postFunction(url, { spec, artifacts: { model, ...(hook ? { hook } : {}) } }, headers);
+  return postFunction(url, { spec, artifacts: { model, ...(hook ? { hook } : {}) }, ...extra }, headers);
 }

@@ -21,7 +21,7 @@ import { pythonForward } from '../../helpers/reference.js';
 import type { TestS3 } from '../../helpers/s3.js';
 import { startS3 } from '../../helpers/s3.js';
 import { connectionOwner } from '../../helpers/sockets.js';
-import { SLOW_SPEC } from '../../helpers/specs.js';
+import { SLOW_SPEC, SMALL_SPEC } from '../../helpers/specs.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-cluster-'));
@@ -53,11 +53,13 @@ describe('three nodes on one Redis and one S3', () => {
     });
   });
 
+  let env: Record<string, string>;
+
   beforeAll(async () => {
     s3 = await startS3();
     await new Promise<void>((r) => hookServer.listen(0, '127.0.0.1', r));
     hookUrl = `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/`;
-    const env = {
+    env = {
       REDIS_URL: 'redis://127.0.0.1:6379',
       HEARTH_REDIS_PREFIX: prefix,
       HEARTH_S3_BUCKET: s3.bucket,
@@ -282,5 +284,72 @@ describe('three nodes on one Redis and one S3', () => {
     // until a drops out of c's view (three missed heartbeats) and c runs it itself.
     await call(c, 'reroute');
     expect((await pools(c, 'reroute')).map((p) => p.node)).toContain(c.node);
+  });
+
+  it('takes over the canary of a node that died watching it, and rolls it back by itself', async () => {
+    const c = nodes[2]!;
+    const d = await spawnNode(join(dir, 'node-3'), env);
+    nodes.push(d);
+    const spec = { ...SMALL_SPEC, name: 'canaried', hook: 'hook.ts' };
+    expect((await deployFixture(d.url, spec, { model: 'small', hook: 'echo' })).status).toBe(201);
+    // v2's post throws on every call (no spec example, so no smoke request stops it first).
+    const v2 = await deployFixture(
+      d.url,
+      spec,
+      { model: 'small', hook: 'throws' },
+      {},
+      {
+        canary: { percent: 50, windowMs: 600_000 },
+      },
+    );
+    expect(v2.status).toBe(201);
+    expect(((await v2.json()) as { canary: { state: string; split: object } }).canary).toMatchObject({
+      state: 'watching',
+      split: { 1: 50, 2: 50 },
+    });
+    d.child.kill('SIGKILL');
+    expect(await d.exited).toBeNull();
+    // Calls keep coming to c; once d's lease lapses, c takes the watch and counts them.
+    const info = async () =>
+      (await (await fetch(`${c.url}/api/v1/functions/canaried`)).json()) as {
+        traffic: Record<string, number>;
+        canary: { state: string; reason?: string };
+      };
+    const statuses: number[] = [];
+    const decided = await waitFor(
+      'c to decide the canary',
+      async () => {
+        for (let i = 0; i < 4; i++) {
+          const r = await fetch(`${c.url}/fn/canaried`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ x: [[1, 2, 3, 4]] }),
+          });
+          statuses.push(r.status);
+          await r.arrayBuffer();
+        }
+        return info();
+      },
+      (i) => i.canary.state !== 'watching',
+      { timeoutMs: 90_000, intervalMs: 200 },
+    );
+    expect(decided.canary).toMatchObject({
+      state: 'rolled-back',
+      reason: expect.stringMatching(/^v2 failed \d+ of \d+ calls \(100\.0%\) against 0\.0% on v1/),
+    });
+    expect(decided.traffic).toEqual({ 1: 100 });
+    expect(statuses).toContain(500);
+    const log = (
+      (await (await fetch(`${c.url}/api/v1/functions/canaried/logs`)).json()) as { entries: { msg: string }[] }
+    ).entries.map((e) => e.msg);
+    expect(log).toContain('canary: its watcher stopped; this node watches v2 again for 600 s');
+    expect(log.some((m) => m.startsWith('canary: rolled back to {"1":100}'))).toBe(true);
+    // Every call after it goes to v1.
+    const after = await fetch(`${c.url}/fn/canaried`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ x: [[1, 2, 3, 4]] }),
+    });
+    expect([after.status, after.headers.get('hearth-version')]).toEqual([200, '1']);
   });
 });
