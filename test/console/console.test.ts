@@ -103,6 +103,14 @@ describe('the console in a browser', () => {
     const broken = { ...SMALL_SPEC, name: 'broken' };
     const b = await deployFixture(node.httpUrl, broken, { model: 'state_dict' }, { authorization: `Bearer ${KEY}` });
     expect(b.status).toBe(422);
+    // A function with a canary watching (a window longer than the test).
+    const canaried = { ...SMALL_SPEC, name: 'canaried', hook: 'hook.ts' };
+    const bearer = { authorization: `Bearer ${KEY}` };
+    expect((await deployFixture(node.httpUrl, canaried, { model: 'small', hook: 'echo' }, bearer)).status).toBe(201);
+    const canary = { canary: { percent: 10, windowMs: 3_600_000 } };
+    expect((await deployFixture(node.httpUrl, canaried, { model: 'small', hook: 'echo' }, bearer, canary)).status).toBe(
+      201,
+    );
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
     // CSP bypassed only so the test can inject axe-core; the page itself runs under the node's CSP.
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
@@ -153,7 +161,7 @@ describe('the console in a browser', () => {
     await page.getByRole('heading', { name: 'Functions' }).waitFor();
     await page.getByRole('link', { name: 'tabular-mlp' }).waitFor();
     await page.getByRole('link', { name: 'chatty' }).waitFor();
-    expect(await page.locator('tbody tr').count()).toBe(4);
+    expect(await page.locator('tbody tr').count()).toBe(5);
     const brokenRow = page.locator('tbody tr', { hasText: 'broken' });
     expect(await brokenRow.locator('.state').textContent()).toBe('failing');
     expect(await brokenRow.locator('.reason').textContent()).toMatch(
@@ -203,6 +211,19 @@ describe('the console in a browser', () => {
     await page.getByText('Traffic is now v1=90 v2=10').waitFor();
     expect((await client.describe('tabular-mlp')).traffic).toEqual({ 1: 90, 2: 10 });
     await page.screenshot({ path: join(ARTIFACTS, 'function.png'), fullPage: true });
+    expect(await axe()).toEqual([]);
+  }, 60_000);
+
+  it('shows a canary being watched in the Versions section, with its share and window', async () => {
+    await page.goto(`${node.httpUrl}/console/#/fn/canaried`);
+    const line = page.locator('[data-canary]');
+    await line.waitFor();
+    expect(await line.getAttribute('data-canary')).toBe('watching');
+    expect(await line.textContent()).toMatch(
+      /^canary: v2 at 10% for 3600 s from \S+, watching — v2: 0 calls, 0 failed/,
+    );
+    expect((await client.describe('canaried')).traffic).toEqual({ 1: 90, 2: 10 });
+    await page.screenshot({ path: join(ARTIFACTS, 'canary.png') });
     expect(await axe()).toEqual([]);
   }, 60_000);
 
