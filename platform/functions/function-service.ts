@@ -26,7 +26,7 @@ import {
   VersionNotFoundError,
 } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import { exampleFileType, parseSpec } from '../../sdk/spec/index.js';
+import { exampleFileType, exampleFromArtifact, parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { AutoscaleLoop } from '../autoscaler/index.js';
 import type { NodeInfo } from '../../sdk/api/index.js';
@@ -213,6 +213,7 @@ export class FunctionService implements ManagedFunctions {
           : `exampleFile ${spec.exampleFile} needs its bytes uploaded as artifacts.example (hearth deploy does it)`,
         { reason: 'exampleFile' },
       );
+    if (artifacts.example) await this.#exampleBytes(spec, artifacts.example);
     const device = spec.instances.device;
     if (device.startsWith('cuda') && !devices().cudaAvailable) {
       if (options.canary)
@@ -381,12 +382,25 @@ export class FunctionService implements ManagedFunctions {
     if (v.spec.example !== undefined)
       return { body: new TextEncoder().encode(JSON.stringify(v.spec.example)), contentType: 'application/json' };
     if (v.spec.exampleFile === undefined || v.artifacts.example === undefined) return undefined;
-    const file = await this.#o.artifacts.local(v.artifacts.example);
-    if (file.size > MAX_EXAMPLE_BYTES)
+    const body = await this.#exampleBytes(v.spec, v.artifacts.example);
+    return { body, contentType: exampleFileType(v.spec) };
+  }
+
+  /** The bytes of a spec's example file from its artifact: one made for this function, within the limit. */
+  async #exampleBytes(spec: FunctionSpec, sha: string): Promise<Uint8Array> {
+    const file = await this.#o.artifacts.local(sha);
+    if (file.size > MAX_EXAMPLE_BYTES + 1024)
       throw new InvalidInputError(
-        `exampleFile ${v.spec.exampleFile} is ${file.size} bytes; a smoke request is at most ${MAX_EXAMPLE_BYTES}`,
+        `exampleFile ${spec.exampleFile} is ${file.size} bytes; a smoke request is at most ${MAX_EXAMPLE_BYTES}`,
+        { reason: 'exampleFile' },
       );
-    return { body: await readFile(file.path), contentType: exampleFileType(v.spec) };
+    const bytes = exampleFromArtifact(spec.name, await readFile(file.path));
+    if (!bytes)
+      throw new InvalidInputError(
+        `artifacts.example ${sha} is not an example file made for ${spec.name} (hearth deploy uploads the spec's exampleFile as one)`,
+        { reason: 'exampleFile' },
+      );
+    return bytes;
   }
 
   /**

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
@@ -19,7 +19,7 @@ import { bundleHook } from '../hooks/bundle.js';
 import type { TypeProblem } from '../hooks/typecheck.js';
 import { formatProblem, typecheckHook } from '../hooks/typecheck.js';
 import type { FunctionSpec } from '../spec/index.js';
-import { loadTritonModelFolder, parseSpec, parseSpecYaml, realInside } from '../spec/index.js';
+import { exampleArtifact, loadTritonModelFolder, parseSpec, parseSpecYaml, realInside } from '../spec/index.js';
 
 export interface DeployOptions {
   keepTraffic?: boolean;
@@ -178,7 +178,7 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
     }
     const model = await ensureArtifact(client, modelPath, 'model', options.progress ?? false);
     const hook = hookBundle ? await ensureArtifact(client, hookBundle, 'hook', false) : undefined;
-    const example = spec.exampleFile ? await exampleArtifact(client, dir, spec.exampleFile) : undefined;
+    const example = spec.exampleFile ? await uploadExample(client, dir, spec, work) : undefined;
     const result = await client.deploy(
       spec,
       { model: model.sha256, ...(hook ? { hook: hook.sha256 } : {}), ...(example ? { example } : {}) },
@@ -193,8 +193,12 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
 /** The largest exampleFile (the node's limit for a smoke request). */
 const MAX_EXAMPLE_BYTES = 32 << 20;
 
-/** The spec's exampleFile, a file of the folder (never one a link reaches outside it), uploaded: its sha256. */
-async function exampleArtifact(client: Hearth, dir: string, file: string): Promise<string> {
+/**
+ * The spec's exampleFile, a file of the folder (never one a link reaches outside it), uploaded as an
+ * example made for this function (exampleArtifact): its sha256.
+ */
+async function uploadExample(client: Hearth, dir: string, spec: FunctionSpec, work: string): Promise<string> {
+  const file = spec.exampleFile!;
   const path = join(dir, file);
   const found = await stat(path).catch(() => undefined);
   if (!found?.isFile()) throw new InvalidInputError(`exampleFile ${file} is not a file in ${dir}`);
@@ -203,7 +207,9 @@ async function exampleArtifact(client: Hearth, dir: string, file: string): Promi
     throw new InvalidInputError(
       `exampleFile ${file} is ${found.size} bytes; a smoke request is at most ${MAX_EXAMPLE_BYTES} (32 MiB)`,
     );
-  return (await ensureArtifact(client, path, 'example', false)).sha256;
+  const wrapped = join(work, 'example');
+  await writeFile(wrapped, exampleArtifact(spec.name, await readFile(path)));
+  return (await ensureArtifact(client, wrapped, 'example', false)).sha256;
 }
 
 /**

@@ -293,3 +293,24 @@ export function exampleFileType(spec: Pick<FunctionSpec, 'exampleFile' | 'exampl
   const ext = spec.exampleFile?.split('.').pop()?.toLowerCase() ?? '';
   return EXAMPLE_TYPES[ext] ?? 'application/octet-stream';
 }
+
+/**
+ * An example file as it is uploaded: a line naming the function, then the file's bytes. The node
+ * sends a version only an example made for its own function (never another function's artifact,
+ * which a deploy could otherwise name by its sha256 and read back through its own hook).
+ */
+export function exampleArtifact(name: string, bytes: Uint8Array): Uint8Array {
+  const head = new TextEncoder().encode(`hearth-example:${name}\n`);
+  const out = new Uint8Array(head.length + bytes.length);
+  out.set(head);
+  out.set(bytes, head.length);
+  return out;
+}
+
+/** The example file's bytes from its artifact, or undefined if the artifact was not made for `name`. */
+export function exampleFromArtifact(name: string, artifact: Uint8Array): Uint8Array | undefined {
+  const head = new TextEncoder().encode(`hearth-example:${name}\n`);
+  if (artifact.length < head.length) return undefined;
+  for (let i = 0; i < head.length; i++) if (artifact[i] !== head[i]) return undefined;
+  return artifact.subarray(head.length);
+}

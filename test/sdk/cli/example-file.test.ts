@@ -85,6 +85,30 @@ it('sends the spec’s exampleFile as the smoke request, and fails a version tha
     await symlink(join(dir, 'outside.csv'), join(fn, 'row.csv'));
     expect((await hearth(url, 'deploy', fn)).err).toMatch(/the example file .*outside/);
     expect((await parsed<unknown[]>(url, 'versions', name)).length).toBe(2);
+
+    // As a tenant with a deploy key: naming another artifact (this function's model, or another
+    // function's example) as the example, to read its bytes back through one's own hook, is refused.
+    const info = await parsed<{ versions: { spec: object; artifacts: { model: string; example?: string } }[] }>(
+      url,
+      'describe',
+      name,
+    );
+    const { spec: v1spec, artifacts } = info.versions[0]!;
+    for (const [as, example] of [
+      ['thief', artifacts.model],
+      ['thief', artifacts.example!],
+    ] as const) {
+      const stolen = await fetch(`${url}/api/v1/functions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ spec: { ...v1spec, name: as }, artifacts: { model: artifacts.model, example } }),
+      });
+      expect(stolen.status).toBe(400);
+      expect(((await stolen.json()) as { error: string }).error).toMatch(
+        new RegExp(`artifacts\\.example ${example} is not an example file made for thief`),
+      );
+    }
+    expect((await parsed<{ name: string }[]>(url, 'ls')).map((f) => f.name)).toEqual([name]);
   } finally {
     await node.close();
   }
