@@ -155,6 +155,9 @@ export async function startNode(config: Config): Promise<HearthNode> {
     void registry.list().then(
       (fs) => {
         for (const f of fs) jobs.serve(f.name);
+        void service
+          .resumeCanaries(fs)
+          .catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'taking over canaries failed'));
       },
       () => undefined,
     );
@@ -164,9 +167,6 @@ export async function startNode(config: Config): Promise<HearthNode> {
     void service
       .adoptWaiting()
       .catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'adopting waiting versions failed'));
-    void service
-      .resumeCanaries()
-      .catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'taking over canaries failed'));
   };
   const serving = jobs.kind === 'bullmq' ? setInterval(serveAll, 5000).unref() : undefined;
   if (serving) setTimeout(serveAll, 100).unref();

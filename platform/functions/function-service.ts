@@ -11,7 +11,7 @@
  * (autoscaler/loop.ts); what stays here is deploy, traffic, Triton's repository operations and
  * where a call runs (here, or on another node in cluster mode).
  */
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 
 import { FunctionLogs } from './function-logs.js';
 import { FunctionSeries } from './series.js';
@@ -26,7 +26,7 @@ import {
   VersionNotFoundError,
 } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import { exampleFileType, exampleFromArtifact, parseSpec } from '../../sdk/spec/index.js';
+import { exampleFileType, exampleFromArtifact, MAX_EXAMPLE_BYTES, parseSpec } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { AutoscaleLoop } from '../autoscaler/index.js';
 import type { NodeInfo } from '../../sdk/api/index.js';
@@ -80,6 +80,21 @@ export interface FunctionServiceOptions {
 const KEEP_TRAFFIC = '; traffic stays where it is';
 
 /** Rethrows a call's error marked with the version it failed on (versionOf), for the function's log. */
+/** More than the line an example artifact starts with (`hearth-example:NAME`, a name of at most 128). */
+const EXAMPLE_HEAD_BYTES = 256;
+
+/** A file's first `bytes` (all of it without). */
+async function readHead(path: string, bytes?: number): Promise<Uint8Array> {
+  if (bytes === undefined) return readFile(path);
+  const handle = await open(path, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(bytes), 0, bytes, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
 const failedIn =
   (version: number) =>
   (error: unknown): never => {
@@ -90,8 +105,6 @@ const failedIn =
 const HEALTH_WINDOW_MS = 60_000;
 /** How long a new version has to answer its smoke request (a cold hook isolate, a first forward). */
 const SMOKE_TIMEOUT_MS = 60_000;
-/** The largest exampleFile a smoke request sends. */
-export const MAX_EXAMPLE_BYTES = 32 << 20;
 
 export class FunctionService implements ManagedFunctions {
   readonly #o: FunctionServiceOptions;
@@ -135,10 +148,7 @@ export class FunctionService implements ManagedFunctions {
     });
     this.#canaries = new CanaryWatch(
       {
-        record: (name) => {
-          this.#records.forget(name);
-          return options.registry.get(name);
-        },
+        record: (name) => options.registry.get(name),
         setCanary: async (name, canary) => {
           await options.registry.setCanary(name, canary);
           this.#records.forget(name);
@@ -213,7 +223,7 @@ export class FunctionService implements ManagedFunctions {
           : `exampleFile ${spec.exampleFile} needs its bytes uploaded as artifacts.example (hearth deploy does it)`,
         { reason: 'exampleFile' },
       );
-    if (artifacts.example) await this.#exampleBytes(spec, artifacts.example);
+    if (artifacts.example) await this.#exampleBytes(spec, artifacts.example, EXAMPLE_HEAD_BYTES);
     const device = spec.instances.device;
     if (device.startsWith('cuda') && !devices().cudaAvailable) {
       if (options.canary)
@@ -300,8 +310,8 @@ export class FunctionService implements ManagedFunctions {
    * Canaries nobody watches are watched here: an embedded node's after its restart; in a cluster
    * (on each registry sweep), those whose watcher's lease expired (it died).
    */
-  async resumeCanaries(): Promise<void> {
-    await this.#canaries.resume(await this.#o.registry.list());
+  async resumeCanaries(records?: FunctionRecord[]): Promise<void> {
+    await this.#canaries.resume(records ?? (await this.#o.registry.list()));
   }
 
   /** A function's latest canary, with what it has seen so far while it watches. */
@@ -386,15 +396,18 @@ export class FunctionService implements ManagedFunctions {
     return { body, contentType: exampleFileType(v.spec) };
   }
 
-  /** The bytes of a spec's example file from its artifact: one made for this function, within the limit. */
-  async #exampleBytes(spec: FunctionSpec, sha: string): Promise<Uint8Array> {
+  /**
+   * The bytes of a spec's example file from its artifact: one made for this function, within the
+   * limit. `head` reads only that much (the deploy's check; the smoke request reads it whole).
+   */
+  async #exampleBytes(spec: FunctionSpec, sha: string, head?: number): Promise<Uint8Array> {
     const file = await this.#o.artifacts.local(sha);
-    if (file.size > MAX_EXAMPLE_BYTES + 1024)
+    if (file.size > MAX_EXAMPLE_BYTES + EXAMPLE_HEAD_BYTES)
       throw new InvalidInputError(
         `exampleFile ${spec.exampleFile} is ${file.size} bytes; a smoke request is at most ${MAX_EXAMPLE_BYTES}`,
         { reason: 'exampleFile' },
       );
-    const bytes = exampleFromArtifact(spec.name, await readFile(file.path));
+    const bytes = exampleFromArtifact(spec.name, await readHead(file.path, head));
     if (!bytes)
       throw new InvalidInputError(
         `artifacts.example ${sha} is not an example file made for ${spec.name} (hearth deploy uploads the spec's exampleFile as one)`,

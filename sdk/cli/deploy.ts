@@ -19,7 +19,14 @@ import { bundleHook } from '../hooks/bundle.js';
 import type { TypeProblem } from '../hooks/typecheck.js';
 import { formatProblem, typecheckHook } from '../hooks/typecheck.js';
 import type { FunctionSpec } from '../spec/index.js';
-import { exampleArtifact, loadTritonModelFolder, parseSpec, parseSpecYaml, realInside } from '../spec/index.js';
+import {
+  exampleArtifact,
+  loadTritonModelFolder,
+  MAX_EXAMPLE_BYTES,
+  parseSpec,
+  parseSpecYaml,
+  realInside,
+} from '../spec/index.js';
 
 export interface DeployOptions {
   keepTraffic?: boolean;
@@ -189,9 +196,6 @@ export async function deployFolder(client: Hearth, folder: string, options: Depl
     await rm(work, { recursive: true, force: true });
   }
 }
-
-/** The largest exampleFile (the node's limit for a smoke request). */
-const MAX_EXAMPLE_BYTES = 32 << 20;
 
 /**
  * The spec's exampleFile, a file of the folder (never one a link reaches outside it), uploaded as an

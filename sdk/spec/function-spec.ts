@@ -294,6 +294,9 @@ export function exampleFileType(spec: Pick<FunctionSpec, 'exampleFile' | 'exampl
   return EXAMPLE_TYPES[ext] ?? 'application/octet-stream';
 }
 
+/** The largest exampleFile a smoke request sends (the CLI refuses a larger one before uploading). */
+export const MAX_EXAMPLE_BYTES = 32 << 20;
+
 /**
  * An example file as it is uploaded: a line naming the function, then the file's bytes. The node
  * sends a version only an example made for its own function (never another function's artifact,
