@@ -27,6 +27,7 @@ PACKAGES=(
   python3-flask gunicorn python3-fastapi uvicorn   # bench:serve's peers: the traditional deployment
   stress-ng               # npm run test:stress keeps a core busy beside the suite
   chromium                # the console's tests drive it with playwright-core (no browser download)
+  universal-ctags         # npm run arch measures C++ functions with it (tools/sizes.ts)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
