@@ -21,10 +21,14 @@ const byIndex = (layer, doors = []) => forbid(
 const SEAM = '^platform/functions/serving\\.ts$';
 const TRANSPORTS = '^platform/(http|grpc|kserve)/';
 
+/** Libraries that belong to the platform's adapters and transports only. */
+const SERVER_LIBRARIES = 'node_modules/(ioredis|bullmq|@aws-sdk/[^/]+|hono|@hono/[^/]+|@grpc/[^/]+)/';
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    forbid('no-cycles', 'A cycle means two modules cannot be understood (or loaded) apart.', {}, { circular: true, dependencyTypesNot: ['type-only'] }),
+    // Type-only imports count: a cycle of types is still two modules that cannot be read apart.
+    forbid('no-cycles', 'A cycle means two modules cannot be understood (or loaded) apart.', {}, { circular: true }),
     forbid('runtime-not-platform', 'The data plane (runtime) never reaches into the control plane (platform).', { path: '^runtime/' }, { path: '^platform/' }),
     forbid('sdk-stands-alone', 'The SDK is what users import: it depends on neither runtime nor platform.', { path: '^sdk/' }, { path: '^(runtime|platform)/' }),
     forbid('only-binding-loads-the-addon', 'The .node addon is loaded in one place: runtime/engine/binding.ts.', { pathNot: '^runtime/engine/binding\\.ts$' }, { path: '\\.node$' }),
@@ -33,11 +37,13 @@ module.exports = {
     forbid('transports-apart', 'HTTP and gRPC share platform/kserve and the seam, not each other.', { path: '^platform/(http|grpc)/' }, { path: '^platform/(grpc|http)/', pathNot: '^platform/$1/' }),
     forbid('console-speaks-the-api', 'The console is a browser page: it reaches the node only through the API, with the SDK\'s schemas (and their one-line texts) and event-stream reader.', { path: '^console/' }, { path: '^(platform|runtime|native)/|^sdk/(?!api/(schemas|canary-text)\\.ts$|event-stream\\.ts$)' }),
     byIndex('runtime'),
+    forbid('servers-stay-in-platform', 'The data plane and the public SDK never reach Redis, S3, HTTP servers or gRPC: those are the platform\'s adapters (DESIGN.md, ports and adapters).', { path: '^(runtime|sdk)/' }, { path: SERVER_LIBRARIES }),
+    forbid('functions-use-the-sdk', 'An example function is a folder a user copies: it imports @hearth/sdk (sdk/), never the platform or runtime.', { path: '^functions/' }, { path: '^(platform|runtime|native)/' }),
     forbid('enter-runtime-by-index', 'platform uses runtime through runtime/index.ts (or a folder\'s index.ts).', { path: '^platform/' }, { path: '^runtime/[^/]+/.+', pathNot: '^runtime/[^/]+/index\\.ts$' }),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)(node_modules|\\.fixtures|\\.scratch|native/build)/' },
+    exclude: { path: '(^|/)(\\.fixtures|\\.scratch|native/build)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'] },

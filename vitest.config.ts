@@ -41,7 +41,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['sdk/**/*.test.ts', 'runtime/**/*.test.ts', 'platform/**/*.test.ts'],
+          include: ['sdk/**/*.test.ts', 'runtime/**/*.test.ts', 'platform/**/*.test.ts', 'tools/**/*.test.ts'],
         },
       },
       {

@@ -14,7 +14,8 @@
  * the CLI's esbuild binary is this machine's platform's (pack on the platform you install on).
  *
  * Both versions and dependency pins come from the repository's package.json. Output: one folder per
- * package under `<out>/` (default dist/packages) and `hearth-sdk-<v>.tgz`, `hearth-cli-<v>.tgz` there.
+ * package under `<out>/` (default dist/packages) and `hearth-sdk-<v>.tgz`, `hearth-cli-<v>.tgz` there,
+ * each checked by publint (./lint.ts) before it is returned.
  *
  *   tsx sdk/packages/build.ts [--out DIR] [--no-pack]
  */
@@ -24,6 +25,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { build } from 'esbuild';
+
+import { lintPackage } from './lint.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const BANNER =
@@ -167,6 +170,11 @@ export async function buildPackages(out: string, pack = true): Promise<{ sdk: st
         stdio: ['ignore', 'ignore', 'inherit'],
       });
   }
+  await Promise.all(
+    pack
+      ? Object.values(tarballs).map((tarball) => lintPackage({ tarball }))
+      : Object.values(dirs).map((dir) => lintPackage({ dir })),
+  );
   return tarballs;
 }
 
