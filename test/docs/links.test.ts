@@ -25,20 +25,17 @@ const trackedFolders = new Set(
   ),
 );
 
-/** The text of a page without its code: fenced blocks blanked line for line, inline code spans dropped. */
-function prose(markdown: string): string[] {
+/** A page's lines, those of fenced code blocks blanked (a link or a `#` there is text). */
+function outsideFences(markdown: string): string[] {
   let fence: string | undefined;
   return markdown.split('\n').map((line) => {
     const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
     if (fence) {
-      if (marker?.[0] === fence[0] && marker.length >= fence.length) fence = undefined;
+      if (marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
       return '';
     }
-    if (marker) {
-      fence = marker;
-      return '';
-    }
-    return line.replace(/(`+)[\s\S]*?\1/g, '');
+    fence = marker;
+    return marker === undefined ? line : '';
   });
 }
 
@@ -59,17 +56,7 @@ function slug(heading: string): string {
 function anchors(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
-  let fence: string | undefined;
-  for (const line of markdown.split('\n')) {
-    const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence) {
-      if (marker?.[0] === fence[0] && marker.length >= fence.length) fence = undefined;
-      continue;
-    }
-    if (marker) {
-      fence = marker;
-      continue;
-    }
+  for (const line of outsideFences(markdown)) {
     const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1];
     if (heading === undefined) continue;
     const base = slug(heading);
@@ -88,7 +75,8 @@ interface Link {
 /** The link targets of a page: inline links and images `[text](target "title")`, and references `[id]: target`. */
 function links(markdown: string): Link[] {
   const out: Link[] = [];
-  prose(markdown).forEach((text, i) => {
+  outsideFences(markdown).forEach((line, i) => {
+    const text = line.replace(/(`+)[\s\S]*?\1/g, ''); // inline code spans are text
     for (const m of text.matchAll(/\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+"[^"]*")?\s*\)/g)) {
       out.push({ line: i + 1, target: m[1]!.replace(/^<|>$/g, '') });
     }
