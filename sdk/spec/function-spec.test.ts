@@ -6,7 +6,7 @@ import { functionSpecJsonSchema } from './json-schema.js';
 import { exampleFileType, gpuMemoryBytes } from './function-spec.js';
 import { parseSpec, parseSpecYaml } from './parse.js';
 import { specReference, withReference } from './reference.js';
-import { README_FILE, SCHEMA_FILE } from './write-schema.js';
+import { REFERENCE_FILE, SCHEMA_FILE } from './write-schema.js';
 
 const minimal = {
   name: 'tabular-mlp',
@@ -154,9 +154,9 @@ instances: { count: 2, device: cpu }
     expect(onDisk.properties.batching.properties.maxQueueDelayUs.minimum).toBe(0);
   });
 
-  it("keeps the README's spec reference in sync with the schema (npm run schema)", () => {
-    const readme = readFileSync(README_FILE, 'utf8');
-    expect(readme).toBe(withReference(readme));
+  it('keeps the spec reference in docs/ in sync with the schema (npm run schema)', () => {
+    const page = readFileSync(REFERENCE_FILE, 'utf8');
+    expect(page).toBe(withReference(page));
     expect(specReference()).toContain('| `scaling.targetQueueDepth` | integer 1… | `8` |');
   });
 
