@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { loadConfig } from '../../platform/config.js';
+import { loadConfig } from '../../platform/config/index.js';
 import { FunctionLogs, RecordCache } from '../../platform/functions/index.js';
 import { IdempotencyCache } from '../../platform/http/idempotency.js';
 import { DEFAULT_JOB_OPTIONS, FsJobQueue } from '../../platform/jobs/index.js';

@@ -17,7 +17,7 @@ import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 
 import { BullJobQueue, DEFAULT_JOB_OPTIONS, encodeRecord, newRecord } from '../../../platform/jobs/index.js';
-import type { HearthNode } from '../../../platform/node.js';
+import type { HearthNode } from '../../../platform/node/index.js';
 import { bullConnection } from '../../../platform/redis/index.js';
 import { modelPath } from '../../helpers/fixtures.js';
 import { dropKeys, postFunction, testNode, uniquePrefix, upload } from '../../helpers/node.js';
