@@ -10,7 +10,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 import { InvalidInputError, PermissionDeniedError, UnauthenticatedError } from '../sdk/errors.js';
-import type { ApiKey } from './config.js';
+import type { ApiKey } from './config/index.js';
 
 export type Scope = 'invoke' | 'shm' | 'admin';
 

@@ -1,7 +1,7 @@
 /** The artifact store chosen by configuration: files under the data dir, or S3 with a local cache. */
 import { join } from 'node:path';
 
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { ArtifactStore } from './artifact-store.js';
 import { ArtifactCache } from './cache.js';
 import { FsArtifactStore } from './fs/fs-artifact-store.js';

@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
-import type { ApiKey } from '../config.js';
-import type { Logger } from '../log.js';
+import type { ApiKey } from '../config/index.js';
+import type { Logger } from '../log/index.js';
 import { requestIdOf } from '../request-id.js';
 import type { ServingFunctions } from '../functions/serving.js';
 import type { Kserve, ShmContext } from '../kserve/index.js';

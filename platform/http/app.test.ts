@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { FunctionListSchema } from '../../sdk/api/index.js';
 import { createArtifactStore } from '../artifacts/index.js';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/index.js';
 import { FunctionService } from '../functions/index.js';
 import type { JobQueue } from '../jobs/index.js';
 import { createJobQueue } from '../jobs/index.js';

@@ -10,8 +10,8 @@ import { promisify } from 'node:util';
 import { deflate, gunzip, gzip, inflate } from 'node:zlib';
 
 import { InvalidInputError, PayloadTooLargeError } from '../../sdk/errors.js';
-import type { ApiKey } from '../config.js';
-import type { Logger } from '../log.js';
+import type { ApiKey } from '../config/index.js';
+import type { Logger } from '../log/index.js';
 import type { ServingFunctions } from '../functions/serving.js';
 import { authorize, parseVersion } from '../auth.js';
 import { toHttpResponse } from './errors.js';

@@ -7,7 +7,7 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 
 import { InvalidInputError } from '../../sdk/errors.js';
-import type { ApiKey } from '../config.js';
+import type { ApiKey } from '../config/index.js';
 import type { Kserve } from '../kserve/index.js';
 import { cudaSharedMemoryUnsupported, parseJson, readLoadParameters } from '../kserve/index.js';
 import type { AppEnv } from './middleware.js';

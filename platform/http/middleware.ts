@@ -2,8 +2,8 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 
-import type { ApiKey } from '../config.js';
-import type { Logger } from '../log.js';
+import type { ApiKey } from '../config/index.js';
+import type { Logger } from '../log/index.js';
 import type { Scope } from '../auth.js';
 import { authorize, findKey } from '../auth.js';
 import { toHttpResponse } from './errors.js';

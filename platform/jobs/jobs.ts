@@ -147,7 +147,7 @@ export function decodeCursor(text: string): JobCursor {
 }
 
 export interface JobQueue {
-  readonly kind: 'memory' | 'bullmq';
+  readonly kind: 'fs' | 'bullmq';
   /** Accepts a job, or returns the one its idempotency key already names. */
   submit(request: JobRequest): Promise<{ record: JobRecord; existing: boolean }>;
   get(id: string): Promise<JobRecord | undefined>;
@@ -177,6 +177,16 @@ export interface JobOptions {
   resultTtlS: number;
   /** Where webhooks may go (./webhook-policy.ts). */
   webhooks: WebhookPolicy;
+}
+
+/** A node's job settings (HEARTH_JOB_*, HEARTH_WEBHOOK_ALLOW_HOSTS). */
+export interface JobSettings extends JobOptions {
+  /** A job whose node stops renewing its lock for this long is taken over (BullMQ; default 30 s). */
+  lockMs: number;
+  /** Jobs of one function a node runs at once (they batch in its pool). */
+  concurrency: number;
+  /** The longest one try of a job may run; past it the try fails (DEADLINE_EXCEEDED). */
+  timeoutMs: number;
 }
 
 export const DEFAULT_JOB_OPTIONS: JobOptions = {

@@ -24,7 +24,7 @@ export interface KserveOptions {
   ready: () => boolean;
   /**
    * Whether a request may go on: undefined when the node serves, else a promise that settles once
-   * it does (a starting node holds requests: platform/readiness.ts). Without it, a node that is not
+   * it does (a starting node holds requests: platform/node/readiness.ts). Without it, a node that is not
    * ready refuses.
    */
   admit?: Admit;

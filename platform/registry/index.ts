@@ -1,7 +1,7 @@
 /** The registry chosen by configuration: files under the data dir, or Redis. */
 import { commandConnection } from '../redis/index.js';
 
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { FsRegistry } from './fs/fs-registry.js';
 import type { Registry } from './registry.js';
 import { RedisRegistry } from './redis/redis-registry.js';

@@ -2,7 +2,7 @@
 import { commandConnection } from '../redis/index.js';
 
 import { ConflictError } from '../../sdk/errors.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { FsSecrets, localKey, RedisSecrets } from './backends.js';
 import { SecretStore } from './secrets.js';
 

@@ -23,7 +23,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { HearthNode } from '../../platform/node.js';
+import type { HearthNode } from '../../platform/node/index.js';
 import { Hearth } from '../../sdk/client.js';
 import { HEARTH_CLI, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
 import { deployFixture, testNode } from '../helpers/node.js';

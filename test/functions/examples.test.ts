@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import jpeg from 'jpeg-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { HearthNode } from '../../platform/node.js';
+import type { HearthNode } from '../../platform/node/index.js';
 import { Hearth } from '../../sdk/index.js';
 import { HEARTH_CLI, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
 import { testNode } from '../helpers/node.js';

@@ -3,7 +3,7 @@
  * Node.js, no npm and no network needs to start a real Hearth node and run seed 000's benchmark,
  * in one folder with no node_modules of the repository's:
  *
- *   kit/dist/node/main.mjs         the node (platform/main.ts through ./kit-main.ts), bundled
+ *   kit/dist/node/main.mjs         the node (platform/entry/main.ts through ./kit-main.ts), bundled
  *   kit/dist/node/seed-bench.mjs   seed 000's benchmark (./seed-bench.ts), bundled
  *   kit/dist/node/proto/           the gRPC service's .proto files (read at start)
  *   kit/dist/node/engine_python.py the raw LibTorch reference (bench:engine's)

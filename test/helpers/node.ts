@@ -9,9 +9,9 @@ import { createInterface } from 'node:readline';
 
 import { Redis } from 'ioredis';
 
-import { loadConfig } from '../../platform/config.js';
-import type { HearthNode } from '../../platform/node.js';
-import { startNode } from '../../platform/node.js';
+import { loadConfig } from '../../platform/config/index.js';
+import type { HearthNode } from '../../platform/node/index.js';
+import { startNode } from '../../platform/node/index.js';
 import { bundleHook } from '../../runtime/hooks/index.js';
 import type { FixtureModel } from './fixtures.js';
 import { modelPath, REPO_ROOT } from './fixtures.js';
@@ -39,7 +39,7 @@ export interface NodeProcess {
   exited: Promise<number | null>;
 }
 
-/** A node in its own process (`platform/main.ts`), as `npm start` runs it; resolves once it listens. */
+/** A node in its own process (`platform/entry/main.ts`), as `npm start` runs it; resolves once it listens. */
 /** `onLine` hears every log line the node prints after it listens (a benchmark shows its warnings). */
 /** `entry` replaces `npm start`'s (the GPU kit's bundled main.mjs), run from its own folder. */
 /** `user`: the node runs as that uid and gid (as the container image's USER runs it), not the test's. */
@@ -52,7 +52,7 @@ export async function spawnNode(
 ): Promise<NodeProcess> {
   // HEARTH_TEST_NODE_ARGS: node's own flags for it (a benchmark profiled with --cpu-prof).
   const flags = process.env.HEARTH_TEST_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const args = [...flags, ...(entry ? [entry] : ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')])];
+  const args = [...flags, ...(entry ? [entry] : ['--import', 'tsx', join(REPO_ROOT, 'platform', 'entry', 'main.ts')])];
   const child = spawn(process.execPath, args, {
     cwd: entry ? dirname(entry) : REPO_ROOT,
     env: {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll } from 'vitest';
 
-import type { HearthNode } from '../../platform/node.js';
+import type { HearthNode } from '../../platform/node/index.js';
 import { Hearth } from '../../sdk/client.js';
 import type { InferenceClient } from './grpc.js';
 import { inferenceClient } from './grpc.js';

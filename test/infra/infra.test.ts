@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse } from 'yaml';
 
-import { ConfigSchema, loadConfig } from '../../platform/config.js';
+import { ConfigSchema, loadConfig } from '../../platform/config/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { testNode } from '../helpers/node.js';
@@ -189,8 +189,8 @@ describe('infra/', () => {
       if (!from!.startsWith('node_modules'))
         expect(from).toMatch(/^native\/build\/Release\/(hearth_native\.node|hearth-jail)$/);
     }
-    expect(existsSync(join(REPO_ROOT, 'platform', 'main.ts'))).toBe(true);
-    expect(dockerfile).toContain('"platform/main.ts"');
+    expect(existsSync(join(REPO_ROOT, 'platform', 'entry', 'main.ts'))).toBe(true);
+    expect(dockerfile).toContain('"platform/entry/main.ts"');
   });
 
   it('has probes that a real node answers', async () => {

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { loadConfig } from '../../platform/config.js';
+import { loadConfig } from '../../platform/config/index.js';
 import { FunctionLogs, RecordCache } from '../../platform/functions/index.js';
 import { IdempotencyCache } from '../../platform/http/idempotency.js';
-import { DEFAULT_JOB_OPTIONS, MemoryJobQueue } from '../../platform/jobs/index.js';
+import { DEFAULT_JOB_OPTIONS, FsJobQueue } from '../../platform/jobs/index.js';
 import { createRegistry } from '../../platform/registry/index.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -47,14 +47,11 @@ describe('memory bounds under 100,000 distinct requests', () => {
 
   it('caps finished job records by bytes, and forgets them after their time to live', async () => {
     const result = new Uint8Array(2000);
-    const queue = new MemoryJobQueue(
-      async () => ({ body: result, contentType: 'application/octet-stream', version: 1 }),
-      {
-        ...DEFAULT_JOB_OPTIONS,
-        resultTtlS: 1,
-        maxRecordBytes: 4 << 20,
-      },
-    );
+    const queue = new FsJobQueue(async () => ({ body: result, contentType: 'application/octet-stream', version: 1 }), {
+      ...DEFAULT_JOB_OPTIONS,
+      resultTtlS: 1,
+      maxRecordBytes: 4 << 20,
+    });
     for (let i = 0; i < N; i += 1000) {
       await Promise.all(
         Array.from({ length: 1000 }, () => queue.submit({ function: 'f', body: new Uint8Array(8), contentType: 'x' })),

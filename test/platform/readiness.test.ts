@@ -11,8 +11,8 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { loadConfig } from '../../platform/config.js';
-import { startNode } from '../../platform/node.js';
+import { loadConfig } from '../../platform/config/index.js';
+import { startNode } from '../../platform/node/index.js';
 import { modelPath, REPO_ROOT } from '../helpers/fixtures.js';
 import { deployFixture, postFunction, testNode, upload } from '../helpers/node.js';
 import { waitFor } from '../helpers/wait.js';
@@ -139,7 +139,7 @@ describe('readiness', () => {
   });
 
   it('never starts on a bad setting: one line naming it on stderr, exit 1, no stack trace', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'entry', 'main.ts')], {
       cwd: REPO_ROOT,
       env: { ...process.env, HEARTH_API_KEYS: 'short:admin', HEARTH_HTTP_PORT: '0', HEARTH_DATA_DIR: join(dir, 'bad') },
       encoding: 'utf8',

@@ -58,7 +58,7 @@ describe.skipIf(!root)('HEARTH_SANDBOX=strict', () => {
     const dataDir = join(base, 'strict');
     await mkdir(dataDir, { recursive: true });
     await chown(dataDir, NOBODY.uid, NOBODY.gid);
-    const failed = await run(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'main.ts')], {
+    const failed = await run(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'entry', 'main.ts')], {
       cwd: REPO_ROOT,
       env: {
         ...process.env,

@@ -18,7 +18,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { PROTO_OPTIONS, PROTO_PATH } from '../../platform/grpc/index.js';
-import type { HearthNode } from '../../platform/node.js';
+import type { HearthNode } from '../../platform/node/index.js';
 import { Hearth } from '../../sdk/client.js';
 import { testNode } from '../helpers/node.js';
 import { waitFor } from '../helpers/wait.js';

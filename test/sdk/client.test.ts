@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { HearthNode } from '../../platform/node.js';
+import type { HearthNode } from '../../platform/node/index.js';
 import {
   FunctionNotFoundError,
   Hearth,

@@ -9,7 +9,7 @@ import type { ArtifactInfo, ArtifactStored, Reply } from '../../../sdk/api/index
 import { InvalidInputError } from '../../../sdk/errors.js';
 import type { ArtifactStore } from '../../artifacts/index.js';
 import { checkSha } from '../../artifacts/index.js';
-import type { ApiKey } from '../../config.js';
+import type { ApiKey } from '../../config/index.js';
 import { jsonBody } from '../json-body.js';
 import type { AppEnv } from '../middleware.js';
 import { auth, limit } from '../middleware.js';

@@ -24,7 +24,7 @@ import type {
 import { InvalidInputError } from '../../../sdk/errors.js';
 import { parseSpec } from '../../../sdk/spec/index.js';
 import { parseVersion } from '../../auth.js';
-import type { ApiKey } from '../../config.js';
+import type { ApiKey } from '../../config/index.js';
 import type { ManagedFunctions } from '../../functions/serving.js';
 import { jsonBody } from '../json-body.js';
 import type { AppEnv } from '../middleware.js';

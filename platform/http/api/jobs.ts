@@ -7,7 +7,7 @@ import type { Context } from 'hono';
 
 import type { JobInfo, JobList, Reply } from '../../../sdk/api/index.js';
 import { JobNotFoundError } from '../../../sdk/errors.js';
-import type { ApiKey } from '../../config.js';
+import type { ApiKey } from '../../config/index.js';
 import type { JobQueue } from '../../jobs/index.js';
 import { callerId, encodeCursor, jobQuery, jobView } from '../../jobs/index.js';
 import { httpStatus } from '../errors.js';

@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 
 import type { NodeList, PoolList, Reply } from '../../../sdk/api/index.js';
-import type { ApiKey } from '../../config.js';
+import type { ApiKey } from '../../config/index.js';
 import type { ManagedFunctions } from '../../functions/serving.js';
 import type { AppEnv } from '../middleware.js';
 import { auth } from '../middleware.js';

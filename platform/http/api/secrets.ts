@@ -4,7 +4,7 @@ import { Hono } from 'hono';
 import { SecretRequestSchema } from '../../../sdk/api/index.js';
 import type { SecretDeleted, SecretInfo, SecretList, Reply } from '../../../sdk/api/index.js';
 import { UnsupportedError } from '../../../sdk/errors.js';
-import type { ApiKey } from '../../config.js';
+import type { ApiKey } from '../../config/index.js';
 import type { SecretStore } from '../../secrets/index.js';
 import { jsonBody } from '../json-body.js';
 import type { AppEnv } from '../middleware.js';

@@ -6,13 +6,13 @@
  * success is written once, so a job that ran twice still has one result.
  *
  * Redis must never evict keys under memory pressure (maxmemory-policy noeviction): an evicted
- * queue key loses jobs silently. checkNoEviction refuses to start otherwise.
+ * queue key loses jobs silently. checkNoEviction (./redis-checks.ts) refuses to start otherwise.
  */
 import type { Job } from 'bullmq';
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
-import { InvalidInputError, UnavailableError } from '../../../sdk/errors.js';
+import { UnavailableError } from '../../../sdk/errors.js';
 import type {
   Invoker,
   JobOptions,
@@ -24,22 +24,21 @@ import type {
   WebhookDelivery,
 } from '../jobs.js';
 import {
-  afterCursor,
   checkSubmission,
   decodeRecord,
   encodeRecord,
   errorBody,
   isTransient,
   jobId,
-  matches,
   newRecord,
-  newestFirst,
   sameRequest,
   withDelivery,
 } from '../jobs.js';
 import { bullConnection, closeBounded, commandConnection, redisUp } from '../../redis/index.js';
 import { deliverRecorded, webhookMessage } from '../webhook.js';
 import type { ErrorLog } from '../../caller-error.js';
+import { JobIndex } from './job-index.js';
+import { redisDown } from './redis-checks.js';
 
 export interface BullJobQueueOptions extends JobOptions {
   redisUrl: string;
@@ -70,28 +69,8 @@ interface WebhookData {
 }
 
 const WEBHOOK_QUEUE = 'webhooks';
-/** Index entries a listing reads at a time, and at most per call (it hands back a cursor to go on). */
-const LIST_PAGE = 200;
-const LIST_SCAN = 5000;
 /** Failed jobs the reconciler reads at a time. */
 const RECONCILE_PAGE = 100;
-
-/** Throws unless the Redis server's maxmemory-policy is noeviction. */
-export async function checkNoEviction(redisUrl: string): Promise<void> {
-  const redis = commandConnection(redisUrl, { lazyConnect: true, offlineQueue: true });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    const [, policy] = (await redis.config('GET', 'maxmemory-policy')) as [string, string];
-    if (policy !== 'noeviction') {
-      throw new InvalidInputError(
-        `Redis at ${redisUrl.replace(/\/\/[^@]*@/, '//')} has maxmemory-policy ${policy}: Hearth's job queues need noeviction (an evicted queue key loses jobs). Run CONFIG SET maxmemory-policy noeviction, or set it in redis.conf`,
-      );
-    }
-  } finally {
-    redis.disconnect();
-  }
-}
 
 export class BullJobQueue implements JobQueue {
   readonly kind = 'bullmq' as const;
@@ -99,6 +78,7 @@ export class BullJobQueue implements JobQueue {
   readonly #o: BullJobQueueOptions;
   /** Records; fails fast while Redis is down so callers get 503 rather than wait. */
   readonly #redis: Redis;
+  readonly #index: JobIndex;
   readonly #queues = new Map<string, Queue>();
   readonly #workers = new Map<string, Worker>();
   readonly #webhooks: Queue | undefined;
@@ -115,6 +95,7 @@ export class BullJobQueue implements JobQueue {
     this.#o = options;
     this.#redis = commandConnection(options.redisUrl);
     this.#redis.on('error', () => undefined);
+    this.#index = new JobIndex(this.#redis, { ...options, key: (id) => this.#key(id) });
     this.#counter = setInterval(() => void this.#count(), 2000).unref();
     this.#reconciler = setInterval(
       () => void this.#reconcile().catch(() => undefined),
@@ -159,11 +140,6 @@ export class BullJobQueue implements JobQueue {
 
   #key(id: string): string {
     return `${this.#o.prefix}job:${id}`;
-  }
-
-  /** Job ids by creation time: every job's, and each submitter's own (what a listing reads). */
-  #index(owner?: string): string {
-    return owner ? `${this.#o.prefix}jobs:by-time:${owner}` : `${this.#o.prefix}jobs:by-time`;
   }
 
   /** Adds a webhook try to its job's record, keeping the record's expiry. */
@@ -217,7 +193,7 @@ export class BullJobQueue implements JobQueue {
       const existing = await this.get(id);
       if (existing) return { record: sameRequest(existing, request), existing: true };
     }
-    await this.#indexRecord(record).catch(redisDown);
+    await this.#index.add(record).catch(redisDown);
     const data: JobData = {
       function: request.function,
       ...(request.version === undefined ? {} : { version: request.version }),
@@ -262,49 +238,8 @@ export class BullJobQueue implements JobQueue {
     return record;
   }
 
-  /** Indexes a new job by time (and drops index entries older than any record can be). */
-  async #indexRecord(record: JobRecord): Promise<void> {
-    const expired = record.createdAt - this.#o.resultTtlS * 1000;
-    const tx = this.#redis.multi();
-    for (const key of [this.#index(), ...(record.owner ? [this.#index(record.owner)] : [])]) {
-      tx.zadd(key, record.createdAt, record.id).zremrangebyscore(key, '-inf', expired);
-      tx.pexpire(key, this.#o.resultTtlS * 1000);
-    }
-    await tx.exec();
-  }
-
-  async list(query: JobQuery): Promise<JobPage> {
-    const index = this.#index(query.owner);
-    const found: JobRecord[] = [];
-    let cursor = query.before;
-    for (let scanned = 0; ; ) {
-      const flat = await this.#redis
-        .zrevrangebyscore(index, cursor ? cursor.at : '+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, LIST_PAGE)
-        .catch(redisDown);
-      const entries: { id: string; createdAt: number }[] = [];
-      for (let i = 0; i < flat.length; i += 2) entries.push({ id: flat[i]!, createdAt: Number(flat[i + 1]) });
-      const fresh = entries.filter((e) => afterCursor(e, cursor));
-      if (fresh.length > 0) {
-        const raw = await this.#redis.mget(...fresh.map((e) => this.#key(e.id))).catch(redisDown);
-        const gone = fresh.filter((_, i) => raw[i] === null).map((e) => e.id);
-        if (gone.length > 0) await this.#redis.zrem(index, ...gone).catch(() => undefined);
-        for (const r of raw) {
-          const record = r === null ? undefined : decodeRecord(r);
-          if (record && matches(record, query)) found.push(record);
-        }
-      }
-      scanned += entries.length;
-      found.sort(newestFirst);
-      if (found.length > query.limit) {
-        const last = found[query.limit - 1]!;
-        return { records: found.slice(0, query.limit), next: { at: last.createdAt, id: last.id } };
-      }
-      const last = entries.at(-1);
-      if (entries.length < LIST_PAGE || !last) return { records: found };
-      cursor = { at: last.createdAt, id: last.id };
-      // A listing reads a bounded part of the index; the caller goes on from where it stopped.
-      if (scanned >= LIST_SCAN) return { records: found, next: cursor };
-    }
+  list(query: JobQuery): Promise<JobPage> {
+    return this.#index.list(query);
   }
 
   async close(): Promise<void> {
@@ -417,8 +352,4 @@ export class BullJobQueue implements JobQueue {
       throw error;
     }
   }
-}
-
-function redisDown(error: unknown): never {
-  throw new UnavailableError(`the job store (Redis) is unavailable: ${(error as Error).message}`, { cause: error });
 }

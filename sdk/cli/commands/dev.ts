@@ -14,7 +14,7 @@ import type { CliContext } from '../context.js';
 function hearthHome(): string | undefined {
   const here = import.meta.url.endsWith('.ts') ? fileURLToPath(new URL('../../..', import.meta.url)) : undefined;
   const home = process.env.HEARTH_HOME ?? here;
-  return home && existsSync(join(home, 'platform', 'dev-main.ts')) ? home : undefined;
+  return home && existsSync(join(home, 'platform', 'entry', 'dev-main.ts')) ? home : undefined;
 }
 
 /** `hearth dev` */
@@ -42,7 +42,7 @@ export function register(program: Command, { integer }: CliContext): void {
         [
           '--import',
           'tsx',
-          join(home, 'platform', 'dev-main.ts'),
+          join(home, 'platform', 'entry', 'dev-main.ts'),
           resolve(folder ?? '.'),
           ...(o.port === undefined ? [] : ['--port', String(o.port)]),
           ...(o.host === undefined ? [] : ['--host', o.host]),

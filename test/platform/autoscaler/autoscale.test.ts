@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { PoolSummary } from '../../../platform/functions/index.js';
-import type { HearthNode } from '../../../platform/node.js';
+import type { HearthNode } from '../../../platform/node/index.js';
 import { threads } from '../../../runtime/index.js';
 import { modelPath } from '../../helpers/fixtures.js';
 import { postFunction, testNode, upload } from '../../helpers/node.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { HearthNode } from '../../../platform/node.js';
+import type { HearthNode } from '../../../platform/node/index.js';
 import { modelPath } from '../../helpers/fixtures.js';
 import type { InferenceClient } from '../../helpers/grpc.js';
 import { grpcCall, inferenceClient } from '../../helpers/grpc.js';

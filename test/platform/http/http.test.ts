@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { HearthNode } from '../../../platform/node.js';
+import type { HearthNode } from '../../../platform/node/index.js';
 import { modelPath } from '../../helpers/fixtures.js';
 import { dropKeys, hookBundle, postFunction, testNode, uniquePrefix, upload } from '../../helpers/node.js';
 import { pythonForwardMany } from '../../helpers/reference.js';

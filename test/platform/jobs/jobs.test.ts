@@ -2,27 +2,21 @@
  * Async invocations: 202 + job id, status until succeeded with the result python3-torch computes,
  * idempotency keys that outlive the queue's own retention, bad input failed at once without retry,
  * webhooks signed as Standard Webhooks say (checked here with an HMAC computed independently) and
- * retried — in process (embedded) and on BullMQ with a real Redis. And a Redis that may evict keys
- * is refused at start.
+ * retried — in process (embedded) and on BullMQ with a real Redis. The BullMQ adapter's own cases
+ * (its reconciler, a Redis that may evict keys): ./bull-queue.test.ts.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { Queue, UnrecoverableError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
-
-import { BullJobQueue, DEFAULT_JOB_OPTIONS, encodeRecord, newRecord } from '../../../platform/jobs/index.js';
-import type { HearthNode } from '../../../platform/node.js';
-import { bullConnection } from '../../../platform/redis/index.js';
+import type { HearthNode } from '../../../platform/node/index.js';
 import { modelPath } from '../../helpers/fixtures.js';
+import type { JobView } from '../../helpers/jobs.js';
+import { receiver } from '../../helpers/jobs.js';
 import { dropKeys, postFunction, testNode, uniquePrefix, upload } from '../../helpers/node.js';
 import { maxAbsDiff } from '../../helpers/random.js';
-import { startRedis } from '../../helpers/redis.js';
 import { pythonForwardMany } from '../../helpers/reference.js';
 import { waitFor } from '../../helpers/wait.js';
 import { SLOW_SPEC, SMALL_SPEC, SMALL_X } from '../../helpers/specs.js';
@@ -37,49 +31,6 @@ const X = SMALL_X;
 const reference = pythonForwardMany(modelPath('small'), [
   [{ dtype: 'FP32', shape: [2, 4], data: Float32Array.from(X.flat()) }],
 ])[0]!.outputs[0]!.data as Float32Array;
-
-interface JobView {
-  id: string;
-  status: string;
-  attempts: number;
-  function?: string;
-  createdAt?: string;
-  result?: { json?: { outputs: { y: number[][] } }; contentType: string };
-  error?: { code: string };
-  webhook?: string;
-  deliveries?: { ok: boolean; status?: number; error?: string }[];
-}
-
-/** A webhook receiver on loopback that fails the first `failFirst` deliveries with 500. */
-async function receiver(failFirst = 0): Promise<{
-  url: string;
-  received: { headers: Record<string, string>; body: string }[];
-  tries: number;
-  close(): Promise<void>;
-}> {
-  const state = { received: [] as { headers: Record<string, string>; body: string }[], tries: 0 };
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => {
-      body += c.toString();
-    });
-    req.on('end', () => {
-      state.tries++;
-      if (state.tries <= failFirst) return res.writeHead(500).end();
-      state.received.push({ headers: req.headers as Record<string, string>, body });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    received: state.received,
-    get tries() {
-      return state.tries;
-    },
-    close: () => new Promise((r) => server.close(() => r())),
-  };
-}
 
 function suite(
   label: string,
@@ -338,80 +289,3 @@ suite(
     await dropKeys(prefix);
   },
 );
-
-describe('the BullMQ reconciler', () => {
-  it('settles a job the queue failed by itself (no processor ran its catch) and sends its webhook, unasked', async () => {
-    const reconcilePrefix = uniquePrefix();
-    const redisUrl = 'redis://127.0.0.1:6379';
-    const hook = await receiver();
-    const fn = 'reconciled';
-    const id = `stalled-${Date.now()}`;
-    // As a job whose nodes all died mid-run looks: its record says running, BullMQ has failed it.
-    const records = new Redis(redisUrl);
-    const record = {
-      ...newRecord(id, { function: fn, body: new Uint8Array(), contentType: 'x', webhook: hook.url }),
-      status: 'running' as const,
-      attempts: 3,
-    };
-    await records.set(`${reconcilePrefix}job:${id}`, encodeRecord(record), 'EX', 600);
-    const connection = bullConnection(redisUrl, reconcilePrefix);
-    const queue = new Queue(`fn.${fn}`, connection);
-    await queue.add('invoke', { function: fn, body: '', contentType: 'x' }, { jobId: id, attempts: 1 });
-    const foreign = new Worker(
-      `fn.${fn}`,
-      async () => {
-        throw new UnrecoverableError('job stalled more than allowable limit');
-      },
-      connection,
-    );
-    await waitFor(
-      'BullMQ to fail the job',
-      () => queue.getJobState(id),
-      (s) => s === 'failed',
-      { intervalMs: 50 },
-    );
-    await foreign.close();
-    const jobs = new BullJobQueue(async () => ({ body: new Uint8Array(), contentType: 'x', version: 1 }), {
-      ...DEFAULT_JOB_OPTIONS,
-      redisUrl,
-      prefix: reconcilePrefix,
-      lockMs: 1000,
-      concurrency: 1,
-      nodeId: 'test',
-      webhookSecret: SECRET,
-      webhooks: { allowHosts: ['127.0.0.1'] },
-    });
-    try {
-      jobs.serve(fn);
-      // Nobody reads the job: the reconciler settles it on its own, and its webhook goes.
-      await waitFor(
-        'the webhook',
-        () => hook.received.length,
-        (n) => n > 0,
-        { intervalMs: 50 },
-      );
-      const message = JSON.parse(hook.received[0]!.body) as { type: string; data: JobView };
-      expect(message.type).toBe('invocation.failed');
-      expect(message.data).toMatchObject({ id, status: 'failed', error: { code: 'UNAVAILABLE' } });
-      const stored = JSON.parse((await records.get(`${reconcilePrefix}job:${id}`))!) as { status: string };
-      expect(stored.status).toBe('failed');
-    } finally {
-      await jobs.close();
-      await queue.close();
-      records.disconnect();
-      await hook.close();
-      await dropKeys(reconcilePrefix);
-    }
-  });
-});
-
-describe('cluster mode start-up', () => {
-  it('refuses a Redis whose maxmemory-policy is not noeviction', async () => {
-    const redis = await startRedis(['--appendonly', 'no', '--maxmemory-policy', 'allkeys-lru']);
-    try {
-      await expect(testNode(join(dir, 'evicting'), { REDIS_URL: redis.url })).rejects.toThrow(/noeviction/);
-    } finally {
-      await redis.stop();
-    }
-  });
-});

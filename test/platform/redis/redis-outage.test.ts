@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { HearthNode } from '../../../platform/node.js';
+import type { HearthNode } from '../../../platform/node/index.js';
 import { modelPath } from '../../helpers/fixtures.js';
 import { postFunction, testNode, upload } from '../../helpers/node.js';
 import type { TestRedis } from '../../helpers/redis.js';

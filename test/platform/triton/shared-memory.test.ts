@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { HearthNode } from '../../../platform/node.js';
+import type { HearthNode } from '../../../platform/node/index.js';
 import { Hearth } from '../../../sdk/client.js';
 import { deployFolder } from '../../../sdk/cli/deploy.js';
 import { TRITON_REPO } from '../../helpers/fixtures.js';

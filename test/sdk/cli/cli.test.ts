@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import type { HearthNode } from '../../../platform/node.js';
+import type { HearthNode } from '../../../platform/node/index.js';
 import { cliIn } from '../../helpers/cli.js';
 import { HEARTH_CLI, PYTHON, REPO_ROOT, TRITON_REPO } from '../../helpers/fixtures.js';
 import { dropKeys, testNode, uniquePrefix } from '../../helpers/node.js';

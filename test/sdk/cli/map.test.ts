@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { HearthNode } from '../../../platform/node.js';
+import type { HearthNode } from '../../../platform/node/index.js';
 import { Hearth } from '../../../sdk/client.js';
 import { HEARTH_CLI, modelPath } from '../../helpers/fixtures.js';
 import { deployFixture, testNode } from '../../helpers/node.js';

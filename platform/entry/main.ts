@@ -1,7 +1,7 @@
 /** `npm start`: a Hearth node configured from the environment; SIGTERM or SIGINT drains it. */
-import { loadConfig } from './config.js';
-import { createLogger } from './log.js';
-import { startNode } from './node.js';
+import { loadConfig } from '../config/index.js';
+import { createLogger } from '../log/index.js';
+import { startNode } from '../node/index.js';
 
 /** A bad setting or a failed start: one line naming it, and exit 1 (no stack trace). */
 const fatal = (error: unknown): never => {

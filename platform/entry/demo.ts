@@ -5,10 +5,10 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { devices, loadModel, setIntraOpThreads } from '../runtime/index.js';
-import type { Tensor } from '../sdk/index.js';
+import { devices, loadModel, setIntraOpThreads } from '../../runtime/index.js';
+import type { Tensor } from '../../sdk/index.js';
 
-const DEFAULT_MODEL = join(fileURLToPath(new URL('..', import.meta.url)), '.fixtures', 'models', 'resnet50.pt');
+const DEFAULT_MODEL = join(fileURLToPath(new URL('../..', import.meta.url)), '.fixtures', 'models', 'resnet50.pt');
 
 /** A 224×224 RGB gradient, normalised with ImageNet's mean and std, in NCHW. */
 function syntheticImage(): Tensor<'FP32'> {

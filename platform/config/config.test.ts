@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { loadConfig } from './config.js';
+import { loadConfig } from './index.js';
 
 describe('configuration', () => {
   it('reads the secrets key as hex or base64, from the variable or a file, and refuses anything else', () => {

@@ -11,16 +11,8 @@ import type { Server as HttpsServer, ServerOptions } from 'node:https';
 
 import * as grpc from '@grpc/grpc-js';
 
-import { InvalidInputError } from '../sdk/errors.js';
-
-export interface TlsFiles {
-  certFile: string;
-  keyFile: string;
-  /** Client certificates are required and checked against this CA (mutual TLS). */
-  clientCaFile?: string;
-  /** How often the files are looked at for a renewal (default 2 s). */
-  reloadMs?: number;
-}
+import { InvalidInputError } from '../../sdk/errors.js';
+import type { TlsFiles } from '../config/index.js';
 
 const read = (file: string, what: string): Buffer => {
   try {

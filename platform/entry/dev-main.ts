@@ -5,7 +5,7 @@
  * deploys again when a file in the folder changes — hook.ts rebundled, model.pt reloaded — as
  * `cog predict` and `bentoml serve --reload` do. State lives in a temporary data dir, removed on exit.
  *
- *   node --import tsx platform/dev-main.ts <folder> [--port N] [--host H] [--no-typecheck]
+ *   node --import tsx platform/entry/dev-main.ts <folder> [--port N] [--host H] [--no-typecheck]
  *
  * Prints one JSON line `{"msg":"hearth dev ready",...}` first for programs, then text for people.
  */
@@ -16,11 +16,11 @@ import { join, relative, resolve } from 'node:path';
 
 import chokidar from 'chokidar';
 
-import { Hearth } from '../sdk/client.js';
-import { logLine } from '../sdk/cli/commands/logs.js';
-import { deployFolder } from '../sdk/cli/deploy.js';
-import { loadConfig } from './config.js';
-import { startNode } from './node.js';
+import { Hearth } from '../../sdk/client.js';
+import { logLine } from '../../sdk/cli/commands/logs.js';
+import { deployFolder } from '../../sdk/cli/deploy.js';
+import { loadConfig } from '../config/index.js';
+import { startNode } from '../node/index.js';
 
 /** Files whose change means nothing to the function (editors' swap files, the folder's own packages). */
 const IGNORED = /(^|\/)(node_modules|\.git|\.hearth[^/]*)(\/|$)|(~|\.swp|\.swx|\.tmp|\.DS_Store)$/;

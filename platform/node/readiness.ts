@@ -8,7 +8,7 @@
  * first, its deadline passes, its caller goes, or the node is still starting after HOLD_MS. A
  * stopping node refuses at once (a draining node's callers should go to another).
  */
-import { CancelledError, DeadlineExceededError, UnavailableError } from '../sdk/errors.js';
+import { CancelledError, DeadlineExceededError, UnavailableError } from '../../sdk/errors.js';
 
 /** The longest a request is held for a starting node (its functions with minInstances warming). */
 export const HOLD_MS = 120_000;

@@ -11,7 +11,7 @@ import { afterAll, expect, it } from 'vitest';
 
 import { DEFAULT_JOB_OPTIONS } from '../jobs.js';
 import type { Invoker } from '../jobs.js';
-import { MemoryJobQueue } from './memory-job-queue.js';
+import { FsJobQueue } from './fs-job-queue.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-job-folder-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -31,7 +31,7 @@ async function written(folder: string, id: string, check: (r: { attempts: number
 
 it('runs an unfinished job again on each opening, and fails it once the node died on it `attempts` times', async () => {
   const folder = join(dir, 'poison');
-  const first = new MemoryJobQueue(hangs, { ...DEFAULT_JOB_OPTIONS, dir: folder });
+  const first = new FsJobQueue(hangs, { ...DEFAULT_JOB_OPTIONS, dir: folder });
   const { record } = await first.submit(request);
   // One file, on disk before submit returned.
   expect(await readdir(folder)).toEqual([`${record.id}.job`]);
@@ -42,14 +42,14 @@ it('runs an unfinished job again on each opening, and fails it once the node die
   };
   for (const tries of [2, 3]) {
     seen = [];
-    const again = new MemoryJobQueue(recording, { ...DEFAULT_JOB_OPTIONS, dir: folder });
+    const again = new FsJobQueue(recording, { ...DEFAULT_JOB_OPTIONS, dir: folder });
     expect(await again.get(record.id)).toMatchObject({ status: 'running', attempts: tries });
     expect(seen).toEqual([{ body: '{"x": 1}', contentType: 'application/json' }]);
     await written(folder, record.id, (r) => r.attempts === tries - 1);
   }
   // The third death: its three attempts are spent.
   seen = [];
-  const last = new MemoryJobQueue(recording, { ...DEFAULT_JOB_OPTIONS, dir: folder });
+  const last = new FsJobQueue(recording, { ...DEFAULT_JOB_OPTIONS, dir: folder });
   expect(await last.get(record.id)).toMatchObject({
     status: 'failed',
     error: { code: 'UNAVAILABLE', error: expect.stringMatching(/the node stopped while this job ran, 3 times/) },
@@ -58,7 +58,7 @@ it('runs an unfinished job again on each opening, and fails it once the node die
   await written(folder, record.id, (r) => r.status === 'failed');
   expect(await readdir(folder)).toEqual([`${record.id}.json`]);
   // And it stays failed.
-  expect(await new MemoryJobQueue(recording, { ...DEFAULT_JOB_OPTIONS, dir: folder }).get(record.id)).toMatchObject({
+  expect(await new FsJobQueue(recording, { ...DEFAULT_JOB_OPTIONS, dir: folder }).get(record.id)).toMatchObject({
     status: 'failed',
   });
 });
@@ -70,11 +70,11 @@ it('reads a finished job back with its result, its accepted file gone', async ()
     contentType: 'application/json',
     version: 1,
   });
-  const queue = new MemoryJobQueue(answers, { ...DEFAULT_JOB_OPTIONS, dir: folder });
+  const queue = new FsJobQueue(answers, { ...DEFAULT_JOB_OPTIONS, dir: folder });
   const { record } = await queue.submit(request);
   await queue.close();
   expect(await readdir(folder)).toEqual([`${record.id}.json`]);
-  const reopened = await new MemoryJobQueue(hangs, { ...DEFAULT_JOB_OPTIONS, dir: folder }).get(record.id);
+  const reopened = await new FsJobQueue(hangs, { ...DEFAULT_JOB_OPTIONS, dir: folder }).get(record.id);
   expect(reopened).toMatchObject({ status: 'succeeded', attempts: 1 });
   expect(new TextDecoder().decode(reopened!.result!.body)).toBe('{"y": 2}');
 });

@@ -1,23 +1,22 @@
 /**
- * Async invocations in one process (the embedded default): the same API as BullMQ's adapter,
- * with jobs and their records in memory. A job runs at once (the pool's own queue batches and
- * bounds it); transient failures are retried with exponential backoff, each try with its own copy
- * of the body (a try hands its body to a hook thread, which takes it).
+ * Async invocations in one process (the embedded default), kept in the data dir: the same API as
+ * BullMQ's adapter. A job runs at once (the pool's own queue batches and bounds it); transient
+ * failures are retried with exponential backoff, each try with its own copy of the body (a try hands
+ * its body to a hook thread, which takes it).
  *
  * Memory is bounded: finished records expire on a timer after resultTtlS, and all of them together
  * are capped at `maxRecordBytes` (the least recently read go first).
  *
- * With `dir` (the node's data dir: `jobs/`), nothing acknowledged is lost to a restart, as in the
- * Redis mode: a job's record and body are written there in one file, flushed to the disk, before
- * submit returns (before the 202); its record again when a try fails and when it finishes (the
- * result with it, the accepted file then removed), and a record that expires or is evicted is
- * removed. A job found unfinished counts a try for the node that stopped on it: one that takes the
- * node down each time is failed once its attempts are spent. A queue opened on the folder lists what
- * it holds and runs again the jobs that had not finished (queued or running when the node stopped).
- * What the folder costs: bench:jobs.
+ * With `dir` (the node's data dir: `jobs/`; without it, in tests, records are kept in memory only),
+ * nothing acknowledged is lost to a restart, as in the Redis mode: a job's record and body are
+ * written there in one file (./job-files.ts), flushed to the disk, before submit returns (before the
+ * 202); its record again when a try fails and when it finishes (the result with it, the accepted file
+ * then removed), and a record that expires or is evicted is removed. A job found unfinished counts a
+ * try for the node that stopped on it: one that takes the node down each time is failed once its
+ * attempts are spent. A queue opened on the folder lists what it holds and runs again the jobs that
+ * had not finished (queued or running when the node stopped). What the folder costs: bench:jobs.
  */
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { LRUCache } from 'lru-cache';
@@ -27,7 +26,6 @@ import type { Invoker, JobOptions, JobPage, JobQuery, JobQueue, JobRecord, JobRe
 import {
   afterCursor,
   checkSubmission,
-  decodeRecord,
   encodeRecord,
   errorBody,
   isTransient,
@@ -40,9 +38,11 @@ import {
   withDelivery,
 } from '../jobs.js';
 import { deliverRecorded, webhookMessage } from '../webhook.js';
+import type { StoredJob } from './job-files.js';
+import { acceptedBytes, acceptedFile, jobIds, readJob, recordFile, writeAtomic } from './job-files.js';
 import type { ErrorLog } from '../../caller-error.js';
 
-export interface MemoryJobQueueOptions extends JobOptions {
+export interface FsJobQueueOptions extends JobOptions {
   webhookSecret?: string;
   log?: ErrorLog & { info?(o: object, msg?: string): void };
   /** Finished records kept, in bytes of their bodies and results (default 256 MiB). */
@@ -51,34 +51,15 @@ export interface MemoryJobQueueOptions extends JobOptions {
   dir?: string;
 }
 
-/**
- * A job's files: until it finishes, `ID.job` — the record as accepted (one JSON line) and then the
- * body's bytes, written once — and from its first change of state `ID.json`, the record as it is now
- * (JSON, a result's body as base64).
- */
-const recordFile = (dir: string, id: string) => join(dir, `${id}.json`);
-const acceptedFile = (dir: string, id: string) => join(dir, `${id}.job`);
-/** Job ids are UUIDs or `idem-` and hex (jobId): only such names are read back as jobs. */
-const JOB_FILE =
-  /^((?:idem-[0-9a-f]{32})|(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))\.(?:json|job)$/;
-const NEWLINE = 0x0a;
-
-/** `data` in place of `path` whole or not at all (a temporary file renamed over it). */
-async function writeAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  const tmp = `${path}.tmp`;
-  await writeFile(tmp, data, { mode: 0o600 });
-  await rename(tmp, path);
-}
-
 /** What a finished record costs beyond its result's bytes. */
 const RECORD_OVERHEAD = 1024;
 
 const WEBHOOK_TRIES = 5;
 
-export class MemoryJobQueue implements JobQueue {
-  readonly kind = 'memory' as const;
+export class FsJobQueue implements JobQueue {
+  readonly kind = 'fs' as const;
   readonly #invoke: Invoker;
-  readonly #o: MemoryJobQueueOptions;
+  readonly #o: FsJobQueueOptions;
   /** Jobs queued or running (at most what was accepted and not finished). */
   readonly #active = new Map<string, JobRecord>();
   /** Finished jobs, until their TTL or the byte cap. */
@@ -93,7 +74,7 @@ export class MemoryJobQueue implements JobQueue {
   readonly #restored: Promise<void>;
   #closed = false;
 
-  constructor(invoke: Invoker, options: MemoryJobQueueOptions) {
+  constructor(invoke: Invoker, options: FsJobQueueOptions) {
     this.#invoke = invoke;
     this.#o = options;
     this.#done = new LRUCache<string, JobRecord>({
@@ -132,7 +113,7 @@ export class MemoryJobQueue implements JobQueue {
       // at its state as accepted — queued — and run again, as a stalled BullMQ job is.
       try {
         const header = encodeRecord({ ...record, contentType: request.contentType } as JobRecord);
-        const file = Buffer.concat([Buffer.from(`${header}\n`), request.body]);
+        const file = acceptedBytes(header, request.body);
         await this.#persist(id, () => writeFile(acceptedFile(dir, id), file, { mode: 0o600, flush: true }));
       } catch (error) {
         this.#active.delete(id);
@@ -213,85 +194,72 @@ export class MemoryJobQueue implements JobQueue {
    */
   async #restore(dir: string): Promise<void> {
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const ids = new Set((await readdir(dir)).flatMap((n) => JOB_FILE.exec(n)?.[1] ?? []));
-    const ttlMs = this.#o.resultTtlS * 1000;
-    for (const id of ids) {
-      const accepted = await readFile(acceptedFile(dir, id)).catch(() => undefined);
-      const split = accepted?.indexOf(NEWLINE) ?? -1;
-      let record: (JobRecord & { contentType?: string }) | undefined;
-      for (const text of [
-        () => readFile(recordFile(dir, id), 'utf8'),
-        async () => (accepted && split > 0 ? accepted.subarray(0, split).toString('utf8') : undefined),
-      ]) {
-        const found = await text().catch(() => undefined);
-        if (found === undefined) continue;
-        try {
-          record = decodeRecord(found);
-          break;
-        } catch (error) {
-          this.#o.log?.warn(
-            { job: id, dir, reason: (error as Error).message },
-            'an unreadable job record is left as it is',
-          );
-        }
-      }
-      if (record?.id !== id) continue;
-      if (record.status === 'succeeded' || record.status === 'failed') {
-        const left = ttlMs - (Date.now() - (record.finishedAt ?? record.createdAt));
-        if (left <= 0) await rm(recordFile(dir, id), { force: true });
-        else this.#done.set(id, record, { ttl: left });
-        if (accepted) await rm(acceptedFile(dir, id), { force: true });
-        continue;
-      }
-      const body = accepted && split > 0 ? accepted.subarray(split + 1) : undefined;
-      if (!body) {
-        record.status = 'failed';
-        record.error = {
-          error: 'the job was accepted but its body was not kept across the restart',
-          code: 'UNAVAILABLE',
-        };
-        record.finishedAt = Date.now();
-        this.#done.set(id, record);
-        this.#save(record);
-        continue;
-      }
-      // A record written in place may lack what the accepted one has: its content type.
-      const acceptedType = () => {
-        try {
-          return (decodeRecord(accepted!.subarray(0, split).toString('utf8')) as { contentType?: string }).contentType;
-        } catch {
-          return undefined;
-        }
-      };
-      const { contentType = acceptedType() ?? 'application/octet-stream', ...rest } = record;
-      // It may have been running when the node stopped: that try counts (a job that takes the node
-      // down each time runs out of attempts).
-      const queued: JobRecord = { ...rest, status: 'queued', attempts: rest.attempts + 1 };
-      if (queued.attempts >= this.#o.attempts) {
-        queued.status = 'failed';
-        queued.error = {
-          error: `the node stopped while this job ran, ${queued.attempts} times (its attempts): it is not run again`,
-          code: 'UNAVAILABLE',
-        };
-        queued.finishedAt = Date.now();
-        this.#done.set(id, queued);
-        this.#save(queued);
-        await rm(acceptedFile(dir, id), { force: true });
-        continue;
-      }
-      this.#save(queued, contentType);
-      this.#active.set(id, queued);
-      this.#o.log?.info?.({ job: id, function: record.function }, 'a job accepted before the restart runs again');
-      this.#start(queued, {
-        function: record.function,
-        ...(record.version === undefined ? {} : { version: record.version }),
-        body: new Uint8Array(body),
-        contentType,
-        ...(record.webhook ? { webhook: record.webhook } : {}),
-        ...(record.owner ? { owner: record.owner } : {}),
-        ...(record.requestId ? { requestId: record.requestId } : {}),
-      });
+    for (const id of await jobIds(dir)) {
+      const job = await readJob(dir, id, (error) =>
+        this.#o.log?.warn({ job: id, dir, reason: error.message }, 'an unreadable job record is left as it is'),
+      );
+      if (!job) continue;
+      const { record } = job;
+      if (record.status === 'succeeded' || record.status === 'failed') await this.#keepFinished(dir, job);
+      else if (!job.body) this.#failUnkept(record);
+      else await this.#runAgain(dir, job, job.body);
     }
+  }
+
+  /** A finished job read back: listed until its TTL, counted from when it finished. */
+  async #keepFinished(dir: string, { record, accepted }: StoredJob): Promise<void> {
+    const id = record.id;
+    const left = this.#o.resultTtlS * 1000 - (Date.now() - (record.finishedAt ?? record.createdAt));
+    if (left <= 0) await rm(recordFile(dir, id), { force: true });
+    else this.#done.set(id, record, { ttl: left });
+    if (accepted) await rm(acceptedFile(dir, id), { force: true });
+  }
+
+  /** An unfinished job whose body is gone: it fails, saying so. */
+  #failUnkept(record: JobRecord): void {
+    record.status = 'failed';
+    record.error = {
+      error: 'the job was accepted but its body was not kept across the restart',
+      code: 'UNAVAILABLE',
+    };
+    record.finishedAt = Date.now();
+    this.#done.set(record.id, record);
+    this.#save(record);
+  }
+
+  /** An unfinished job read back: queued and run again, unless the node died on it `attempts` times. */
+  async #runAgain(dir: string, job: StoredJob, body: Uint8Array): Promise<void> {
+    const { record } = job;
+    const id = record.id;
+    // A record written in place may lack what the accepted one has: its content type.
+    const { contentType = job.acceptedType() ?? 'application/octet-stream', ...rest } = record;
+    // It may have been running when the node stopped: that try counts (a job that takes the node
+    // down each time runs out of attempts).
+    const queued: JobRecord = { ...rest, status: 'queued', attempts: rest.attempts + 1 };
+    if (queued.attempts >= this.#o.attempts) {
+      queued.status = 'failed';
+      queued.error = {
+        error: `the node stopped while this job ran, ${queued.attempts} times (its attempts): it is not run again`,
+        code: 'UNAVAILABLE',
+      };
+      queued.finishedAt = Date.now();
+      this.#done.set(id, queued);
+      this.#save(queued);
+      await rm(acceptedFile(dir, id), { force: true });
+      return;
+    }
+    this.#save(queued, contentType);
+    this.#active.set(id, queued);
+    this.#o.log?.info?.({ job: id, function: record.function }, 'a job accepted before the restart runs again');
+    this.#start(queued, {
+      function: record.function,
+      ...(record.version === undefined ? {} : { version: record.version }),
+      body: new Uint8Array(body),
+      contentType,
+      ...(record.webhook ? { webhook: record.webhook } : {}),
+      ...(record.owner ? { owner: record.owner } : {}),
+      ...(record.requestId ? { requestId: record.requestId } : {}),
+    });
   }
 
   #live(id: string): JobRecord | undefined {

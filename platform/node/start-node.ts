@@ -1,0 +1,119 @@
+/**
+ * The composition root of a Hearth node: configuration → stores, services, servers, then ready. The
+ * ports it listens on (0 picks a free one) are logged as one JSON line, `hearth listening`.
+ */
+import type { Config } from '../config/index.js';
+import type { FunctionService } from '../functions/index.js';
+import type { JobQueue } from '../jobs/index.js';
+import { createLogger } from '../log/index.js';
+import { createFront } from './front.js';
+import { closer, drainer } from './lifecycle.js';
+import { Readiness } from './readiness.js';
+import { listenGrpc, listenHttp, listenMetrics } from './servers.js';
+import { createServices } from './services.js';
+import { openStores } from './stores.js';
+import type { Stores } from './stores.js';
+import { resumeCanaries, startClusterSweep } from './sweeps.js';
+import { tlsServerOptions } from './tls.js';
+import { warmUp } from './warm-up.js';
+import type { WarmedAtStart } from './warm-up.js';
+
+export const VERSION = '0.1.0';
+
+export interface HearthNode {
+  config: Config;
+  service: FunctionService;
+  jobs: JobQueue;
+  httpUrl: string;
+  /** host:port of the gRPC service. */
+  grpcAddress: string;
+  metricsUrl: string;
+  /** Readiness 503, in-flight requests finish, then everything closes. */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The `hearth listening` line: the node, its ports, what it warmed and how it is set up. */
+function listening(
+  config: Config,
+  stores: Stores,
+  warmed: WarmedAtStart,
+  ports: { http: number; grpc: number; metrics: number },
+): object {
+  return {
+    node: stores.nodeId,
+    warmAtStart: warmed.warm,
+    ...(warmed.failed.length ? { failedAtStart: warmed.failed } : {}),
+    ...ports,
+    intraOpThreads: config.intraOpThreads,
+    isolation: config.isolation,
+    host: config.host,
+    tls: config.tls ? (config.tls.clientCaFile ? 'mutual' : 'on') : 'off',
+    registry: stores.registry.kind,
+    artifacts: stores.artifacts.kind,
+    dataDir: config.dataDir,
+  };
+}
+
+export async function startNode(config: Config): Promise<HearthNode> {
+  const root = createLogger({ level: config.logLevel });
+  // The node's own lines (start, drain, TLS, cluster sweeps) and each component's.
+  const log = root.child({ component: 'node' });
+  const logOf = (component: string) => root.child({ component });
+  const stores = await openStores(config, log, logOf);
+  const { registry, artifacts, cluster, runners } = stores;
+  const { service, metrics, jobs } = createServices(config, stores, logOf);
+  const serving = startClusterSweep(registry, jobs, service, log);
+  const tlsOptions = config.tls ? tlsServerOptions(config.tls) : undefined;
+  const metricsServer = await listenMetrics(config, metrics, tlsOptions);
+  const readiness = new Readiness();
+  const { kserve, inflight, handle } = createFront(config, {
+    service,
+    jobs,
+    artifacts,
+    secrets: stores.secrets.store,
+    metrics,
+    readiness,
+    version: VERSION,
+    log: logOf('http'),
+  });
+  const http = await listenHttp(config, handle, tlsOptions, metricsServer.server, log);
+  const grpc = await listenGrpc(config, service, kserve, logOf('grpc'));
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const scheme = config.tls ? 'https' : 'http';
+  const httpUrl = `${scheme}://${host}:${http.port}`;
+  cluster?.start(() => service.pools(), httpUrl);
+  const warmed = await warmUp(config, service, runners, stores.spareUp, log);
+  readiness.serve();
+  resumeCanaries(service, log);
+  log.info(
+    listening(config, stores, warmed, { http: http.port, grpc: grpc.port, metrics: metricsServer.port }),
+    'hearth listening',
+  );
+  const running = {
+    readiness,
+    stopReload: http.stopReload,
+    serving,
+    jobs,
+    cluster,
+    server: http.server,
+    inflight,
+    grpcServer: grpc.server,
+    metricsServer: metricsServer.server,
+    service,
+    secrets: stores.secrets,
+    kserve,
+    runners,
+  };
+  const close = closer(running);
+  return {
+    config,
+    service,
+    jobs,
+    httpUrl,
+    grpcAddress: `${host}:${grpc.port}`,
+    metricsUrl: `${scheme}://${host}:${metricsServer.port}/metrics`,
+    drain: drainer(running, config.drainTimeoutMs, close, log),
+    close,
+  };
+}
