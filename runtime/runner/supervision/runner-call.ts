@@ -3,12 +3,11 @@
  * flags, its reply back as `read` makes of it. A request whose deadline has passed is not sent; a
  * caller that goes away (its signal aborts) is answered at once and the runner told to cancel.
  */
-import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, DeadlineExceededError } from '../../sdk/errors.js';
-import type { CallOptions } from '../pool/index.js';
-import type { OutBlob } from './channel.js';
-import type { CallFields, Request, Succeeded } from './protocol.js';
-import { packCall, unpackError } from './protocol.js';
+import type { HearthError } from '../../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError } from '../../../sdk/errors.js';
+import type { CallOptions } from '../../pool/index.js';
+import type { CallFields, OutBlob, Request, Succeeded } from '../wire/index.js';
+import { packCall, unpackError } from '../wire/index.js';
 import type { RunnerProcess } from './runner-process.js';
 
 /** The two calls a request makes: through the hooks, or tensors straight to the model. */

@@ -3,7 +3,7 @@
  * wait for a process to boot (Node, the bundled runner, LibTorch).
  *
  * The sandbox of a runner, in layers (each would hold without the others):
- * - the kernel's jail (runtime/runner/jail.ts, hearth-jail): its own namespaces, uid, Landlock
+ * - the kernel's jail (runtime/runner/walls/jail.ts, hearth-jail): its own namespaces, uid, Landlock
  *   ruleset, seccomp filter and memory/pids cgroup — what binds the model, which is native code;
  * - an environment with nothing of the node's but the math libraries' and devices' settings
  *   (PASSED_ENV): PATH, HOME (its own directory), where the addon and the hook worker are;
@@ -20,18 +20,16 @@ import { setPriority, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { UnavailableError } from '../../sdk/errors.js';
-import { createArena, DEFAULT_ADDON_PATH } from '../engine/index.js';
-import { bundleEntry, hookWorkerFile } from '../hooks/index.js';
-import { DEFAULT_ARENA_MB } from './arena.js';
-import type { RunnerCgroup } from './cgroups.js';
-import { RunnerCgroups } from './cgroups.js';
-import type { JailLayers, SandboxMode } from './jail.js';
-import { describeLayers, jailArguments, jailPath, missingLayers } from './jail.js';
+import { UnavailableError } from '../../../sdk/errors.js';
+import { createArena, DEFAULT_ADDON_PATH } from '../../engine/index.js';
+import { bundleEntry, hookWorkerFile } from '../../hooks/index.js';
+import { DEFAULT_ARENA_MB } from '../wire/index.js';
+import type { JailLayers, RunnerCgroup, SandboxMode } from '../walls/index.js';
+import { describeLayers, jailArguments, jailPath, missingLayers, RunnerCgroups } from '../walls/index.js';
 import { RunnerProcess } from './runner-process.js';
 
-const RUNNER_ENTRY = fileURLToPath(new URL('./runner-main.ts', import.meta.url));
-const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
+const RUNNER_ENTRY = fileURLToPath(new URL('../runner-main.ts', import.meta.url));
+const NODE_MODULES = fileURLToPath(new URL('../../../node_modules', import.meta.url));
 
 export interface RunnerHostOptions {
   /**
@@ -46,7 +44,7 @@ export interface RunnerHostOptions {
    * node's). Absent: the node's own user.
    */
   users?: { firstUid: number; gid: number };
-  /** The kernel's jail around each runner (runtime/runner/jail.ts; default `auto`). */
+  /** The kernel's jail around each runner (runtime/runner/walls/jail.ts; default `auto`). */
   sandbox?: SandboxMode;
   /** Size of a jailed runner's private /tmp, and of its /dev/shm (default 64 MiB each). */
   tmpBytes?: number;
@@ -54,7 +52,7 @@ export interface RunnerHostOptions {
   permissions?: boolean;
   /** LibTorch intra-op threads in each runner. */
   intraOpThreads?: number;
-  /** Bytes of each runner's shared-memory arena (./arena.ts; default DEFAULT_ARENA_MB MiB; 0: none). */
+  /** Bytes of each runner's shared-memory arena (../wire/arena.ts; default DEFAULT_ARENA_MB MiB; 0: none). */
   arenaBytes?: number;
   /** Hears, once, why an arena could not be made (runners then take every blob on the socket). */
   onArenaFailed?: (why: string) => void;

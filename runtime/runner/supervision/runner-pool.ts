@@ -11,19 +11,15 @@
  * runner that stays up for a minute resets the count. Each exit is an event with its signal or exit
  * code and the runner's last log lines.
  */
-import type { HearthError } from '../../sdk/errors.js';
-import { InferenceError, toHearthError, UnavailableError } from '../../sdk/errors.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
-import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import type { RawRequest } from '../hooks/index.js';
-import { addCounters, countFailure, newCounters, observe, PoolLifecycle } from '../pool/index.js';
-import type { ColdStart, CallOptions, InvokeResponse, PoolCounters, PoolStats, ServingPool } from '../pool/index.js';
-import { arenaCapBytes } from './arena.js';
-import type { OutBlob } from './channel.js';
-import type { Target } from './gather.js';
-import { Gatherer } from './gather.js';
-import type { CallFields, Snapshot, Succeeded } from './protocol.js';
-import { packTensors, unpackError, unpackTensors } from './protocol.js';
+import type { HearthError } from '../../../sdk/errors.js';
+import { InferenceError, toHearthError, UnavailableError } from '../../../sdk/errors.js';
+import type { TensorsByName } from '../../../sdk/tensor.js';
+import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
+import type { RawRequest } from '../../hooks/index.js';
+import { addCounters, countFailure, newCounters, observe, PoolLifecycle } from '../../pool/index.js';
+import type { ColdStart, CallOptions, InvokeResponse, PoolCounters, PoolStats, ServingPool } from '../../pool/index.js';
+import { arenaCapBytes, Gatherer, packTensors, unpackError, unpackTensors } from '../wire/index.js';
+import type { CallFields, OutBlob, Snapshot, Succeeded, Target } from '../wire/index.js';
 import type { RunnerHost } from './runner-host.js';
 import type { RunnerExit, RunnerMessage, RunnerProcess } from './runner-process.js';
 import { describeExit } from './runner-process.js';
@@ -61,7 +57,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
   /**
    * Whether #snapshot already holds everything asked of the runner: no call in flight and none
    * answered, no instance added or removed, since it came. An idle pool's refresh() then asks
-   * nothing (the runner sends a changed snapshot by itself: runner-main.ts).
+   * nothing (the runner sends a changed snapshot by itself: ../child/serve.ts).
    */
   #fresh = false;
   /** Counters of runners that ended, and of requests the node itself failed. */
@@ -270,7 +266,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
     );
   }
 
-  /** Raw tensors: gathered with the others of this turn into one call (./gather.ts), or alone. */
+  /** Raw tensors: gathered with the others of this turn into one call (../wire/gather.ts), or alone. */
   infer(tensors: TensorsByName, options: CallOptions = {}): Promise<TensorsByName> {
     return this.#call(options, (runner) => {
       const target = this.#target(runner);
