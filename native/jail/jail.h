@@ -5,12 +5,13 @@
 // (and the threads it starts later), and unshare(CLONE_NEWUSER) refuses a multithreaded process.
 // Node starts its threads before any JavaScript runs, so no addon call could apply them.
 //
-// What it does is told by its arguments (the policy lives in runtime/runner/jail.ts); each layer
+// What it does is told by its arguments (the policy lives in runtime/runner/walls/jail.ts); each layer
 // it applies, or could not, is reported to the node in one channel frame before the program runs.
 #pragma once
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,54 @@ struct Report {
   bool cgroup = false;
   std::vector<std::string> notes;  // why a layer is missing
 };
+
+// Who the runner is: its uid and gid outside (the host's), and inside its user namespace.
+struct Ids {
+  uid_t hostUid;
+  gid_t hostGid;
+  uid_t insideUid;
+  gid_t insideGid;
+};
+
+// The exit status of a jail that could not be set up as asked.
+constexpr int kSetupFailed = 125;
+
+// The parts, a file each: main.cc runs them in order.
+
+// common.cc: how the jail fails, and how it writes a kernel file.
+std::string Errno(const std::string& what);
+[[noreturn]] void Die(const std::string& message);
+bool WriteFile(const std::string& path, const std::string& text);
+
+// options.cc: the arguments the node gives, read (a bad one is fatal).
+Options Parse(int argc, char** argv);
+
+// ids.cc: the runner's uid and gid (a root node's locked from its range), their maps into its user
+// namespace (empty, or why they could not be written), and its capabilities (all permitted, or none).
+Ids PickIds(const Options& o, bool root, Report& r);
+std::string MapIds(pid_t pid, const Ids& ids, bool root);
+void SetCapabilities(bool effective);
+
+// mounts.cc: inside its new mount namespace, its private /tmp, /dev/shm and /proc.
+void SetUpMounts(const Options& o, Report& r);
+
+// report.cc: what was applied, sent as one frame of the node's channel.
+void SendReport(int fd, const Report& r);
+
+// supervise.cc: the process that stays outside. It starts the child (in new namespaces where it
+// can: `pid` 0 in the child), then releases it (its id maps and cgroups written), and ends as it ends.
+struct Started {
+  long pid = -1;
+  bool ns = false;      // new namespaces
+  bool userns = false;  // a user namespace among them
+};
+Started StartChild(const Options& o, bool root, Report& r);
+[[noreturn]] void Supervise(const Options& o, const Ids& ids, const Started& child, bool root, const int go[2],
+                            const int err[2]);
+
+// child.cc: the child, once released: its uid, mounts and capabilities, Landlock and seccomp, the
+// report, then exec of the program. A failure is written to `err` (its parent says it) and exits.
+[[noreturn]] void Child(const Options& o, Report r, const Ids& ids, bool ns, bool userns, int go, int err);
 
 // Landlock (landlock.cc): the ABI the kernel offers (0: none), and the ruleset applied to this
 // thread and its future threads. Returns the ABI applied, or 0 with `why` set.

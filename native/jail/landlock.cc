@@ -72,8 +72,6 @@ int CreateRuleset(const RulesetAttr* attr, size_t size, uint32_t flags) {
   return static_cast<int>(syscall(__NR_landlock_create_ruleset, attr, size, flags));
 }
 
-std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
-
 }  // namespace
 
 int LandlockAbi() {

@@ -127,7 +127,7 @@ export function createArena(bytes: number): { fd: number; buffer: ArrayBuffer } 
   return arena;
 }
 
-/** The arena this process inherited as `fd`, mapped (a runner's: runtime/runner/arena.ts). */
+/** The arena this process inherited as `fd`, mapped (a runner's: runtime/runner/wire/arena.ts). */
 export function mapArena(fd: number): ArrayBuffer {
   const map = native().arenaMap;
   if (!map) throw new Error('this addon has no arenas (rebuild it: npm run build:native)');

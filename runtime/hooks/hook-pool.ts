@@ -5,7 +5,8 @@
  * Isolation: threads get an empty environment (no platform secrets) and a heap limit. A task past
  * its deadline is aborted, which terminates its thread; piscina starts a replacement. A thread that
  * exhausts its heap dies the same way. Either way only that request fails, with a HookError naming
- * the hook and the phase.
+ * the hook and the phase. The threads and a task's run on them: hook-threads.ts; here, the requests'
+ * path to them (pre in groups, post by batch, inline calls).
  *
  * Inline (runner processes only): the hook is loaded on the calling thread too, and a call made
  * while the pool holds no other request runs there, in the same isolate sandbox under the same
@@ -14,20 +15,12 @@
  */
 import { availableParallelism } from 'node:os';
 
-import { Piscina } from 'piscina';
-
 import type { HearthError } from '../../sdk/errors.js';
-import {
-  CancelledError,
-  DeadlineExceededError,
-  HookError,
-  InvalidInputError,
-  QueueFullError,
-} from '../../sdk/errors.js';
+import { CancelledError, HookError, InvalidInputError, QueueFullError } from '../../sdk/errors.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import { hookWorkerFile } from './bundle.js';
-import { watchHookTime } from './hook-clock.js';
+import type { HookCallOptions } from './hook-threads.js';
+import { HookThreads } from './hook-threads.js';
 import { createHookRunner } from './worker.js';
 import type { TaskOutcome } from './worker.js';
 import type {
@@ -68,14 +61,6 @@ export interface HookPoolOptions {
   webAssembly?: boolean;
 }
 
-export interface HookCallOptions {
-  /** Absolute deadline, performance.now() milliseconds. */
-  deadline?: number;
-  signal?: AbortSignal;
-  /** The pool holds no other request: run on the calling thread, if the hook pool runs inline. */
-  inline?: boolean;
-}
-
 export type PostOutcome = { ok: true; body: Uint8Array; contentType: string } | { ok: false; error: HearthError };
 
 interface PreWaiter {
@@ -84,9 +69,6 @@ interface PreWaiter {
   resolve(value: { tensors: TensorsByName; body: Uint8Array }): void;
   reject(error: HearthError): void;
 }
-
-/** Longest a hook's setup may run, whatever its per-call limit. */
-const SETUP_LIMIT_MS = 60_000;
 
 /** Requests per pre task at most. */
 const MAX_PRE_GROUP = 64;
@@ -101,7 +83,7 @@ export function preGroupSize(queued: number, free: number): number {
 
 export class HookPool {
   readonly name: string;
-  readonly #piscina: Piscina;
+  readonly #threads: HookThreads;
   readonly #timeoutMs: number;
   readonly #maxThreads: number;
   readonly #preQueue: PreWaiter[] = [];
@@ -112,14 +94,14 @@ export class HookPool {
   #inlineCalls = 0;
 
   private constructor(
-    piscina: Piscina,
+    threads: HookThreads,
     name: string,
     timeoutMs: number,
     maxThreads: number,
     inline: ((task: HookTask) => Promise<TaskOutcome>) | undefined,
     sandboxed: boolean,
   ) {
-    this.#piscina = piscina;
+    this.#threads = threads;
     this.name = name;
     this.#timeoutMs = timeoutMs;
     this.#maxThreads = maxThreads;
@@ -147,30 +129,24 @@ export class HookPool {
       webAssembly: options.webAssembly ?? false,
     };
     const threads = options.threads ?? Math.max(1, availableParallelism());
-    const piscina = new Piscina({
-      filename: await hookWorkerFile(),
-      workerData,
-      minThreads: 1,
-      maxThreads: threads,
-      // Threads grow with load. Sandboxed ones stay once started: a runner whose idle thread piscina
-      // ended with its isolate aborted (isolated-vm's "IsolateEnvironment::GetCurrent" assertion),
-      // seen in bench:ceiling ~60 s after a pool's second thread started.
-      idleTimeout: options.sandbox ? Number.POSITIVE_INFINITY : 60_000,
-      env: {},
-      execArgv: [],
-      resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb ?? 256, maxYoungGenerationSizeMb: 32 },
+    const sandboxed = Boolean(options.sandbox && options.bundlePath);
+    const hookThreads = await HookThreads.start(workerData, {
+      threads,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      sandbox: options.sandbox ?? false,
+      sandboxed,
+      maxHeapMb: options.maxHeapMb ?? 256,
     });
     const inline = options.inline && options.sandbox ? createHookRunner(workerData) : undefined;
-    const sandboxed = Boolean(options.sandbox && options.bundlePath);
-    const pool = new HookPool(piscina, name, options.timeoutMs ?? 10_000, threads, inline, sandboxed);
+    const pool = new HookPool(hookThreads, name, options.timeoutMs ?? 10_000, threads, inline, sandboxed);
     pool.#maxQueue = options.maxQueue ?? pool.#maxQueue;
     try {
-      const result = (await pool.#run({ op: 'setup' }, 'setup', {})) as SetupResult;
+      const result = (await hookThreads.run({ op: 'setup' }, 'setup', {})) as SetupResult;
       if (!result.ok) throw pool.#failure(result);
       const here = inline && ((await inline({ op: 'setup' })).value as SetupResult);
       if (here && !here.ok) throw pool.#failure(here);
     } catch (error) {
-      await piscina.destroy();
+      await hookThreads.close();
       throw error;
     }
     return pool;
@@ -224,7 +200,7 @@ export class HookPool {
     const transfer = group.length === 1 ? [group[0]!.request.body.buffer] : [];
     let result: PreResult;
     try {
-      result = (await this.#run(
+      result = (await this.#threads.run(
         { op: 'pre', requests: group.map((w) => w.request) },
         'pre',
         {
@@ -268,7 +244,7 @@ export class HookPool {
     } else {
       const buffers = new Set<ArrayBufferLike>();
       for (const item of items) for (const t of Object.values(item.outputs)) buffers.add(t.data.buffer);
-      result = (await this.#run({ op: 'post', items }, 'post', options, [...buffers])) as PostResult;
+      result = (await this.#threads.run({ op: 'post', items }, 'post', options, [...buffers])) as PostResult;
     }
     if (!result.ok) throw this.#failure(result);
     return result.items.map((r) => (r.ok ? r : { ok: false, error: this.#failure(r) }));
@@ -297,16 +273,16 @@ export class HookPool {
   }
 
   get threads(): number {
-    return this.#piscina.threads.length;
+    return this.#threads.threads;
   }
 
   /** Tasks queued for a free hook thread. */
   get queueSize(): number {
-    return this.#piscina.queueSize;
+    return this.#threads.queueSize;
   }
 
   async close(): Promise<void> {
-    await this.#piscina.destroy();
+    await this.#threads.close();
   }
 
   #failure(f: HookFailure): HearthError {
@@ -316,98 +292,5 @@ export class HookPool {
     // The first line is what the caller is told; the frames after it go to the function's log.
     const frames = f.stack ? `\n${f.stack}` : '';
     return new HookError(`hook ${this.name} failed in ${f.phase}: ${why}${frames}`, { reason: f.phase });
-  }
-
-  async #run(
-    task: HookTask,
-    phase: HookFailure['phase'],
-    options: HookCallOptions,
-    transfer: ArrayBufferLike[] = [],
-  ): Promise<unknown> {
-    const now = performance.now();
-    // Setup (loading the hook, a vocabulary, a label list) runs once and may take longer than a call.
-    const limit = phase === 'setup' ? Math.max(this.#timeoutMs, SETUP_LIMIT_MS) : this.#timeoutMs;
-    if (options.deadline !== undefined && options.deadline <= now)
-      throw new DeadlineExceededError(`the request's deadline passed before the hook's ${phase} ran`);
-    const transferList = [...new Set(transfer)].filter(
-      (b): b is ArrayBuffer => b instanceof ArrayBuffer && b.byteLength > 0,
-    );
-    if (this.#sandboxed) return this.#runToEnd(task, phase, options, transferList);
-    // Two clocks: the request's deadline runs from now; the hook's limit runs from when its code
-    // starts on the thread (hook-clock.ts). Either one past ends the task, and with it the thread.
-    const abort = new AbortController();
-    let passed: 'deadline' | 'limit' | undefined;
-    const end = (why: 'deadline' | 'limit') => () => {
-      passed ??= why;
-      abort.abort();
-    };
-    const deadline = options.deadline === undefined ? undefined : setTimeout(end('deadline'), options.deadline - now);
-    const progress = new Int32Array(new SharedArrayBuffer(4));
-    const stopClock = watchHookTime(progress, limit, SETUP_LIMIT_MS, end('limit'));
-    const signal = options.signal ? AbortSignal.any([options.signal, abort.signal]) : abort.signal;
-    try {
-      return await this.#piscina.run({ ...task, progress }, { signal, transferList });
-    } catch (error) {
-      if (options.signal?.aborted) throw error;
-      if (passed === 'deadline')
-        throw new DeadlineExceededError(
-          `the request's deadline passed while the hook's ${phase} ran; its thread was replaced`,
-          { cause: error },
-        );
-      if (passed === 'limit')
-        throw new HookError(`hook ${this.name} failed in ${phase}: ran past its ${limit} ms limit and was terminated`, {
-          cause: error,
-          reason: phase,
-        });
-      throw this.#threadFailure(error, phase);
-    } finally {
-      clearTimeout(deadline);
-      stopClock();
-    }
-  }
-
-  /**
-   * A sandboxed hook's task, run to its end: its thread is never ended from here, because
-   * isolated-vm aborts the whole process when a thread dies inside an isolate (seen: a group of
-   * pre calls past the limit, in bench:ceiling). The isolate stops each call at the hook's limit
-   * itself; a deadline or a cancellation answers the caller at once, and the thread finishes.
-   */
-  async #runToEnd(
-    task: HookTask,
-    phase: HookFailure['phase'],
-    options: HookCallOptions,
-    transferList: ArrayBuffer[],
-  ): Promise<unknown> {
-    const work = this.#piscina.run(task, { transferList }).catch((error: unknown) => {
-      throw this.#threadFailure(error, phase);
-    });
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const early = new Promise<never>((_, reject) => {
-      if (options.deadline !== undefined)
-        timer = setTimeout(
-          () => reject(new DeadlineExceededError(`the request's deadline passed while the hook's ${phase} ran`)),
-          options.deadline - performance.now(),
-        );
-      onAbort = () => reject(new CancelledError(`the request was cancelled while the hook's ${phase} ran`));
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-    });
-    try {
-      return await Promise.race([work, early]);
-    } finally {
-      clearTimeout(timer);
-      if (onAbort) options.signal?.removeEventListener('abort', onAbort);
-      work.catch(() => undefined);
-    }
-  }
-
-  /** A thread that failed: out of memory, or crashed. */
-  #threadFailure(error: unknown, phase: HookFailure['phase']): HearthError {
-    const code = (error as { code?: string }).code;
-    const why =
-      code === 'ERR_WORKER_OUT_OF_MEMORY'
-        ? 'ran out of memory; its thread was replaced'
-        : `its thread failed: ${(error as Error).message}`;
-    return new HookError(`hook ${this.name} failed in ${phase}: ${why}`, { cause: error, reason: phase });
   }
 }

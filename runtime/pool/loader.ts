@@ -43,6 +43,15 @@ export interface Loaded {
   instanceBytes: number;
 }
 
+/** The model and hook a pool loads: from its `artifacts` option, else `model` and `hookBundle`. */
+export function poolArtifacts(options: PoolOptions): Promise<PoolArtifacts> {
+  const { artifacts, model, hookBundle } = options;
+  if (artifacts) return artifacts();
+  if (model === undefined)
+    return Promise.reject(new ModelLoadError(`function ${options.spec.name}: the pool was given no model`));
+  return Promise.resolve({ model, hookBundle });
+}
+
 export async function loadVersion(r: LoadRequest): Promise<Loaded> {
   const { spec } = r;
   const fetchStarted = performance.now();

@@ -10,42 +10,29 @@
  * start; every change is an event with a timestamp. Requests may arrive while the pool is cold or
  * loading: they wait in the queue until an instance is warm (up to their deadline).
  *
- * Instances on one device share the model's weights (Model.share()).
+ * Instances on one device share the model's weights (Model.share()); what they share besides —
+ * device, binding, cold start, capacity — is the model's state (model-state.ts).
  */
-import { availableParallelism } from 'node:os';
-
 import type { HearthError } from '../../sdk/errors.js';
-import { InvalidInputError, ModelLoadError, toHearthError, UnavailableError } from '../../sdk/errors.js';
+import { InvalidInputError, toHearthError, UnavailableError } from '../../sdk/errors.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import type { BatchEntry, Clock } from '../batcher/index.js';
 import { DynamicBatcher, systemClock } from '../batcher/index.js';
 import type { Model } from '../engine/index.js';
-import { cudaMemory, setIntraOpThreads } from '../engine/index.js';
 import type { HookPool, RawRequest } from '../hooks/index.js';
 import { batchSignature, checkTensors } from '../tensors/index.js';
 import { countForward, countOutcome, newCounters, observe, RecentLatencies } from './stats.js';
-import type { IoBinding } from './io-binding.js';
-import { gpuCap, placeDevice, room, roomUnderCap } from './capacity.js';
+import { lentThreads } from './capacity.js';
 import { PoolLifecycle } from './lifecycle.js';
-import { loadVersion } from './loader.js';
+import { poolArtifacts } from './loader.js';
+import { ModelState } from './model-state.js';
 import type { Pending } from './pending.js';
 import { answerBatch, settleable } from './pending.js';
-import type {
-  ColdStart,
-  CallOptions,
-  InvokeResponse,
-  PoolArtifacts,
-  PoolOptions,
-  PoolStats,
-  ServingPool,
-} from './types.js';
+import type { CallOptions, InvokeResponse, PoolOptions, PoolStats, ServingPool } from './types.js';
 import { Instances } from './instances.js';
 import { SequenceLanes } from './sequences.js';
 
 const US = 1000;
-/** The cores this process may use: what a lone forward is lent (#lentThreads). */
-const CORES = Math.max(1, availableParallelism());
-
 export class Pool extends PoolLifecycle implements ServingPool {
   readonly #options: PoolOptions;
   readonly #clock: Clock;
@@ -60,18 +47,12 @@ export class Pool extends PoolLifecycle implements ServingPool {
   #inPre = 0;
   #inPost = 0;
   #starting: Promise<void> | undefined;
-  #device = 'cpu';
-  #coldStart: ColdStart | undefined;
+  /** What the instances share: device, binding, cold start, capacity. */
+  readonly #model: ModelState;
   /** performance.now() of the last request that arrived. */
   #lastRequestAt = performance.now();
   /** When the first request that found the pool cold arrived, until it runs. */
   #coldWaitFrom: number | undefined;
-  /** Device memory one more instance is estimated to take (measured at the first load). */
-  #instanceBytes = 0;
-  /** instances.gpuMemory in bytes on this pool's device, when capped. */
-  #gpuCap: number | undefined;
-  /** How the spec's tensors bind to forward()'s arguments and outputs (known once the model loads). */
-  #binding: IoBinding | undefined;
   /** Stateful models (spec.sequence): sequences placed on instances, batches per instance. */
   readonly #sequences: SequenceLanes | undefined;
 
@@ -79,6 +60,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
     super(options.spec, options.version);
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
+    this.#model = new ModelState(this.spec);
     this.#batcher = new DynamicBatcher<Pending>(
       { ...this.spec.batching, maxBatchSize: this.spec.maxBatchSize },
       (batch) => void this.#run(batch),
@@ -95,13 +77,13 @@ export class Pool extends PoolLifecycle implements ServingPool {
         { ...this.spec, sequence },
         this.#clock,
         this.#instances,
-        () => this.#binding!,
+        () => this.#model.binding,
         this.#counters,
       );
   }
 
   get device(): string {
-    return this.#device;
+    return this.#model.device;
   }
 
   /** Loads the model and the hook, then `count` instances (spec.instances.count by default). */
@@ -113,38 +95,32 @@ export class Pool extends PoolLifecycle implements ServingPool {
   async #start(count: number): Promise<void> {
     this.setState('loading');
     try {
-      const { spec } = this;
-      if (spec.instances.threads > 0) setIntraOpThreads(spec.instances.threads);
-      this.#device = placeDevice(spec.instances.device);
-      this.#gpuCap = gpuCap(spec, this.#device, this.#options.ownProcess === true);
-      const loaded = await loadVersion({
-        spec,
-        version: this.version,
-        device: this.#device,
-        artifacts: () => this.#artifacts(),
-        hooks: this.#options.hooks,
-        warmupRuns: this.#options.warmupRuns,
-        waiting: () => this.#pending + (this.#options.waitingOutside ?? 0) > 0,
-        loading: (delta) => {
-          this.#loading += delta;
+      const first = await this.#model.load(
+        {
+          version: this.version,
+          artifacts: () => poolArtifacts(this.#options),
+          hooks: this.#options.hooks,
+          warmupRuns: this.#options.warmupRuns,
+          waiting: () => this.#pending + (this.#options.waitingOutside ?? 0) > 0,
+          loading: (delta) => {
+            this.#loading += delta;
+          },
+          hooksReady: (hooks) => {
+            this.#hooks = hooks;
+          },
         },
-        hooksReady: (hooks) => {
-          this.#hooks = hooks;
-        },
-      });
-      this.#binding = loaded.binding;
-      this.#instanceBytes = loaded.instanceBytes;
-      this.#coldStart = loaded.coldStart;
-      this.#addLoaded(loaded.first);
-      for (let i = 1; i < count; i++) this.#addLoaded(loaded.first.share());
+        this.#options.ownProcess === true,
+      );
+      this.#addLoaded(first);
+      for (let i = 1; i < count; i++) this.#addLoaded(first.share());
       this.setState('warm');
-      const c = this.#coldStart;
+      const c = this.#model.coldStart!;
       this.event(
         'cold-start',
         'warm',
         `fetch ${c.fetch.toFixed(3)} s (${c.source ?? 'local'}), load ${c.load.toFixed(3)} s, warm-up ${c.warmup.toFixed(3)} s`,
       );
-      this.emit('cold-start', this.#coldStart);
+      this.emit('cold-start', c);
     } catch (error) {
       const reason = toHearthError(error);
       this.event('load-failed', 'failed', reason.message);
@@ -157,15 +133,6 @@ export class Pool extends PoolLifecycle implements ServingPool {
       await this.#hooks?.close();
       throw reason;
     }
-  }
-
-  /** The model and hook to load: from the `artifacts` option, else `model` and `hookBundle`. */
-  #artifacts(): Promise<PoolArtifacts> {
-    const { artifacts, model, hookBundle } = this.#options;
-    if (artifacts) return artifacts();
-    if (model === undefined)
-      return Promise.reject(new ModelLoadError(`function ${this.spec.name}: the pool was given no model`));
-    return Promise.resolve({ model, hookBundle });
   }
 
   /** Requests queued while `arrive` runs are batched in one decision, after it (DynamicBatcher.gather). */
@@ -183,15 +150,9 @@ export class Pool extends PoolLifecycle implements ServingPool {
     this.#addLoaded(source.share());
   }
 
-  /**
-   * How many more instances the device can hold now: what its free memory takes, keeping a tenth
-   * spare, and on CPU no more than the engine's lanes (cores ÷ intra-op threads): an instance past
-   * those only shares a lane, splitting batches without adding compute.
-   */
+  /** How many more instances the device can hold now (ModelState.room). */
   room(): number {
-    const fits = room(this.#device, this.#instanceBytes, this.#instances.total);
-    if (this.#gpuCap === undefined) return fits;
-    return Math.min(fits, roomUnderCap(this.#device, this.#gpuCap, this.#instanceBytes));
+    return this.#model.room(this.#instances.total);
   }
 
   /** performance.now() the last request arrived at this pool or was answered. */
@@ -211,7 +172,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
 
   #addLoaded(instance: Model): void {
     this.#instances.add(instance);
-    this.event('instance-added', this.state, `${this.#instances.total} instance(s) on ${this.#device}`);
+    this.event('instance-added', this.state, `${this.#instances.total} instance(s) on ${this.#model.device}`);
     if (this.#sequences) this.#sequences.addLane();
     else this.#batcher.addInstance();
   }
@@ -268,7 +229,11 @@ export class Pool extends PoolLifecycle implements ServingPool {
   async #track<T>(options: CallOptions, body: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
     this.#lastRequestAt = t0;
-    if ((this.state === 'cold' || this.state === 'loading') && this.#coldWaitFrom === undefined && !this.#coldStart)
+    if (
+      (this.state === 'cold' || this.state === 'loading') &&
+      this.#coldWaitFrom === undefined &&
+      !this.#model.coldStart
+    )
       this.#coldWaitFrom = t0;
     this.#pending++;
     let failure: HearthError | undefined;
@@ -310,19 +275,6 @@ export class Pool extends PoolLifecycle implements ServingPool {
     );
   }
 
-  /**
-   * A lone request's forward on a CPU pool that holds nothing else takes every core; under load it
-   * runs on the configured intra-op threads (cores - 1 by default, the rest kept for HTTP, hooks and
-   * batching). Measured on the MLP behind a JSON hook (2 cores): c=1 82-92 → 102-109 req/s, the
-   * forward 7.4-8.1 → 5.7-5.9 ms, where 2 threads for every forward cost c=64 a third (555 → 368).
-   * A function that sets its threads (INTRA_OP_THREAD_COUNT) keeps them.
-   */
-  #lentThreads(requests: number): number | undefined {
-    if (requests !== 1 || this.#pending !== 1 || this.spec.instances.threads > 0 || this.#device !== 'cpu')
-      return undefined;
-    return CORES;
-  }
-
   async #run(batch: BatchEntry<Pending>[]): Promise<void> {
     const instance = this.#instances.takeIdle();
     this.#coldWaitOver();
@@ -337,11 +289,11 @@ export class Pool extends PoolLifecycle implements ServingPool {
     try {
       outputs = await this.#instances.run(
         instance,
-        this.#binding!,
+        this.#model.binding,
         batch.map((e) => e.payload.tensors),
         [],
         batch.map((e) => e.rows),
-        this.#lentThreads(batch.length),
+        lentThreads(this.spec, this.#model.device, batch.length, this.#pending),
       );
     } catch (error) {
       outputs = toHearthError(error);
@@ -374,10 +326,11 @@ export class Pool extends PoolLifecycle implements ServingPool {
 
   /** The first request that found the pool cold now runs: its wait is the cold start's queue phase. */
   #coldWaitOver(): void {
-    if (this.#coldWaitFrom === undefined || !this.#coldStart) return;
+    const coldStart = this.#model.coldStart;
+    if (this.#coldWaitFrom === undefined || !coldStart) return;
     const queue = (performance.now() - this.#coldWaitFrom) / 1000;
     this.#coldWaitFrom = undefined;
-    this.#coldStart.queue = queue;
+    coldStart.queue = queue;
     this.event('cold-start', this.state, `the first request waited ${queue.toFixed(3)} s for its forward`);
     this.emit('cold-start-queue', queue);
   }
@@ -425,21 +378,9 @@ export class Pool extends PoolLifecycle implements ServingPool {
       queueDepth: this.#batcher.queueDepth + (this.#sequences?.queueDepth ?? 0),
       pending: this.#pending,
       hookThreads: this.#hooks?.threads ?? 0,
-      ...(this.#coldStart ? { coldStart: this.#coldStart } : {}),
+      ...(this.#model.coldStart ? { coldStart: this.#model.coldStart } : {}),
       ...(latency ? { latency } : {}),
-      ...this.#gpuMemory(),
-    };
-  }
-
-  /** On CUDA: what the caching allocator holds on the pool's device, and the pool's cap. */
-  #gpuMemory(): { gpuMemory?: PoolStats['gpuMemory'] } {
-    const held = cudaMemory(this.#device);
-    if (!held && this.#gpuCap === undefined) return {};
-    return {
-      gpuMemory: {
-        ...(held ?? { allocatedBytes: 0, reservedBytes: 0 }),
-        ...(this.#gpuCap === undefined ? {} : { capBytes: this.#gpuCap }),
-      },
+      ...this.#model.gpuMemory(),
     };
   }
 }

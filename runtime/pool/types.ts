@@ -58,7 +58,7 @@ export interface CallOptions {
   sequence?: SequenceFlags;
   /**
    * How many callers' requests this one call carries, their rows one after another (a node's
-   * gathered requests: runtime/runner/gather.ts); 1 by default. The statistics count it as that many.
+   * gathered requests: runtime/runner/wire/gather.ts); 1 by default. The statistics count it as that many.
    */
   requests?: number;
 }

@@ -1,5 +1,9 @@
-export { DEFAULT_ARENA_MB } from './arena.js';
-export { RunnerHost, groupOf, runnerEntryFile } from './runner-host.js';
-export type { RunnerHostOptions, SandboxReport } from './runner-host.js';
-export { RunnerPool } from './runner-pool.js';
-export type { RunnerCrash, RunnerPoolOptions } from './runner-pool.js';
+/**
+ * Runner processes: a function version served from a process of its own, in the kernel's walls, as
+ * the rest of the runtime and the platform use them. Inside, by concern: supervision/ (the node's
+ * side: start, serve, restart), walls/ (the jail and cgroups), wire/ (the protocol, channel and
+ * arena between the two ends) and child/ (the runner process itself; runner-main.ts is its entry).
+ */
+export { DEFAULT_ARENA_MB } from './wire/index.js';
+export { groupOf, RunnerHost, RunnerPool, runnerEntryFile } from './supervision/index.js';
+export type { RunnerCrash, RunnerHostOptions, RunnerPoolOptions, SandboxReport } from './supervision/index.js';

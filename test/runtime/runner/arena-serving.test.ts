@@ -3,7 +3,7 @@
  * blob on the socket): each of many concurrent requests gets back exactly its own tensor from
  * `zero_vec` (x * 1.0), batched or not — an extent given to two requests, or freed while in use,
  * would answer one with another's rows. The node gathers concurrent requests into calls of many
- * (runtime/runner/gather.ts): each still gets its own rows, and counts as one request.
+ * (runtime/runner/wire/gather.ts): each still gets its own rows, and counts as one request.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -15,8 +15,7 @@ import { promisify } from 'node:util';
 
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 
-import { RunnerCgroups } from '../../../runtime/runner/cgroups.js';
-import { jailPath, runtimeReadable } from '../../../runtime/runner/jail.js';
+import { jailPath, RunnerCgroups, runtimeReadable } from '../../../runtime/runner/walls/index.js';
 
 const run = promisify(execFile);
 const root = process.getuid?.() === 0;

@@ -3,7 +3,7 @@
  * snapshot is not sent again (but every 5 s), and the timer slows to once a second; work from the
  * node (a call, an instance added or removed) brings it back to 250 ms, and a change in the pool by
  * itself (an instance loaded, its state) is sent at once. An idle runner wakes once a second, not
- * four times, and its node reads nothing new — nor asks (runner-pool.ts `refresh`).
+ * four times, and its node reads nothing new — nor asks (supervision/runner-pool.ts `refresh`).
  */
 const SNAPSHOT_MS = 250;
 const IDLE_SNAPSHOT_MS = 1000;

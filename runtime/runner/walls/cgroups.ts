@@ -6,7 +6,7 @@
  * subtree), under the node's own cgroup: `hearth-<node pid>/<runner>`.
  *
  * The node makes and removes the folders; hearth-jail puts the runner in them before it runs
- * (runtime/runner/jail.ts). Folders left by a node that died are removed by the next one to start.
+ * (runtime/runner/walls/jail.ts). Folders left by a node that died are removed by the next one to start.
  */
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -3,35 +3,34 @@
  * wait for a process to boot (Node, the bundled runner, LibTorch).
  *
  * The sandbox of a runner, in layers (each would hold without the others):
- * - the kernel's jail (runtime/runner/jail.ts, hearth-jail): its own namespaces, uid, Landlock
+ * - the kernel's jail (runtime/runner/walls/jail.ts, hearth-jail): its own namespaces, uid, Landlock
  *   ruleset, seccomp filter and memory/pids cgroup — what binds the model, which is native code;
  * - an environment with nothing of the node's but the math libraries' and devices' settings
- *   (PASSED_ENV): PATH, HOME (its own directory), where the addon and the hook worker are;
+ *   (runner-command.ts): PATH, HOME (its own directory), where the addon and the hook worker are;
  * - Node's permission model: it reads only the code it runs (node_modules, the addon) and its own
  *   directory, into which the node links one version's model and hook; it may start worker threads
  *   (hooks) and load the addon; it cannot start processes or write files (JavaScript only);
  * - hooks in V8 isolates (runtime/hooks/sandbox.ts).
  */
-import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
-import { closeSync, existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { chmod, chown, copyFile, link, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { setPriority, tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { UnavailableError } from '../../sdk/errors.js';
-import { createArena, DEFAULT_ADDON_PATH } from '../engine/index.js';
-import { bundleEntry, hookWorkerFile } from '../hooks/index.js';
-import { DEFAULT_ARENA_MB } from './arena.js';
-import type { RunnerCgroup } from './cgroups.js';
-import { RunnerCgroups } from './cgroups.js';
-import type { JailLayers, SandboxMode } from './jail.js';
-import { describeLayers, jailArguments, jailPath, missingLayers } from './jail.js';
+import { UnavailableError } from '../../../sdk/errors.js';
+import { createArena, DEFAULT_ADDON_PATH } from '../../engine/index.js';
+import { bundleEntry, hookWorkerFile } from '../../hooks/index.js';
+import type { RunnerCgroup, SandboxMode } from '../walls/index.js';
+import { DEFAULT_ARENA_MB } from '../wire/index.js';
+import { ParkedRunners } from './parked-runners.js';
+import type { RunnerFiles } from './runner-command.js';
+import { runnerCommand, runnerEnv, spawnRunner } from './runner-command.js';
 import { RunnerProcess } from './runner-process.js';
+import type { SandboxReport } from './sandbox-record.js';
+import { SandboxRecord } from './sandbox-record.js';
 
-const RUNNER_ENTRY = fileURLToPath(new URL('./runner-main.ts', import.meta.url));
-const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
+const RUNNER_ENTRY = fileURLToPath(new URL('../runner-main.ts', import.meta.url));
 
 export interface RunnerHostOptions {
   /**
@@ -46,7 +45,7 @@ export interface RunnerHostOptions {
    * node's). Absent: the node's own user.
    */
   users?: { firstUid: number; gid: number };
-  /** The kernel's jail around each runner (runtime/runner/jail.ts; default `auto`). */
+  /** The kernel's jail around each runner (runtime/runner/walls/jail.ts; default `auto`). */
   sandbox?: SandboxMode;
   /** Size of a jailed runner's private /tmp, and of its /dev/shm (default 64 MiB each). */
   tmpBytes?: number;
@@ -54,7 +53,7 @@ export interface RunnerHostOptions {
   permissions?: boolean;
   /** LibTorch intra-op threads in each runner. */
   intraOpThreads?: number;
-  /** Bytes of each runner's shared-memory arena (./arena.ts; default DEFAULT_ARENA_MB MiB; 0: none). */
+  /** Bytes of each runner's shared-memory arena (../wire/arena.ts; default DEFAULT_ARENA_MB MiB; 0: none). */
   arenaBytes?: number;
   /** Hears, once, why an arena could not be made (runners then take every blob on the socket). */
   onArenaFailed?: (why: string) => void;
@@ -63,14 +62,6 @@ export interface RunnerHostOptions {
   /** Where a runner's output lines go (its function's log). */
   onLine?: (line: string, runner: RunnerProcess) => void;
 }
-
-/**
- * What a runner keeps of the node's environment: how the math libraries and devices are set up,
- * never credentials. BLAS settings matter: without the machine's OPENBLAS_CORETYPE, OpenBLAS
- * picked slower kernels in a runner and its MLP forwards took 1.3× as long as the node's.
- */
-const PASSED_ENV =
-  /^(LD_LIBRARY_PATH|TZ|LANG|LC_[A-Z]+|OPENBLAS_[A-Z0-9_]+|OMP_[A-Z_]+|GOMP_[A-Z_]+|KMP_[A-Z_]+|MKL_[A-Z_]+|MALLOC_[A-Z_]+_?|GLIBC_TUNABLES|HEARTH_MALLOC_TUNING|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|PYTORCH_[A-Z_]+)$/;
 
 let runnerFile: Promise<string> | undefined;
 
@@ -82,10 +73,6 @@ const UID_LOCKS = '/run/hearth/runner-uids';
 
 /** Runner folders' parents are named hearth-runners-<node pid>-…; a started node removes its dead peers'. */
 const ROOT_PREFIX = 'hearth-runners-';
-
-/** How long, and how many, stopped runners wait for their version's next cold start. */
-const PARK_MS = 5 * 60_000;
-const MAX_PARKED = 4;
 
 /**
  * The runner's entry as one ES module (runners start without a TypeScript loader): bundled here on
@@ -108,13 +95,6 @@ export async function groupOf(name: string): Promise<number> {
   throw new Error(`no user "${name}" on this machine (HEARTH_RUNNER_USER)`);
 }
 
-/** What the jail applied to runners: its layers, why any is missing, and a line saying so. */
-export interface SandboxReport {
-  layers: JailLayers;
-  notes: string[];
-  summary: string;
-}
-
 export class RunnerHost {
   readonly #o: RunnerHostOptions;
   #spare: Promise<RunnerProcess> | undefined;
@@ -124,18 +104,13 @@ export class RunnerHost {
   #closed = false;
   #dir: Promise<string> | undefined;
   readonly #live = new Set<RunnerProcess>();
-  #cgroups: Promise<RunnerCgroups | { missing: string }> | undefined;
-  #cgroupsMissing: string | undefined;
+  /** What the jail applied to the runners, and their cgroups. */
+  readonly #record = new SandboxRecord();
   /** Why the last spare failed to start, if it did. */
   spareError: string | undefined;
-  /** The layers the first jailed runner reported, and why any is missing. */
-  #layers: { layers: JailLayers; notes: string[] } | undefined;
-  #reported: (report: SandboxReport) => void = () => undefined;
   /** Resolves with the first jailed runner's report (the spare's, or a cold start's when the spare is late). */
-  readonly reported: Promise<SandboxReport> = new Promise((resolve) => {
-    this.#reported = resolve;
-  });
-  readonly #parked = new Map<string, { runner: RunnerProcess; timer: NodeJS.Timeout }>();
+  readonly reported: Promise<SandboxReport> = this.#record.reported;
+  readonly #parked = new ParkedRunners();
   #arenaFailed = false;
 
   constructor(options: RunnerHostOptions) {
@@ -169,41 +144,16 @@ export class RunnerHost {
    */
   async take(version: string): Promise<RunnerProcess> {
     if (this.#closed) throw new UnavailableError('this node is closing: it starts no runner');
-    const parked = this.#parked.get(version);
-    if (parked) {
-      this.#parked.delete(version);
-      clearTimeout(parked.timer);
-      if (parked.runner.alive) return parked.runner;
-    }
+    const parked = this.#parked.take(version);
+    if (parked) return parked;
     const spare = this.#spare;
     this.#spare = undefined;
     // Wanted now: the spare boots on at full priority.
-    if (this.#booting) this.#renice(this.#booting, 0);
+    if (this.#booting) renice(this.#booting, 0);
     let runner = spare ? await spare.catch(() => undefined) : undefined;
     if (!runner || !runner.alive) runner = await this.#spawn(false);
-    else this.#renice(runner, 0);
+    else renice(runner, 0);
     return runner;
-  }
-
-  /**
-   * Sets the scheduling priority of every thread of a runner (Linux schedules threads: a process's
-   * priority is its threads'). A spare boots at a lower one; only where it can be raised back (root).
-   */
-  #renice(runner: RunnerProcess, priority: number): void {
-    if (process.getuid?.() !== 0 || runner.pid === undefined) return;
-    let threads: string[];
-    try {
-      threads = readdirSync(`/proc/${runner.pid}/task`);
-    } catch {
-      threads = [String(runner.pid)];
-    }
-    for (const tid of threads) {
-      try {
-        setPriority(Number(tid), priority);
-      } catch {
-        // A thread that ended meanwhile.
-      }
-    }
   }
 
   /** Links a version's model and hook into the runner's directory; their paths there. */
@@ -235,86 +185,70 @@ export class RunnerHost {
     }
   }
 
+  /** A new runner process, in its jail where it has one, once it is up (its hello has come). */
   async #spawn(spare: boolean): Promise<RunnerProcess> {
     const [entry, hookWorker] = await Promise.all([runnerEntryFile(), hookWorkerFile()]);
     const n = ++this.#count;
     const mode = this.#o.sandbox ?? 'auto';
-    const jailed = mode !== 'off' && this.#jailFound(mode);
+    const jailed = mode !== 'off' && this.#record.jailFound(mode);
     const user = this.#o.users && { uid: this.#o.users.firstUid + (n % UID_SPAN), gid: this.#o.users.gid };
-    const dir = join(await this.#root(), `r${n}`);
-    await rm(dir, { recursive: true, force: true });
-    await mkdir(dir, { mode: 0o700 });
     // A jailed runner's folder is made its uid's by hearth-jail, which picks the uid.
-    if (user && !jailed && process.getuid?.() === 0) await chown(dir, user.uid, user.gid);
+    const owner = user && !jailed && process.getuid?.() === 0 ? user : undefined;
+    const dir = await this.#runnerDir(n, owner);
     const addon = process.env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH;
-    const env: Record<string, string> = {
-      PATH: '/usr/local/bin:/usr/bin:/bin',
-      HOME: dir,
-      HEARTH_NATIVE_ADDON: addon,
-      HEARTH_HOOK_WORKER: hookWorker,
-    };
-    for (const [name, value] of Object.entries(process.env))
-      if (value !== undefined && PASSED_ENV.test(name)) env[name] = value;
-    if (this.#o.intraOpThreads !== undefined) env.HEARTH_INTRA_OP_THREADS = String(this.#o.intraOpThreads);
-    const permissions =
-      this.#o.permissions === false
-        ? []
-        : [
-            '--experimental-permission',
-            `--allow-fs-read=${NODE_MODULES}/*`,
-            `--allow-fs-read=${addon}`,
-            `--allow-fs-read=${dir}/*`,
-            '--allow-worker',
-            '--allow-addons',
-          ];
-    const node = [...permissions, '--no-warnings', entry];
-    const cgroup = jailed ? await this.#cgroup(`r${n}`, mode) : undefined;
-    const [file, args] = jailed
-      ? [
-          jailPath(),
-          [
-            ...jailArguments({
-              mode,
-              home: dir,
-              hint: n,
-              users: await this.#jailUsers(),
-              read: [NODE_MODULES, addon, ...[entry, hookWorker].map(packagesOf)],
-              cgroupProcs: cgroup?.procs ?? [],
-              tmpBytes: this.#o.tmpBytes ?? 64 * 2 ** 20,
-            }),
-            process.execPath,
-            ...node,
-          ],
-        ]
-      : [process.execPath, node];
+    const files: RunnerFiles = { entry, hookWorker, addon, dir };
+    const env = runnerEnv(files, this.#o.intraOpThreads);
+    const cgroup = jailed ? await this.#record.cgroup(`r${n}`, mode) : undefined;
+    const command = runnerCommand(
+      files,
+      this.#o.permissions !== false,
+      jailed
+        ? {
+            mode,
+            hint: n,
+            users: await this.#jailUsers(),
+            cgroupProcs: cgroup?.procs ?? [],
+            tmpBytes: this.#o.tmpBytes ?? 64 * 2 ** 20,
+          }
+        : undefined,
+    );
     // Its arena is its own: made for it, inherited by it alone as fd 4 (the node's copy is closed
     // once it is spawned; the mapping stays). Nothing is awaited between the two.
     const arenaBytes = this.#o.arenaBytes ?? DEFAULT_ARENA_MB * 2 ** 20;
     const arena = arenaBytes > 0 ? this.#arena(arenaBytes) : undefined;
     if (arena) env.HEARTH_ARENA_FD = '4';
-    let child: ChildProcess;
-    try {
-      child = spawn(file, args, {
-        cwd: dir,
-        env,
-        stdio: ['ignore', 'pipe', 'pipe', 'pipe', ...(arena ? [arena.fd] : [])],
-        ...(user && !jailed && process.getuid?.() === 0 ? { uid: user.uid, gid: user.gid } : {}),
-      });
-    } finally {
-      if (arena) closeSync(arena.fd);
-    }
+    const child = spawnRunner(command, { dir, env, arenaFd: arena?.fd, user: owner });
     const runner = new RunnerProcess(child, dir, (line) => this.#o.onLine?.(line, runner), cgroup, arena?.buffer);
+    await this.#up(runner, spare, jailed, cgroup);
+    if (jailed) this.#record.check(runner, mode);
+    return runner;
+  }
+
+  /** A runner's own folder, new and empty (`owner`'s, where the node gives it to the runner's uid). */
+  async #runnerDir(n: number, owner: { uid: number; gid: number } | undefined): Promise<string> {
+    const dir = join(await this.#root(), `r${n}`);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { mode: 0o700 });
+    if (owner) await chown(dir, owner.uid, owner.gid);
+    return dir;
+  }
+
+  /**
+   * Waits for a spawned runner's hello (a runner that exits first fails the start), and cleans up
+   * after it whenever it ends: its cgroup and its folder.
+   */
+  async #up(runner: RunnerProcess, spare: boolean, jailed: boolean, cgroup: RunnerCgroup | undefined): Promise<void> {
     // A spare boots behind whatever serves now (its priority is restored when it is taken).
     if (spare) {
       this.#booting = runner;
-      if (jailed) void runner.jailed.then(() => this.#booting === runner && this.#renice(runner, 10));
-      else this.#renice(runner, 10);
+      if (jailed) void runner.jailed.then(() => this.#booting === runner && renice(runner, 10));
+      else renice(runner, 10);
     }
     this.#live.add(runner);
     void runner.exited.then(async () => {
       this.#live.delete(runner);
       await cgroup?.remove().catch(() => undefined);
-      return rm(dir, { recursive: true, force: true });
+      return rm(runner.dir, { recursive: true, force: true });
     });
     const exited = runner.exited.then((exit) => {
       throw new Error(
@@ -326,53 +260,6 @@ export class RunnerHost {
     } finally {
       if (this.#booting === runner) this.#booting = undefined;
     }
-    if (jailed) this.#checkJail(runner, mode);
-    return runner;
-  }
-
-  /**
-   * Whether hearth-jail is there to run; `auto` goes on without it (said once, as the layers'
-   * report), `strict` does not.
-   */
-  #jailFound(mode: SandboxMode): boolean {
-    const path = jailPath();
-    if (existsSync(path)) return true;
-    const why = `hearth-jail is not at ${path}: build it with the addon (npm run build:native), or name it with HEARTH_JAIL`;
-    if (mode === 'strict') throw new Error(`HEARTH_SANDBOX=strict: ${why}`);
-    this.#layers ??= {
-      layers: { namespaces: '', privateProc: false, uid: false, landlock: 0, seccomp: false, cgroup: false },
-      notes: [why],
-    };
-    return false;
-  }
-
-  /** The jail's report of a runner, checked (strict: every layer) and kept for sandbox(). */
-  #checkJail(runner: RunnerProcess, mode: SandboxMode): void {
-    const report = runner.jail;
-    if (!report) {
-      runner.kill('it started without its jail');
-      throw new Error('a runner started without reporting its jail (hearth-jail)');
-    }
-    const notes = [...report.notes];
-    if (!report.layers.cgroup && this.#cgroupsMissing) notes.push(`cgroup: ${this.#cgroupsMissing}`);
-    const missing = missingLayers(report.layers);
-    if (mode === 'strict' && missing.length > 0) {
-      runner.kill('its jail is missing layers');
-      throw new Error(`HEARTH_SANDBOX=strict: a runner's jail lacks ${missing.join(', ')}: ${notes.join('; ')}`);
-    }
-    if (this.#layers) return;
-    this.#layers = { layers: report.layers, notes };
-    this.#reported(this.sandbox!);
-  }
-
-  /** The runner's cgroup, where the node may make one (else none: strict refuses). */
-  async #cgroup(name: string, mode: SandboxMode): Promise<RunnerCgroup | undefined> {
-    this.#cgroups ??= RunnerCgroups.open();
-    const cgroups = await this.#cgroups;
-    if (cgroups instanceof RunnerCgroups) return cgroups.create(name);
-    this.#cgroupsMissing = cgroups.missing;
-    if (mode === 'strict') throw new Error(`HEARTH_SANDBOX=strict: ${cgroups.missing}`);
-    return undefined;
   }
 
   /** Uids for hearth-jail: a root node's from its range, locked per host; any node's inside. */
@@ -392,44 +279,18 @@ export class RunnerHost {
    * when runners are not jailed or none has started.
    */
   get sandbox(): SandboxReport | undefined {
-    return this.#layers && { ...this.#layers, summary: describeLayers(this.#layers.layers) };
+    return this.#record.sandbox;
   }
 
-  /**
-   * Keeps a runner whose pool stopped (scale to zero, unload) for its version's next cold start,
-   * for PARK_MS: a fresh process pays its first model load and forward again (page faults,
-   * LibTorch's first-run work) — measured, ResNet-50 loaded in 0.46 s in a new process and 0.11 s in
-   * one that had loaded it before. Only that version ever takes it back.
-   */
+  /** Keeps a runner whose pool stopped for its version's next cold start (./parked-runners.ts). */
   park(runner: RunnerProcess, version: string): void {
     if (!runner.alive || this.#closed) return void runner.close(1000);
-    const previous = this.#parked.get(version);
-    if (previous) void previous.runner.close(1000);
-    const timer = setTimeout(() => {
-      if (this.#parked.get(version)?.runner === runner) this.#parked.delete(version);
-      void runner.close(1000);
-    }, PARK_MS);
-    timer.unref();
-    this.#parked.set(version, { runner, timer });
-    while (this.#parked.size > MAX_PARKED) {
-      const [oldest, entry] = this.#parked.entries().next().value as [
-        string,
-        { runner: RunnerProcess; timer: NodeJS.Timeout },
-      ];
-      this.#parked.delete(oldest);
-      clearTimeout(entry.timer);
-      void entry.runner.close(1000);
-    }
+    this.#parked.park(runner, version);
   }
 
   /** Ends the parked runners of a function (it was deleted). */
   discard(name: string): void {
-    for (const [version, entry] of this.#parked) {
-      if (!version.startsWith(`${name}@`)) continue;
-      this.#parked.delete(version);
-      clearTimeout(entry.timer);
-      void entry.runner.close(1000);
-    }
+    this.#parked.discard(name);
   }
 
   /** The directory of runner directories: runners may pass through it (0711), not list it. */
@@ -447,7 +308,6 @@ export class RunnerHost {
   /** Stops the spare and every runner still alive. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const entry of this.#parked.values()) clearTimeout(entry.timer);
     this.#parked.clear();
     const spare = this.#spare;
     this.#spare = undefined;
@@ -457,19 +317,29 @@ export class RunnerHost {
     );
     await Promise.all([...this.#live].map((r) => r.close(1000)));
     if (this.#dir && !this.#o.dir) await rm(await this.#dir, { recursive: true, force: true });
-    const cgroups = await this.#cgroups;
-    if (cgroups instanceof RunnerCgroups) await cgroups.close();
+    await this.#record.close();
   }
 }
 
 /**
- * The node_modules folder an entry's imports resolve from (the repository's, or the GPU kit's), or
- * the entry's own folder.
+ * Sets the scheduling priority of every thread of a runner (Linux schedules threads: a process's
+ * priority is its threads'). A spare boots at a lower one; only where it can be raised back (root).
  */
-function packagesOf(entry: string): string {
-  for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir))
-    if (basename(dir) === 'node_modules') return dir;
-  return dirname(entry);
+function renice(runner: RunnerProcess, priority: number): void {
+  if (process.getuid?.() !== 0 || runner.pid === undefined) return;
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${runner.pid}/task`);
+  } catch {
+    threads = [String(runner.pid)];
+  }
+  for (const tid of threads) {
+    try {
+      setPriority(Number(tid), priority);
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
 }
 
 /** Removes the runner folders of nodes that died (their runners died with them). */

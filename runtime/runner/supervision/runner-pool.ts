@@ -7,28 +7,25 @@
  * is restarted. Meanwhile the version is `restarting`: not ready, and its requests — those the
  * runner held and those that arrive — get 503 with Retry-After (none is replayed: a request the
  * runner held may have run, or may be the one that killed it). A version that keeps crashing waits
- * longer before each restart (1 s, 2 s, 4 s … 60 s, as Kubernetes' CrashLoopBackOff does); a
- * runner that stays up for a minute resets the count. Each exit is an event with its signal or exit
- * code and the runner's last log lines.
+ * longer before each restart (./crash-loop.ts). Each exit is an event with its signal or exit code
+ * and the runner's last log lines.
  */
-import type { HearthError } from '../../sdk/errors.js';
-import { InferenceError, toHearthError, UnavailableError } from '../../sdk/errors.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
-import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import type { RawRequest } from '../hooks/index.js';
-import { addCounters, countFailure, newCounters, observe, PoolLifecycle } from '../pool/index.js';
-import type { ColdStart, CallOptions, InvokeResponse, PoolCounters, PoolStats, ServingPool } from '../pool/index.js';
-import { arenaCapBytes } from './arena.js';
-import type { OutBlob } from './channel.js';
-import type { Target } from './gather.js';
-import { Gatherer } from './gather.js';
-import type { CallFields, Snapshot, Succeeded } from './protocol.js';
-import { packTensors, unpackError, unpackTensors } from './protocol.js';
+import type { HearthError } from '../../../sdk/errors.js';
+import { InferenceError, toHearthError, UnavailableError } from '../../../sdk/errors.js';
+import type { TensorsByName } from '../../../sdk/tensor.js';
+import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
+import { versionKey } from '../../../sdk/spec/version-key.js';
+import type { RawRequest } from '../../hooks/index.js';
+import { addCounters, countFailure, newCounters, observe, PoolLifecycle } from '../../pool/index.js';
+import type { ColdStart, CallOptions, InvokeResponse, PoolCounters, PoolStats, ServingPool } from '../../pool/index.js';
+import { arenaCapBytes, Gatherer, packTensors, unpackError } from '../wire/index.js';
+import type { Snapshot } from '../wire/index.js';
 import type { RunnerHost } from './runner-host.js';
 import type { RunnerExit, RunnerMessage, RunnerProcess } from './runner-process.js';
 import { describeExit } from './runner-process.js';
-import type { Call } from './runner-call.js';
-import { callRunner } from './runner-call.js';
+import { RunnerCalls } from './runner-call.js';
+import type { RunnerCrash } from './crash-loop.js';
+import { CrashLoop } from './crash-loop.js';
 
 /** How long after a cold start the next spare runner boots. */
 const SPARE_AFTER_MS = 1500;
@@ -41,17 +38,7 @@ export interface RunnerPoolOptions {
   artifacts(): Promise<{ model: string; hookBundle?: string; source?: string; secrets?: Record<string, string> }>;
 }
 
-/** What a `crash` event carries: how the runner ended, and when it restarts. */
-export interface RunnerCrash {
-  exit: RunnerExit;
-  restarts: number;
-  delayMs: number;
-}
-
 const US = 1000;
-const BACKOFF_MS = [0, 1000, 2000, 4000, 8000, 16_000, 32_000, 60_000];
-/** A runner up this long is healthy again: its next crash restarts it at once. */
-const HEALTHY_MS = 60_000;
 
 export class RunnerPool extends PoolLifecycle implements ServingPool {
   readonly #o: RunnerPoolOptions;
@@ -61,7 +48,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
   /**
    * Whether #snapshot already holds everything asked of the runner: no call in flight and none
    * answered, no instance added or removed, since it came. An idle pool's refresh() then asks
-   * nothing (the runner sends a changed snapshot by itself: runner-main.ts).
+   * nothing (the runner sends a changed snapshot by itself: ../child/serve.ts).
    */
   #fresh = false;
   /** Counters of runners that ended, and of requests the node itself failed. */
@@ -70,21 +57,14 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
   #lastRequestAt = performance.now();
   #coldWaitFrom: number | undefined;
   #coldStart: ColdStart | undefined;
-  #crashes = 0;
-  #upSince = 0;
+  readonly #crashLoop = new CrashLoop();
   #restartTimer: NodeJS.Timeout | undefined;
   /** Why the runner last ended (while restarting). */
   #lastExit: string | undefined;
-  /** Ids of requests sent to the runner and not yet settled (a runner that dies answers them itself: runner-process.ts). */
-  readonly #inflight = new Set<number>();
-  /**
-   * Failures the node made itself (never sent, or held by a runner that died): the runner's own
-   * counters have the rest, so these are counted here and no others.
-   */
-  readonly #nodeFailures = new WeakSet<HearthError>();
+  /** Its calls to the runner: those in flight, and the failures the node made itself. */
+  readonly #calls = new RunnerCalls();
   /** This turn's infer requests, gathered into calls. */
   readonly #gather: Gatherer;
-  #targetOf: { runner: RunnerProcess; target: Target } | undefined;
 
   constructor(options: RunnerPoolOptions) {
     super(options.spec, options.version);
@@ -141,7 +121,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
       if (!reply.header.ok) throw unpackError(reply.header.error);
       this.#took(reply.header);
       const loaded = reply.header.coldStart;
-      this.#upSince = performance.now();
+      this.#crashLoop.up();
       this.setState('warm');
       if (first && loaded) {
         this.#coldStart = { ...loaded, fetch, ...(artifacts.source ? { source: artifacts.source } : {}) };
@@ -204,17 +184,16 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
     this.#lastExit = why;
     // Dying while it loads is a failed load (#boot says so); stopped or draining, it was asked to go.
     if (this.state !== 'warm') return;
-    if (performance.now() - this.#upSince > HEALTHY_MS) this.#crashes = 0;
+    this.#crashLoop.crashed();
     const delay = this.#scheduleRestart(`runner ended: ${why}${lines ? `; last lines:\n${lines}` : ''}`);
     this.setState('restarting');
-    this.emit('crash', { exit, restarts: this.#crashes, delayMs: delay } satisfies RunnerCrash);
+    this.emit('crash', { exit, restarts: this.#crashLoop.restarts, delayMs: delay } satisfies RunnerCrash);
   }
 
   /** Counts a crash and restarts after its backoff; the delay. */
   #scheduleRestart(why: string): number {
-    const delay = BACKOFF_MS[Math.min(this.#crashes, BACKOFF_MS.length - 1)]!;
-    this.#crashes++;
-    this.event('state', 'restarting', `${why}; restart ${this.#crashes} in ${delay / 1000} s`);
+    const delay = this.#crashLoop.next();
+    this.event('state', 'restarting', `${why}; restart ${this.#crashLoop.restarts} in ${delay / 1000} s`);
     this.#restartTimer = setTimeout(() => this.#restart(), delay);
     this.#restartTimer.unref();
     return delay;
@@ -257,7 +236,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
 
   invoke(request: RawRequest, options: CallOptions = {}): Promise<InvokeResponse> {
     return this.#call(options, (runner) =>
-      this.#callRunner(
+      this.#calls.call(
         runner,
         (fields) => ({ t: 'invoke', contentType: request.contentType, ...fields }),
         [request.body],
@@ -270,46 +249,17 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
     );
   }
 
-  /** Raw tensors: gathered with the others of this turn into one call (./gather.ts), or alone. */
+  /** Raw tensors: gathered with the others of this turn into one call (../wire/gather.ts), or alone. */
   infer(tensors: TensorsByName, options: CallOptions = {}): Promise<TensorsByName> {
     return this.#call(options, (runner) => {
-      const target = this.#target(runner);
-      if (this.#inflight.size > 0 || !this.#gather.empty) {
+      const target = this.#calls.target(runner);
+      if (this.#calls.inflight.size > 0 || !this.#gather.empty) {
         const gathered = this.#gather.take(tensors, options, target);
         if (gathered) return gathered;
       }
       const blobs: Uint8Array[] = [];
       return target.send(packTensors(tensors, blobs), blobs, options);
     });
-  }
-
-  /** Where infer calls to `runner` go (one target a runner: calls to one runner are gathered together). */
-  #target(runner: RunnerProcess): Target {
-    if (this.#targetOf?.runner !== runner) {
-      const target: Target = {
-        send: (wire, blobs, options) =>
-          this.#callRunner(
-            runner,
-            (fields) => ({ t: 'infer', tensors: wire, ...fields }),
-            blobs,
-            options,
-            (reply, out) => unpackTensors(reply.tensors, out),
-          ),
-        flush: () => runner.flush(),
-      };
-      this.#targetOf = { runner, target };
-    }
-    return this.#targetOf.target;
-  }
-
-  #callRunner<K extends Call['t'], T>(
-    runner: RunnerProcess,
-    call: (fields: CallFields) => Extract<Call, { t: K }>,
-    blobs: readonly OutBlob[],
-    options: CallOptions,
-    read: (reply: Succeeded<K>, blobs: Uint8Array[]) => T,
-  ): Promise<T> {
-    return callRunner(runner, call, blobs, options, read, this.#inflight, (e) => this.#nodeFailure(e));
   }
 
   /** A request's bookkeeping around `send` to the runner (once the version is warm). */
@@ -321,11 +271,11 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
     try {
       if (this.state === 'cold' || this.state === 'loading') await this.#waitForStart(t0, options);
       const runner = this.#runner;
-      if (this.state !== 'warm' || !runner) throw this.#nodeFailure(this.#notServing());
+      if (this.state !== 'warm' || !runner) throw this.#calls.nodeFailure(this.#notServing());
       return await send(runner);
     } catch (error) {
       const e = toHearthError(error);
-      if (this.#nodeFailures.has(e)) {
+      if (this.#calls.madeByNode(e)) {
         const us = (performance.now() - t0) * US;
         countFailure(this.#retired, e.code, us);
         observe(this.#retired.durations.request, us);
@@ -343,7 +293,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
   async #waitForStart(t0: number, options: CallOptions): Promise<void> {
     if (this.#coldWaitFrom === undefined && !this.#coldStart) this.#coldWaitFrom = t0;
     await this.untilStarted(this.#starting ?? this.start(), options.deadline).catch((error: unknown) => {
-      throw this.#nodeFailure(toHearthError(error));
+      throw this.#calls.nodeFailure(toHearthError(error));
     });
     if (this.#coldWaitFrom !== undefined && this.#coldStart) {
       const queue = (performance.now() - this.#coldWaitFrom) / 1000;
@@ -362,12 +312,6 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
     return new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state} and takes no requests`);
   }
 
-  /** Marks an error the node made itself, for the version's statistics (#call counts it). */
-  #nodeFailure(e: HearthError): HearthError {
-    this.#nodeFailures.add(e);
-    return e;
-  }
-
   /** Asks the runner for its counters now (statistics read right after a request see it). */
   async refresh(): Promise<void> {
     const runner = this.#runner;
@@ -379,7 +323,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
   /** A snapshot from the runner; with no call outstanding it holds all that was asked of it. */
   #took({ stats, room, device }: Snapshot): void {
     this.#snapshot = { stats, room, device };
-    this.#fresh = this.#pending === 0 && this.#inflight.size === 0;
+    this.#fresh = this.#pending === 0 && this.#calls.inflight.size === 0;
   }
 
   stats(): PoolStats {
@@ -428,6 +372,6 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
   }
 
   get #key(): string {
-    return `${this.spec.name}@${this.version}`;
+    return versionKey(this.spec.name, this.version);
   }
 }

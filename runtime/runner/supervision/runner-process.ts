@@ -6,15 +6,22 @@ import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 
-import { UnavailableError } from '../../sdk/errors.js';
-import { nodeEnd } from './arena.js';
-import type { RunnerCgroup } from './cgroups.js';
-import type { Frame, OutBlob } from './channel.js';
-import { Channel } from './channel.js';
-import type { JailReport } from './jail.js';
-import type { Asked, Failed, FromRunner, Notice, Reply, ReplyFrame, Request, ToRunner } from './protocol.js';
-import { decodeFromRunner, readReply } from './protocol.js';
-import { LineLimiter } from './line-limiter.js';
+import { UnavailableError } from '../../../sdk/errors.js';
+import { Channel, decodeFromRunner, nodeEnd, readReply } from '../wire/index.js';
+import type { JailReport, RunnerCgroup } from '../walls/index.js';
+import { readOutput } from './runner-output.js';
+import type {
+  Asked,
+  Failed,
+  Frame,
+  FromRunner,
+  Notice,
+  OutBlob,
+  Reply,
+  ReplyFrame,
+  Request,
+  ToRunner,
+} from '../wire/index.js';
 
 export interface RunnerExit {
   code: number | null;
@@ -26,9 +33,6 @@ export interface RunnerExit {
 }
 
 const PAGE = 4096;
-const LOG_LINES = 20;
-/** A line the runner has not ended after this many characters is cut there (it could be endless). */
-const MAX_PARTIAL = 64 * 1024;
 
 /** Resident bytes of a process (Linux /proc), or undefined when it is gone. */
 async function residentBytes(pid: number): Promise<number | undefined> {
@@ -68,6 +72,8 @@ export class RunnerProcess {
   #memoryTimer: NodeJS.Timeout | undefined;
   #memoryLimit = 0;
   #alive = true;
+  #hello: () => void = () => undefined;
+  #jailed: (report: JailReport) => void = () => undefined;
   /** What hearth-jail applied (its first frame), when the runner is jailed. */
   jail: JailReport | undefined;
   /** Resolves with the jail's report (a jailed runner sends it before its program starts). */
@@ -79,7 +85,7 @@ export class RunnerProcess {
   /** Frames the runner sends unasked (events, snapshots, hangs). */
   onMessage: (message: RunnerMessage) => void = () => undefined;
 
-  /** `arena`: the node's mapping of the runner's shared memory (./arena.ts), where it has one. */
+  /** `arena`: the node's mapping of the runner's shared memory (../wire/arena.ts), where it has one. */
   constructor(
     child: ChildProcess,
     dir: string,
@@ -93,85 +99,68 @@ export class RunnerProcess {
     // A runner alone does not keep the node alive (a spare waits with nothing to do); the channel
     // does while replies are awaited.
     child.unref();
-    // What reaches the node's log and the function's is rate-limited (a model printing in a loop
-    // costs its own log lines, not the node's disk); its last lines are kept whole for its exit.
-    const limiter = new LineLimiter();
-    let flush: NodeJS.Timeout | undefined;
-    const emit = (lines: string[]) => {
-      for (const line of lines) onLine(line);
-      if (limiter.dropped > 0 && !flush) {
-        flush = setTimeout(() => {
-          flush = undefined;
-          emit(limiter.flush());
-        }, 1000);
-        flush.unref();
-      }
-    };
-    for (const stream of [child.stdout, child.stderr]) {
-      (stream as unknown as Socket | null)?.unref();
-      let partial = '';
-      stream?.setEncoding('utf8');
-      stream?.on('data', (text: string) => {
-        const parts = (partial + text).split('\n');
-        partial = parts.pop() ?? '';
-        if (partial.length > MAX_PARTIAL) {
-          parts.push(partial);
-          partial = '';
-        }
-        for (const line of parts) {
-          if (!line) continue;
-          this.#lines.push(line.slice(0, 8192));
-          if (this.#lines.length > LOG_LINES) this.#lines.shift();
-          emit(limiter.take(line));
-        }
-      });
-    }
-    let hello: () => void = () => undefined;
+    readOutput(child, this.#lines, onLine);
     this.ready = new Promise((resolve) => {
-      hello = resolve;
+      this.#hello = resolve;
     });
-    let jailed: (report: JailReport) => void = () => undefined;
     this.jailed = new Promise((resolve) => {
-      jailed = resolve;
+      this.#jailed = resolve;
     });
     this.#channel = new Channel<FromRunner, ToRunner>(
       child.stdio[3] as Socket,
       decodeFromRunner,
-      ({ header, blobs }) => {
-        switch (header.t) {
-          case 'jail': {
-            const { t, ...report } = header;
-            this.jail = report;
-            return jailed(report);
-          }
-          case 'hello':
-            if (this.#waiting.size === 0) this.#channel.hold(false);
-            return hello();
-          case 'reply': {
-            const waiter = this.#waiting.get(header.id);
-            if (!waiter) return;
-            this.#waiting.delete(header.id);
-            if (this.#waiting.size === 0) this.#channel.hold(false);
-            let deliver: () => void;
-            try {
-              deliver = waiter.check(header, blobs);
-            } catch (error) {
-              waiter.fail(unanswered(header.id, `${this.label ?? 'the function'}: its runner answered malformed`));
-              return this.kill(`it sent a malformed reply (${(error as Error).message.slice(0, 200)})`);
-            }
-            return deliver();
-          }
-          default:
-            this.onMessage(header);
-        }
-      },
+      (frame) => this.#receive(frame),
       (why) => this.kill(`it sent a malformed frame (${why.slice(0, 200)})`),
       undefined,
       arena && nodeEnd(arena),
     );
     // A request to an idle runner leaves at once; beside others in flight, with its turn's others.
     this.#channel.eager = () => this.#waiting.size <= 1;
-    this.exited = new Promise((resolve) => {
+    this.exited = this.#watchExit(child);
+    // A runner that dies before its hello never becomes ready; whoever waits on `ready` races `exited`.
+  }
+
+  /** A frame from the runner: its jail's report, its hello, a reply to a request, or a message unasked. */
+  #receive({ header, blobs }: Frame<FromRunner>): void {
+    switch (header.t) {
+      case 'jail': {
+        const { t, ...report } = header;
+        this.jail = report;
+        this.#jailed(report);
+        return;
+      }
+      case 'hello':
+        if (this.#waiting.size === 0) this.#channel.hold(false);
+        this.#hello();
+        return;
+      case 'reply':
+        this.#answer(header, blobs);
+        return;
+      default:
+        this.onMessage(header);
+    }
+  }
+
+  /** A reply, to the request that waits for it (a malformed one ends the runner). */
+  #answer(header: ReplyFrame, blobs: Uint8Array[]): void {
+    const waiter = this.#waiting.get(header.id);
+    if (!waiter) return;
+    this.#waiting.delete(header.id);
+    if (this.#waiting.size === 0) this.#channel.hold(false);
+    let deliver: () => void;
+    try {
+      deliver = waiter.check(header, blobs);
+    } catch (error) {
+      waiter.fail(unanswered(header.id, `${this.label ?? 'the function'}: its runner answered malformed`));
+      this.kill(`it sent a malformed reply (${(error as Error).message.slice(0, 200)})`);
+      return;
+    }
+    deliver();
+  }
+
+  /** Its exit, once it ends (or could not start): what it held is answered without it. */
+  #watchExit(child: ChildProcess): Promise<RunnerExit> {
+    return new Promise((resolve) => {
       const ended = async (code: number | null, signal: NodeJS.Signals | null): Promise<void> => {
         if (!this.#alive) return;
         this.#alive = false;
@@ -198,7 +187,6 @@ export class RunnerProcess {
         void ended(null, null);
       });
     });
-    // A runner that dies before its hello never becomes ready; whoever waits on `ready` races `exited`.
   }
 
   get alive(): boolean {
@@ -250,7 +238,7 @@ export class RunnerProcess {
     this.#channel.flush();
   }
 
-  /** Caps what the node writes into the runner's arena at once (./arena.ts arenaCapBytes). */
+  /** Caps what the node writes into the runner's arena at once (../wire/arena.ts arenaCapBytes). */
   capArena(bytes: number): void {
     this.#channel.capArena(bytes);
   }

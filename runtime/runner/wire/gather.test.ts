@@ -3,10 +3,10 @@
 // doubled or out of order would answer some caller with another's rows).
 import { describe, expect, it } from 'vitest';
 
-import { CancelledError, InferenceError, UnavailableError } from '../../sdk/errors.js';
-import { FunctionSpecSchema } from '../../sdk/spec/function-spec.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
-import type { CallOptions } from '../pool/index.js';
+import { CancelledError, InferenceError, UnavailableError } from '../../../sdk/errors.js';
+import { FunctionSpecSchema } from '../../../sdk/spec/function-spec.js';
+import type { TensorsByName } from '../../../sdk/tensor.js';
+import type { CallOptions } from '../../pool/index.js';
 import type { OutBlob } from './channel.js';
 import type { Target } from './gather.js';
 import { Gatherer } from './gather.js';

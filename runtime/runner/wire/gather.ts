@@ -16,14 +16,14 @@
  * A caller that goes away is answered at once; the call runs on for the others, and is cancelled
  * once every caller has gone.
  */
-import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, toHearthError } from '../../sdk/errors.js';
-import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
-import { bytesOf } from '../../sdk/tensor.js';
-import type { CallOptions } from '../pool/index.js';
-import { rowViews } from '../pool/index.js';
-import { batchSignature, checkTensors } from '../tensors/index.js';
+import type { HearthError } from '../../../sdk/errors.js';
+import { CancelledError, toHearthError } from '../../../sdk/errors.js';
+import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
+import type { TensorsByName } from '../../../sdk/tensor.js';
+import { bytesOf } from '../../../sdk/tensor.js';
+import type { CallOptions } from '../../pool/index.js';
+import { rowViews } from '../../pool/index.js';
+import { batchSignature, checkTensors } from '../../tensors/index.js';
 import type { OutBlob } from './channel.js';
 import type { WireTensors } from './protocol.js';
 

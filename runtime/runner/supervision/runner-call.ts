@@ -2,13 +2,16 @@
  * One call to a runner: a frame out with the request's remaining time, priority and sequence
  * flags, its reply back as `read` makes of it. A request whose deadline has passed is not sent; a
  * caller that goes away (its signal aborts) is answered at once and the runner told to cancel.
+ *
+ * A runner pool's calls (RunnerCalls): those in flight, the failures the node made itself, and
+ * where infer calls to a runner go to be gathered (../wire/gather.ts).
  */
-import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, DeadlineExceededError } from '../../sdk/errors.js';
-import type { CallOptions } from '../pool/index.js';
-import type { OutBlob } from './channel.js';
-import type { CallFields, Request, Succeeded } from './protocol.js';
-import { packCall, unpackError } from './protocol.js';
+import type { HearthError } from '../../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError } from '../../../sdk/errors.js';
+import type { CallOptions } from '../../pool/index.js';
+import type { TensorsByName } from '../../../sdk/tensor.js';
+import type { CallFields, OutBlob, Request, Succeeded, Target } from '../wire/index.js';
+import { packCall, unpackError, unpackTensors } from '../wire/index.js';
 import type { RunnerProcess } from './runner-process.js';
 
 /** The two calls a request makes: through the hooks, or tensors straight to the model. */
@@ -61,4 +64,57 @@ export function callRunner<K extends Kind, T>(
     inflight.add(id);
     options.signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** A runner pool's calls to its runner. */
+export class RunnerCalls {
+  /** Ids of requests sent to the runner and not yet settled (a runner that dies answers them itself: runner-process.ts). */
+  readonly inflight = new Set<number>();
+  /**
+   * Failures the node made itself (never sent, or held by a runner that died): the runner's own
+   * counters have the rest, so these are counted by the pool and no others.
+   */
+  readonly #nodeFailures = new WeakSet<HearthError>();
+  #targetOf: { runner: RunnerProcess; target: Target } | undefined;
+
+  /** Sends a call to `runner` (callRunner), its id in flight until it settles. */
+  call<K extends Kind, T>(
+    runner: RunnerProcess,
+    call: (fields: CallFields) => Extract<Call, { t: K }>,
+    blobs: readonly OutBlob[],
+    options: CallOptions,
+    read: (reply: Succeeded<K>, blobs: Uint8Array[]) => T,
+  ): Promise<T> {
+    return callRunner(runner, call, blobs, options, read, this.inflight, (e) => this.nodeFailure(e));
+  }
+
+  /** Where infer calls to `runner` go (one target a runner: calls to one runner are gathered together). */
+  target(runner: RunnerProcess): Target {
+    if (this.#targetOf?.runner !== runner) {
+      const target: Target = {
+        send: (wire, blobs, options): Promise<TensorsByName> =>
+          this.call(
+            runner,
+            (fields) => ({ t: 'infer', tensors: wire, ...fields }),
+            blobs,
+            options,
+            (reply, out) => unpackTensors(reply.tensors, out),
+          ),
+        flush: () => runner.flush(),
+      };
+      this.#targetOf = { runner, target };
+    }
+    return this.#targetOf.target;
+  }
+
+  /** Marks an error the node made itself, for the version's statistics (the pool counts it). */
+  nodeFailure(e: HearthError): HearthError {
+    this.#nodeFailures.add(e);
+    return e;
+  }
+
+  /** Whether the node made `e` itself. */
+  madeByNode(e: HearthError): boolean {
+    return this.#nodeFailures.has(e);
+  }
 }

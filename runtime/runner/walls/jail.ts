@@ -13,12 +13,12 @@
  *   /dev/shm, executes only Node, binds and connects no TCP port, and signals nothing outside;
  * - under seccomp makes no socket and no process, and reaches no tracing, mount, namespace, keyring,
  *   bpf, perf, userfaultfd or io_uring call;
- * - sits in a memory and pids cgroup of its own where the node may make one (runtime/runner/cgroups.ts).
+ * - sits in a memory and pids cgroup of its own where the node may make one (runtime/runner/walls/cgroups.ts).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-import { DEFAULT_ADDON_PATH } from '../engine/index.js';
+import { DEFAULT_ADDON_PATH } from '../../engine/index.js';
 
 /** `auto`: every layer the host offers (the node logs which); `strict`: all or no runner; `off`: none. */
 export type SandboxMode = 'auto' | 'strict' | 'off';

@@ -1,0 +1,174 @@
+/**
+ * A hook pool's threads (piscina), and one task run on them under two clocks: the request's deadline,
+ * which runs from now, and the hook's limit, which runs from when its code starts on the thread
+ * (hook-clock.ts). Either one past ends the task, and with it the thread (piscina starts a
+ * replacement) — except for a sandboxed hook, whose task runs to its end while its caller is
+ * answered at once (#runToEnd says why).
+ */
+import { Piscina } from 'piscina';
+
+import type { HearthError } from '../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError, HookError } from '../../sdk/errors.js';
+import { hookWorkerFile } from './bundle.js';
+import { watchHookTime } from './hook-clock.js';
+import type { HookFailure, HookTask, HookWorkerData } from './messages.js';
+
+export interface HookCallOptions {
+  /** Absolute deadline, performance.now() milliseconds. */
+  deadline?: number;
+  signal?: AbortSignal;
+  /** The pool holds no other request: run on the calling thread, if the hook pool runs inline. */
+  inline?: boolean;
+}
+
+/** Longest a hook's setup may run, whatever its per-call limit. */
+export const SETUP_LIMIT_MS = 60_000;
+
+export class HookThreads {
+  readonly #piscina: Piscina;
+  readonly #name: string;
+  readonly #timeoutMs: number;
+  readonly #sandboxed: boolean;
+
+  private constructor(piscina: Piscina, name: string, timeoutMs: number, sandboxed: boolean) {
+    this.#piscina = piscina;
+    this.#name = name;
+    this.#timeoutMs = timeoutMs;
+    this.#sandboxed = sandboxed;
+  }
+
+  /**
+   * Threads running the hook worker on `workerData`: one at first, growing with load up to
+   * `threads`; `timeoutMs`, the hook's limit per call. `sandboxed`: the function's hook runs in an
+   * isolate on them.
+   */
+  static async start(
+    workerData: HookWorkerData,
+    o: { threads: number; timeoutMs: number; sandbox: boolean; sandboxed: boolean; maxHeapMb: number },
+  ): Promise<HookThreads> {
+    const piscina = new Piscina({
+      filename: await hookWorkerFile(),
+      workerData,
+      minThreads: 1,
+      maxThreads: o.threads,
+      // Threads grow with load. Sandboxed ones stay once started: a runner whose idle thread piscina
+      // ended with its isolate aborted (isolated-vm's "IsolateEnvironment::GetCurrent" assertion),
+      // seen in bench:ceiling ~60 s after a pool's second thread started.
+      idleTimeout: o.sandbox ? Number.POSITIVE_INFINITY : 60_000,
+      env: {},
+      execArgv: [],
+      resourceLimits: { maxOldGenerationSizeMb: o.maxHeapMb, maxYoungGenerationSizeMb: 32 },
+    });
+    return new HookThreads(piscina, workerData.hookName, o.timeoutMs, o.sandboxed);
+  }
+
+  get threads(): number {
+    return this.#piscina.threads.length;
+  }
+
+  /** Tasks queued for a free hook thread. */
+  get queueSize(): number {
+    return this.#piscina.queueSize;
+  }
+
+  close(): Promise<void> {
+    return this.#piscina.destroy();
+  }
+
+  /** Runs `task` on a thread: its result, or the HearthError of a deadline, a limit or a thread that failed. */
+  async run(
+    task: HookTask,
+    phase: HookFailure['phase'],
+    options: HookCallOptions,
+    transfer: ArrayBufferLike[] = [],
+  ): Promise<unknown> {
+    const now = performance.now();
+    // Setup (loading the hook, a vocabulary, a label list) runs once and may take longer than a call.
+    const limit = phase === 'setup' ? Math.max(this.#timeoutMs, SETUP_LIMIT_MS) : this.#timeoutMs;
+    if (options.deadline !== undefined && options.deadline <= now)
+      throw new DeadlineExceededError(`the request's deadline passed before the hook's ${phase} ran`);
+    const transferList = [...new Set(transfer)].filter(
+      (b): b is ArrayBuffer => b instanceof ArrayBuffer && b.byteLength > 0,
+    );
+    if (this.#sandboxed) return this.#runToEnd(task, phase, options, transferList);
+    // Two clocks: the request's deadline runs from now; the hook's limit runs from when its code
+    // starts on the thread (hook-clock.ts). Either one past ends the task, and with it the thread.
+    const abort = new AbortController();
+    let passed: 'deadline' | 'limit' | undefined;
+    const end = (why: 'deadline' | 'limit') => () => {
+      passed ??= why;
+      abort.abort();
+    };
+    const deadline = options.deadline === undefined ? undefined : setTimeout(end('deadline'), options.deadline - now);
+    const progress = new Int32Array(new SharedArrayBuffer(4));
+    const stopClock = watchHookTime(progress, limit, SETUP_LIMIT_MS, end('limit'));
+    const signal = options.signal ? AbortSignal.any([options.signal, abort.signal]) : abort.signal;
+    try {
+      return await this.#piscina.run({ ...task, progress }, { signal, transferList });
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      if (passed === 'deadline')
+        throw new DeadlineExceededError(
+          `the request's deadline passed while the hook's ${phase} ran; its thread was replaced`,
+          { cause: error },
+        );
+      if (passed === 'limit')
+        throw new HookError(
+          `hook ${this.#name} failed in ${phase}: ran past its ${limit} ms limit and was terminated`,
+          {
+            cause: error,
+            reason: phase,
+          },
+        );
+      throw this.#threadFailure(error, phase);
+    } finally {
+      clearTimeout(deadline);
+      stopClock();
+    }
+  }
+
+  /**
+   * A sandboxed hook's task, run to its end: its thread is never ended from here, because
+   * isolated-vm aborts the whole process when a thread dies inside an isolate (seen: a group of
+   * pre calls past the limit, in bench:ceiling). The isolate stops each call at the hook's limit
+   * itself; a deadline or a cancellation answers the caller at once, and the thread finishes.
+   */
+  async #runToEnd(
+    task: HookTask,
+    phase: HookFailure['phase'],
+    options: HookCallOptions,
+    transferList: ArrayBuffer[],
+  ): Promise<unknown> {
+    const work = this.#piscina.run(task, { transferList }).catch((error: unknown) => {
+      throw this.#threadFailure(error, phase);
+    });
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const early = new Promise<never>((_, reject) => {
+      if (options.deadline !== undefined)
+        timer = setTimeout(
+          () => reject(new DeadlineExceededError(`the request's deadline passed while the hook's ${phase} ran`)),
+          options.deadline - performance.now(),
+        );
+      onAbort = () => reject(new CancelledError(`the request was cancelled while the hook's ${phase} ran`));
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([work, early]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) options.signal?.removeEventListener('abort', onAbort);
+      work.catch(() => undefined);
+    }
+  }
+
+  /** A thread that failed: out of memory, or crashed. */
+  #threadFailure(error: unknown, phase: HookFailure['phase']): HearthError {
+    const code = (error as { code?: string }).code;
+    const why =
+      code === 'ERR_WORKER_OUT_OF_MEMORY'
+        ? 'ran out of memory; its thread was replaced'
+        : `its thread failed: ${(error as Error).message}`;
+    return new HookError(`hook ${this.#name} failed in ${phase}: ${why}`, { cause: error, reason: phase });
+  }
+}
