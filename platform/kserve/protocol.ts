@@ -4,9 +4,9 @@
  * answers, as plain values. The transports parse their wire format, call one method here, and
  * write the answer back; errors are mapped once per transport.
  */
-import { parseVersion as parseModelVersion } from '../auth.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { RepositoryEntry, ServingFunctions } from '../functions/serving.js';
+import { parseVersion as parseModelVersion } from '../registry/index.js';
 import type { InferAnswer, InferCall } from './infer.js';
 import { type Admit, inferCall, refuseUnlessReady } from './infer.js';
 import { modelMetadata, serverExtensions } from './metadata.js';

@@ -23,9 +23,9 @@ import type {
 } from '../../../sdk/api/index.js';
 import { InvalidInputError } from '../../../sdk/errors.js';
 import { parseSpec } from '../../../sdk/spec/index.js';
-import { parseVersion } from '../../auth.js';
 import type { ApiKey } from '../../config.js';
 import type { ManagedFunctions } from '../../functions/serving.js';
+import { parseVersion } from '../../registry/index.js';
 import { jsonBody } from '../json-body.js';
 import type { AppEnv } from '../middleware.js';
 import { auth, isAdmin, limit } from '../middleware.js';
