@@ -22,7 +22,7 @@ import type { Config } from './config.js';
 import { FunctionLogs, FunctionService } from './functions/index.js';
 import { bindGrpc, createGrpcServer } from './grpc/index.js';
 import { Kserve, SharedMemoryRegions } from './kserve/index.js';
-import { findKey } from './auth.js';
+import { findKey } from './caller/index.js';
 import { Readiness } from './readiness.js';
 import { browserRefusal, createApp, createHotRoutes, frontDoor, InFlight, toHttpResponse } from './http/index.js';
 import { createLogger } from './log.js';

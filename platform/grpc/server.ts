@@ -10,12 +10,12 @@ import * as protoLoader from '@grpc/proto-loader';
 
 import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
-import { requestIdOf } from '../request-id.js';
+import { requestIdOf } from '../caller/index.js';
 import type { ServingFunctions } from '../functions/serving.js';
 import type { Kserve, ShmContext } from '../kserve/index.js';
 import { cudaSharedMemoryUnsupported, readLoadParameters } from '../kserve/index.js';
-import type { Scope } from '../auth.js';
-import { authorize as authorizeKey } from '../auth.js';
+import type { Scope } from '../caller/index.js';
+import { authorize as authorizeKey } from '../caller/index.js';
 import { parseVersion } from '../registry/index.js';
 import { toGrpcStatus } from './status.js';
 import type { GrpcInput, GrpcRequestedOutput } from './tensors.js';

@@ -13,7 +13,7 @@ import { InvalidInputError, PayloadTooLargeError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
 import type { ServingFunctions } from '../functions/serving.js';
-import { authorize } from '../auth.js';
+import { authorize } from '../caller/index.js';
 import { parseVersion } from '../registry/index.js';
 import { toHttpResponse } from './errors.js';
 import type { JobQueue } from '../jobs/index.js';

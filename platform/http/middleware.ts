@@ -4,8 +4,8 @@ import { bodyLimit } from 'hono/body-limit';
 
 import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
-import type { Scope } from '../auth.js';
-import { authorize, findKey } from '../auth.js';
+import type { Scope } from '../caller/index.js';
+import { authorize, findKey } from '../caller/index.js';
 import { toHttpResponse } from './errors.js';
 import { tooLarge } from './hot-routes.js';
 

@@ -40,7 +40,7 @@ import {
   withDelivery,
 } from '../jobs.js';
 import { deliverRecorded, webhookMessage } from '../webhook.js';
-import type { ErrorLog } from '../../caller-error.js';
+import type { ErrorLog } from '../../errors/index.js';
 
 export interface MemoryJobQueueOptions extends JobOptions {
   webhookSecret?: string;

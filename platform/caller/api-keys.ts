@@ -8,8 +8,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-import { PermissionDeniedError, UnauthenticatedError } from '../sdk/errors.js';
-import type { ApiKey } from './config.js';
+import { PermissionDeniedError, UnauthenticatedError } from '../../sdk/errors.js';
+import type { ApiKey } from '../config.js';
 
 export type Scope = 'invoke' | 'shm' | 'admin';
 
