@@ -22,7 +22,8 @@ import { IdempotencyCache } from './idempotency.js';
 import { BodyBuffers } from './body-buffers.js';
 import { refuseFormBody } from './json-body.js';
 import type { Admit, Kserve } from '../kserve/index.js';
-import { formatInferResponse, parseInferRequest, refuseUnlessReady, requestedOutputs } from '../kserve/index.js';
+import { refuseUnlessReady } from '../kserve/index.js';
+import { formatInferResponse, parseInferRequest, requestedOutputs } from './kserve-body.js';
 
 export interface HotRouteOptions {
   service: ServingFunctions;

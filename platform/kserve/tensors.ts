@@ -1,5 +1,5 @@
 /**
- * KServe v2 tensors, as both transports carry them (HTTP: ./http-body.ts, gRPC:
+ * KServe v2 tensors, as both transports carry them (HTTP: ../http/kserve-body.ts, gRPC:
  * ../grpc/tensors.ts): the checks on an input's name, datatype and shape, raw bytes into a tensor of
  * its own aligned buffer, JSON values into a tensor — each failure the caller's bad input — and the
  * outputs a response carries.
