@@ -12,7 +12,7 @@ import type { ApiKey } from '../config.js';
 import type { Logger } from '../log.js';
 import { requestIdOf } from '../caller/index.js';
 import type { ServingFunctions } from '../functions/serving.js';
-import type { Kserve, ShmContext } from '../kserve/index.js';
+import type { InferCall, Kserve, ShmContext } from '../kserve/index.js';
 import { cudaSharedMemoryUnsupported, readLoadParameters } from '../kserve/index.js';
 import type { Scope } from '../caller/index.js';
 import { authorize as authorizeKey } from '../caller/index.js';
@@ -108,9 +108,9 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
         );
     };
 
-  /** ModelInfer's work, for unary calls and streams alike. */
+  /** ModelInfer's work, for unary calls and streams alike: each request admitted, then answered. */
   const infer = async (r: InferRequest, deadline: number | undefined, shm: ShmContext) => {
-    const answer = await kserve.infer({
+    const call: InferCall = {
       model: r.model_name,
       version: parseVersion(r.model_version),
       id: r.id,
@@ -119,7 +119,10 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
       outputs: requestedOutputs(r.outputs ?? []),
       deadline,
       shm,
-    });
+    };
+    const held = kserve.admit({ deadline });
+    if (held) await held;
+    const answer = await kserve.infer(call);
     const formatted = tensorsToGrpcOutputs(answer.outputs);
     return { ...answer, id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
   };

@@ -21,22 +21,20 @@ import { callerId, requestHash } from '../jobs/index.js';
 import { IdempotencyCache } from './idempotency.js';
 import { BodyBuffers } from './body-buffers.js';
 import { refuseFormBody } from './json-body.js';
-import type { Admit, Kserve } from '../kserve/index.js';
-import { refuseUnlessReady } from '../kserve/index.js';
+import type { Kserve } from '../kserve/index.js';
 import { formatInferResponse, parseInferRequest, requestedOutputs } from './kserve-body.js';
 
 export interface HotRouteOptions {
   service: ServingFunctions;
-  /** The KServe protocol's core: infer, and the caller's shared memory regions. */
+  /** The KServe protocol's core: admission, infer, and the caller's shared memory regions. */
   kserve: Kserve;
   jobs: JobQueue;
   apiKeys: ApiKey[];
   maxBodyBytes: number;
   /** Largest JSON of a KServe request (default 32 MiB), refused with 413 before it is parsed. */
   maxJsonBytes?: number;
+  /** False while the node starts or drains: connections close after their response. */
   ready: () => boolean;
-  /** Holds a request while the node starts (Readiness.admit); without it, a node not ready refuses. */
-  admit?: Admit;
   inflight?: { enter(): void; leave(): void };
   /** No API key, loopback bind (Config.loopbackGuard): form and text/plain bodies are refused. */
   loopbackGuard?: boolean;
@@ -193,7 +191,6 @@ export function tooLarge(max: number): PayloadTooLargeError {
 
 export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { service } = o;
-  const admit = o.admit ?? refuseUnlessReady(o.ready);
   const idempotency = new IdempotencyCache();
 
   const callFunction = async (call: Call): Promise<Reply> => {
@@ -350,7 +347,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
     let pooled: Uint8Array | undefined;
     (async () => {
       const owner = authorize(o.apiKeys, 'invoke', header);
-      const held = admit({ deadline: deadlineOf(header), signal: controller.signal });
+      const held = o.kserve.admit({ deadline: deadlineOf(header), signal: controller.signal });
       if (held) await held;
       const name = decode(match[1]!);
       const version = parseVersion(match[2] === undefined ? undefined : decode(match[2]));

@@ -4,8 +4,9 @@
  */
 export { Kserve } from './protocol.js';
 export type { KserveOptions } from './protocol.js';
-export { inferCall, refuseUnlessReady, requestTensors } from './infer.js';
-export type { Admit, AnsweredOutput, InferAnswer, InferCall, InputContent, RequestInput } from './infer.js';
+export type { Admit } from './admission.js';
+export { inferCall, requestTensors } from './infer.js';
+export type { AnsweredOutput, InferAnswer, InferCall, InputContent, RequestInput } from './infer.js';
 export { cudaSharedMemoryUnsupported } from './metadata.js';
 export { readLoadParameters } from './repository.js';
 export type { LoadRequest } from './repository.js';
