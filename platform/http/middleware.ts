@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import type { Scope } from '../caller/index.js';
 import { authorize, findKey } from '../caller/index.js';
 import { toHttpResponse } from './errors.js';
-import { tooLarge } from './hot-routes.js';
+import { tooLarge } from './hot/index.js';
 
 /** What auth() leaves on a request: the caller's key ('' with no keys configured). */
 export type AppEnv = { Variables: { owner: string } };
