@@ -1,8 +1,9 @@
 /**
  * The KServe v2 / Open Inference Protocol with Triton's extensions, transport-neutral: what each
- * HTTP route (../http/kserve-routes.ts, ../http/hot-routes.ts) and gRPC method (../grpc/server.ts)
- * answers, as plain values. The transports parse their wire format, call one method here, and
- * write the answer back; errors are mapped once per transport.
+ * HTTP route (../http/kserve-routes.ts, ../http/hot/kserve-infer.ts) and gRPC method
+ * (../grpc/kserve-methods.ts, ../grpc/infer-methods.ts) answers, as plain values. The transports
+ * parse their wire format, call one method here, and write the answer back; errors are mapped once
+ * per transport, and every call that runs a function is admitted once (./admission.ts).
  */
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { RepositoryEntry, ServingFunctions } from '../functions/serving.js';
