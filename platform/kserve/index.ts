@@ -5,7 +5,7 @@
 export { Kserve } from './protocol.js';
 export type { KserveOptions } from './protocol.js';
 export type { Admit } from './admission.js';
-export { inferCall, requestTensors } from './infer.js';
+export { requestTensors } from './infer.js';
 export type { AnsweredOutput, InferAnswer, InferCall, InputContent, RequestInput } from './infer.js';
 export { cudaSharedMemoryUnsupported } from './metadata.js';
 export { readLoadParameters } from './repository.js';
