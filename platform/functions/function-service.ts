@@ -37,7 +37,7 @@ import type { SecretStore } from '../secrets/index.js';
 import { callPool, PoolSet } from './pool-set.js';
 import type { PoolSummary, ServingPool } from './pool-set.js';
 import { RecordCache, WAITING_FOR_GPU } from './records.js';
-import { headline, isFunctionFailure, markVersion } from '../caller-error.js';
+import { headline, isFunctionFailure, markVersion } from '../errors/index.js';
 import type { RepositoryEntry, ManagedFunctions, VersionCounters } from './serving.js';
 import { CanaryWatch, newCanary } from './canary.js';
 import type { Counted } from './canary.js';

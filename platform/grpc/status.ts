@@ -2,8 +2,8 @@
 import { status as Status } from '@grpc/grpc-js';
 import type { ServiceError } from '@grpc/grpc-js';
 
-import type { ErrorContext } from '../caller-error.js';
-import { callerError } from '../caller-error.js';
+import type { ErrorContext } from '../errors/index.js';
+import { callerError } from '../errors/index.js';
 
 const CODES: Record<string, Status> = {
   INVALID_INPUT: Status.INVALID_ARGUMENT,
@@ -25,7 +25,7 @@ const CODES: Record<string, Status> = {
   DEADLINE_EXCEEDED: Status.DEADLINE_EXCEEDED,
 };
 
-/** The status of an error; see ../caller-error.ts for what the caller is told and what is logged. */
+/** The status of an error; see ../errors/caller-error.ts for what the caller is told and what is logged. */
 export function toGrpcStatus(error: unknown, context: ErrorContext = {}): Partial<ServiceError> {
   const { code, message } = callerError(error, context);
   return { code: CODES[code] ?? Status.INTERNAL, details: message };

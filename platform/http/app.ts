@@ -1,7 +1,7 @@
 /**
  * The HTTP front door (hono): the management API (/api/v1, a sub-app per resource in ./api/),
  * KServe v2 beside infer (./kserve-routes.ts) and the console; function URLs (/fn) and KServe infer
- * are ./hot-routes.ts, ahead of this app. Errors become `{"error", "code"}` in one place
+ * are ./hot/hot-routes.ts, ahead of this app. Errors become `{"error", "code"}` in one place
  * (./errors.ts).
  */
 import { Hono } from 'hono';
@@ -125,7 +125,7 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
 
   // The console (a static page that calls this API).
   serveConsole(app);
-  // Function URLs and KServe infer are served by ./hot-routes.ts, ahead of this app.
+  // Function URLs and KServe infer are served by ./hot/hot-routes.ts, ahead of this app.
 
   return app;
 }

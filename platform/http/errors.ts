@@ -1,8 +1,8 @@
 /**
  * The one mapping from Hearth's errors to HTTP: status, `{"error", "code"}` body, Retry-After.
  */
-import type { ErrorContext } from '../caller-error.js';
-import { callerError } from '../caller-error.js';
+import type { ErrorContext } from '../errors/index.js';
+import { callerError } from '../errors/index.js';
 
 const STATUS: Record<string, number> = {
   INVALID_INPUT: 400,
@@ -38,7 +38,7 @@ export function httpStatus(code: string): number {
   return STATUS[code] ?? 500;
 }
 
-/** The response to an error; see ../caller-error.ts for what the caller is told and what is logged. */
+/** The response to an error; see ../errors/caller-error.ts for what the caller is told and what is logged. */
 export function toHttpResponse(error: unknown, context: ErrorContext = {}): HttpError {
   const { code, message, version } = callerError(error, context);
   const status = httpStatus(code);

@@ -18,7 +18,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 
 import { PermissionDeniedError } from '../../sdk/errors.js';
-import { requestIdOf } from '../request-id.js';
+import { requestIdOf } from '../caller/index.js';
 
 const LOOPBACK_HOST = /^(localhost|([a-z0-9-]+\.)+localhost|127(\.\d{1,3}){3}|\[::1\])(:\d{1,5})?$/i;
 

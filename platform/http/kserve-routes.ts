@@ -1,5 +1,5 @@
 /**
- * KServe v2 over HTTP, beside infer (./hot-routes.ts): server and model metadata, readiness, model
+ * KServe v2 over HTTP, beside infer (./hot/kserve-infer.ts): server and model metadata, readiness, model
  * configuration and statistics, system and CUDA shared memory, and Triton's repository extension —
  * each route a codec over the protocol's core (../kserve).
  */

@@ -4,10 +4,10 @@ import { bodyLimit } from 'hono/body-limit';
 
 import type { ApiKey } from '../config/index.js';
 import type { Logger } from '../log/index.js';
-import type { Scope } from '../auth.js';
-import { authorize, findKey } from '../auth.js';
+import type { Scope } from '../caller/index.js';
+import { authorize, findKey } from '../caller/index.js';
 import { toHttpResponse } from './errors.js';
-import { tooLarge } from './hot-routes.js';
+import { tooLarge } from './hot/index.js';
 
 /** What auth() leaves on a request: the caller's key ('' with no keys configured). */
 export type AppEnv = { Variables: { owner: string } };

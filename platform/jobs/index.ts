@@ -1,7 +1,7 @@
 /** The job queue chosen by configuration: in process (kept in the data dir), or BullMQ on Redis. */
 import { join } from 'node:path';
 
-import type { ErrorLog } from '../caller-error.js';
+import type { ErrorLog } from '../errors/index.js';
 import { BullJobQueue } from './bull/bull-job-queue.js';
 import { FsJobQueue } from './fs/fs-job-queue.js';
 import type { Invoker, JobQueue, JobSettings } from './jobs.js';

@@ -14,8 +14,8 @@ import { createHash, randomUUID } from 'node:crypto';
 
 import type { JobInfo, Reply } from '../../sdk/api/index.js';
 import { HearthError, IdempotencyConflictError, InvalidInputError } from '../../sdk/errors.js';
-import type { ErrorContext } from '../caller-error.js';
-import { callerError } from '../caller-error.js';
+import type { ErrorContext } from '../errors/index.js';
+import { callerError } from '../errors/index.js';
 import type { WebhookPolicy } from './webhook-policy.js';
 import { checkWebhookUrl } from './webhook-policy.js';
 
@@ -216,7 +216,7 @@ export function isTransient(error: unknown): boolean {
   return !(error instanceof HearthError) || TRANSIENT.has(error.code);
 }
 
-/** A failed job's error as its reader and webhook see it: the caller's view (../caller-error.ts). */
+/** A failed job's error as its reader and webhook see it: the caller's view (../errors/caller-error.ts). */
 export function errorBody(error: unknown, context: ErrorContext = {}): { error: string; code: string } {
   const { code, message } = callerError(error, context);
   return { error: message, code };

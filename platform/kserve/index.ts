@@ -4,14 +4,13 @@
  */
 export { Kserve } from './protocol.js';
 export type { KserveOptions } from './protocol.js';
-export { inferCall, refuseUnlessReady, requestTensors } from './infer.js';
-export type { Admit, AnsweredOutput, InferAnswer, InferCall, InputContent, RequestInput } from './infer.js';
-export { formatInferResponse, parseInferRequest, requestedOutputs } from './http-body.js';
-export type { InferRequest } from './http-body.js';
+export type { Admit } from './admission.js';
+export { requestTensors } from './infer.js';
+export type { AnsweredOutput, InferAnswer, InferCall, InputContent, RequestInput } from './infer.js';
 export { cudaSharedMemoryUnsupported } from './metadata.js';
 export { readLoadParameters } from './repository.js';
 export type { LoadRequest } from './repository.js';
-export { parseJson } from './json.js';
+export { parseInferJson, parseJson } from './json.js';
 export { SharedMemoryRegions } from './shared-memory.js';
 export type { RegionStatus, ShmContext } from './shared-memory.js';
 export type { RequestedOutput } from './tensors.js';

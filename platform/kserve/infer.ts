@@ -1,10 +1,10 @@
 /**
- * One KServe infer, whichever transport carried it: the ready check, the request's tensors (from
- * shared memory, raw bytes or JSON values), Triton's sequence flags, the call, the outputs asked for
- * (classification included), and the outputs asked into shared memory written there. A transport's
- * codec reads its wire format into an InferCall and writes the InferAnswer back out.
+ * One KServe infer, whichever transport carried it, once admitted (./admission.ts): the request's
+ * tensors (from shared memory, raw bytes or JSON values), Triton's sequence flags, the call, the
+ * outputs asked for (classification included), and the outputs asked into shared memory written
+ * there. A transport's codec reads its wire format into an InferCall and writes the InferAnswer back
+ * out.
  */
-import { UnavailableError } from '../../sdk/errors.js';
 import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
 import type { ServingFunctions } from '../functions/serving.js';
 import type { ShmContext } from './shared-memory.js';
@@ -54,7 +54,7 @@ export interface InferCall {
   model: string;
   version: number | undefined;
   id?: string;
-  /** The request's tensors, read after the ready check (a codec's requestTensors). */
+  /** The request's tensors, read once the call is admitted (a codec's requestTensors). */
   tensors: () => TensorsByName | Promise<TensorsByName>;
   /** The request's parameters, unwrapped (sequence_id, sequence_start, sequence_end, …). */
   parameters: Record<string, unknown> | undefined;
@@ -76,18 +76,7 @@ export interface InferAnswer {
   outputs: AnsweredOutput[];
 }
 
-/** Whether a request may go on now (undefined), or once a promise settles: Readiness.admit. */
-export type Admit = (options: { deadline?: number; signal?: AbortSignal }) => Promise<void> | undefined;
-
-/** An Admit for a node that holds nothing: a request to one that is not ready is refused. */
-export function refuseUnlessReady(ready: () => boolean): Admit {
-  return () =>
-    ready() ? undefined : Promise.reject(new UnavailableError('this node is not ready (starting or draining)'));
-}
-
-export async function inferCall(functions: ServingFunctions, admit: Admit, call: InferCall): Promise<InferAnswer> {
-  const held = admit({ deadline: call.deadline, signal: call.signal });
-  if (held) await held;
+export async function inferCall(functions: ServingFunctions, call: InferCall): Promise<InferAnswer> {
   const tensors = await call.tensors();
   const sequence = sequenceFlags(call.parameters);
   const { outputs, version } = await functions.infer(call.model, call.version, tensors, {

@@ -1,14 +1,17 @@
 /**
  * The KServe v2 / Open Inference Protocol with Triton's extensions, transport-neutral: what each
- * HTTP route (../http/kserve-routes.ts, ../http/hot-routes.ts) and gRPC method (../grpc/server.ts)
- * answers, as plain values. The transports parse their wire format, call one method here, and
- * write the answer back; errors are mapped once per transport.
+ * HTTP route (../http/kserve-routes.ts, ../http/hot/kserve-infer.ts) and gRPC method
+ * (../grpc/kserve-methods.ts, ../grpc/infer-methods.ts) answers, as plain values. The transports
+ * parse their wire format, call one method here, and write the answer back; errors are mapped once
+ * per transport, and every call that runs a function is admitted once (./admission.ts).
  */
-import { parseVersion as parseModelVersion } from '../auth.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { RepositoryEntry, ServingFunctions } from '../functions/serving.js';
+import { parseVersion as parseModelVersion } from '../registry/index.js';
+import type { Admit } from './admission.js';
+import { refuseUnlessReady } from './admission.js';
 import type { InferAnswer, InferCall } from './infer.js';
-import { type Admit, inferCall, refuseUnlessReady } from './infer.js';
+import { inferCall } from './infer.js';
 import { modelMetadata, serverExtensions } from './metadata.js';
 import { modelConfig } from './model-config.js';
 import type { LoadRequest } from './repository.js';
@@ -38,9 +41,11 @@ export interface KserveOptions {
 
 export class Kserve {
   readonly #o: KserveOptions;
+  readonly #admit: Admit;
 
   constructor(options: KserveOptions) {
     this.#o = options;
+    this.#admit = options.admit ?? refuseUnlessReady(options.ready);
   }
 
   get sharedMemory(): SharedMemoryRegions {
@@ -49,6 +54,14 @@ export class Kserve {
 
   ready(): boolean {
     return this.#o.ready();
+  }
+
+  /**
+   * Admission (./admission.ts), once per call, at its transport's intake: undefined when the node
+   * serves (no promise on the hot path), else a promise that settles when the call may go on.
+   */
+  admit(options: { deadline?: number; signal?: AbortSignal }): Promise<void> | undefined {
+    return this.#admit(options);
   }
 
   serverMetadata(): { name: string; version: string; extensions: string[] } {
@@ -92,7 +105,8 @@ export class Kserve {
     return this.#o.functions.unload(name);
   }
 
+  /** An admitted call's infer (Kserve.admit first). */
   infer(call: InferCall): Promise<InferAnswer> {
-    return inferCall(this.#o.functions, this.#o.admit ?? refuseUnlessReady(this.#o.ready), call);
+    return inferCall(this.#o.functions, call);
   }
 }

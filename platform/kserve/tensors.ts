@@ -1,5 +1,5 @@
 /**
- * KServe v2 tensors, as both transports carry them (HTTP: ./http-body.ts, gRPC:
+ * KServe v2 tensors, as both transports carry them (HTTP: ../http/kserve-body.ts, gRPC:
  * ../grpc/tensors.ts): the checks on an input's name, datatype and shape, raw bytes into a tensor of
  * its own aligned buffer, JSON values into a tensor — each failure the caller's bad input — and the
  * outputs a response carries.
@@ -54,7 +54,7 @@ export function tensorFromRaw(name: string, dtype: DType, shape: number[], bytes
     return { dtype, shape, data: new Uint8Array(bytes) };
   }
   checkRawSize(name, dtype, shape, bytes.byteLength, field);
-  // Read in place where its elements are aligned (a body read for it: platform/http/hot-routes.ts);
+  // Read in place where its elements are aligned (a body read for it: platform/http/hot/read-body.ts);
   // copied where they are not. A 602 KB image copied here cost the in-process path a third of its
   // time at c=1 (copy and collection).
   if (bytes.byteOffset % elementSize(dtype) === 0) return { dtype, shape, data: viewAs(dtype, bytes) } as Tensor;

@@ -62,7 +62,6 @@ export function createFront(config: Config, parts: FrontParts): Front {
     maxJsonBytes: config.maxJsonBytes,
     loopbackGuard: config.loopbackGuard,
     ready,
-    admit,
     inflight,
     kserve,
     log: parts.log,

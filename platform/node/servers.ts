@@ -9,7 +9,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer, ServerOptions as HttpsOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
-import { findKey } from '../auth.js';
+import { findKey } from '../caller/index.js';
 import type { Config } from '../config/index.js';
 import type { FunctionService } from '../functions/index.js';
 import { bindGrpc, createGrpcServer } from '../grpc/index.js';

@@ -8,6 +8,7 @@ import { RedisRegistry } from './redis/redis-registry.js';
 
 export * from './registry.js';
 export { FsRegistry } from './fs/fs-registry.js';
+export { parseVersion } from './parse-version.js';
 export { RedisRegistry } from './redis/redis-registry.js';
 
 export function createRegistry(config: Config): Registry {

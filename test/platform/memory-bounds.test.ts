@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { loadConfig } from '../../platform/config/index.js';
 import { FunctionLogs, RecordCache } from '../../platform/functions/index.js';
-import { IdempotencyCache } from '../../platform/http/idempotency.js';
+import { IdempotencyCache } from '../../platform/http/hot/idempotency.js';
 import { DEFAULT_JOB_OPTIONS, FsJobQueue } from '../../platform/jobs/index.js';
 import { createRegistry } from '../../platform/registry/index.js';
 import { waitFor } from '../helpers/wait.js';

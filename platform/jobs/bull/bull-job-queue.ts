@@ -36,7 +36,7 @@ import {
 } from '../jobs.js';
 import { bullConnection, closeBounded, commandConnection, redisUp } from '../../redis/index.js';
 import { deliverRecorded, webhookMessage } from '../webhook.js';
-import type { ErrorLog } from '../../caller-error.js';
+import type { ErrorLog } from '../../errors/index.js';
 import { JobIndex } from './job-index.js';
 import { redisDown } from './redis-checks.js';
 

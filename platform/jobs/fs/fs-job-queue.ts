@@ -40,7 +40,7 @@ import {
 import { deliverRecorded, webhookMessage } from '../webhook.js';
 import type { StoredJob } from './job-files.js';
 import { acceptedBytes, acceptedFile, jobIds, readJob, recordFile, writeAtomic } from './job-files.js';
-import type { ErrorLog } from '../../caller-error.js';
+import type { ErrorLog } from '../../errors/index.js';
 
 export interface FsJobQueueOptions extends JobOptions {
   webhookSecret?: string;

@@ -16,7 +16,7 @@ const encode = (s: string): Uint8Array => new TextEncoder().encode(s);
 /**
  * `inputs[i].data` of numbers (at least one) as a Float64Array: the reference is JSON.parse's value
  * packed so, and the parser's value is packed too, since where simdjson declines a body, the
- * JSON.parse that reads it instead packs nothing (both forms are what platform/kserve/http-body.ts takes).
+ * JSON.parse that reads it instead packs nothing (both forms are what platform/http/kserve-body.ts takes).
  */
 function packed(input: unknown): unknown {
   const value = input as { inputs?: { data?: unknown }[] };

@@ -1,6 +1,5 @@
 /**
- * What every transport (HTTP, gRPC) checks the same way: the caller's API key and scope, and a
- * model version as a request names it.
+ * What every transport (HTTP, gRPC) checks the same way: the caller's API key and scope.
  *
  * API keys: `Authorization: Bearer <key>` (or `X-Api-Key`), each with a scope. With no keys
  * configured every request passes; with keys, `invoke` may call functions, `shm` may also register
@@ -9,8 +8,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-import { InvalidInputError, PermissionDeniedError, UnauthenticatedError } from '../sdk/errors.js';
-import type { ApiKey } from './config/index.js';
+import { PermissionDeniedError, UnauthenticatedError } from '../../sdk/errors.js';
+import type { ApiKey } from '../config/index.js';
 
 export type Scope = 'invoke' | 'shm' | 'admin';
 
@@ -57,18 +56,4 @@ export function findKey(keys: readonly ApiKey[], given: string): ApiKey | undefi
   let found: ApiKey | undefined;
   for (const k of keys) if (timingSafeEqual(digestOf(k), probe) && !found) found = k;
   return found;
-}
-
-/**
- * A version as a request names it (a `{version}` path segment, gRPC's `model_version`) → a version
- * number; absent or empty names none (the traffic split picks one).
- */
-export function parseVersion(value: unknown): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  if (typeof value !== 'string' || !/^[1-9]\d*$/.test(value))
-    // Triton's words first (its clients look for them), then what a version is.
-    throw new InvalidInputError(
-      `failed to get model version from specified version string '${String(value)}' (a version must be a positive integer)`,
-    );
-  return Number(value);
 }

@@ -1,7 +1,8 @@
 /**
  * KServe v2 / Open Inference Protocol tensors over HTTP: JSON `data`, and Triton's binary tensor
  * data extension (a JSON header of `Inference-Header-Content-Length` bytes, then raw tensor bytes):
- * the server's side of the codec (the client's is ../../sdk/kserve-binary.ts).
+ * HTTP's codec over the protocol's core (../kserve), as ../grpc/tensors.ts is gRPC's; the server's
+ * side of it (the client's is ../../sdk/kserve-binary.ts).
  */
 import { InvalidInputError } from '../../sdk/errors.js';
 import { BinaryBody, encodeBinary } from '../../sdk/kserve-binary.js';
@@ -9,11 +10,8 @@ import type { TensorsByName } from '../../sdk/tensor.js';
 import { bytesOf, numel } from '../../sdk/tensor.js';
 import { flatten, tensorJsonText, tensorToJson } from '../../sdk/tensor-json.js';
 import { decodeBytes } from '../../sdk/tensor-bytes.js';
-import type { InferAnswer, RequestInput } from './infer.js';
-import { requestTensors } from './infer.js';
-import { parseInferJson } from './json.js';
-import type { ShmContext } from './shared-memory.js';
-import type { RequestedOutput } from './tensors.js';
+import type { InferAnswer, RequestedOutput, RequestInput, ShmContext } from '../kserve/index.js';
+import { parseInferJson, requestTensors } from '../kserve/index.js';
 
 const utf8 = new TextDecoder();
 

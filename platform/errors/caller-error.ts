@@ -1,6 +1,6 @@
 /**
  * What a caller is told of an error, and what only the log gets — shared by both transports, each of
- * which maps the code to its own status once (./http/errors.ts, ./grpc/status.ts).
+ * which maps the code to its own status once (../http/errors.ts, ../grpc/status.ts).
  *
  * A caller gets the code, the message's first line (a TorchScript error's headline, never its
  * source and traceback) and the request id. The rest of a message goes to the node's log with the
@@ -9,7 +9,7 @@
  */
 import { HTTPException } from 'hono/http-exception';
 
-import { HearthError, InvalidInputError } from '../sdk/errors.js';
+import { HearthError, InvalidInputError } from '../../sdk/errors.js';
 /** What an error is logged through (a pino logger, or a child of one). */
 export interface ErrorLog {
   warn(o: object, msg?: string): void;

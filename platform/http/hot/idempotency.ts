@@ -9,7 +9,7 @@
  */
 import { LRUCache } from 'lru-cache';
 
-import { IdempotencyConflictError } from '../../sdk/errors.js';
+import { IdempotencyConflictError } from '../../../sdk/errors.js';
 
 export interface StoredResponse {
   body: Uint8Array;

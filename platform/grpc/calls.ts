@@ -1,0 +1,72 @@
+/**
+ * What every call of the service does the same way at its edges: its request id, answered in its
+ * initial metadata; the caller's API key, from its metadata; and a failure mapped to its status once
+ * (./status.ts), its detail to the function's own log.
+ */
+import * as grpc from '@grpc/grpc-js';
+
+import type { Scope } from '../caller/index.js';
+import { authorize as authorizeKey, requestIdOf } from '../caller/index.js';
+import type { ApiKey } from '../config/index.js';
+import type { ServingFunctions } from '../functions/serving.js';
+import type { Kserve } from '../kserve/index.js';
+import type { Logger } from '../log/index.js';
+import { toGrpcStatus } from './status.js';
+
+export interface GrpcOptions {
+  /** Where a failed call's detail is logged. */
+  service: Pick<ServingFunctions, 'errorDetail'>;
+  /** The KServe protocol's core: every method of the service is a codec over it. */
+  kserve: Kserve;
+  apiKeys: ApiKey[];
+  maxMessageBytes: number;
+  /** Where unexpected errors and the detail of errors go (the `grpc` component's logger). */
+  log?: Logger;
+}
+
+/** A unary method's work, given its call and the caller's key ('' with none configured). */
+export type Handler = (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>, owner: string) => Promise<unknown>;
+
+export interface Calls {
+  /** The caller's key ('' with none configured), from the authorization (or x-api-key) metadata. */
+  authorize(call: { metadata: grpc.Metadata }, scope: Scope | 'none'): string;
+  /** The call's request id (x-request-id metadata, as on HTTP), answered in its initial metadata. */
+  requestId(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerDuplexStream<unknown, unknown>): string;
+  /** A unary method: its request id, then the caller's key of `scope`, then `handler`; a failure as its status. */
+  unary(scope: Scope | 'none', handler: Handler): grpc.handleUnaryCall<Record<string, unknown>, unknown>;
+}
+
+export function callsOf(o: GrpcOptions): Calls {
+  const calls: Calls = {
+    authorize: (call, scope) => {
+      if (scope === 'none') return '';
+      return authorizeKey(o.apiKeys, scope, (name) => {
+        const value = call.metadata.get(name)[0];
+        return value === undefined ? undefined : String(value);
+      });
+    },
+    requestId: (call) => {
+      const given = call.metadata.get('x-request-id')[0];
+      const id = requestIdOf({ 'x-request-id': typeof given === 'string' ? given : undefined });
+      const md = new grpc.Metadata();
+      md.set('x-request-id', id);
+      call.sendMetadata(md);
+      return id;
+    },
+    unary: (scope, handler) => (call, callback) => {
+      const id = calls.requestId(call);
+      Promise.resolve()
+        .then(() => calls.authorize(call, scope))
+        .then((owner) => handler(call, owner))
+        .then(
+          (response) => callback(null, response),
+          (error: unknown) => {
+            const fn = call.request.model_name;
+            const onDetail = o.service.errorDetail(typeof fn === 'string' ? fn : undefined, id);
+            callback(toGrpcStatus(error, { requestId: id, log: o.log, onDetail }) as grpc.ServiceError);
+          },
+        );
+    },
+  };
+  return calls;
+}

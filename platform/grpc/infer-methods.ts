@@ -1,0 +1,106 @@
+/**
+ * ModelInfer and ModelStreamInfer: each request admitted (Kserve.admit), its tensors read by the
+ * gRPC codec (./tensors.ts), answered by the protocol's core.
+ */
+import type * as grpc from '@grpc/grpc-js';
+
+import type { InferCall, Kserve, ShmContext } from '../kserve/index.js';
+import { parseVersion } from '../registry/index.js';
+import type { Calls, GrpcOptions } from './calls.js';
+import { toGrpcStatus } from './status.js';
+import type { GrpcInput, GrpcRequestedOutput } from './tensors.js';
+import { grpcInputsToTensors, requestedOutputs, tensorsToGrpcOutputs, unwrapParameters } from './tensors.js';
+
+interface InferRequest {
+  model_name: string;
+  model_version: string;
+  id: string;
+  inputs: GrpcInput[];
+  outputs: GrpcRequestedOutput[];
+  raw_input_contents: Uint8Array[];
+  parameters?: Record<string, Record<string, unknown>>;
+}
+
+export function inferMethods(o: GrpcOptions, calls: Calls) {
+  const shm = o.kserve.sharedMemory;
+  return {
+    ModelInfer: calls.unary('invoke', async (call, owner) =>
+      infer(o.kserve, call.request as unknown as InferRequest, deadlineOf(call), { regions: shm, owner }),
+    ),
+    ModelStreamInfer: streamInfer(o, calls),
+  };
+}
+
+/** ModelInfer's work, for unary calls and streams alike: each request admitted, then answered. */
+async function infer(kserve: Kserve, r: InferRequest, deadline: number | undefined, shm: ShmContext) {
+  const call: InferCall = {
+    model: r.model_name,
+    version: parseVersion(r.model_version),
+    id: r.id,
+    tensors: () => grpcInputsToTensors(r.inputs ?? [], r.raw_input_contents ?? [], shm, r.model_name),
+    parameters: unwrapParameters(r.parameters, true),
+    outputs: requestedOutputs(r.outputs ?? []),
+    deadline,
+    shm,
+  };
+  const held = kserve.admit({ deadline });
+  if (held) await held;
+  const answer = await kserve.infer(call);
+  const formatted = tensorsToGrpcOutputs(answer.outputs);
+  return { ...answer, id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
+}
+
+/** The call's gRPC deadline, as a performance.now() time. */
+function deadlineOf(call: grpc.ServerUnaryCall<unknown, unknown>): number | undefined {
+  const deadline = call.getDeadline();
+  const ms =
+    deadline instanceof Date
+      ? deadline.getTime() - Date.now()
+      : Number.isFinite(deadline)
+        ? Number(deadline) - Date.now()
+        : undefined;
+  return ms === undefined ? undefined : performance.now() + ms;
+}
+
+/**
+ * One response per request, in the order they finish, each carrying its request's id; a
+ * failed request answers with error_message and the stream goes on.
+ */
+function streamInfer(o: GrpcOptions, calls: Calls): grpc.handleBidiStreamingCall<Record<string, unknown>, unknown> {
+  return (call) => {
+    const id = calls.requestId(call);
+    let shm: ShmContext;
+    try {
+      shm = { regions: o.kserve.sharedMemory, owner: calls.authorize(call, 'invoke') };
+    } catch (error) {
+      call.emit('error', toGrpcStatus(error, { requestId: id, log: o.log }));
+      return;
+    }
+    let open = 0;
+    let ended = false;
+    const finish = () => {
+      if (ended && open === 0) call.end();
+    };
+    call.on('data', (request: Record<string, unknown>) => {
+      open++;
+      infer(o.kserve, request as unknown as InferRequest, undefined, shm)
+        .then(
+          (response) => call.write({ error_message: '', infer_response: response }),
+          (error: unknown) =>
+            call.write({
+              error_message: toGrpcStatus(error, { requestId: id, log: o.log }).details ?? 'internal error',
+              infer_response: { id: String(request.id ?? ''), model_name: String(request.model_name ?? '') },
+            }),
+        )
+        .finally(() => {
+          open--;
+          finish();
+        });
+    });
+    call.on('end', () => {
+      ended = true;
+      finish();
+    });
+    call.on('error', () => undefined);
+  };
+}

@@ -1,0 +1,31 @@
+/** /api/v1/catalog: what any key may call — the console's view for an invoke key. */
+import type { Hono } from 'hono';
+
+import type { Catalog, Reply } from '../../../sdk/api/index.js';
+import type { ApiKey } from '../../config/index.js';
+import type { ManagedFunctions } from '../../functions/serving.js';
+import type { AppEnv } from '../middleware.js';
+import { auth, isAdmin } from '../middleware.js';
+
+export function catalogRoute(app: Hono<AppEnv>, o: { functions: ManagedFunctions; apiKeys: ApiKey[] }): void {
+  // What any key may call (the console's view for an invoke key): inputs and outputs, no internals.
+  app.get('/catalog', auth(o.apiKeys, 'invoke'), async (c) => {
+    const io = (t: { name: string; dtype: string; dims: number[] }) => ({ name: t.name, dtype: t.dtype, dims: t.dims });
+    const records = await o.functions.list();
+    return c.json({
+      scope: isAdmin(c, o.apiKeys) ? 'admin' : 'invoke',
+      functions: records.map((r) => ({
+        name: r.name,
+        traffic: r.traffic,
+        versions: r.versions.map((v) => ({
+          version: v.version,
+          status: v.status,
+          inputs: v.spec.inputs.map(io),
+          outputs: v.spec.outputs.map(io),
+          maxBatchSize: v.spec.maxBatchSize,
+          hook: v.spec.hook !== undefined,
+        })),
+      })),
+    } satisfies Reply<Catalog>);
+  });
+}

@@ -1,0 +1,161 @@
+/**
+ * The hot routes — function URLs (`POST /fn/{name}[/versions/{v}]`) and KServe infer
+ * (`POST /v2/models/{name}[/versions/{v}]/infer`) — served on node:http directly. hono's fetch
+ * adapter builds a WHATWG Request, a ReadableStream over the body, an AbortSignal and a Response per
+ * request; on these routes that was most of the event loop's time per request (see the README's
+ * benchmark notes). Everything else stays on hono (../app.ts). Same keys, limits and error mapping.
+ *
+ * A hot request, in order: the caller's key, admission (Kserve.admit: held while the node starts,
+ * refused while it stops), the path's name and version, the body read whole and inflated, the
+ * route's answer (./function-urls.ts, ./kserve-infer.ts), compressed when asked, written out.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import type { ServingFunctions } from '../../functions/serving.js';
+import type { JobQueue } from '../../jobs/index.js';
+import type { Kserve } from '../../kserve/index.js';
+import type { Logger } from '../../log/index.js';
+import type { ApiKey } from '../../config/index.js';
+import { authorize } from '../../caller/index.js';
+import { parseVersion } from '../../registry/index.js';
+import { BodyBuffers } from './body-buffers.js';
+import { decodeBody, encodeReply } from './content-coding.js';
+import { functionUrls } from './function-urls.js';
+import { kserveInfer } from './kserve-infer.js';
+import { readBody } from './read-body.js';
+import { fail, send } from './reply.js';
+import type { Handler, Reply } from './request.js';
+import { deadlineOf, decode } from './request.js';
+
+export interface HotRouteOptions {
+  service: ServingFunctions;
+  /** The KServe protocol's core: admission, infer, and the caller's shared memory regions. */
+  kserve: Kserve;
+  jobs: JobQueue;
+  apiKeys: ApiKey[];
+  maxBodyBytes: number;
+  /** Largest JSON of a KServe request (default 32 MiB), refused with 413 before it is parsed. */
+  maxJsonBytes?: number;
+  /** False while the node starts or drains: connections close after their response. */
+  ready: () => boolean;
+  inflight?: { enter(): void; leave(): void };
+  /** No API key, loopback bind (Config.loopbackGuard): form and text/plain bodies are refused. */
+  loopbackGuard?: boolean;
+  /** Where unexpected errors and the detail of errors go (the `http` component's logger). */
+  log?: Logger;
+}
+
+const FN = /^\/fn\/([^/]+)(?:\/versions\/([^/]+))?$/;
+/** Most calls carry no query string: they share this (only ever read) one. */
+const NO_QUERY = new URLSearchParams();
+const INFER = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?\/infer$/;
+
+/** A request that matched a hot route. */
+interface Route {
+  /** The path's match: the name's segment, then the version's, if any. */
+  match: RegExpExecArray;
+  /** A function URL (else KServe infer). */
+  fn: boolean;
+  handler: Handler;
+  /** The query string, after its `?` (undefined with none). */
+  search: string | undefined;
+}
+
+/** One hot request while it is served: how far it got decides how a refusal is written. */
+interface Served {
+  req: IncomingMessage;
+  route: Route;
+  header: (name: string) => string | undefined;
+  signal: AbortSignal;
+  /** Read whole: a refusal after it keeps the connection. */
+  bodyRead: boolean;
+  /** The body, when it came in one of the routes' buffers: given back once the reply is written. */
+  pooled?: Uint8Array;
+}
+
+export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const handlers = { fn: functionUrls(o), infer: kserveInfer(o) };
+  const bodyBuffers = new BodyBuffers();
+  return (req, res) => {
+    const route = routeOf(req, handlers);
+    if (!route) return false;
+
+    o.inflight?.enter();
+    const controller = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+      o.inflight?.leave();
+    });
+    const header = (name: string): string | undefined => {
+      const v = req.headers[name];
+      return Array.isArray(v) ? v.join(', ') : v;
+    };
+    const served: Served = { req, route, header, signal: controller.signal, bodyRead: false };
+    serve(o, bodyBuffers, served).then(
+      (reply) => {
+        send(o, res, reply);
+        // Answered and written out: nothing holds the body now. (On any failure it is left to GC.)
+        const body = served.pooled;
+        if (body)
+          res.once('finish', () => bodyBuffers.give(body.buffer as ArrayBuffer, body.byteOffset + body.byteLength));
+      },
+      // A request refused before its body was read closes its connection: the unread body is not
+      // drained, so nothing over the limit is ever buffered.
+      (error: unknown) => fail(o, res, error, !served.bodyRead, header('x-request-id'), route.match[1]),
+    );
+    return true;
+  };
+}
+
+/** The hot route a request is for, or undefined (hono's app answers it). */
+function routeOf(req: IncomingMessage, handlers: { fn: Handler; infer: Handler }): Route | undefined {
+  if (req.method !== 'POST') return undefined;
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const fn = FN.exec(path);
+  const match = fn ?? INFER.exec(path);
+  if (!match) return undefined;
+  return {
+    match,
+    fn: fn !== null,
+    handler: fn ? handlers.fn : handlers.infer,
+    search: q === -1 ? undefined : url.slice(q + 1),
+  };
+}
+
+/** A hot request's answer, from the caller's key to the reply, compressed when asked. */
+async function serve(o: HotRouteOptions, bodyBuffers: BodyBuffers, s: Served): Promise<Reply> {
+  const { route, header } = s;
+  const owner = authorize(o.apiKeys, 'invoke', header);
+  const held = o.kserve.admit({ deadline: deadlineOf(header), signal: s.signal });
+  if (held) await held;
+  const name = decode(route.match[1]!);
+  const version = parseVersion(route.match[2] === undefined ? undefined : decode(route.match[2]));
+  const body = await readWhole(o, bodyBuffers, s);
+  const reply = await route.handler({
+    name,
+    version,
+    query: route.search === undefined ? NO_QUERY : new URLSearchParams(route.search),
+    header,
+    body,
+    signal: s.signal,
+    owner,
+  });
+  return encodeReply(reply, header('accept-encoding'));
+}
+
+/** The request's body, read whole and inflated (marking `s` read, and pooled where it is). */
+async function readWhole(o: HotRouteOptions, bodyBuffers: BodyBuffers, s: Served): Promise<Uint8Array> {
+  const { fn } = s.route;
+  // Only where the body's binary tensors start, to align them; BinaryBody checks the header itself.
+  const declared = fn ? 0 : Number(s.header('inference-header-content-length'));
+  const tensorsAt = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
+  // KServe bodies come in buffers used again (./body-buffers.ts); a function's may be kept
+  // past its reply (an async job's input) and are its own.
+  const read = await readBody(s.req, o.maxBodyBytes, tensorsAt, fn ? undefined : bodyBuffers);
+  if (read.pooled) s.pooled = read.body;
+  const body = await decodeBody(read.body, s.header('content-encoding'), o.maxBodyBytes);
+  s.bodyRead = true;
+  return body;
+}
