@@ -37,6 +37,8 @@ module.exports = {
     forbid('transports-apart', 'HTTP and gRPC share platform/kserve and the seam, not each other.', { path: '^platform/(http|grpc)/' }, { path: '^platform/(grpc|http)/', pathNot: '^platform/$1/' }),
     forbid('console-speaks-the-api', 'The console is a browser page: it reaches the node only through the API, with the SDK\'s schemas (and their one-line texts) and event-stream reader.', { path: '^console/' }, { path: '^(platform|runtime|native)/|^sdk/(?!api/(schemas|canary-text)\\.ts$|event-stream\\.ts$)' }),
     byIndex('runtime'),
+    byIndex('runtime/runner'),
+    forbid('runner-root-by-index', 'The runner\'s face (index.ts) and entry (runner-main.ts) enter its rooms through their index.ts too.', { path: '^runtime/runner/[^/]+\\.ts$' }, { path: '^runtime/runner/[^/]+/.+', pathNot: '^runtime/runner/[^/]+/index\\.ts$' }),
     forbid('servers-stay-in-platform', 'The data plane and the public SDK never reach Redis, S3, HTTP servers or gRPC: those are the platform\'s adapters (DESIGN.md, ports and adapters).', { path: '^(runtime|sdk)/' }, { path: SERVER_LIBRARIES }),
     forbid('functions-use-the-sdk', 'An example function is a folder a user copies: it imports @hearth/sdk (sdk/), never the platform or runtime.', { path: '^functions/' }, { path: '^(platform|runtime|native)/' }),
     forbid('enter-runtime-by-index', 'platform uses runtime through runtime/index.ts (or a folder\'s index.ts).', { path: '^platform/' }, { path: '^runtime/[^/]+/.+', pathNot: '^runtime/[^/]+/index\\.ts$' }),
