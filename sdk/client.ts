@@ -6,13 +6,6 @@
  * This file is the client's public face: `Hearth`, its options and results. Each of its methods is
  * one call of ./client/ (one file per group of calls), all through one Transport
  * (./client/transport.ts), where error bodies become the typed errors of ./errors.ts in one place.
- *
- * @example
- * import { Hearth } from '@hearth/sdk';
- *
- * const hearth = new Hearth({ url: 'http://127.0.0.1:8000' });
- * const answer = await hearth.invoke('text-sentiment', { text: 'a wonderful film' });
- * console.log(answer.json());
  */
 import type {
   ArtifactInfo,
@@ -67,6 +60,23 @@ export type {
   PoolInfo,
 } from './api/index.js';
 
+/**
+ * A client of one Hearth node. Its methods, by group: health (`ready`), artifacts, functions and
+ * versions (`deploy`, `list`, `describe`, `delete`, `setTraffic`, `rollback`, `scale`, `series`),
+ * the node (`catalog`, `nodes`, `pools`, secrets), logs, function URLs (`invoke`, `invokeAsync`),
+ * jobs (`jobs`, `job`, `jobResult`, `map`, `waitForJob`) and KServe v2 (`infer`). A call the node
+ * refuses throws the typed error of its body (`FunctionNotFoundError`, `InvalidInputError`, …).
+ *
+ * @example
+ * import { Hearth } from '@hearth/sdk';
+ *
+ * const hearth = new Hearth({ url: 'http://127.0.0.1:8000' });
+ * const answer = await hearth.invoke('text-sentiment', { text: 'a wonderful film' });
+ * console.log(answer.json());
+ * const row = Array.from({ length: 1024 }, (_, i) => Math.sin(i) / 10); // tabular-mlp takes 1024 numbers a row
+ * const job = await hearth.waitForJob((await hearth.invokeAsync('tabular-mlp', { row })).id);
+ * console.log(job.status); // succeeded
+ */
 export class Hearth {
   readonly url: string;
   readonly #node: Transport;
