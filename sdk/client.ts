@@ -1,28 +1,23 @@
 /**
  * The typed client of a Hearth node: the management API (/api/v1), function URLs (sync and async,
  * with deadline and idempotency key), jobs, and KServe v2 infer with typed tensors over Triton's
- * binary tensor extension. Error bodies become the typed errors of ./errors.ts in one place
- * (`check`). Defaults: HEARTH_URL (http://127.0.0.1:8000) and HEARTH_API_KEY.
+ * binary tensor extension. Defaults: HEARTH_URL (http://127.0.0.1:8000) and HEARTH_API_KEY.
+ *
+ * This file is the client's public face: `Hearth`, its options and results. Each of its methods is
+ * one call of ./client/ (one file per group of calls), all through one Transport
+ * (./client/transport.ts), where error bodies become the typed errors of ./errors.ts in one place.
  */
-import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
-
-import { readEvents } from './event-stream.js';
-import { BinaryBody, encodeBinary } from './kserve-binary.js';
-import type { z } from 'zod';
-
 import type {
   ArtifactInfo,
-  CanaryRequest,
+  Catalog,
   DeployResult,
   FunctionInfo,
   FunctionListEntry,
+  FunctionLogEntry,
   JobAccepted,
   JobInfo,
   JobList,
-  Catalog,
   NodeInfo,
-  FunctionLogEntry,
   PoolInfo,
   RollbackResult,
   ScalingRequest,
@@ -30,129 +25,27 @@ import type {
   SecretInfo,
   SeriesSample,
 } from './api/index.js';
-import {
-  ArtifactInfoSchema,
-  ArtifactStoredSchema,
-  DeployResultSchema,
-  FunctionInfoSchema,
-  FunctionListSchema,
-  JobAcceptedSchema,
-  JobInfoSchema,
-  JobListSchema,
-  CatalogSchema,
-  NodeListSchema,
-  LogEntrySchema,
-  LogListSchema,
-  PoolListSchema,
-  RollbackResultSchema,
-  ScalingResultSchema,
-  SecretDeletedSchema,
-  SecretInfoSchema,
-  SecretListSchema,
-  SeriesResultSchema,
-  TrafficResultSchema,
-} from './api/index.js';
-import { errorFromBody, HearthError, UnavailableError } from './errors.js';
+import { artifact, importArtifact, uploadArtifact } from './client/artifacts.js';
+import type { DeployArtifacts, DeployOptions } from './client/functions.js';
+import { deploy, describe, list, remove, rollback, scale, series, setTraffic } from './client/functions.js';
+import type { InferOptions, InferOutput } from './client/infer.js';
+import { infer } from './client/infer.js';
+import type { InvokeOptions, InvokeResult } from './client/invoke.js';
+import { invoke, invokeAsync } from './client/invoke.js';
+import type { JobsQuery, MapOptions, MapOutcome, WaitOptions } from './client/jobs.js';
+import { job, jobResult, jobs, map, waitForJob } from './client/jobs.js';
+import type { LogsOptions } from './client/logs.js';
+import { followLogs, logs } from './client/logs.js';
+import { catalog, deleteSecret, nodes, pools, secrets, setSecret } from './client/node-views.js';
+import type { HearthOptions } from './client/transport.js';
+import { Transport } from './client/transport.js';
 import type { FunctionSpecInput } from './spec/function-spec.js';
-import type { DType, Tensor } from './tensor.js';
-import { bytesOf, elementSize, viewAs } from './tensor.js';
+import type { Tensor } from './tensor.js';
 
-export interface HearthOptions {
-  url?: string;
-  apiKey?: string;
-  /** Replaces the global fetch (tests, proxies). */
-  fetch?: typeof fetch;
-  /** A CA file (PEM) to trust for an https node, beside the system's (default: HEARTH_CA_FILE). */
-  caFile?: string;
-  /** Client certificate and key files (PEM) for a node that asks for mutual TLS (HEARTH_CLIENT_CERT, HEARTH_CLIENT_KEY). */
-  certFile?: string;
-  keyFile?: string;
-}
-
-/**
- * fetch over an undici Agent that trusts the CA file and presents the client certificate given. The
- * files are read now (a missing one fails here); undici is loaded on the first call only, so a
- * client without TLS files (and the CLI's start) never pays for it.
- */
-function tlsFetch(files: { ca?: string; cert?: string; key?: string }): typeof fetch {
-  const read = (file: string | undefined) => (file === undefined ? undefined : readFileSync(file));
-  const connect = {
-    ...(files.ca ? { ca: [...rootCertificates, read(files.ca)!.toString()] } : {}),
-    ...(files.cert ? { cert: read(files.cert) } : {}),
-    ...(files.key ? { key: read(files.key) } : {}),
-  };
-  let agent: Promise<{ fetch: typeof import('undici').fetch; dispatcher: import('undici').Agent }> | undefined;
-  return (async (input: string, init?: RequestInit) => {
-    agent ??= import('undici').then((undici) => ({ fetch: undici.fetch, dispatcher: new undici.Agent({ connect }) }));
-    const { fetch: undiciFetch, dispatcher } = await agent;
-    return undiciFetch(input, { ...(init as object), dispatcher });
-  }) as unknown as typeof fetch;
-}
-
-export interface InvokeOptions {
-  version?: number;
-  /** Milliseconds the node may take (Hearth-Timeout-Ms). */
-  timeoutMs?: number;
-  idempotencyKey?: string;
-  /** Defaults to application/json for objects and strings, application/octet-stream for bytes. */
-  contentType?: string;
-}
-
-export interface MapOptions {
-  /** Jobs in flight at once (default 16). */
-  concurrency?: number;
-  /**
-   * Each input's job is submitted with the idempotency key `<keyPrefix>:<index>`, so running the
-   * same map again (after a crash, a Ctrl-C) finds the jobs already done instead of redoing them.
-   */
-  keyPrefix?: string;
-  version?: number;
-  /** Longest one input's job may take, queue included (default 10 minutes). */
-  timeoutMs?: number;
-  /** Hears each input as it settles. */
-  onSettled?: (outcome: MapOutcome) => void;
-}
-
-/** One input's outcome: its output (the function's JSON, or the body as base64), or its error. */
-export type MapOutcome =
-  | { index: number; ok: true; job: string; output: unknown }
-  | { index: number; ok: false; job?: string; error: { code: string; message: string } };
-
-export interface InvokeResult {
-  status: number;
-  contentType: string;
-  version: number;
-  body: Uint8Array;
-  /** The body as JSON (throws if it is not). */
-  json<T = unknown>(): T;
-  text(): string;
-}
-
-export interface InferOutput extends Tensor {
-  name: string;
-}
-
-/** Turns an error body into the typed error, or a plain HearthError for anything else. */
-async function check(response: Response): Promise<Response> {
-  if (response.ok) return response;
-  const text = await response.text();
-  let body: { error?: string; code?: string } | undefined;
-  try {
-    body = JSON.parse(text) as { error?: string; code?: string };
-  } catch {
-    body = undefined;
-  }
-  if (body && typeof body.error === 'string' && typeof body.code === 'string')
-    throw errorFromBody({ error: body.error, code: body.code });
-  throw new HearthError(`HTTP ${response.status}: ${text.slice(0, 200) || response.statusText}`);
-}
-
-function toBody(data: unknown, contentType?: string): { body: Uint8Array | string; type: string } {
-  if (data instanceof Uint8Array) return { body: data, type: contentType ?? 'application/octet-stream' };
-  if (typeof data === 'string') return { body: data, type: contentType ?? 'application/json' };
-  return { body: JSON.stringify(data), type: contentType ?? 'application/json' };
-}
-
+export type { HearthOptions } from './client/transport.js';
+export type { InvokeOptions, InvokeResult } from './client/invoke.js';
+export type { MapOptions, MapOutcome } from './client/jobs.js';
+export type { InferOutput } from './client/infer.js';
 export type {
   ArtifactInfo,
   DeployResult,
@@ -167,79 +60,61 @@ export type {
   PoolInfo,
 } from './api/index.js';
 
-/** A response body checked against the API's schema (sdk/api): a node that answers otherwise is refused. */
-function parsed<S extends z.ZodType>(schema: S, body: unknown, what: string): z.infer<S> {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  throw new HearthError(
-    `the node's answer to ${what} does not match the API: ${result.error.issues[0]?.message ?? 'unknown'}`,
-  );
-}
-
+/**
+ * A client of one Hearth node. Its methods, by group: health (`ready`), artifacts, functions and
+ * versions (`deploy`, `list`, `describe`, `delete`, `setTraffic`, `rollback`, `scale`, `series`),
+ * the node (`catalog`, `nodes`, `pools`, secrets), logs, function URLs (`invoke`, `invokeAsync`),
+ * jobs (`jobs`, `job`, `jobResult`, `map`, `waitForJob`) and KServe v2 (`infer`). A call the node
+ * refuses throws the typed error of its body (`FunctionNotFoundError`, `InvalidInputError`, …).
+ *
+ * @example
+ * import { Hearth } from '@hearth/sdk';
+ *
+ * const hearth = new Hearth({ url: 'http://127.0.0.1:8000' });
+ * const answer = await hearth.invoke('text-sentiment', { text: 'a wonderful film' });
+ * console.log(answer.json());
+ * const row = Array.from({ length: 1024 }, (_, i) => Math.sin(i) / 10); // tabular-mlp takes 1024 numbers a row
+ * const job = await hearth.waitForJob((await hearth.invokeAsync('tabular-mlp', { row })).id);
+ * console.log(job.status); // succeeded
+ */
 export class Hearth {
   readonly url: string;
-  readonly #apiKey: string | undefined;
-  readonly #fetch: typeof fetch;
+  readonly #node: Transport;
 
+  /**
+   * A client of the node at `url` (default HEARTH_URL, else http://127.0.0.1:8000) acting with
+   * `apiKey` (default HEARTH_API_KEY). For an https node with its own CA or mutual TLS, `caFile`,
+   * `certFile` and `keyFile` (default HEARTH_CA_FILE, HEARTH_CLIENT_CERT, HEARTH_CLIENT_KEY) are read
+   * here: a missing file fails now, not at the first call.
+   *
+   * @example
+   * const local = new Hearth(); // HEARTH_URL and HEARTH_API_KEY, else the local node with no key
+   * const remote = new Hearth({
+   *   url: 'https://hearth.example.com:8000',
+   *   apiKey: process.env.HEARTH_API_KEY,
+   *   caFile: 'ca.pem',
+   *   certFile: 'client.pem',
+   *   keyFile: 'client-key.pem',
+   * });
+   * if (!(await remote.ready())) console.error(`${remote.url} is not ready`);
+   */
   constructor(options: HearthOptions = {}) {
-    this.url = (options.url ?? process.env.HEARTH_URL ?? 'http://127.0.0.1:8000').replace(/\/+$/, '');
-    this.#apiKey = options.apiKey ?? process.env.HEARTH_API_KEY;
-    const ca = options.caFile ?? process.env.HEARTH_CA_FILE;
-    const cert = options.certFile ?? process.env.HEARTH_CLIENT_CERT;
-    const key = options.keyFile ?? process.env.HEARTH_CLIENT_KEY;
-    this.#fetch = options.fetch ?? (ca || cert || key ? tlsFetch({ ca, cert, key }) : fetch);
-  }
-
-  /** One call with the API key; UnavailableError when the node cannot be reached. Any status. */
-  async #send(path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
-    const headers: Record<string, string> = { ...(init.headers ?? {}) };
-    if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
-    try {
-      return await this.#fetch(`${this.url}${path}`, { ...init, headers });
-    } catch (cause) {
-      throw new UnavailableError(
-        `cannot reach Hearth at ${this.url}: ${(cause as Error).cause instanceof Error ? ((cause as Error).cause as Error).message : (cause as Error).message}`,
-        { cause },
-      );
-    }
-  }
-
-  /** One call whose error statuses become typed errors. */
-  async #request(path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
-    return check(await this.#send(path, init));
-  }
-
-  async #json<S extends z.ZodType>(
-    schema: S,
-    path: string,
-    init?: RequestInit & { headers?: Record<string, string> },
-  ): Promise<z.infer<S>> {
-    return parsed(schema, await (await this.#request(path, init)).json(), `${init?.method ?? 'GET'} ${path}`);
-  }
-
-  #post<S extends z.ZodType>(schema: S, path: string, body: unknown, method = 'POST'): Promise<z.infer<S>> {
-    return this.#json(schema, path, {
-      method,
-      body: JSON.stringify(body),
-      headers: { 'content-type': 'application/json' },
-    });
+    this.#node = new Transport(options);
+    this.url = this.#node.url;
   }
 
   // --- health ------------------------------------------------------------------------------------
 
-  async ready(): Promise<boolean> {
-    const r = await this.#fetch(`${this.url}/v2/health/ready`).catch(() => undefined);
-    return r?.status === 200;
+  /** Whether the node is ready to serve (GET /v2/health/ready); false when it cannot be reached. */
+  ready(): Promise<boolean> {
+    return this.#node.ready();
   }
 
   // --- artifacts ---------------------------------------------------------------------------------
 
   /** The artifact's size if the node has it (HEAD), else undefined. */
   async artifact(sha256: string): Promise<ArtifactInfo | undefined> {
-    const r = await this.#send(`/api/v1/artifacts/${sha256}`, { method: 'HEAD' });
-    if (r.status === 404) return undefined;
-    await check(r);
-    return { sha256, size: Number(r.headers.get('x-artifact-size')) };
+    return artifact(this.#node, sha256);
   }
 
   /** Uploads bytes under their sha256 (streamed when given a stream). */
@@ -248,339 +123,241 @@ export class Hearth {
     body: Uint8Array | ReadableStream<Uint8Array>,
     size?: number,
   ): Promise<ArtifactInfo & { created: boolean }> {
-    const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
-    if (size !== undefined) headers['content-length'] = String(size);
-    return this.#json(ArtifactStoredSchema, `/api/v1/artifacts/${sha256}`, {
-      method: 'PUT',
-      body,
-      headers,
-      duplex: 'half',
-    } as RequestInit & {
-      headers: Record<string, string>;
-    });
+    return uploadArtifact(this.#node, sha256, body, size);
   }
 
   /** Brings an object of the node's S3 bucket and prefix in as an artifact (`s3://bucket/prefix/key`). */
   importArtifact(uri: string): Promise<ArtifactInfo> {
-    return this.#post(ArtifactInfoSchema, '/api/v1/artifacts/import', { uri });
+    return importArtifact(this.#node, uri);
   }
 
   // --- functions ---------------------------------------------------------------------------------
 
+  /**
+   * Creates a new immutable version of a function from its spec and its artifacts (uploaded first,
+   * by sha256), and moves all traffic to it once it is ready — unless `keepTraffic`, or a `canary`
+   * that takes a share and is promoted or rolled back by the node. A version that fails to load
+   * comes back with `status: 'failed'` and its reason. `hearth deploy <folder>` does all of this.
+   *
+   * @example
+   * import { createHash } from 'node:crypto';
+   * import { readFile } from 'node:fs/promises';
+   *
+   * const model = await readFile('model.pt');
+   * const sha256 = createHash('sha256').update(model).digest('hex');
+   * if (!(await hearth.artifact(sha256))) await hearth.uploadArtifact(sha256, model);
+   * const deployed = await hearth.deploy(
+   *   {
+   *     name: 'tabular-mlp',
+   *     model: 'model.pt',
+   *     maxBatchSize: 64,
+   *     inputs: [{ name: 'x', dtype: 'FP32', dims: [1024] }],
+   *     outputs: [{ name: 'y', dtype: 'FP32', dims: [1024] }],
+   *   },
+   *   { model: sha256 },
+   *   { canary: { percent: 10, windowMs: 60_000 } }, // or { keepTraffic: true }, or nothing: all traffic
+   * );
+   * console.log(deployed.status, `${hearth.url}${deployed.url}`); // ready http://127.0.0.1:8000/fn/tabular-mlp
+   */
   async deploy(
     spec: FunctionSpecInput | Record<string, unknown>,
-    artifacts: { model: string; hook?: string },
-    options: { keepTraffic?: boolean; canary?: CanaryRequest } = {},
+    artifacts: DeployArtifacts,
+    options: DeployOptions = {},
   ): Promise<DeployResult> {
-    const body = {
-      spec,
-      artifacts,
-      ...(options.keepTraffic ? { keepTraffic: true } : {}),
-      ...(options.canary ? { canary: options.canary } : {}),
-    };
-    const r = await this.#send('/api/v1/functions', {
-      method: 'POST',
-      body: JSON.stringify(body),
-      headers: { 'content-type': 'application/json' },
-    });
-    // 422 (the version failed to load) still carries the version and its reason.
-    if (r.status === 422) return parsed(DeployResultSchema, await r.json(), 'a deploy');
-    return parsed(DeployResultSchema, await (await check(r)).json(), 'a deploy');
+    return deploy(this.#node, spec, artifacts, options);
   }
 
   async list(): Promise<FunctionListEntry[]> {
-    return (await this.#json(FunctionListSchema, '/api/v1/functions')).functions;
+    return list(this.#node);
   }
 
   describe(name: string): Promise<FunctionInfo> {
-    return this.#json(FunctionInfoSchema, `/api/v1/functions/${encodeURIComponent(name)}`);
+    return describe(this.#node, name);
   }
 
   async delete(name: string): Promise<void> {
-    await this.#request(`/api/v1/functions/${encodeURIComponent(name)}`, { method: 'DELETE' });
+    return remove(this.#node, name);
   }
 
-  /** Replaces the traffic split: `{ "2": 90, "3": 10 }`. */
+  /**
+   * Replaces the traffic split: `{ "2": 90, "3": 10 }`.
+   *
+   * @example
+   * await hearth.setTraffic('tabular-mlp', { '1': 90, '2': 10 }); // v2 takes a tenth of the calls
+   * const { traffic, from } = await hearth.rollback('tabular-mlp'); // traffic is `from` before setTraffic
+   */
   setTraffic(
     name: string,
     traffic: Record<string, number>,
   ): Promise<{ name: string; traffic: Record<string, number> }> {
-    return this.#post(TrafficResultSchema, `/api/v1/functions/${encodeURIComponent(name)}/traffic`, { traffic }, 'PUT');
-  }
-
-  /** A function's time series: one sample a second for the last 15 minutes, by version. */
-  async series(name: string, version?: number): Promise<Record<string, SeriesSample[]>> {
-    const q = version === undefined ? '' : `?version=${version}`;
-    return (await this.#json(SeriesResultSchema, `/api/v1/functions/${encodeURIComponent(name)}/series${q}`)).versions;
-  }
-
-  /** What this key may call: every function's versions with their inputs and outputs (any key). */
-  catalog(): Promise<Catalog> {
-    return this.#json(CatalogSchema, '/api/v1/catalog');
-  }
-
-  /** The cluster's live nodes, each with its pools' count and how long since its last heartbeat. */
-  async nodes(): Promise<NodeInfo[]> {
-    return (await this.#json(NodeListSchema, '/api/v1/nodes')).nodes;
-  }
-
-  /** Sets a secret (functions whose spec lists `name` read it as ctx.secrets.NAME). The value never comes back. */
-  setSecret(name: string, value: string): Promise<SecretInfo> {
-    return this.#post(SecretInfoSchema, `/api/v1/secrets/${encodeURIComponent(name)}`, { value }, 'PUT');
-  }
-
-  /** The node's secrets: names and when each was set, never values. */
-  async secrets(): Promise<SecretInfo[]> {
-    return (await this.#json(SecretListSchema, '/api/v1/secrets')).secrets;
-  }
-
-  /** Removes a secret; false when there was none. */
-  async deleteSecret(name: string): Promise<boolean> {
-    const r = await this.#request(`/api/v1/secrets/${encodeURIComponent(name)}`, { method: 'DELETE' });
-    return SecretDeletedSchema.parse(await r.json()).deleted;
+    return setTraffic(this.#node, name, traffic);
   }
 
   /** Back to the split before the last traffic change (a second rollback undoes the first). */
   rollback(name: string): Promise<RollbackResult> {
-    return this.#post(RollbackResultSchema, `/api/v1/functions/${encodeURIComponent(name)}/rollback`, {});
+    return rollback(this.#node, name);
   }
 
-  /** Changes scaling in place — of `version`, or of every version taking traffic; the split stays. */
+  /**
+   * Changes scaling in place — of `version`, or of every version taking traffic; the split stays.
+   *
+   * @example
+   * await hearth.scale('tabular-mlp', { minInstances: 1, maxInstances: 8 }); // every version taking traffic
+   * await hearth.scale('tabular-mlp', { minInstances: 0 }, 2); // v2 only: scales to zero when idle
+   */
   scale(name: string, scaling: Omit<ScalingRequest, 'version'>, version?: number): Promise<ScalingResult> {
-    return this.#post(
-      ScalingResultSchema,
-      `/api/v1/functions/${encodeURIComponent(name)}/scaling`,
-      { ...scaling, ...(version === undefined ? {} : { version }) },
-      'PATCH',
-    );
+    return scale(this.#node, name, scaling, version);
+  }
+
+  /** A function's time series: one sample a second for the last 15 minutes, by version. */
+  async series(name: string, version?: number): Promise<Record<string, SeriesSample[]>> {
+    return series(this.#node, name, version);
+  }
+
+  // --- the node ----------------------------------------------------------------------------------
+
+  /** What this key may call: every function's versions with their inputs and outputs (any key). */
+  catalog(): Promise<Catalog> {
+    return catalog(this.#node);
+  }
+
+  /** The cluster's live nodes, each with its pools' count and how long since its last heartbeat. */
+  async nodes(): Promise<NodeInfo[]> {
+    return nodes(this.#node);
   }
 
   async pools(): Promise<PoolInfo[]> {
-    return (await this.#json(PoolListSchema, '/api/v1/pools')).pools;
+    return pools(this.#node);
   }
 
-  /** A function's own log, oldest first: hook output, runner lines, lifecycle, error detail (admin). */
-  /** A function's log: the last `limit` entries (of one version; from `since`, ms since the epoch). */
-  async logs(
-    name: string,
-    options: { version?: number; limit?: number; since?: number; level?: FunctionLogEntry['level'] } = {},
-  ): Promise<FunctionLogEntry[]> {
-    const query = new URLSearchParams();
-    if (options.version !== undefined) query.set('version', String(options.version));
-    if (options.level !== undefined) query.set('level', options.level);
-    if (options.limit !== undefined) query.set('limit', String(options.limit));
-    if (options.since !== undefined) query.set('since', String(options.since));
-    const q = query.size ? `?${query}` : '';
-    return (await this.#json(LogListSchema, `/api/v1/functions/${encodeURIComponent(name)}/logs${q}`)).entries;
+  /** Sets a secret (functions whose spec lists `name` read it as ctx.secrets.NAME). The value never comes back. */
+  setSecret(name: string, value: string): Promise<SecretInfo> {
+    return setSecret(this.#node, name, value);
+  }
+
+  /** The node's secrets: names and when each was set, never values. */
+  async secrets(): Promise<SecretInfo[]> {
+    return secrets(this.#node);
+  }
+
+  /** Removes a secret; false when there was none. */
+  async deleteSecret(name: string): Promise<boolean> {
+    return deleteSecret(this.#node, name);
+  }
+
+  // --- logs --------------------------------------------------------------------------------------
+
+  /**
+   * A function's own log, oldest first — hook output, runner lines, lifecycle, error detail (admin):
+   * the last `limit` entries (of one version; from `since`, ms since the epoch).
+   *
+   * @example
+   * for (const e of await hearth.logs('tabular-mlp', { level: 'error', limit: 20 }))
+   *   console.log(new Date(e.at).toISOString(), e.msg, e.requestId ?? '');
+   */
+  async logs(name: string, options: LogsOptions = {}): Promise<FunctionLogEntry[]> {
+    return logs(this.#node, name, options);
   }
 
   /**
    * A function's log followed live (server-sent events): the last `limit` entries, then every new
    * one, until `signal` aborts or the node ends the stream (it drains).
+   *
+   * @example
+   * const stop = new AbortController();
+   * setTimeout(() => stop.abort(), 60_000); // a minute of it
+   * for await (const e of hearth.followLogs('tabular-mlp', { limit: 10, signal: stop.signal }))
+   *   console.log(e.level, e.msg);
    */
-  async *followLogs(
-    name: string,
-    options: {
-      version?: number;
-      limit?: number;
-      since?: number;
-      level?: FunctionLogEntry['level'];
-      signal?: AbortSignal;
-    } = {},
-  ): AsyncGenerator<FunctionLogEntry> {
-    const query = new URLSearchParams({ follow: '1' });
-    if (options.version !== undefined) query.set('version', String(options.version));
-    if (options.level !== undefined) query.set('level', options.level);
-    if (options.limit !== undefined) query.set('limit', String(options.limit));
-    if (options.since !== undefined) query.set('since', String(options.since));
-    const r = await this.#request(`/api/v1/functions/${encodeURIComponent(name)}/logs?${query}`, {
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    try {
-      for await (const e of readEvents(r.body as unknown as AsyncIterable<Uint8Array>))
-        if (e.event === 'log') yield LogEntrySchema.parse(JSON.parse(e.data));
-    } catch (error) {
-      if (options.signal?.aborted) return;
-      throw error;
-    }
+  followLogs(name: string, options: LogsOptions & { signal?: AbortSignal } = {}): AsyncGenerator<FunctionLogEntry> {
+    return followLogs(this.#node, name, options);
   }
 
   // --- function URLs -----------------------------------------------------------------------------
 
-  #invokeHeaders(contentType: string, options: InvokeOptions): Record<string, string> {
-    const headers: Record<string, string> = { 'content-type': contentType };
-    if (options.timeoutMs !== undefined) headers['hearth-timeout-ms'] = String(options.timeoutMs);
-    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
-    return headers;
-  }
-
-  #path(name: string, version?: number): string {
-    return `/fn/${encodeURIComponent(name)}${version === undefined ? '' : `/versions/${version}`}`;
-  }
-
-  /** Calls a function and waits for its response. */
+  /**
+   * Calls a function and waits for its response.
+   *
+   * @example
+   * import { readFile } from 'node:fs/promises';
+   *
+   * const answer = await hearth.invoke('text-sentiment', { text: 'a wonderful film' }, { timeoutMs: 5000 });
+   * console.log(answer.version, answer.json());
+   * // Bytes go as application/octet-stream unless contentType says otherwise.
+   * const labels = await hearth.invoke('image-classifier', await readFile('cat.jpg'), { contentType: 'image/jpeg' });
+   */
   async invoke(name: string, data: unknown, options: InvokeOptions = {}): Promise<InvokeResult> {
-    const { body, type } = toBody(data, options.contentType);
-    const r = await this.#request(this.#path(name, options.version), {
-      method: 'POST',
-      body,
-      headers: this.#invokeHeaders(type, options),
-    });
-    const bytes = new Uint8Array(await r.arrayBuffer());
-    const text = () => new TextDecoder().decode(bytes);
-    return {
-      status: r.status,
-      contentType: r.headers.get('content-type') ?? '',
-      version: Number(r.headers.get('hearth-version')),
-      body: bytes,
-      text,
-      json: <T>() => JSON.parse(text()) as T,
-    };
+    return invoke(this.#node, name, data, options);
   }
 
-  /** Submits an async invocation: `{ id, status, statusUrl }` at once; `webhook` hears the outcome. */
+  /**
+   * Submits an async invocation: `{ id, status, statusUrl }` at once; `webhook` hears the outcome.
+   *
+   * @example
+   * const row = Array.from({ length: 1024 }, (_, i) => Math.sin(i) / 10); // tabular-mlp takes 1024 numbers a row
+   * const job = await hearth.waitForJob((await hearth.invokeAsync('tabular-mlp', { row })).id);
+   * console.log(job.status, job.result?.json); // succeeded { … }
+   */
   invokeAsync(name: string, data: unknown, options: InvokeOptions & { webhook?: string } = {}): Promise<JobAccepted> {
-    const { body, type } = toBody(data, options.contentType);
-    const headers = {
-      ...this.#invokeHeaders(type, options),
-      prefer: 'respond-async',
-      ...(options.webhook ? { 'hearth-webhook-url': options.webhook } : {}),
-    };
-    return this.#json(JobAcceptedSchema, this.#path(name, options.version), { method: 'POST', body, headers });
+    return invokeAsync(this.#node, name, data, options);
   }
 
-  /** Your jobs (an admin key: everyone's), newest first, without results; `next` goes on from there. */
-  jobs(
-    query: { status?: JobInfo['status']; function?: string; limit?: number; before?: string } = {},
-  ): Promise<JobList> {
-    const q = new URLSearchParams(
-      Object.entries(query).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]])),
-    ).toString();
-    return this.#json(JobListSchema, `/api/v1/jobs${q ? `?${q}` : ''}`);
+  // --- jobs --------------------------------------------------------------------------------------
+
+  /**
+   * Your jobs (an admin key: everyone's), newest first, without results; `next` goes on from there.
+   *
+   * @example
+   * const page = await hearth.jobs({ status: 'failed', function: 'tabular-mlp', limit: 20 });
+   * for (const j of page.jobs) console.log(j.id, j.error?.code);
+   * const older = page.next ? await hearth.jobs({ status: 'failed', before: page.next }) : undefined;
+   */
+  jobs(query: JobsQuery = {}): Promise<JobList> {
+    return jobs(this.#node, query);
   }
 
   job(id: string): Promise<JobInfo> {
-    return this.#json(JobInfoSchema, `/api/v1/jobs/${encodeURIComponent(id)}`);
+    return job(this.#node, id);
   }
 
   /** A finished job's result: its own bytes and content type, as the synchronous call answers. */
   async jobResult(id: string): Promise<{ contentType: string; body: Uint8Array }> {
-    const r = await this.#request(`/api/v1/jobs/${encodeURIComponent(id)}/result`);
-    return { contentType: r.headers.get('content-type') ?? '', body: new Uint8Array(await r.arrayBuffer()) };
+    return jobResult(this.#node, id);
   }
 
   /**
    * A function over many inputs, as async jobs with at most `concurrency` in flight: the outcomes in
    * input order, one per input, failures included (a failure never stops the rest).
+   *
+   * @example
+   * const inputs = [1, 2, 3].map((k) => ({ row: Array.from({ length: 1024 }, (_, i) => Math.sin(i * k) / 10) }));
+   * const outcomes = await hearth.map('tabular-mlp', inputs, { concurrency: 8, keyPrefix: 'nightly-2026-12-05' });
+   * for (const o of outcomes) console.log(o.index, o.ok ? o.output : o.error.message);
    */
   async map(name: string, inputs: readonly unknown[], options: MapOptions = {}): Promise<MapOutcome[]> {
-    const outcomes = new Array<MapOutcome>(inputs.length);
-    let next = 0;
-    const one = async (index: number): Promise<MapOutcome> => {
-      let job: string | undefined;
-      try {
-        job = (
-          await this.invokeAsync(name, inputs[index], {
-            version: options.version,
-            ...(options.keyPrefix ? { idempotencyKey: `${options.keyPrefix}:${index}` } : {}),
-          })
-        ).id;
-        const done = await this.waitForJob(job, { timeoutMs: options.timeoutMs ?? 600_000 });
-        if (done.status === 'succeeded') {
-          const result = done.result;
-          const output = result?.json !== undefined ? result.json : (result?.base64 ?? null);
-          return { index, ok: true, job, output };
-        }
-        if (done.status === 'failed')
-          return {
-            index,
-            ok: false,
-            job,
-            error: { code: done.error?.code ?? 'INTERNAL', message: done.error?.error ?? 'the job failed' },
-          };
-        return {
-          index,
-          ok: false,
-          job,
-          error: { code: 'DEADLINE_EXCEEDED', message: `job ${job} is still ${done.status}` },
-        };
-      } catch (error) {
-        const e = error as HearthError;
-        return { index, ok: false, ...(job ? { job } : {}), error: { code: e.code ?? 'INTERNAL', message: e.message } };
-      }
-    };
-    const worker = async () => {
-      while (next < inputs.length) {
-        const index = next++;
-        const outcome = await one(index);
-        outcomes[index] = outcome;
-        options.onSettled?.(outcome);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 16, inputs.length)) }, worker));
-    return outcomes;
+    return map(this, name, inputs, options);
   }
 
   /** Polls a job until it succeeds or fails (or `timeoutMs` passes). */
-  async waitForJob(id: string, options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<JobInfo> {
-    const end = Date.now() + (options.timeoutMs ?? 300_000);
-    let interval = options.intervalMs ?? 100;
-    for (;;) {
-      const job = await this.job(id);
-      if (job.status === 'succeeded' || job.status === 'failed') return job;
-      if (Date.now() > end) return job;
-      await new Promise((r) => setTimeout(r, interval));
-      interval = Math.min(interval * 1.5, 2000);
-    }
+  async waitForJob(id: string, options: WaitOptions = {}): Promise<JobInfo> {
+    return waitForJob(this, id, options);
   }
 
   // --- KServe v2 -------------------------------------------------------------------------------------
 
-  /** Raw tensors in, raw tensors out (no hooks), over Triton's binary tensor extension. */
+  /**
+   * Raw tensors in, raw tensors out (no hooks), over Triton's binary tensor extension.
+   *
+   * @example
+   * const image = new Float32Array(3 * 224 * 224).fill(0.5); // a 1×3×224×224 tensor, channels first
+   * const out = await hearth.infer('triton-resnet', { INPUT__0: { dtype: 'FP32', shape: [1, 3, 224, 224], data: image } });
+   * console.log(out.OUTPUT__0!.shape); // [1, 1000]
+   */
   async infer(
     name: string,
     inputs: Record<string, Tensor>,
-    options: { version?: number; timeoutMs?: number } = {},
+    options: InferOptions = {},
   ): Promise<Record<string, InferOutput>> {
-    const entries = Object.entries(inputs);
-    const request = {
-      inputs: entries.map(([n, t]) => ({
-        name: n,
-        shape: t.shape,
-        datatype: t.dtype,
-        parameters: { binary_data_size: (t.data as ArrayBufferView).byteLength },
-      })),
-      parameters: { binary_data_output: true },
-    };
-    const { body, headerLength } = encodeBinary(
-      request,
-      entries.map(([, t]) => bytesOf(t.data as ArrayBufferView)),
-    );
-    const path = `/v2/models/${encodeURIComponent(name)}${options.version === undefined ? '' : `/versions/${options.version}`}/infer`;
-    // Raw tensors compress poorly: fetch would otherwise ask for gzip on every response.
-    const headers: Record<string, string> = {
-      'content-type': 'application/octet-stream',
-      'inference-header-content-length': String(headerLength),
-      'accept-encoding': 'identity',
-    };
-    if (options.timeoutMs !== undefined) headers['hearth-timeout-ms'] = String(options.timeoutMs);
-    const r = await this.#request(path, { method: 'POST', body, headers });
-    const bytes = new Uint8Array(await r.arrayBuffer());
-    const length = r.headers.get('inference-header-content-length');
-    const parsed = new BinaryBody(bytes, length === null ? undefined : Number(length), 'the infer response');
-    const response = parsed.header as {
-      outputs: { name: string; shape: number[]; datatype: DType; parameters?: { binary_data_size?: number } }[];
-    };
-    const out: Record<string, InferOutput> = {};
-    for (const o of response.outputs) {
-      const n = o.parameters?.binary_data_size;
-      if (n === undefined) throw new HearthError(`output ${o.name} came back as JSON; expected binary data`);
-      // A copy, so the typed array starts at an aligned offset.
-      const data = viewAs(o.datatype, parsed.take(n, `output "${o.name}"`).slice());
-      if (data.length * elementSize(o.datatype) !== n)
-        throw new HearthError(`output ${o.name}: ${n} bytes do not fit ${o.datatype}`);
-      out[o.name] = { name: o.name, dtype: o.datatype, shape: o.shape, data } as InferOutput;
-    }
-    return out;
+    return infer(this.#node, name, inputs, options);
   }
 }

@@ -60,7 +60,22 @@ export interface Hook<State = unknown> {
   post(outputs: TensorsByName, request: HookRequest, context: HookContext<State>): unknown | Promise<unknown>;
 }
 
-/** Declares a hook; the identity function, there for the types. */
+/**
+ * Declares a hook; the identity function, there for the types (`ctx.state` is what `setup` returns).
+ *
+ * @example
+ * // hook.ts beside hearth.yaml (`hook: hook.ts`), bundled by `hearth deploy`.
+ * import { defineHook, InvalidInputError, tensorFromJson, tensorToJson } from '@hearth/sdk';
+ *
+ * export default defineHook({
+ *   setup: () => ({ labels: ['cat', 'dog'] }), // once per hook thread; becomes ctx.state
+ *   pre: (request) => {
+ *     if (request.kind !== 'json') throw new InvalidInputError('send JSON: {"x": [[numbers], ...]}');
+ *     return { x: tensorFromJson('FP32', (request.json as { x: number[][] }).x) };
+ *   },
+ *   post: (outputs, request, ctx) => ({ y: tensorToJson(outputs.y!), labels: ctx.state.labels }),
+ * });
+ */
 export function defineHook<State = unknown>(hook: Hook<State>): Hook<State> {
   return hook;
 }

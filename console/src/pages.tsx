@@ -1,71 +1,9 @@
 /** The overview (every function live; for an invoke key, what it may call), jobs, and nodes. */
-import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 
 import type { Catalog, FunctionListEntry, JobInfo, JobList, NodeInfo, PoolInfo } from './api.js';
 import { api } from './api.js';
-
-/** An error line, read out when it appears. */
-export function Alert({ error }: { error?: string }) {
-  return error ? (
-    <p role="alert" class="error">
-      {error}
-    </p>
-  ) : null;
-}
-
-/** A table that scrolls sideways on a narrow screen: column heads, an optional hidden caption, rows. */
-export function DataTable({
-  head,
-  caption,
-  children,
-}: {
-  head: string[];
-  caption?: string;
-  children: ComponentChildren;
-}) {
-  return (
-    <div class="table-wrap">
-      <table>
-        {caption && <caption class="sr-only">{caption}</caption>}
-        <thead>
-          <tr>
-            {head.map((h) => (
-              <th key={h} scope="col">
-                {h}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>{children}</tbody>
-      </table>
-    </div>
-  );
-}
-
-/** A tensor as a line of text: `x FP32 [1024]`. */
-export const shapeText = (t: { name: string; dtype: string; dims: number[] }) =>
-  `${t.name} ${t.dtype} [${t.dims.join(', ')}]`;
-
-/** Calls `load` now and every `ms`, keeping its latest value (and error). */
-export function usePoll<T>(load: () => Promise<T>, ms = 1000, deps: unknown[] = []): { value?: T; error?: string } {
-  const [state, setState] = useState<{ value?: T; error?: string }>({});
-  useEffect(() => {
-    let live = true;
-    const tick = () =>
-      load().then(
-        (value) => live && setState({ value }),
-        (e: Error) => live && setState((s) => ({ ...s, error: e.message })),
-      );
-    void tick();
-    const timer = setInterval(tick, ms);
-    return () => {
-      live = false;
-      clearInterval(timer);
-    };
-  }, deps);
-  return state;
-}
+import { Alert, DataTable, shapeText, splitText, usePoll } from './ui.js';
 
 /** A function's state from its pools: warm, loading, crash-looping, failing or cold. */
 export function stateOf(pools: PoolInfo[]): string {
@@ -77,53 +15,53 @@ export function stateOf(pools: PoolInfo[]): string {
   return 'cold';
 }
 
-export const splitText = (traffic: Record<string, number>) =>
-  Object.entries(traffic)
-    .map(([v, w]) => `v${v}=${w}`)
-    .join(' ') || '—';
-
 const ms = (v: number | undefined) => (v === undefined ? '—' : v < 10 ? v.toFixed(1) : v.toFixed(0));
 
+/** What the last sample saw of each function: when, and how many calls it had done. */
+type Seen = Map<string, { at: number; done: number }>;
+
+/** A function's row: its pools' totals, and its rate from the calls done since the last sample (`last`, updated). */
+function overviewRow(f: FunctionListEntry, pools: PoolInfo[], last: Seen, now: number) {
+  const mine = pools.filter((p) => p.function === f.name);
+  const done = mine.reduce((n, p) => n + p.success + p.failure, 0);
+  const failed = mine.reduce((n, p) => n + p.failure, 0);
+  const before = last.get(f.name);
+  last.set(f.name, { at: now, done });
+  const rate = before && now > before.at ? Math.max(0, (done - before.done) / ((now - before.at) / 1000)) : 0;
+  const lat = mine.filter((p) => p.latency);
+  return {
+    ...f,
+    pools: mine,
+    // The node's own verdict (no version can serve, most recent calls fail) over the pools'.
+    state: f.health?.failing ? 'failing' : stateOf(mine),
+    failingReason: f.health?.failing ? f.health.reason : undefined,
+    rate,
+    errorRate: done ? failed / done : 0,
+    p50: lat.length ? Math.max(...lat.map((p) => p.latency!.p50Ms)) : undefined,
+    p99: lat.length ? Math.max(...lat.map((p) => p.latency!.p99Ms)) : undefined,
+    instances: mine.reduce(
+      (a, p) => ({
+        busy: a.busy + p.instances.busy,
+        idle: a.idle + p.instances.idle,
+        loading: a.loading + p.instances.loading,
+      }),
+      { busy: 0, idle: 0, loading: 0 },
+    ),
+    queue: mine.reduce((n, p) => n + p.queueDepth, 0),
+    // Which node holds each pool, in cluster mode (a single node calls its own 'local').
+    nodes: [...new Set(mine.map((p) => p.node).filter((n) => n && n !== 'local'))],
+  };
+}
+
 export function Overview() {
-  const last = useRef(new Map<string, { at: number; done: number }>());
+  const last = useRef<Seen>(new Map());
   const { value, error } = usePoll(async () => {
     const [{ functions }, { pools }] = await Promise.all([
       api<{ functions: FunctionListEntry[] }>('/api/v1/functions'),
       api<{ pools: PoolInfo[] }>('/api/v1/pools'),
     ]);
     const now = performance.now();
-    const rows = functions.map((f) => {
-      const mine = pools.filter((p) => p.function === f.name);
-      const done = mine.reduce((n, p) => n + p.success + p.failure, 0);
-      const failed = mine.reduce((n, p) => n + p.failure, 0);
-      const before = last.current.get(f.name);
-      last.current.set(f.name, { at: now, done });
-      const rate = before && now > before.at ? Math.max(0, (done - before.done) / ((now - before.at) / 1000)) : 0;
-      const lat = mine.filter((p) => p.latency);
-      return {
-        ...f,
-        pools: mine,
-        // The node's own verdict (no version can serve, most recent calls fail) over the pools'.
-        state: f.health?.failing ? 'failing' : stateOf(mine),
-        failingReason: f.health?.failing ? f.health.reason : undefined,
-        rate,
-        errorRate: done ? failed / done : 0,
-        p50: lat.length ? Math.max(...lat.map((p) => p.latency!.p50Ms)) : undefined,
-        p99: lat.length ? Math.max(...lat.map((p) => p.latency!.p99Ms)) : undefined,
-        instances: mine.reduce(
-          (a, p) => ({
-            busy: a.busy + p.instances.busy,
-            idle: a.idle + p.instances.idle,
-            loading: a.loading + p.instances.loading,
-          }),
-          { busy: 0, idle: 0, loading: 0 },
-        ),
-        queue: mine.reduce((n, p) => n + p.queueDepth, 0),
-        // Which node holds each pool, in cluster mode (a single node calls its own 'local').
-        nodes: [...new Set(mine.map((p) => p.node).filter((n) => n && n !== 'local'))],
-      };
-    });
-    return rows;
+    return functions.map((f) => overviewRow(f, pools, last.current, now));
   });
   return (
     <section aria-labelledby="functions-title">
@@ -151,31 +89,37 @@ export function Overview() {
           ]}
         >
           {value.map((f) => (
-            <tr key={f.name}>
-              <th scope="row">
-                <a href={`#/fn/${encodeURIComponent(f.name)}`}>{f.name}</a>
-                {f.nodes.length > 0 && <span class="muted"> on {f.nodes.join(', ')}</span>}
-              </th>
-              <td>
-                <span class={`state state-${f.state}`}>{f.state}</span>
-                {f.failingReason && <div class="muted reason">{f.failingReason}</div>}
-              </td>
-              <td>{f.versions}</td>
-              <td>{splitText(f.traffic)}</td>
-              <td>{f.rate.toFixed(1)}</td>
-              <td>
-                {ms(f.p50)} / {ms(f.p99)}
-              </td>
-              <td>{(f.errorRate * 100).toFixed(1)}%</td>
-              <td>
-                {f.instances.busy}/{f.instances.idle}/{f.instances.loading}
-              </td>
-              <td>{f.queue}</td>
-            </tr>
+            <OverviewRow key={f.name} f={f} />
           ))}{' '}
         </DataTable>
       )}
     </section>
+  );
+}
+
+function OverviewRow({ f }: { f: ReturnType<typeof overviewRow> }) {
+  return (
+    <tr>
+      <th scope="row">
+        <a href={`#/fn/${encodeURIComponent(f.name)}`}>{f.name}</a>
+        {f.nodes.length > 0 && <span class="muted"> on {f.nodes.join(', ')}</span>}
+      </th>
+      <td>
+        <span class={`state state-${f.state}`}>{f.state}</span>
+        {f.failingReason && <div class="muted reason">{f.failingReason}</div>}
+      </td>
+      <td>{f.versions}</td>
+      <td>{splitText(f.traffic)}</td>
+      <td>{f.rate.toFixed(1)}</td>
+      <td>
+        {ms(f.p50)} / {ms(f.p99)}
+      </td>
+      <td>{(f.errorRate * 100).toFixed(1)}%</td>
+      <td>
+        {f.instances.busy}/{f.instances.idle}/{f.instances.loading}
+      </td>
+      <td>{f.queue}</td>
+    </tr>
   );
 }
 

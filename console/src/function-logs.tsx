@@ -1,0 +1,51 @@
+/** A function's log followed live (server-sent events), and its recent errors above it. */
+import { useEffect, useState } from 'preact/hooks';
+
+import type { FunctionLogEntry } from './api.js';
+import { followLogs } from './api.js';
+import { Alert } from './ui.js';
+
+export function Logs({ name }: { name: string }) {
+  const [entries, setEntries] = useState<FunctionLogEntry[]>([]);
+  const [error, setError] = useState<string | undefined>();
+  useEffect(() => {
+    const stop = new AbortController();
+    setEntries([]);
+    followLogs(name, (e) => setEntries((all) => [...all.slice(-499), e]), stop.signal).catch((e: Error) => {
+      if (!stop.signal.aborted) setError(e.message);
+    });
+    return () => stop.abort();
+  }, [name]);
+  const errors = entries.filter((e) => e.level === 'error');
+  return (
+    <>
+      <section aria-labelledby="errors-title">
+        <h2 id="errors-title">Recent errors</h2>
+        {errors.length === 0 ? (
+          <p class="muted">None.</p>
+        ) : (
+          <ul>
+            {errors.slice(-10).map((e) => (
+              <li key={`${e.at}${e.msg}`}>
+                {new Date(e.at).toLocaleTimeString()} {e.msg} {e.requestId && <code>{e.requestId}</code>}
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+      <section aria-labelledby="log-title">
+        <h2 id="log-title">Log</h2>
+        <Alert error={error} />
+        {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take the keyboard's focus (WCAG 2.1.1) */}
+        <pre class="log" aria-live="polite" tabIndex={0} data-testid="log">
+          {entries
+            .map(
+              (e) =>
+                `${new Date(e.at).toISOString().slice(11, 23)} ${e.version === undefined ? '  ' : `v${e.version}`} ${e.source} ${e.level} ${e.msg}${e.requestId ? ` [${e.requestId}]` : ''}`,
+            )
+            .join('\n')}
+        </pre>
+      </section>
+    </>
+  );
+}
