@@ -32,11 +32,11 @@ import { AutoscaleLoop } from '../autoscaler/index.js';
 import type { NodeInfo } from '../../sdk/api/index.js';
 import type { Cluster, Forwarded, ForwardedReply, PoolBrief } from '../cluster/index.js';
 import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
-import { inFunctionWords } from '../registry/index.js';
+import { inFunctionWords, KEEP_TRAFFIC, WAITING_FOR_GPU } from '../registry/index.js';
 import type { SecretStore } from '../secrets/index.js';
 import { callPool, PoolSet } from './pool-set.js';
 import type { PoolSummary, ServingPool } from './pool-set.js';
-import { RecordCache, WAITING_FOR_GPU } from './records.js';
+import { RecordCache } from './records.js';
 import { headline, isFunctionFailure, markVersion } from '../caller-error.js';
 import type { RepositoryEntry, ManagedFunctions, VersionCounters } from './serving.js';
 import { CanaryWatch, newCanary } from './canary.js';
@@ -76,8 +76,6 @@ export interface FunctionServiceOptions {
   /** How often a canary is looked at (default 1000 ms). */
   canaryTickMs?: number;
 }
-
-const KEEP_TRAFFIC = '; traffic stays where it is';
 
 /** Rethrows a call's error marked with the version it failed on (versionOf), for the function's log. */
 /** More than the line an example artifact starts with (`hearth-example:NAME`, a name of at most 128). */
@@ -240,10 +238,11 @@ export class FunctionService implements ManagedFunctions {
       // Cluster mode: the version waits, pending, for a node with a GPU to load it (adoptWaiting).
       const created = await this.#o.registry.createVersion(spec, artifacts);
       const reason = `${WAITING_FOR_GPU} (instances.device ${device}; this node has none)${options.keepTraffic ? KEEP_TRAFFIC : ''}`;
-      await this.#o.registry.setStatus(spec.name, created.version, 'pending', reason);
+      const state = { waitsFor: 'gpu', ...(options.keepTraffic ? { keepTraffic: true } : {}) } as const;
+      await this.#o.registry.setStatus(spec.name, created.version, 'pending', reason, state);
       this.#records.forget(spec.name);
       this.#o.log?.info({ function: spec.name, version: created.version }, 'version waits for a node with a GPU');
-      return { ...created, status: 'pending', reason };
+      return { ...created, status: 'pending', reason, ...state };
     }
     const created = await this.#o.registry.createVersion(spec, artifacts);
     this.#unloaded.delete(spec.name);
@@ -337,13 +336,13 @@ export class FunctionService implements ManagedFunctions {
     if (!cluster || !devices().cudaAvailable) return;
     for (const record of await this.#o.registry.list()) {
       for (const v of record.versions) {
-        if (v.status !== 'pending' || !v.reason?.startsWith(WAITING_FOR_GPU)) continue;
+        if (v.status !== 'pending' || v.waitsFor !== 'gpu') continue;
         if (!(await cluster.claimColdStart(record.name, v.version))) continue;
         try {
           await this.#startAndSmoke(record.name, v);
           await this.#o.registry.setStatus(record.name, v.version, 'ready');
           const current = (await this.#o.registry.get(record.name))!;
-          if (!v.reason.endsWith(KEEP_TRAFFIC) || Object.keys(current.traffic).length === 0)
+          if (!v.keepTraffic || Object.keys(current.traffic).length === 0)
             await this.setTraffic(record.name, { [v.version]: 100 });
           this.#o.log?.info({ function: record.name, version: v.version }, 'adopted a version that waited for a GPU');
         } catch (error) {
