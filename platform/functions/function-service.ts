@@ -26,7 +26,13 @@ import {
   VersionNotFoundError,
 } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
-import { exampleFileType, exampleFromArtifact, MAX_EXAMPLE_BYTES, parseSpec } from '../../sdk/spec/index.js';
+import {
+  exampleFileType,
+  exampleFromArtifact,
+  MAX_EXAMPLE_BYTES,
+  parseSpec,
+  versionKey,
+} from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { AutoscaleLoop } from '../autoscaler/index.js';
 import type { NodeInfo } from '../../sdk/api/index.js';
@@ -42,8 +48,6 @@ import type { RepositoryEntry, ManagedFunctions, VersionCounters } from './servi
 import { CanaryWatch, newCanary } from './canary.js';
 import type { Counted } from './canary.js';
 import type { Canary, CanaryRequest } from '../../sdk/api/index.js';
-
-const scalingKey = (name: string, version: number) => `${name}\u0000${version}`;
 
 export type { PoolSummary, ServingPool } from './pool-set.js';
 
@@ -115,7 +119,7 @@ export class FunctionService implements ManagedFunctions {
   readonly #records: RecordCache;
   readonly #pools: PoolSet;
   readonly #autoscaler: AutoscaleLoop;
-  /** Versions whose scaling changed after their pool started (`hearth scale`), by scalingKey. */
+  /** Versions whose scaling changed after their pool started (`hearth scale`), by versionKey. */
   readonly #scaling = new Map<string, FunctionSpec['scaling']>();
   /** Functions unloaded on this node (Triton's repository unload): not ready, refused, until loaded. */
   readonly #unloaded = new Set<string>();
@@ -142,7 +146,7 @@ export class FunctionService implements ManagedFunctions {
       tickMs: options.autoscaleTickMs,
       queuedElsewhere: options.queuedElsewhere,
       log: options.log,
-      scaling: (name, version) => this.#scaling.get(scalingKey(name, version)),
+      scaling: (name, version) => this.#scaling.get(versionKey(name, version)),
     });
     this.#canaries = new CanaryWatch(
       {
@@ -518,7 +522,7 @@ export class FunctionService implements ManagedFunctions {
       // The merged settings go through the spec's own rules (min ≤ max, instances.count ≤ max).
       const scaling = parseSpec({ ...v.spec, scaling: { ...v.spec.scaling, ...change } }).scaling;
       await this.#o.registry.setScaling(name, v.version, scaling);
-      this.#scaling.set(scalingKey(name, v.version), scaling);
+      this.#scaling.set(versionKey(name, v.version), scaling);
       changed.push({ version: v.version, scaling });
     }
     this.#records.forget(name);
@@ -537,7 +541,7 @@ export class FunctionService implements ManagedFunctions {
     for (const name of names) {
       const record = await this.#o.registry.get(name);
       for (const v of record?.versions ?? []) {
-        const key = scalingKey(name, v.version);
+        const key = versionKey(name, v.version);
         const known = this.#scaling.get(key);
         if (JSON.stringify(known) !== JSON.stringify(v.spec.scaling) && this.#pools.get(name, v.version))
           this.#scaling.set(key, v.spec.scaling);
@@ -623,7 +627,7 @@ export class FunctionService implements ManagedFunctions {
       for (const [version, weight] of Object.entries(record.traffic)) {
         const v = record.versions.find((x) => x.version === Number(version));
         if (!v || v.status !== 'ready' || !(Number(weight) > 0) || v.spec.scaling.minInstances < 1) continue;
-        const id = `${record.name}@${v.version}`;
+        const id = versionKey(record.name, v.version);
         if (cluster && (await this.#elsewhere(cluster, record.name, v))) continue;
         started.push(
           this.#pools
@@ -735,7 +739,7 @@ export class FunctionService implements ManagedFunctions {
     this.series.forget(name);
     this.#pools.forget(name);
     this.#o.runners?.discard(name);
-    for (const v of record?.versions ?? []) this.#scaling.delete(scalingKey(name, v.version));
+    for (const v of record?.versions ?? []) this.#scaling.delete(versionKey(name, v.version));
     return this.#o.registry.delete(name);
   }
 

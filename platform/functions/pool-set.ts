@@ -5,6 +5,7 @@
  */
 import type { FunctionLogs } from './function-logs.js';
 import { addCounters, newCounters, Pool, RunnerPool } from '../../runtime/index.js';
+import { functionOfKey, versionKey } from '../../sdk/spec/index.js';
 import type {
   ColdStart,
   CallOptions,
@@ -66,12 +67,12 @@ export class PoolSet {
   }
 
   get(name: string, version: number): ServingPool | undefined {
-    return this.#pools.get(`${name}@${version}`);
+    return this.#pools.get(versionKey(name, version));
   }
 
   /** Whether this node has a pool of any version of `name`. */
   serves(name: string): boolean {
-    for (const key of this.#pools.keys()) if (key.slice(0, key.lastIndexOf('@')) === name) return true;
+    for (const key of this.#pools.keys()) if (functionOfKey(key) === name) return true;
     return false;
   }
 
@@ -81,7 +82,7 @@ export class PoolSet {
 
   /** The version's pool, created (cold) if it has none or its last one stopped or failed. */
   obtain(name: string, version: FunctionVersion): ServingPool {
-    const key = `${name}@${version.version}`;
+    const key = versionKey(name, version.version);
     const existing = this.#pools.get(key);
     if (existing && existing.state !== 'stopped' && existing.state !== 'failed') return existing;
     if (existing) {
@@ -111,7 +112,7 @@ export class PoolSet {
 
   /** Stops (or drains) a version's pool and forgets it; its counters are kept. */
   async stop(name: string, version: number, drain = false): Promise<void> {
-    const key = `${name}@${version}`;
+    const key = versionKey(name, version);
     const pool = this.#pools.get(key);
     if (!pool) return;
     this.#pools.delete(key);
@@ -125,7 +126,7 @@ export class PoolSet {
 
   /** A deleted function: its kept counters go too. */
   forget(name: string): void {
-    for (const key of this.#retired.keys()) if (key.startsWith(`${name}@`)) this.#retired.delete(key);
+    for (const key of this.#retired.keys()) if (functionOfKey(key) === name) this.#retired.delete(key);
   }
 
   summaries(): PoolSummary[] {
@@ -145,7 +146,7 @@ export class PoolSet {
 
   /** A version's counters on this node since it was first loaded here: retired pools plus the live one. */
   versionCounters(name: string, version: number): PoolCounters {
-    const key = `${name}@${version}`;
+    const key = versionKey(name, version);
     const live = this.#pools.get(key);
     const retired = this.#retired.get(key) ?? newCounters();
     return live ? addCounters(retired, live.stats()) : retired;
