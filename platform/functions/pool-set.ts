@@ -23,11 +23,12 @@ import { importable, versionFiles } from './version-files.js';
 
 export type { PoolSummary, ServingPool } from '../../runtime/index.js';
 
-type Log = {
+/** The node's log (a pino logger, or a child of one), as the functions write to it. */
+export interface NodeLog {
   info(o: object, msg?: string): void;
   warn(o: object, msg?: string): void;
   error(o: object, msg?: string): void;
-};
+}
 
 export interface PoolSetOptions {
   artifacts: ArtifactStore;
@@ -36,7 +37,7 @@ export interface PoolSetOptions {
   runners?: RunnerHost;
   /** Cluster mode: calls other nodes send for a version come to its pool here while it lives. */
   cluster?: Cluster;
-  log?: Log;
+  log?: NodeLog;
   onColdStart?: (name: string, version: number, phases: Partial<ColdStart>) => void;
   /** Each version's own log: its lifecycle events go there. */
   logs?: FunctionLogs;
