@@ -57,6 +57,11 @@ export async function callPool(
   return { kind: 'invoke', ...response, version };
 }
 
+/** A pool as a node lists it: its version, device, counters and latest events. */
+export function summaryOf(p: ServingPool): PoolSummary {
+  return { function: p.spec.name, version: p.version, device: p.device, ...p.stats(), events: p.events.slice(-20) };
+}
+
 export class PoolSet {
   readonly #o: PoolSetOptions;
   readonly #pools = new Map<string, ServingPool>();
@@ -131,13 +136,7 @@ export class PoolSet {
   }
 
   summaries(): PoolSummary[] {
-    return [...this.#pools.values()].map((p) => ({
-      function: p.spec.name,
-      version: p.version,
-      device: p.device,
-      ...p.stats(),
-      events: p.events.slice(-20),
-    }));
+    return [...this.#pools.values()].map(summaryOf);
   }
 
   /** Brings every runner's counters up to now (statistics and pool listings read right after a request see it). */
