@@ -52,7 +52,7 @@ export class FunctionService implements ManagedFunctions {
     this.#sampler = setInterval(() => this.series.sample(this.#pools.summaries()), 1000);
     this.#sampler.unref();
     const records = new RecordCache(registry);
-    const resolve = secrets && ((names: readonly string[]) => secrets.resolve(names));
+    const secretValues = secrets && ((names: readonly string[]) => secrets.resolve(names));
     const pools = new PoolSet({
       logs: this.logs,
       artifacts,
@@ -61,7 +61,7 @@ export class FunctionService implements ManagedFunctions {
       cluster,
       log,
       onColdStart,
-      secrets: resolve,
+      secrets: secretValues,
     });
     const traffic = new TrafficControl({ registry, records, pools });
     const scaling = (name: string, version: number) => traffic.scalingOf(name, version);
@@ -81,6 +81,7 @@ export class FunctionService implements ManagedFunctions {
     this.#canaries = canaries;
   }
 
+  // Each method is its part's, typed by it (the parts keep the signatures and their docs).
   // The records, the pools and the autoscale loop.
   readonly list = (): Promise<FunctionRecord[]> => this.#o.registry.list();
   readonly get: RecordCache['get'] = (name) => this.#records.get(name);
