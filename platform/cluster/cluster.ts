@@ -19,6 +19,7 @@ import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import type { HearthError } from '../../sdk/errors.js';
+import { functionOfKey, versionKey } from '../../sdk/spec/index.js';
 import {
   CancelledError,
   DeadlineExceededError,
@@ -112,12 +113,12 @@ export class Cluster {
 
   /** Takes the version's cold-start lease: true for the one node that should load it now. */
   claimColdStart(name: string, version: number): Promise<boolean> {
-    return this.#lease.claim(`${name}@${version}`);
+    return this.#lease.claim(versionKey(name, version));
   }
 
   /** Gives the lease back (the pool is warm, failed or gone). */
   releaseColdStart(name: string, version: number): Promise<void> {
-    return this.#lease.release(`${name}@${version}`);
+    return this.#lease.release(versionKey(name, version));
   }
 
   /** Takes or renews the lease of watching a function's canary: true while this node is its one watcher. */
@@ -204,7 +205,7 @@ export class Cluster {
 
   /** Starts taking this version's forwarded calls on this node (it holds, or is loading, the pool). */
   serve(name: string, version: number, handler: LocalHandler): void {
-    const key = `${name}@${version}`;
+    const key = versionKey(name, version);
     if (this.#workers.has(key)) return;
     const worker = new Worker<CallData>(
       this.#queueName(name, version),
@@ -232,7 +233,7 @@ export class Cluster {
 
   /** Stops taking the version's calls (its pool is gone from this node), and says so at once. */
   async stopServing(name: string, version: number): Promise<void> {
-    const key = `${name}@${version}`;
+    const key = versionKey(name, version);
     const worker = this.#workers.get(key);
     this.#workers.delete(key);
     if (worker) await closeBounded([worker], () => redisUp(this.#redis));
@@ -241,7 +242,7 @@ export class Cluster {
 
   /** Calls for a version waiting in its cluster queue (for the autoscaler). */
   queued(name: string, version: number): number {
-    return this.#queued.get(`${name}@${version}`) ?? 0;
+    return this.#queued.get(versionKey(name, version)) ?? 0;
   }
 
   /** Every live node's pools, this node's included. */
@@ -272,7 +273,7 @@ export class Cluster {
   }
 
   #queue(name: string, version: number): Queue {
-    const key = `${name}@${version}`;
+    const key = versionKey(name, version);
     let queue = this.#queues.get(key);
     if (!queue) {
       queue = new Queue(this.#queueName(name, version), bullConnection(this.#o.redisUrl, this.#o.prefix));
@@ -327,10 +328,10 @@ export class Cluster {
     await this.#presence.beat(this.#pools(), this.#httpUrl);
     await this.#reroute();
     for (const key of this.#workers.keys()) {
-      const at = key.lastIndexOf('@');
+      const name = functionOfKey(key);
       this.#queued.set(
         key,
-        await this.#queue(key.slice(0, at), Number(key.slice(at + 1)))
+        await this.#queue(name, Number(key.slice(name.length + 1)))
           .getWaitingCount()
           .catch(() => 0),
       );

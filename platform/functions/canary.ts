@@ -28,6 +28,7 @@ export interface Counted {
 /** What the watch asks of the functions. */
 export interface CanaryHost {
   record(name: string): Promise<FunctionRecord | undefined>;
+  /** Writes the canary in the record (where one rolled back also marks its version `rolledBackBy`). */
   setCanary(name: string, canary: Canary): Promise<void>;
   /** Replaces the split; `previous` is what a later `hearth rollback` returns to. */
   setTraffic(name: string, split: Record<string, number>, previous?: Record<string, number>): Promise<void>;

@@ -11,6 +11,7 @@ import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
 
 import type { FunctionLogEntry } from '../../sdk/api/index.js';
+import { functionOfKey, versionKey } from '../../sdk/spec/index.js';
 
 /** Entries are as the API serves them (sdk/api's LogEntrySchema). */
 export type LogSource = FunctionLogEntry['source'];
@@ -50,7 +51,7 @@ export class FunctionLogs extends EventEmitter {
       at: entry.at ?? Date.now(),
       msg: entry.msg.length > MAX_MESSAGE ? `${entry.msg.slice(0, MAX_MESSAGE)}…` : entry.msg,
     };
-    const key = `${e.function}@${e.version ?? ''}`;
+    const key = versionKey(e.function, e.version ?? '');
     let ring = this.#rings.get(key);
     if (!ring) {
       ring = [];
@@ -100,9 +101,8 @@ export class FunctionLogs extends EventEmitter {
     const all: FunctionLogEntry[] = [];
     const least = options.level === undefined ? 0 : LEVEL_ORDER.indexOf(options.level);
     for (const [key, ring] of this.#rings.entries()) {
-      const at = key.lastIndexOf('@');
-      if (key.slice(0, at) !== name) continue;
-      if (options.version !== undefined && key.slice(at + 1) !== String(options.version)) continue;
+      if (functionOfKey(key) !== name) continue;
+      if (options.version !== undefined && key !== versionKey(name, options.version)) continue;
       for (const e of ring)
         if ((options.since === undefined || e.at >= options.since) && LEVEL_ORDER.indexOf(e.level) >= least)
           all.push(e);
@@ -138,6 +138,6 @@ export class FunctionLogs extends EventEmitter {
 
   /** A deleted function's entries go. */
   forget(name: string): void {
-    for (const key of [...this.#rings.keys()]) if (key.slice(0, key.lastIndexOf('@')) === name) this.#rings.delete(key);
+    for (const key of [...this.#rings.keys()]) if (functionOfKey(key) === name) this.#rings.delete(key);
   }
 }

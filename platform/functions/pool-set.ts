@@ -5,6 +5,7 @@
  */
 import type { FunctionLogs } from './function-logs.js';
 import { addCounters, newCounters, Pool, RunnerPool } from '../../runtime/index.js';
+import { functionOfKey, versionKey } from '../../sdk/spec/index.js';
 import type {
   ColdStart,
   CallOptions,
@@ -22,11 +23,12 @@ import { importable, versionFiles } from './version-files.js';
 
 export type { PoolSummary, ServingPool } from '../../runtime/index.js';
 
-type Log = {
+/** The node's log (a pino logger, or a child of one), as the functions write to it. */
+export interface NodeLog {
   info(o: object, msg?: string): void;
   warn(o: object, msg?: string): void;
   error(o: object, msg?: string): void;
-};
+}
 
 export interface PoolSetOptions {
   artifacts: ArtifactStore;
@@ -35,7 +37,7 @@ export interface PoolSetOptions {
   runners?: RunnerHost;
   /** Cluster mode: calls other nodes send for a version come to its pool here while it lives. */
   cluster?: Cluster;
-  log?: Log;
+  log?: NodeLog;
   onColdStart?: (name: string, version: number, phases: Partial<ColdStart>) => void;
   /** Each version's own log: its lifecycle events go there. */
   logs?: FunctionLogs;
@@ -55,6 +57,11 @@ export async function callPool(
   return { kind: 'invoke', ...response, version };
 }
 
+/** A pool as a node lists it: its version, device, counters and latest events. */
+export function summaryOf(p: ServingPool): PoolSummary {
+  return { function: p.spec.name, version: p.version, device: p.device, ...p.stats(), events: p.events.slice(-20) };
+}
+
 export class PoolSet {
   readonly #o: PoolSetOptions;
   readonly #pools = new Map<string, ServingPool>();
@@ -66,12 +73,12 @@ export class PoolSet {
   }
 
   get(name: string, version: number): ServingPool | undefined {
-    return this.#pools.get(`${name}@${version}`);
+    return this.#pools.get(versionKey(name, version));
   }
 
   /** Whether this node has a pool of any version of `name`. */
   serves(name: string): boolean {
-    for (const key of this.#pools.keys()) if (key.slice(0, key.lastIndexOf('@')) === name) return true;
+    for (const key of this.#pools.keys()) if (functionOfKey(key) === name) return true;
     return false;
   }
 
@@ -81,7 +88,7 @@ export class PoolSet {
 
   /** The version's pool, created (cold) if it has none or its last one stopped or failed. */
   obtain(name: string, version: FunctionVersion): ServingPool {
-    const key = `${name}@${version.version}`;
+    const key = versionKey(name, version.version);
     const existing = this.#pools.get(key);
     if (existing && existing.state !== 'stopped' && existing.state !== 'failed') return existing;
     if (existing) {
@@ -111,7 +118,7 @@ export class PoolSet {
 
   /** Stops (or drains) a version's pool and forgets it; its counters are kept. */
   async stop(name: string, version: number, drain = false): Promise<void> {
-    const key = `${name}@${version}`;
+    const key = versionKey(name, version);
     const pool = this.#pools.get(key);
     if (!pool) return;
     this.#pools.delete(key);
@@ -125,17 +132,11 @@ export class PoolSet {
 
   /** A deleted function: its kept counters go too. */
   forget(name: string): void {
-    for (const key of this.#retired.keys()) if (key.startsWith(`${name}@`)) this.#retired.delete(key);
+    for (const key of this.#retired.keys()) if (functionOfKey(key) === name) this.#retired.delete(key);
   }
 
   summaries(): PoolSummary[] {
-    return [...this.#pools.values()].map((p) => ({
-      function: p.spec.name,
-      version: p.version,
-      device: p.device,
-      ...p.stats(),
-      events: p.events.slice(-20),
-    }));
+    return [...this.#pools.values()].map(summaryOf);
   }
 
   /** Brings every runner's counters up to now (statistics and pool listings read right after a request see it). */
@@ -145,7 +146,7 @@ export class PoolSet {
 
   /** A version's counters on this node since it was first loaded here: retired pools plus the live one. */
   versionCounters(name: string, version: number): PoolCounters {
-    const key = `${name}@${version}`;
+    const key = versionKey(name, version);
     const live = this.#pools.get(key);
     const retired = this.#retired.get(key) ?? newCounters();
     return live ? addCounters(retired, live.stats()) : retired;

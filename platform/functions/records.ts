@@ -15,9 +15,6 @@ const RECORD_TTL_MS = 1000;
 /** Records cached at most (each expires after RECORD_TTL_MS anyway). */
 const MAX_RECORDS = 10_000;
 
-/** The reason of a version that waits for a GPU node (cluster mode); such a node adopts it. */
-export const WAITING_FOR_GPU = 'waiting for a node with a GPU';
-
 export class RecordCache {
   readonly #registry: Registry;
   /** Bounded, expiring, and never holding a miss: names that do not exist cost nothing to keep. */
@@ -51,7 +48,7 @@ export class RecordCache {
     if (!found) throw new VersionNotFoundError(`Request for unknown model: '${name}' version ${v} is not found`);
     if (found.status === 'failed')
       throw new UnavailableError(`${name} v${v} failed to load: ${found.reason ?? 'unknown reason'}`);
-    if (found.status === 'pending' && found.reason?.startsWith(WAITING_FOR_GPU))
+    if (found.status === 'pending' && found.waitsFor === 'gpu')
       throw new UnavailableError(`${name} v${v} is ${found.reason}`);
     return found;
   }

@@ -6,6 +6,7 @@
  */
 import type { PoolSummary } from '../../runtime/index.js';
 import type { SeriesSample } from '../../sdk/api/index.js';
+import { functionOfKey, versionKey } from '../../sdk/spec/index.js';
 
 export type { SeriesSample };
 
@@ -30,7 +31,7 @@ export class FunctionSeries {
   sample(pools: readonly PoolSummary[], now = Date.now()): void {
     const seen = new Set<string>();
     for (const p of pools) {
-      const key = `${p.function}@${p.version}`;
+      const key = versionKey(p.function, p.version);
       seen.add(key);
       const last = this.#last.get(key);
       const current: Last = {
@@ -96,15 +97,14 @@ export class FunctionSeries {
   of(name: string, version?: number): Record<string, SeriesSample[]> {
     const out: Record<string, SeriesSample[]> = {};
     for (const [key, ring] of this.#rings) {
-      const at = key.lastIndexOf('@');
-      if (key.slice(0, at) !== name) continue;
-      if (version !== undefined && key.slice(at + 1) !== String(version)) continue;
-      out[key.slice(at + 1)] = ring;
+      if (functionOfKey(key) !== name) continue;
+      if (version !== undefined && key !== versionKey(name, version)) continue;
+      out[key.slice(name.length + 1)] = ring;
     }
     return out;
   }
 
   forget(name: string): void {
-    for (const key of [...this.#rings.keys()]) if (key.slice(0, key.lastIndexOf('@')) === name) this.#rings.delete(key);
+    for (const key of [...this.#rings.keys()]) if (functionOfKey(key) === name) this.#rings.delete(key);
   }
 }

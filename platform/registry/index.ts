@@ -7,6 +7,7 @@ import type { Registry } from './registry.js';
 import { RedisRegistry } from './redis/redis-registry.js';
 
 export * from './registry.js';
+export { KEEP_TRAFFIC, WAITING_FOR_GPU } from './stored-record.js';
 export { FsRegistry } from './fs/fs-registry.js';
 export { parseVersion } from './parse-version.js';
 export { RedisRegistry } from './redis/redis-registry.js';

@@ -15,9 +15,21 @@ export interface FunctionVersion {
   artifacts: { model: string; hook?: string; example?: string };
   createdAt: string;
   status: VersionStatus;
-  /** Why a version failed to load. */
+  /** Why a version failed to load (or, pending, what it waits for): the text people read. */
   reason?: string;
+  /** Cluster mode: pending until a node with a GPU loads it (the node that took the deploy has none). */
+  waitsFor?: 'gpu';
+  /** With waitsFor: once it is loaded the split stays as it is (the deploy's keepTraffic). */
+  keepTraffic?: boolean;
+  /** A canary rolled the traffic back from this version (canary.ts); cleared when it takes traffic again. */
+  rolledBackBy?: 'canary';
 }
+
+/** What a status change records beside the status and reason (a field left out is cleared). */
+export type VersionState = Pick<FunctionVersion, 'waitsFor' | 'keepTraffic'>;
+
+/** A version's new status, with why (a failure's headline, what it waits for) and its typed state. */
+export type StatusChange = [status: VersionStatus, reason?: string, state?: VersionState];
 
 export interface FunctionRecord {
   name: string;
@@ -37,7 +49,7 @@ export interface Registry {
   createVersion(spec: FunctionSpec, artifacts: FunctionVersion['artifacts']): Promise<FunctionVersion>;
   get(name: string): Promise<FunctionRecord | undefined>;
   list(): Promise<FunctionRecord[]>;
-  setStatus(name: string, version: number, status: VersionStatus, reason?: string): Promise<FunctionRecord>;
+  setStatus(name: string, version: number, ...change: StatusChange): Promise<FunctionRecord>;
   /**
    * Replaces the traffic split; every weighted version must exist and be ready. `previous` is what a
    * rollback returns to (default: the split replaced).
@@ -45,7 +57,10 @@ export interface Registry {
   setTraffic(name: string, weights: Record<string, number>, previous?: Record<string, number>): Promise<FunctionRecord>;
   /** Replaces a version's scaling settings (not a new version: the model and the split stay). */
   setScaling(name: string, version: number, scaling: FunctionSpec['scaling']): Promise<FunctionRecord>;
-  /** Replaces the function's latest canary (a new one, or the same one decided). */
+  /**
+   * Replaces the function's latest canary (a new one, or the same one decided); one decided
+   * `rolled-back` marks its version `rolledBackBy: 'canary'` in the same write.
+   */
   setCanary(name: string, canary: Canary): Promise<FunctionRecord>;
   delete(name: string): Promise<boolean>;
   close(): Promise<void>;
@@ -97,8 +112,12 @@ export function applyTraffic(
   const same = JSON.stringify(sorted(traffic)) === JSON.stringify(sorted(record.traffic));
   const previousTraffic =
     previous ?? (same || Object.keys(record.traffic).length === 0 ? record.previousTraffic : record.traffic);
-  return { ...record, traffic, ...(previousTraffic ? { previousTraffic } : {}) };
+  // A version a canary rolled back that takes traffic again is no longer rolled back.
+  const versions = record.versions.map((v) => (v.rolledBackBy && traffic[v.version] ? withoutRollback(v) : v));
+  return { ...record, versions, traffic, ...(previousTraffic ? { previousTraffic } : {}) };
 }
+
+const withoutRollback = ({ rolledBackBy: _, ...v }: FunctionVersion): FunctionVersion => v;
 
 const sorted = (split: Record<string, number>) => Object.entries(split).sort(([a], [b]) => Number(a) - Number(b));
 
@@ -115,20 +134,25 @@ export function applyScaling(
   };
 }
 
-export function applyStatus(
-  record: FunctionRecord,
-  version: number,
-  status: VersionStatus,
-  reason?: string,
-): FunctionRecord {
+export function applyStatus(record: FunctionRecord, version: number, ...change: StatusChange): FunctionRecord {
+  const [status, reason, state] = change;
   const found = record.versions.find((v) => v.version === version);
   if (!found) throw new VersionNotFoundError(`${record.name} has no version ${version}`);
   return {
     ...record,
-    versions: record.versions.map((v) =>
-      v.version === version ? { ...v, status, ...(reason === undefined ? { reason: undefined } : { reason }) } : v,
-    ),
+    versions: record.versions.map((v) => (v.version === version ? { ...stateless(v), status, reason, ...state } : v)),
   };
+}
+
+const stateless = ({ waitsFor: _w, keepTraffic: _k, ...v }: FunctionVersion): FunctionVersion => v;
+
+/** The function's latest canary; one that rolled back marks its version (`rolledBackBy`). */
+export function applyCanary(record: FunctionRecord, canary: Canary): FunctionRecord {
+  if (canary.state !== 'rolled-back') return { ...record, canary };
+  const versions = record.versions.map((v) =>
+    v.version === canary.version ? { ...v, rolledBackBy: 'canary' as const } : v,
+  );
+  return { ...record, versions, canary };
 }
 
 /** A name as an error may show it: a valid one as is, else escaped and cut to 200 characters. */

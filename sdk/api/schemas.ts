@@ -232,6 +232,12 @@ export const FunctionVersionInfoSchema = z.looseObject({
   version: z.number(),
   status: z.string(),
   reason: z.string().optional(),
+  /** Cluster mode: pending until a node with a GPU loads it. */
+  waitsFor: z.literal('gpu').optional(),
+  /** With waitsFor: the traffic split stays as it is once the version is loaded. */
+  keepTraffic: z.boolean().optional(),
+  /** A canary rolled the traffic back from this version (until it takes traffic again). */
+  rolledBackBy: z.literal('canary').optional(),
   createdAt: z.string(),
   /** The version's spec as the node parsed it (parseSpec's output, every default filled in). */
   spec: z.custom<FunctionSpec>((v) => typeof v === 'object' && v !== null && !Array.isArray(v)),

@@ -1,21 +1,23 @@
 /** The embedded default: one JSON file per function under the data dir, written atomically. */
-import type { Canary } from '../../../sdk/api/index.js';
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
 import { FUNCTION_NAME } from '../../../sdk/spec/function-spec.js';
-import type { FunctionRecord, FunctionVersion, Registry, VersionStatus } from '../registry.js';
-import { applyNewVersion, applyScaling, applyStatus, applyTraffic, checkedName, notFound } from '../registry.js';
+import { RegistryBase } from '../registry-base.js';
+import type { FunctionRecord, FunctionVersion, Registry } from '../registry.js';
+import { applyNewVersion, checkedName, notFound } from '../registry.js';
+import { readRecord } from '../stored-record.js';
 
-export class FsRegistry implements Registry {
+export class FsRegistry extends RegistryBase implements Registry {
   readonly kind = 'fs';
   readonly #dir: string;
   /** One node owns the data dir: mutations are serialised in-process. */
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(dataDir: string) {
+    super();
     this.#dir = join(dataDir, 'registry');
   }
 
@@ -40,7 +42,7 @@ export class FsRegistry implements Registry {
   async get(name: string): Promise<FunctionRecord | undefined> {
     if (!FUNCTION_NAME.test(name)) return undefined;
     try {
-      return JSON.parse(await readFile(this.#file(name), 'utf8')) as FunctionRecord;
+      return readRecord(await readFile(this.#file(name), 'utf8'));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
@@ -63,7 +65,7 @@ export class FsRegistry implements Registry {
     });
   }
 
-  #update(name: string, change: (r: FunctionRecord) => FunctionRecord): Promise<FunctionRecord> {
+  protected update(name: string, change: (r: FunctionRecord) => FunctionRecord): Promise<FunctionRecord> {
     return this.#serial(async () => {
       const record = await this.get(name);
       if (!record) throw notFound(name);
@@ -71,26 +73,6 @@ export class FsRegistry implements Registry {
       await this.#write(next);
       return next;
     });
-  }
-
-  setStatus(name: string, version: number, status: VersionStatus, reason?: string): Promise<FunctionRecord> {
-    return this.#update(name, (r) => applyStatus(r, version, status, reason));
-  }
-
-  setTraffic(
-    name: string,
-    weights: Record<string, number>,
-    previous?: Record<string, number>,
-  ): Promise<FunctionRecord> {
-    return this.#update(name, (r) => applyTraffic(r, weights, previous));
-  }
-
-  setScaling(name: string, version: number, scaling: FunctionSpec['scaling']): Promise<FunctionRecord> {
-    return this.#update(name, (r) => applyScaling(r, version, scaling));
-  }
-
-  setCanary(name: string, canary: Canary): Promise<FunctionRecord> {
-    return this.#update(name, (r) => ({ ...r, canary }));
   }
 
   delete(name: string): Promise<boolean> {

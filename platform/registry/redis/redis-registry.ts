@@ -4,21 +4,23 @@
  * retried on conflict, so two nodes never both create version 3. WATCH belongs to a connection,
  * and EXEC clears every watch on it, so one node runs its transactions one at a time.
  */
-import type { Canary } from '../../../sdk/api/index.js';
 import type { Redis } from 'ioredis';
 
 import { UnavailableError } from '../../../sdk/errors.js';
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
 import { FUNCTION_NAME } from '../../../sdk/spec/function-spec.js';
-import type { FunctionRecord, FunctionVersion, Registry, VersionStatus } from '../registry.js';
-import { applyNewVersion, applyScaling, applyStatus, applyTraffic, checkedName, notFound } from '../registry.js';
+import { RegistryBase } from '../registry-base.js';
+import type { FunctionRecord, FunctionVersion, Registry } from '../registry.js';
+import { applyNewVersion, checkedName, notFound } from '../registry.js';
+import { readRecord } from '../stored-record.js';
 
-export class RedisRegistry implements Registry {
+export class RedisRegistry extends RegistryBase implements Registry {
   readonly kind = 'redis';
   readonly #redis: Redis;
   readonly #prefix: string;
 
   constructor(redis: Redis, prefix: string) {
+    super();
     this.#redis = redis;
     this.#prefix = prefix;
   }
@@ -44,14 +46,14 @@ export class RedisRegistry implements Registry {
   async get(name: string): Promise<FunctionRecord | undefined> {
     if (!FUNCTION_NAME.test(name)) return undefined;
     const raw = await this.#call(() => this.#redis.get(this.#key(name)));
-    return raw === null ? undefined : (JSON.parse(raw) as FunctionRecord);
+    return raw === null ? undefined : readRecord(raw);
   }
 
   async list(): Promise<FunctionRecord[]> {
     const names = (await this.#call(() => this.#redis.smembers(`${this.#prefix}fns`))).sort();
     if (names.length === 0) return [];
     const raws = await this.#call(() => this.#redis.mget(names.map((n) => this.#key(n))));
-    return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as FunctionRecord);
+    return raws.filter((r): r is string => r !== null).map(readRecord);
   }
 
   /** Reads, changes and writes one record under WATCH, retrying when another writer got there first. */
@@ -75,7 +77,7 @@ export class RedisRegistry implements Registry {
       const raw = await this.#call(() => this.#redis.get(key));
       let outcome: { next: FunctionRecord; result: T };
       try {
-        outcome = change(raw === null ? undefined : (JSON.parse(raw) as FunctionRecord));
+        outcome = change(raw === null ? undefined : readRecord(raw));
       } catch (error) {
         await this.#redis.unwatch().catch(() => undefined);
         throw error;
@@ -95,32 +97,12 @@ export class RedisRegistry implements Registry {
     });
   }
 
-  #update(name: string, change: (r: FunctionRecord) => FunctionRecord): Promise<FunctionRecord> {
+  protected update(name: string, change: (r: FunctionRecord) => FunctionRecord): Promise<FunctionRecord> {
     return this.#transact(name, (record) => {
       if (!record) throw notFound(name);
       const next = change(record);
       return { next, result: next };
     });
-  }
-
-  setStatus(name: string, version: number, status: VersionStatus, reason?: string): Promise<FunctionRecord> {
-    return this.#update(name, (r) => applyStatus(r, version, status, reason));
-  }
-
-  setTraffic(
-    name: string,
-    weights: Record<string, number>,
-    previous?: Record<string, number>,
-  ): Promise<FunctionRecord> {
-    return this.#update(name, (r) => applyTraffic(r, weights, previous));
-  }
-
-  setScaling(name: string, version: number, scaling: FunctionSpec['scaling']): Promise<FunctionRecord> {
-    return this.#update(name, (r) => applyScaling(r, version, scaling));
-  }
-
-  setCanary(name: string, canary: Canary): Promise<FunctionRecord> {
-    return this.#update(name, (r) => ({ ...r, canary }));
   }
 
   async delete(name: string): Promise<boolean> {

@@ -1,0 +1,102 @@
+/**
+ * The canary's glue over a registry in memory and fake pools: a canary started is written, sent its
+ * share and watched; the watch counts this node's pools and (cluster mode) the other nodes', under
+ * the lease; a rollback marks the version in the record; a canary nobody watches is taken up.
+ */
+import { describe, expect, it } from 'vitest';
+
+import type { PoolBrief } from '../cluster/index.js';
+import { Canaries } from './canaries.js';
+import type { CanariesParts } from './canaries.js';
+import { FunctionLogs } from './function-logs.js';
+import { RecordCache } from './records.js';
+import { FakePools, MemoryRegistry, specOf } from './test-fakes.js';
+import { TrafficControl } from './traffic.js';
+
+const REQUEST = { percent: 10, windowMs: 60_000 };
+
+/** `f`: v1 serving all the traffic, v2 ready and loaded here. */
+async function setUp(cluster?: CanariesParts['cluster']) {
+  const registry = new MemoryRegistry();
+  for (const v of [1, 2]) {
+    await registry.createVersion(specOf('f'), { model: 'a'.repeat(64) });
+    await registry.setStatus('f', v, 'ready');
+  }
+  await registry.setTraffic('f', { 1: 100 });
+  registry.writes.length = 0;
+  const records = new RecordCache(registry);
+  const pools = new FakePools();
+  for (const v of (await registry.get('f'))!.versions) pools.obtain('f', v);
+  const logs = new FunctionLogs();
+  const traffic = new TrafficControl({ registry, records, pools });
+  const parts = { registry, records, pools, traffic, logs, cluster, tickMs: 3_600_000 };
+  return { registry, pools, logs, parts, canaries: new Canaries(parts) };
+}
+
+describe('Canaries', () => {
+  it("starts a canary: written, sent its share, watched, and told in the function's log", async () => {
+    const { registry, logs, canaries } = await setUp();
+    const canary = await canaries.start('f', 2, { 1: 100 }, REQUEST);
+    expect(canary).toMatchObject({ version: 2, split: { 1: 90, 2: 10 }, state: 'watching' });
+    expect(registry.writes).toEqual(['setCanary f watching', 'setTraffic f {"1":90,"2":10}']);
+    expect(logs.recent('f').map((e) => e.msg)).toEqual([
+      'canary: v2 takes 10% for 60 s against v1; it rolls back past 5 points more errors, a p99 over 1.5×, or with fewer than 10 calls',
+    ]);
+    const record = (await registry.get('f'))!;
+    expect(canaries.of(record)?.observed).toEqual({
+      canary: { calls: 0, failed: 0, p99Ms: null },
+      baseline: { calls: 0, failed: 0, p99Ms: null },
+    });
+    canaries.close();
+    expect(canaries.of(record)).toEqual(record.canary);
+  });
+
+  it('rolls a failing canary back to the split before, and marks its version rolled back by the canary', async () => {
+    const { registry, pools, logs, canaries } = await setUp();
+    await canaries.start('f', 2, { 1: 100 }, REQUEST);
+    pools.fake('f', 2)!.counters.failure = 10;
+    await canaries.check();
+    expect(registry.writes.slice(2)).toEqual(['setTraffic f {"1":100}', 'setCanary f rolled-back']);
+    const record = (await registry.get('f'))!;
+    expect(record.traffic).toEqual({ 1: 100 });
+    expect(record.versions.map((v) => v.rolledBackBy)).toEqual([undefined, 'canary']);
+    expect(logs.recent('f', { level: 'warn' }).map((e) => e.msg)).toEqual([
+      'canary: rolled back to {"1":100}: v2 failed 10 of 10 calls (100.0%) against 0.0% on v1: more than 5 points over',
+    ]);
+    expect(pools.asked).toContain('drain f@2');
+    canaries.close();
+  });
+
+  it("counts the other nodes' calls in a cluster, watching under the lease it gives back once decided", async () => {
+    const released: string[] = [];
+    const theirs = { node: 'b', function: 'f', version: 2, success: 0, failure: 0 } as PoolBrief;
+    const { registry, canaries } = await setUp({
+      nodeId: 'a',
+      pools: () => [{ ...theirs, node: 'a', failure: 99 }, theirs],
+      holdCanary: async () => true,
+      releaseCanary: async (name) => {
+        released.push(name);
+      },
+    });
+    await canaries.start('f', 2, { 1: 100 }, REQUEST);
+    theirs.failure = 12;
+    await canaries.check();
+    expect((await registry.get('f'))!.canary).toMatchObject({
+      state: 'rolled-back',
+      observed: { canary: { calls: 12, failed: 12 } },
+    });
+    expect(released).toEqual(['f']);
+    canaries.close();
+  });
+
+  it('watches again the canaries nobody watches, read from the registry', async () => {
+    const first = await setUp();
+    await first.canaries.start('f', 2, { 1: 100 }, REQUEST);
+    first.canaries.close();
+    const restarted = new Canaries(first.parts);
+    await restarted.resume();
+    expect(first.logs.recent('f').at(-1)?.msg).toBe('canary: the node restarted; watching v2 again for 60 s');
+    expect(restarted.of((await first.registry.get('f'))!)?.observed).toBeDefined();
+    restarted.close();
+  });
+});
