@@ -41,7 +41,7 @@ if ((${#missing[@]})); then
 fi
 
 # Debian picks the pthread OpenBLAS when both flavours are installed (priority 100 vs 95). Beside
-# LibTorch's OpenMP threads its own thread pool oversubscribes the cores (see README, "BLAS"), so
+# LibTorch's OpenMP threads its own thread pool oversubscribes the cores (see docs/cpu.md), so
 # select the OpenMP flavour for libblas, liblapack and libopenblas.
 for lib in libblas.so.3 liblapack.so.3 libopenblas.so.0; do
   want=/usr/lib/x86_64-linux-gnu/openblas-openmp/$lib

@@ -2,7 +2,7 @@
 // that its size never changes (the runner cannot shrink it under the node's mapping: no SIGBUS
 // there, whatever the runner does), mapped read-write by both processes. Sparse: pages exist once
 // written. Request tensors and bodies, and response tensors, are written there and named by offset
-// in the channel's messages (runtime/runner/arena.ts).
+// in the channel's messages (runtime/runner/wire/arena.ts).
 #pragma once
 
 #include <napi.h>

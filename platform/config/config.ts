@@ -83,7 +83,7 @@ export interface Config {
   runnerUidBase: number;
   /**
    * MiB of shared memory between the node and each runner, for request and response tensors and
-   * bodies (runtime/runner/arena.ts); virtual: pages exist once written. 0: everything on the socket.
+   * bodies (runtime/runner/wire/arena.ts); virtual: pages exist once written. 0: everything on the socket.
    */
   arenaMb: number;
 }

@@ -13,7 +13,7 @@ export async function createRunners(
   return config.isolation === 'process'
     ? new RunnerHost({
         // A root node runs user code as other users; a node that is not root gives its runners
-        // uids of their own inside their user namespaces (runtime/runner/jail.ts).
+        // uids of their own inside their user namespaces (runtime/runner/walls/jail.ts).
         users: {
           firstUid: config.runnerUidBase,
           gid: process.getuid?.() === 0 ? await groupOf(config.runnerUser) : config.runnerUidBase,

@@ -13,7 +13,7 @@ import { HOOK_COMPILER_OPTIONS } from '../hooks/typecheck.js';
 
 const yaml = (
   name: string,
-) => `# ${name}: a Hearth function. Reference: the README's spec section, or sdk/spec/hearth.schema.json.
+) => `# ${name}: a Hearth function. Reference: docs/functions-and-hooks.md (the function spec), or sdk/spec/hearth.schema.json.
 name: ${name}
 model: model.pt          # TorchScript, made by export.py
 hook: hook.ts            # JSON in, tensors to the model, tensors out, JSON back

@@ -1,6 +1,6 @@
 /**
  * The spec reference as a Markdown table, generated from the JSON Schema (itself generated from
- * the zod schema): the README's copy is kept in sync by `npm run schema` and checked by a test.
+ * the zod schema): docs/functions-and-hooks.md's copy is kept in sync by `npm run schema` and checked by a test.
  */
 import { functionSpecJsonSchema } from './json-schema.js';
 
@@ -60,10 +60,10 @@ export function specReference(): string {
   ].join('\n');
 }
 
-/** README text with its reference section replaced by the generated one. */
+/** A page's text with its reference section replaced by the generated one. */
 export function withReference(readme: string): string {
   const begin = readme.indexOf(REFERENCE_BEGIN);
   const end = readme.indexOf(REFERENCE_END);
-  if (begin === -1 || end === -1) throw new Error(`the README has no ${REFERENCE_BEGIN} … ${REFERENCE_END} section`);
+  if (begin === -1 || end === -1) throw new Error(`the page has no ${REFERENCE_BEGIN} … ${REFERENCE_END} section`);
   return `${readme.slice(0, begin + REFERENCE_BEGIN.length)}\n${specReference()}\n${readme.slice(end)}`;
 }

@@ -4,7 +4,7 @@
  * with lying framing, and malformed gRPC frames. Fixed seeds and a fixed number of cases: six
  * workers, each with its own generator, so every run sends the same 9,000 requests whatever the
  * machine's speed (a time budget sent fewer on a busy machine). Every answer's status must
- * be one the README documents; a 500 `INTERNAL` must be in the node's log under its request id;
+ * be one docs/operations.md documents; a 500 `INTERNAL` must be in the node's log under its request id;
  * `/v2/health/live` answers 200 throughout; the process never exits.
  */
 import { connect as http2Connect } from 'node:http2';
@@ -27,7 +27,7 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 const SEED = 20261201;
 const WORKERS = 6;
 const CASES_PER_WORKER = 1500;
-/** The statuses the README's error table and routes document. */
+/** The statuses the error table (docs/operations.md) and the routes (docs/api.md) document. */
 const DOCUMENTED = new Set([200, 201, 202, 400, 401, 403, 404, 413, 422, 429, 499, 500, 503, 504]);
 const GRPC_CODES = new Set([0, 1, 3, 4, 5, 8, 9, 12, 13, 14, 16]);
 

@@ -2,8 +2,8 @@
  * The hot routes — function URLs (`POST /fn/{name}[/versions/{v}]`) and KServe infer
  * (`POST /v2/models/{name}[/versions/{v}]/infer`) — served on node:http directly. hono's fetch
  * adapter builds a WHATWG Request, a ReadableStream over the body, an AbortSignal and a Response per
- * request; on these routes that was most of the event loop's time per request (see the README's
- * benchmark notes). Everything else stays on hono (../app.ts). Same keys, limits and error mapping.
+ * request; on these routes that was most of the event loop's time per request (see
+ * docs/benchmarks.md). Everything else stays on hono (../app.ts). Same keys, limits and error mapping.
  *
  * A hot request, in order: the caller's key, admission (Kserve.admit: held while the node starts,
  * refused while it stops), the path's name and version, the body read whole and inflated, the
