@@ -161,5 +161,6 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
       console.log(`${files.length} files and ${functions.length} functions over the limits (tools/sizes.ts)`);
       process.exit(1);
     }
+    console.log(`✔ no file over ${MAX_FILE_LINES} lines, no function over ${MAX_FUNCTION_LINES}`);
   }
 }
