@@ -3,7 +3,7 @@
  * src/main.tsx (Preact, uPlot) and its CSS, minified, into console/dist beside index.html, and prints
  * the gzipped size. The node serves console/dist at /console.
  */
-import { copyFile, mkdir, readFile, readdir } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';

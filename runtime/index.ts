@@ -4,8 +4,12 @@
  * RunnerHost), its counters, and the few engine calls a node makes itself.
  */
 
-// Pools, wherever they run, and what they report.
-export { Pool, addCounters, newCounters } from './pool/index.js';
+export type { SequenceFlags } from './batcher/index.js';
+export type { GpuMetric } from './engine/index.js';
+// The engine, where the node calls it itself: devices and GPU metrics, threads, the KServe JSON parse.
+export { devices, gpuMetrics, loadModel, parseInferJsonAsync, setIntraOpThreads, threads } from './engine/index.js';
+// Hooks: bundled once per version, run on hook threads.
+export { bundleHook, hookWorkerFile } from './hooks/index.js';
 export type {
   CallOptions,
   ColdStart,
@@ -17,15 +21,8 @@ export type {
   PoolSummary,
   ServingPool,
 } from './pool/index.js';
-export type { SequenceFlags } from './batcher/index.js';
-
-// Runner processes.
-export { DEFAULT_ARENA_MB, RunnerHost, RunnerPool, groupOf, runnerEntryFile } from './runner/index.js';
+// Pools, wherever they run, and what they report.
+export { addCounters, newCounters, Pool } from './pool/index.js';
 export type { RunnerCrash, SandboxReport } from './runner/index.js';
-
-// Hooks: bundled once per version, run on hook threads.
-export { bundleHook, hookWorkerFile } from './hooks/index.js';
-
-// The engine, where the node calls it itself: devices and GPU metrics, threads, the KServe JSON parse.
-export { devices, gpuMetrics, loadModel, parseInferJsonAsync, setIntraOpThreads, threads } from './engine/index.js';
-export type { GpuMetric } from './engine/index.js';
+// Runner processes.
+export { DEFAULT_ARENA_MB, groupOf, RunnerHost, RunnerPool, runnerEntryFile } from './runner/index.js';

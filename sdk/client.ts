@@ -42,12 +42,9 @@ import { Transport } from './client/transport.js';
 import type { FunctionSpecInput } from './spec/function-spec.js';
 import type { Tensor } from './tensor.js';
 
-export type { HearthOptions } from './client/transport.js';
-export type { InvokeOptions, InvokeResult } from './client/invoke.js';
-export type { MapOptions, MapOutcome } from './client/jobs.js';
-export type { InferOutput } from './client/infer.js';
 export type {
   ArtifactInfo,
+  Catalog,
   DeployResult,
   FunctionInfo,
   FunctionListEntry,
@@ -55,10 +52,13 @@ export type {
   JobAccepted,
   JobInfo,
   JobList,
-  Catalog,
   NodeInfo,
   PoolInfo,
 } from './api/index.js';
+export type { InferOutput } from './client/infer.js';
+export type { InvokeOptions, InvokeResult } from './client/invoke.js';
+export type { MapOptions, MapOutcome } from './client/jobs.js';
+export type { HearthOptions } from './client/transport.js';
 
 /**
  * A client of one Hearth node. Its methods, by group: health (`ready`), artifacts, functions and

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
+import { InvalidInputError } from './errors.js';
 import type { Tensor } from './tensor.js';
 import { flatten, floatToHalf, inputFromJson, tensorFromJson, tensorJsonText, tensorToJson } from './tensor-json.js';
-import { InvalidInputError } from './errors.js';
 
 describe('tensors as JSON', () => {
   it('reads a nested array with its shape and prints it back', () => {

@@ -3,10 +3,11 @@
  * FP16 and BF16 are converted from and to numbers; INT64 and UINT64 accept numbers or strings and
  * return numbers when they are safe integers, else strings.
  */
-import type { DType, Tensor, TypedArrayFor } from './tensor.js';
-import { allocate, numel } from './tensor.js';
+
 import { InvalidInputError } from './errors.js';
 import type { TensorSpec } from './spec/function-spec.js';
+import type { DType, Tensor, TypedArrayFor } from './tensor.js';
+import { allocate, numel } from './tensor.js';
 
 /** Deepest nesting of lists flatten() reads (a tensor has far fewer dimensions; Triton allows 64). */
 const MAX_NESTING = 64;

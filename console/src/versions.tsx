@@ -1,10 +1,10 @@
 /** A function's versions and traffic: the split, a change confirmed before it is sent, rollback, and scaling. */
 import { useState } from 'preact/hooks';
 
+import { canaryText } from '../../sdk/api/canary-text.js';
 import type { FunctionInfo } from './api.js';
 import { send } from './api.js';
 import { DataTable, splitText } from './ui.js';
-import { canaryText } from '../../sdk/api/canary-text.js';
 
 /**
  * The traffic form's state: the weights being edited, the split awaiting confirmation, and the

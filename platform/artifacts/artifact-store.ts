@@ -5,9 +5,9 @@
  * runtime is verified against its hash first, since a TorchScript file is executable code.
  */
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 
 import { InvalidInputError } from '../../sdk/errors.js';

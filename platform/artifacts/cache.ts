@@ -9,8 +9,8 @@ import { mkdir, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 
-import { writeVerified } from './fs/fs-artifact-store.js';
 import { VerifiedFiles, writeHashed } from './artifact-store.js';
+import { writeVerified } from './fs/fs-artifact-store.js';
 
 export class ArtifactCache {
   readonly #dir: string;

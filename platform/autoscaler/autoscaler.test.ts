@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { ScaleDecider } from './autoscaler.js';
 import type { ScaleDecision, ScalingPolicy } from './autoscaler.js';
+import { ScaleDecider } from './autoscaler.js';
 
 const policy: ScalingPolicy = {
   minInstances: 0,

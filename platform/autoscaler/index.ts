@@ -1,4 +1,4 @@
-export { ScaleDecider } from './autoscaler.js';
 export type { ScaleDecision, ScaleSample, ScalingPolicy } from './autoscaler.js';
-export { AutoscaleLoop } from './loop.js';
+export { ScaleDecider } from './autoscaler.js';
 export type { AutoscaleLoopOptions, ScalablePool, ScalablePools } from './loop.js';
+export { AutoscaleLoop } from './loop.js';

@@ -18,8 +18,8 @@ import type { Job } from 'bullmq';
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
+import type { PoolSummary } from '../../runtime/index.js';
 import type { HearthError } from '../../sdk/errors.js';
-import { functionOfKey, versionKey } from '../../sdk/spec/index.js';
 import {
   CancelledError,
   DeadlineExceededError,
@@ -27,7 +27,7 @@ import {
   HearthError as HearthErrorClass,
   UnavailableError,
 } from '../../sdk/errors.js';
-import type { PoolSummary } from '../../runtime/index.js';
+import { functionOfKey, versionKey } from '../../sdk/spec/index.js';
 import { errorBody } from '../jobs/index.js';
 import { blockingConnection, bullConnection, closeBounded, commandConnection, redisUp } from '../redis/index.js';
 import { ColdStartLease, unavailable } from './lease.js';

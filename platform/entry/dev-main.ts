@@ -16,9 +16,9 @@ import { join, relative, resolve } from 'node:path';
 
 import chokidar from 'chokidar';
 
-import { Hearth } from '../../sdk/client.js';
 import { logLine } from '../../sdk/cli/commands/logs.js';
 import { deployFolder } from '../../sdk/cli/deploy.js';
+import { Hearth } from '../../sdk/client.js';
 import { loadConfig } from '../config/index.js';
 import { startNode } from '../node/index.js';
 

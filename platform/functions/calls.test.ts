@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { InferenceError } from '../../sdk/errors.js';
-import { callerError } from '../errors/index.js';
 import type { Forwarded } from '../cluster/index.js';
+import { callerError } from '../errors/index.js';
 import { Calls } from './calls.js';
 import { RecordCache } from './records.js';
 import { FakePools, MemoryRegistry, specOf } from './test-fakes.js';

@@ -6,8 +6,8 @@
 import type { CallOptions, InvokeResponse } from '../../runtime/index.js';
 import { UnavailableError } from '../../sdk/errors.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
-import { markVersion } from '../errors/index.js';
 import type { Cluster, Forwarded, ForwardedReply } from '../cluster/index.js';
+import { markVersion } from '../errors/index.js';
 import type { FunctionVersion } from '../registry/index.js';
 import { inFunctionWords } from '../registry/index.js';
 import type { PoolSet } from './pool-set.js';

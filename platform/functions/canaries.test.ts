@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 
 import type { PoolBrief } from '../cluster/index.js';
-import { Canaries } from './canaries.js';
 import type { CanariesParts } from './canaries.js';
+import { Canaries } from './canaries.js';
 import { FunctionLogs } from './function-logs.js';
 import { RecordCache } from './records.js';
 import { FakePools, MemoryRegistry, specOf } from './test-fakes.js';

@@ -7,8 +7,8 @@
 import type { Canary, CanaryRequest } from '../../sdk/api/index.js';
 import type { Cluster } from '../cluster/index.js';
 import type { FunctionRecord, Registry } from '../registry/index.js';
-import { CanaryWatch, newCanary } from './canary.js';
 import type { CanaryHost, Counted } from './canary.js';
+import { CanaryWatch, newCanary } from './canary.js';
 import type { FunctionLogs } from './function-logs.js';
 import type { NodeLog, PoolSet } from './pool-set.js';
 import type { RecordCache } from './records.js';

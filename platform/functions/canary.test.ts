@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 
 import type { Canary } from '../../sdk/api/index.js';
 import type { FunctionRecord } from '../registry/index.js';
-import { CanaryWatch, canarySplit, judge, newCanary } from './canary.js';
 import type { CanaryHost, Counted } from './canary.js';
+import { CanaryWatch, canarySplit, judge, newCanary } from './canary.js';
 
 const canary = (o: Partial<Canary> = {}): Canary => ({
   ...newCanary(2, { 1: 100 }, { percent: 10, windowMs: 60_000 }, Date.parse('2026-12-04T00:00:00Z')),

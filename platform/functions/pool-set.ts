@@ -3,12 +3,10 @@
  * runner process, or in the node with isolation none — started, stopped and drained; and the
  * counters of pools that stopped, so a version's statistics outlive its pools.
  */
-import type { FunctionLogs } from './function-logs.js';
-import { addCounters, newCounters, Pool, RunnerPool } from '../../runtime/index.js';
-import { functionOfKey, versionKey } from '../../sdk/spec/index.js';
+
 import type {
-  ColdStart,
   CallOptions,
+  ColdStart,
   PoolCounters,
   PoolEvent,
   PoolSummary,
@@ -16,9 +14,12 @@ import type {
   RunnerHost,
   ServingPool,
 } from '../../runtime/index.js';
+import { addCounters, newCounters, Pool, RunnerPool } from '../../runtime/index.js';
+import { functionOfKey, versionKey } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { Cluster, Forwarded, ForwardedReply } from '../cluster/index.js';
 import type { FunctionVersion } from '../registry/index.js';
+import type { FunctionLogs } from './function-logs.js';
 import { importable, versionFiles } from './version-files.js';
 
 export type { PoolSummary, ServingPool } from '../../runtime/index.js';

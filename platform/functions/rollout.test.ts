@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { CallOptions } from '../../runtime/index.js';
-import { ModelLoadError, InferenceError } from '../../sdk/errors.js';
+import { InferenceError, ModelLoadError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { newCanary } from './canary.js';
 import { FunctionLogs } from './function-logs.js';

@@ -3,10 +3,11 @@
  * what a request needs — find a version, call it, ask after it, load it — and, for the management
  * API, what it manages. FunctionService implements both; the transports know only these.
  */
-import type { Canary, CanaryRequest, FunctionLogEntry, NodeInfo, SeriesSample } from '../../sdk/api/index.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
-import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+
 import type { CallOptions, InvokeResponse, PoolCounters, PoolSummary } from '../../runtime/index.js';
+import type { Canary, CanaryRequest, FunctionLogEntry, NodeInfo, SeriesSample } from '../../sdk/api/index.js';
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { PoolBrief } from '../cluster/index.js';
 import type { FunctionRecord, FunctionVersion } from '../registry/index.js';
 

@@ -5,8 +5,8 @@
  */
 import { EventEmitter } from 'node:events';
 
-import { newCounters } from '../../runtime/index.js';
 import type { CallOptions, PoolCounters, PoolSummary, ServingPool } from '../../runtime/index.js';
+import { newCounters } from '../../runtime/index.js';
 import type { Canary } from '../../sdk/api/index.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { parseSpec, versionKey } from '../../sdk/spec/index.js';

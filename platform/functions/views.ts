@@ -6,8 +6,8 @@
 import type { PoolCounters } from '../../runtime/index.js';
 import type { NodeInfo } from '../../sdk/api/index.js';
 import { VersionNotFoundError } from '../../sdk/errors.js';
-import { headline, isFunctionFailure } from '../errors/index.js';
 import type { Cluster, PoolBrief } from '../cluster/index.js';
+import { headline, isFunctionFailure } from '../errors/index.js';
 import type { FunctionRecord, Registry } from '../registry/index.js';
 import type { FunctionLogs } from './function-logs.js';
 import type { PoolSet, PoolSummary } from './pool-set.js';

@@ -1,6 +1,7 @@
 /** The one mapping from Hearth's errors to gRPC status codes. */
-import { status as Status } from '@grpc/grpc-js';
+
 import type { ServiceError } from '@grpc/grpc-js';
+import { status as Status } from '@grpc/grpc-js';
 
 import type { ErrorContext } from '../errors/index.js';
 import { callerError } from '../errors/index.js';

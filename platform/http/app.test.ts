@@ -13,8 +13,8 @@ import { loadConfig } from '../config/index.js';
 import { FunctionService } from '../functions/index.js';
 import type { JobQueue } from '../jobs/index.js';
 import { createJobQueue } from '../jobs/index.js';
-import { createRegistry } from '../registry/index.js';
 import { Kserve, SharedMemoryRegions } from '../kserve/index.js';
+import { createRegistry } from '../registry/index.js';
 import { createApp } from './app.js';
 
 const ADMIN = { authorization: 'Bearer admin-key-5678' };

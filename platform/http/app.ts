@@ -7,12 +7,12 @@
 import { Hono } from 'hono';
 
 import type { ArtifactStore } from '../artifacts/index.js';
+import type { ApiKey } from '../config/index.js';
 import type { ManagedFunctions } from '../functions/serving.js';
 import type { JobQueue } from '../jobs/index.js';
 import type { Kserve } from '../kserve/index.js';
 import type { Logger } from '../log/index.js';
 import type { SecretStore } from '../secrets/index.js';
-import type { ApiKey } from '../config/index.js';
 import { artifactRoutes } from './api/artifacts.js';
 import { functionRoutes } from './api/functions.js';
 import { jobRoutes } from './api/jobs.js';

@@ -8,8 +8,8 @@ import { InvalidInputError } from '../../sdk/errors.js';
 import { BinaryBody, encodeBinary } from '../../sdk/kserve-binary.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import { bytesOf, numel } from '../../sdk/tensor.js';
-import { flatten, tensorJsonText, tensorToJson } from '../../sdk/tensor-json.js';
 import { decodeBytes } from '../../sdk/tensor-bytes.js';
+import { flatten, tensorJsonText, tensorToJson } from '../../sdk/tensor-json.js';
 import type { InferAnswer, RequestedOutput, RequestInput, ShmContext } from '../kserve/index.js';
 import { parseInferJson, requestTensors } from '../kserve/index.js';
 

@@ -3,16 +3,17 @@
  * configuration and statistics, system and CUDA shared memory, and Triton's repository extension —
  * each route a codec over the protocol's core (../kserve).
  */
-import { Hono } from 'hono';
+
 import type { Context } from 'hono';
+import { Hono } from 'hono';
 
 import { InvalidInputError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config/index.js';
 import type { Kserve } from '../kserve/index.js';
 import { cudaSharedMemoryUnsupported, parseJson, readLoadParameters } from '../kserve/index.js';
+import { refuseFormBody } from './json-body.js';
 import type { AppEnv } from './middleware.js';
 import { auth, limit, owner } from './middleware.js';
-import { refuseFormBody } from './json-body.js';
 
 export interface KserveRouteOptions {
   kserve: Kserve;

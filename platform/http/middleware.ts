@@ -2,10 +2,10 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 
-import type { ApiKey } from '../config/index.js';
-import type { Logger } from '../log/index.js';
 import type { Scope } from '../caller/index.js';
 import { authorize, findKey } from '../caller/index.js';
+import type { ApiKey } from '../config/index.js';
+import type { Logger } from '../log/index.js';
 import { toHttpResponse } from './errors.js';
 import { tooLarge } from './hot/index.js';
 

@@ -6,12 +6,12 @@ import { BullJobQueue } from './bull/bull-job-queue.js';
 import { FsJobQueue } from './fs/fs-job-queue.js';
 import type { Invoker, JobQueue, JobSettings } from './jobs.js';
 
-export * from './jobs.js';
 export { BullJobQueue } from './bull/bull-job-queue.js';
 export { checkNoEviction } from './bull/redis-checks.js';
 export { FsJobQueue } from './fs/fs-job-queue.js';
-export { parseAllowHosts } from './webhook-policy.js';
+export * from './jobs.js';
 export type { WebhookPolicy } from './webhook-policy.js';
+export { parseAllowHosts } from './webhook-policy.js';
 
 /**
  * What the queues read of the node's configuration (its Config has these fields; the node passes

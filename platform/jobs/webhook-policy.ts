@@ -6,8 +6,9 @@
  * to at connect time (so a DNS name cannot point there later); and redirects are never followed.
  * HEARTH_WEBHOOK_ALLOW_HOSTS names hosts exempt from all of that (tests, private deployments).
  */
-import { lookup as dnsLookup } from 'node:dns';
+
 import type { LookupAddress, LookupOptions } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 
 import { InvalidInputError } from '../../sdk/errors.js';

@@ -2,15 +2,16 @@
  * The KServe v2 / Open Inference Protocol and Triton's extensions as one transport-neutral core
  * (./protocol.ts); HTTP (../http) and gRPC (../grpc) are codecs over it.
  */
-export { Kserve } from './protocol.js';
-export type { KserveOptions } from './protocol.js';
+
 export type { Admit } from './admission.js';
-export { requestTensors } from './infer.js';
 export type { AnsweredOutput, InferAnswer, InferCall, InputContent, RequestInput } from './infer.js';
-export { cudaSharedMemoryUnsupported } from './metadata.js';
-export { readLoadParameters } from './repository.js';
-export type { LoadRequest } from './repository.js';
+export { requestTensors } from './infer.js';
 export { parseInferJson, parseJson } from './json.js';
-export { SharedMemoryRegions } from './shared-memory.js';
+export { cudaSharedMemoryUnsupported } from './metadata.js';
+export type { KserveOptions } from './protocol.js';
+export { Kserve } from './protocol.js';
+export type { LoadRequest } from './repository.js';
+export { readLoadParameters } from './repository.js';
 export type { RegionStatus, ShmContext } from './shared-memory.js';
+export { SharedMemoryRegions } from './shared-memory.js';
 export type { RequestedOutput } from './tensors.js';

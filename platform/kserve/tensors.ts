@@ -4,14 +4,15 @@
  * its own aligned buffer, JSON values into a tensor — each failure the caller's bad input — and the
  * outputs a response carries.
  */
+
+import type { SequenceFlags } from '../../runtime/index.js';
 import { InvalidInputError } from '../../sdk/errors.js';
+import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { DType, Tensor, TensorsByName } from '../../sdk/tensor.js';
 import { allocate, elementSize, isDType, numel, viewAs } from '../../sdk/tensor.js';
-import { tensorFromJson } from '../../sdk/tensor-json.js';
 import { checkBytes, encodeBytes } from '../../sdk/tensor-bytes.js';
-import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import { tensorFromJson } from '../../sdk/tensor-json.js';
 import { classify } from './classification.js';
-import type { SequenceFlags } from '../../runtime/index.js';
 
 /** The input's datatype and shape, checked; `where` names it in messages. */
 export function inputHead(

@@ -4,8 +4,9 @@
  * (`http`, `grpc`, `jobs`, `runner`, `cluster`, `registry`, `artifacts`, `functions`), and a request's
  * lines carry its `requestId`.
  */
-import { pino } from 'pino';
+
 import type { Logger } from 'pino';
+import { pino } from 'pino';
 
 export type { Logger };
 

@@ -1,6 +1,7 @@
 /** Triton's GPU series, labelled by gpu_uuid as Triton labels them, read from NVML at each scrape. */
-import { Gauge } from 'prom-client';
+
 import type { Registry as PromRegistry } from 'prom-client';
+import { Gauge } from 'prom-client';
 
 import type { GpuMetric } from '../../runtime/index.js';
 

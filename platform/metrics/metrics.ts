@@ -3,16 +3,16 @@
  * names where Triton has one. Counters are read from the pools when Prometheus scrapes, so the
  * request path pays nothing for them; they restart from zero when a pool is reloaded, as Triton's do.
  */
-import { createServer } from 'node:http';
+
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer } from 'node:http';
 import type { ServerOptions as HttpsOptions } from 'node:https';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
-import { Counter, Histogram, Registry as PromRegistry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Histogram, Registry as PromRegistry } from 'prom-client';
 
-import type { ColdStart, GpuMetric } from '../../runtime/index.js';
-import type { PoolSummary } from '../../runtime/index.js';
+import type { ColdStart, GpuMetric, PoolSummary } from '../../runtime/index.js';
 import { gpuGauges } from './gpu-series.js';
 import { LABELS, poolCounters, poolGauges, poolGpuMemory } from './pool-series.js';
 

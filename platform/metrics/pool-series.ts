@@ -3,8 +3,9 @@
  * (reset first, so the series of a pool that has gone go with it), with Triton's names where Triton
  * has one.
  */
-import { Counter, Gauge } from 'prom-client';
+
 import type { Registry as PromRegistry } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 
 import type { PoolSummary } from '../../runtime/index.js';
 

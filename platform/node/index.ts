@@ -4,5 +4,6 @@
  * background sweeps (./sweeps.ts), the wait before ready (./warm-up.ts), drain and close
  * (./lifecycle.ts).
  */
-export { startNode, VERSION } from './start-node.js';
+
 export type { HearthNode } from './start-node.js';
+export { startNode, VERSION } from './start-node.js';

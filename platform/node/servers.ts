@@ -3,10 +3,11 @@
  * handler, TLS reloaded when renewed) and gRPC (8001). Each resolves with the port it got (0 picks a
  * free one).
  */
-import { createServer } from 'node:http';
+
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
+import type { ServerOptions as HttpsOptions, Server as HttpsServer } from 'node:https';
 import { createServer as createHttpsServer } from 'node:https';
-import type { Server as HttpsServer, ServerOptions as HttpsOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 import { findKey } from '../caller/index.js';

@@ -6,8 +6,8 @@
 import { gpuMetrics } from '../../runtime/index.js';
 import type { Config } from '../config/index.js';
 import { FunctionService } from '../functions/index.js';
-import { createJobQueue } from '../jobs/index.js';
 import type { JobQueue } from '../jobs/index.js';
+import { createJobQueue } from '../jobs/index.js';
 import type { Logger } from '../log/index.js';
 import { Metrics } from '../metrics/index.js';
 import type { Stores } from './stores.js';

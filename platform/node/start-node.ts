@@ -11,12 +11,12 @@ import { closer, drainer } from './lifecycle.js';
 import { Readiness } from './readiness.js';
 import { listenGrpc, listenHttp, listenMetrics } from './servers.js';
 import { createServices } from './services.js';
-import { openStores } from './stores.js';
 import type { Stores } from './stores.js';
+import { openStores } from './stores.js';
 import { resumeCanaries, startClusterSweep } from './sweeps.js';
 import { tlsServerOptions } from './tls.js';
-import { warmUp } from './warm-up.js';
 import type { WarmedAtStart } from './warm-up.js';
+import { warmUp } from './warm-up.js';
 
 export const VERSION = '0.1.0';
 

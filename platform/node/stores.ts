@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { chmod, mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 
-import { setIntraOpThreads } from '../../runtime/index.js';
 import type { RunnerHost } from '../../runtime/index.js';
+import { setIntraOpThreads } from '../../runtime/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import { createArtifactStore } from '../artifacts/index.js';
 import { Cluster } from '../cluster/index.js';

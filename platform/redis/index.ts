@@ -1,3 +1,3 @@
-export { blockingConnection, bullConnection, commandConnection, redisUp } from './connections.js';
-export { closeBounded } from './close.js';
 export type { Closable } from './close.js';
+export { closeBounded } from './close.js';
+export { blockingConnection, bullConnection, commandConnection, redisUp } from './connections.js';

@@ -1,16 +1,16 @@
 /** The registry chosen by configuration: files under the data dir, or Redis. */
-import { commandConnection } from '../redis/index.js';
 
 import type { Config } from '../config/index.js';
+import { commandConnection } from '../redis/index.js';
 import { FsRegistry } from './fs/fs-registry.js';
-import type { Registry } from './registry.js';
 import { RedisRegistry } from './redis/redis-registry.js';
+import type { Registry } from './registry.js';
 
-export * from './registry.js';
-export { KEEP_TRAFFIC, WAITING_FOR_GPU } from './stored-record.js';
 export { FsRegistry } from './fs/fs-registry.js';
 export { parseVersion } from './parse-version.js';
 export { RedisRegistry } from './redis/redis-registry.js';
+export * from './registry.js';
+export { KEEP_TRAFFIC, WAITING_FOR_GPU } from './stored-record.js';
 
 export function createRegistry(config: Config): Registry {
   if (!config.redisUrl) return new FsRegistry(config.dataDir);

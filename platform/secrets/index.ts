@@ -1,13 +1,13 @@
 /** The secret store chosen by configuration: a file under the data dir, or a Redis hash. */
-import { commandConnection } from '../redis/index.js';
 
 import { ConflictError } from '../../sdk/errors.js';
 import type { Config } from '../config/index.js';
+import { commandConnection } from '../redis/index.js';
 import { FsSecrets, localKey, RedisSecrets } from './backends.js';
 import { SecretStore } from './secrets.js';
 
-export * from './secrets.js';
 export { FsSecrets, RedisSecrets } from './backends.js';
+export * from './secrets.js';
 
 export function createSecretStore(config: Config): { store: SecretStore; close(): Promise<void> } {
   const configured = config.secretsKey;

@@ -8,10 +8,10 @@ import {
   QueueFullError,
   UnavailableError,
 } from '../../sdk/errors.js';
-import { ManualClock } from './clock.js';
-import type { BatcherOptions, BatchEntry } from './dynamic-batcher.js';
-import { DynamicBatcher } from './dynamic-batcher.js';
 import { BatchingSchema } from '../../sdk/spec/spec-parts.js';
+import { ManualClock } from './clock.js';
+import type { BatchEntry, BatcherOptions } from './dynamic-batcher.js';
+import { DynamicBatcher } from './dynamic-batcher.js';
 
 /** The spec's batching defaults (sdk/spec/function-spec.test.ts checks them), with batches of up to 8. */
 const defaults: BatcherOptions = {

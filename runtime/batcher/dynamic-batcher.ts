@@ -19,6 +19,8 @@
  *
  * The batcher only decides; the pool runs each batch and calls release() when its instance is free.
  */
+
+import type { HearthError } from '../../sdk/errors.js';
 import {
   CancelledError,
   DeadlineExceededError,
@@ -26,7 +28,6 @@ import {
   QueueFullError,
   UnavailableError,
 } from '../../sdk/errors.js';
-import type { HearthError } from '../../sdk/errors.js';
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
 

@@ -14,8 +14,9 @@
  * Sequences that find every slot taken wait, in order, for one to free. The router only decides;
  * the pool runs each batch on the lane's instance and calls release(lane) when it is done.
  */
-import { InvalidInputError, QueueFullError, UnavailableError } from '../../sdk/errors.js';
+
 import type { HearthError } from '../../sdk/errors.js';
+import { InvalidInputError, QueueFullError, UnavailableError } from '../../sdk/errors.js';
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
 

@@ -1,24 +1,25 @@
 /** The native LibTorch engine, typed. */
+
+export type { GpuMetric } from './binding.js';
+export { DEFAULT_ADDON_PATH } from './binding.js';
+export type { DeviceReport, LoadOptions } from './engine.js';
 export {
-  loadModel,
-  devices,
-  gpuMetrics,
   capCudaMemory,
+  createArena,
   cudaMemory,
+  DEFAULT_WARMUP_RUNS,
+  devices,
+  exitNow,
+  gpuMetrics,
+  loadModel,
+  mapArena,
   parseInferJson,
   parseInferJsonAsync,
-  setIntraOpThreads,
-  setExecutorThreads,
-  threads,
   prefault,
-  exitNow,
-  createArena,
-  mapArena,
-  DEFAULT_WARMUP_RUNS,
+  setExecutorThreads,
+  setIntraOpThreads,
+  threads,
 } from './engine.js';
-export type { LoadOptions, DeviceReport } from './engine.js';
-export { Model } from './model.js';
 export type { ForwardResult, ModelInfo, OutputKind } from './model.js';
+export { Model } from './model.js';
 export { fromNativeCode } from './native-errors.js';
-export { DEFAULT_ADDON_PATH } from './binding.js';
-export type { GpuMetric } from './binding.js';

@@ -4,8 +4,8 @@
  * arrays carry it first.
  */
 import type { Hook } from '../../sdk/hook.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
 import { binaryResponse } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import { tensorFromJson, tensorJsonText } from '../../sdk/tensor-json.js';
 
 const encoder = new TextEncoder();

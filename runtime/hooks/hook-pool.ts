@@ -17,12 +17,10 @@ import { availableParallelism } from 'node:os';
 
 import type { HearthError } from '../../sdk/errors.js';
 import { CancelledError, HookError, InvalidInputError, QueueFullError } from '../../sdk/errors.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { HookCallOptions } from './hook-threads.js';
 import { HookThreads } from './hook-threads.js';
-import { createHookRunner } from './worker.js';
-import type { TaskOutcome } from './worker.js';
 import type {
   HookFailure,
   HookTask,
@@ -32,6 +30,8 @@ import type {
   RawRequest,
   SetupResult,
 } from './messages.js';
+import type { TaskOutcome } from './worker.js';
+import { createHookRunner } from './worker.js';
 
 export interface HookPoolOptions {
   spec: FunctionSpec;

@@ -9,13 +9,11 @@ import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 
 import type { Hook, HookContext, HookRequest } from '../../sdk/hook.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
 import { isBinaryResponse } from '../../sdk/hook.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import { checkTensors } from '../tensors/index.js';
-import { defaultHook, DefaultHookInputError } from './default-hook.js';
+import { DefaultHookInputError, defaultHook } from './default-hook.js';
 import { decodeImage } from './images.js';
-import { HookSandbox } from './sandbox.js';
-import { HOOK_LOADING, HOOK_RUNNING } from './messages.js';
 import type {
   HookFailure,
   HookTask,
@@ -27,6 +25,8 @@ import type {
   RawRequest,
   SetupResult,
 } from './messages.js';
+import { HOOK_LOADING, HOOK_RUNNING } from './messages.js';
+import { HookSandbox } from './sandbox.js';
 
 // A result whose buffers move rather than copy: Piscina.move() marks it with a symbol private to
 // piscina's module, so this must be the same piscina that runs the worker (it stays external).

@@ -1,17 +1,17 @@
+export { namedIndex } from './io-binding.js';
+export type { PoolEvent, PoolState } from './lifecycle.js';
+export { PoolLifecycle } from './lifecycle.js';
 export { Pool } from './pool.js';
+export { rowViews } from './split.js';
+export type { DurationSummary, PoolCounters } from './stats.js';
+export { addCounters, countFailure, newCounters, observe } from './stats.js';
 export type {
+  CallOptions,
+  ColdStart,
+  InvokeResponse,
   PoolArtifacts,
   PoolOptions,
   PoolStats,
   PoolSummary,
-  CallOptions,
-  InvokeResponse,
-  ColdStart,
   ServingPool,
 } from './types.js';
-export type { PoolState, PoolEvent } from './lifecycle.js';
-export type { PoolCounters, DurationSummary } from './stats.js';
-export { addCounters, countFailure, newCounters, observe } from './stats.js';
-export { PoolLifecycle } from './lifecycle.js';
-export { namedIndex } from './io-binding.js';
-export { rowViews } from './split.js';

@@ -2,8 +2,9 @@
  * A pool's model instances: every one it holds, the idle ones a batch can take, and one forward on
  * an instance under the spec's hard time limit, cut back into each request's rows.
  */
-import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
+
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
 import type { ForwardResult, Model } from '../engine/index.js';
 import type { IoBinding } from './io-binding.js';
 import { forwardArgs } from './pool-tensors.js';

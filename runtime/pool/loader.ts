@@ -4,8 +4,8 @@
  * up — unless requests are already waiting, which then are the warm-up.
  */
 import { ModelLoadError } from '../../sdk/errors.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { Model } from '../engine/index.js';
 import { loadModel } from '../engine/index.js';
 import { HookPool } from '../hooks/index.js';

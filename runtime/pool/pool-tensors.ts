@@ -3,8 +3,8 @@
  * inputs of a sequence batch, and a List[str] output cut back into each request's rows.
  */
 import { InferenceError, InvalidInputError } from '../../sdk/errors.js';
-import type { DType, Tensor, TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { DType, Tensor, TensorsByName } from '../../sdk/tensor.js';
 import { allocate, ENGINE_DTYPES, numel } from '../../sdk/tensor.js';
 import { bytesTensor } from '../../sdk/tensor-bytes.js';
 import { floatToBFloat16, floatToHalf } from '../../sdk/tensor-json.js';

@@ -21,16 +21,16 @@ import { DynamicBatcher, systemClock } from '../batcher/index.js';
 import type { Model } from '../engine/index.js';
 import type { HookPool, RawRequest } from '../hooks/index.js';
 import { batchSignature, checkTensors } from '../tensors/index.js';
-import { countForward, countOutcome, newCounters, observe, RecentLatencies } from './stats.js';
 import { lentThreads } from './capacity.js';
+import { Instances } from './instances.js';
 import { PoolLifecycle } from './lifecycle.js';
 import { poolArtifacts } from './loader.js';
 import { ModelState } from './model-state.js';
 import type { Pending } from './pending.js';
 import { answerBatch, settleable } from './pending.js';
-import type { CallOptions, InvokeResponse, PoolOptions, PoolStats, ServingPool } from './types.js';
-import { Instances } from './instances.js';
 import { SequenceLanes } from './sequences.js';
+import { countForward, countOutcome, newCounters, observe, RecentLatencies } from './stats.js';
+import type { CallOptions, InvokeResponse, PoolOptions, PoolStats, ServingPool } from './types.js';
 
 const US = 1000;
 export class Pool extends PoolLifecycle implements ServingPool {

@@ -7,9 +7,9 @@
  */
 import type { HearthError } from '../../sdk/errors.js';
 import { InferenceError, toHearthError } from '../../sdk/errors.js';
-import { numel } from '../../sdk/tensor.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
+import { numel } from '../../sdk/tensor.js';
 import type { Clock, SequenceRow } from '../batcher/index.js';
 import { SequenceRouter, sequenceKey } from '../batcher/index.js';
 import type { Instances } from './instances.js';

@@ -4,13 +4,13 @@
  * batch tensor (no copy). BYTES outputs are split by rows of strings. Pure: no pool state.
  */
 import { InferenceError } from '../../sdk/errors.js';
-import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
 import type { ForwardResult } from '../engine/index.js';
 import type { IoBinding } from './io-binding.js';
+import { modelOutputs } from './io-binding.js';
 import { splitStrings } from './pool-tensors.js';
 import { fromModelShape } from './reshape.js';
-import { modelOutputs } from './io-binding.js';
 
 /** `rows[i]` rows of each output go to request i, in order; a spec without batching takes them whole. */
 export function splitOutputs(

@@ -1,8 +1,8 @@
 /** A pool's public shapes: how it is built, how a call is made, what it reports. */
 import type { EventEmitter } from 'node:events';
 
-import type { TensorsByName } from '../../sdk/tensor.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
 import type { Clock, SequenceFlags } from '../batcher/index.js';
 import type { RawRequest } from '../hooks/index.js';
 import type { PoolEvent, PoolState } from './lifecycle.js';

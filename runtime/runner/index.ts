@@ -4,6 +4,7 @@
  * side: start, serve, restart), walls/ (the jail and cgroups), wire/ (the protocol, channel and
  * arena between the two ends) and child/ (the runner process itself; runner-main.ts is its entry).
  */
-export { DEFAULT_ARENA_MB } from './wire/index.js';
-export { groupOf, RunnerHost, RunnerPool, runnerEntryFile } from './supervision/index.js';
+
 export type { RunnerCrash, RunnerHostOptions, RunnerPoolOptions, SandboxReport } from './supervision/index.js';
+export { groupOf, RunnerHost, RunnerPool, runnerEntryFile } from './supervision/index.js';
+export { DEFAULT_ARENA_MB } from './wire/index.js';

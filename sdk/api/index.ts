@@ -1,3 +1,3 @@
-export * from './schemas.js';
-export { invalidBody, parseBody } from './parse.js';
 export * from './canary-text.js';
+export { invalidBody, parseBody } from './parse.js';
+export * from './schemas.js';

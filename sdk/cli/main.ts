@@ -6,26 +6,27 @@ import { Command, CommanderError } from 'commander';
 
 import { Hearth } from '../client.js';
 import { HearthError } from '../errors.js';
-import { register as initVerb } from './commands/init.js';
+import { register as deleteVerb } from './commands/delete.js';
 import { register as deployVerb } from './commands/deploy.js';
-import { register as invokeVerb } from './commands/invoke.js';
-import { register as lsVerb } from './commands/ls.js';
 import { register as describeVerb } from './commands/describe.js';
-import { register as versionsVerb } from './commands/versions.js';
-import { register as trafficVerb } from './commands/traffic.js';
+import { register as devVerb } from './commands/dev.js';
+import { register as initVerb } from './commands/init.js';
+import { register as invokeVerb } from './commands/invoke.js';
+import { register as jobsVerb } from './commands/jobs.js';
+import { register as logsVerb } from './commands/logs.js';
+import { register as lsVerb } from './commands/ls.js';
+import { register as mapVerb } from './commands/map.js';
 import { register as rollbackVerb } from './commands/rollback.js';
 import { register as scaleVerb } from './commands/scale.js';
-import { register as deleteVerb } from './commands/delete.js';
-import { register as jobsVerb } from './commands/jobs.js';
-import { register as topVerb } from './commands/top.js';
-import { register as logsVerb } from './commands/logs.js';
-import { register as devVerb } from './commands/dev.js';
-import { register as mapVerb } from './commands/map.js';
 import { register as secretsVerb } from './commands/secrets.js';
+import { register as topVerb } from './commands/top.js';
+import { register as trafficVerb } from './commands/traffic.js';
+import { register as versionsVerb } from './commands/versions.js';
 import type { CliContext } from './context.js';
 
 /** The CLI's version (the repository's package version). */
 const CLI_VERSION = '0.1.0';
+
 import { integer } from './context.js';
 
 const program = new Command('hearth')

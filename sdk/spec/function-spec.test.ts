@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
+
 import { describe, expect, it } from 'vitest';
 
 import { InvalidInputError } from '../errors.js';
-import { functionSpecJsonSchema } from './json-schema.js';
 import { exampleFileType, gpuMemoryBytes } from './function-spec.js';
+import { functionSpecJsonSchema } from './json-schema.js';
 import { parseSpec, parseSpecYaml } from './parse.js';
 import { specReference, withReference } from './reference.js';
 import { REFERENCE_FILE, SCHEMA_FILE } from './write-schema.js';

@@ -22,29 +22,29 @@ import {
   InstancesSchema,
   LimitsSchema,
   OutputSpecSchema,
+  relativePath,
   ScalingSchema,
   type SequenceControlSchema,
   SequenceSchema,
   type TensorSpecSchema,
   WarmupSchema,
-  relativePath,
 } from './spec-parts.js';
 
 export {
+  BatchingSchema,
+  ExecutionSchema,
   FUNCTION_NAME,
   FUNCTION_NAME_RULE,
-  TensorSpecSchema,
+  gpuMemoryBytes,
   InputSpecSchema,
-  OutputSpecSchema,
-  BatchingSchema,
   InstancesSchema,
-  WarmupSchema,
+  LimitsSchema,
+  OutputSpecSchema,
+  ScalingSchema,
   SequenceControlSchema,
   SequenceSchema,
-  LimitsSchema,
-  ExecutionSchema,
-  ScalingSchema,
-  gpuMemoryBytes,
+  TensorSpecSchema,
+  WarmupSchema,
 } from './spec-parts.js';
 
 /** A secret's name, as an environment variable's would be: `HF_TOKEN`, `DB_PASSWORD`. */

@@ -31,8 +31,8 @@ import { afterSpareBoots, deployWithHook } from './deploy.js';
 import { randomRows } from './engine-reference.js';
 import { benchFlags, round } from './flags.js';
 import type { LoadResult } from './load.js';
-import { treeSeconds, untilQuiet } from './proc-cpu.js';
 import { cannon, grpcLoad, kserveBinary, serialLoop, stop } from './load.js';
+import { treeSeconds, untilQuiet } from './proc-cpu.js';
 
 const flags = benchFlags('ceiling');
 const seconds = flags.quick ? 1.5 : Math.min(flags.seconds, 3);

@@ -26,8 +26,8 @@ import { parseArgs } from 'node:util';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 
 import { loadConfig } from '../../platform/config/index.js';
-import { startNode } from '../../platform/node/index.js';
 import type { HearthNode } from '../../platform/node/index.js';
+import { startNode } from '../../platform/node/index.js';
 import { loadModel } from '../../runtime/index.js';
 import { ensureModels, modelPath, REPO_ROOT } from '../helpers/fixtures.js';
 import { dropKeys, postFunction, uniquePrefix, upload } from '../helpers/node.js';

@@ -16,16 +16,17 @@
  * (addon_per_s pipelined), plus addon_serial_per_s and ratio_serial.
  * Flags: --quick (under a minute), --threads N (default: all cores), --rounds N, --seconds S.
  */
-import { pythonEngine } from './python-engine.js';
+
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { devices, loadModel, setIntraOpThreads } from '../../runtime/engine/index.js';
 import type { Model } from '../../runtime/engine/index.js';
+import { devices, loadModel, setIntraOpThreads } from '../../runtime/engine/index.js';
 import { ensureModels, MODELS_DIR, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
 import { rng } from '../helpers/random.js';
+import { pythonEngine } from './python-engine.js';
 
 const { values: flags } = parseArgs({
   options: {

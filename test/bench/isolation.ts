@@ -21,10 +21,10 @@ import { join } from 'node:path';
 
 import { ensureModels } from '../helpers/fixtures.js';
 import { spawnNode } from '../helpers/node.js';
-import { randomRows as floats } from './engine-reference.js';
-import type { LoadResult } from './load.js';
-import { benchFlags, round } from './flags.js';
 import { afterSpareBoots, deployWithHook, MLP_SPEC } from './deploy.js';
+import { randomRows as floats } from './engine-reference.js';
+import { benchFlags, round } from './flags.js';
+import type { LoadResult } from './load.js';
 import { cannon, kserveBinary, serialLoop, stop } from './load.js';
 
 const flags = benchFlags('isolation');

@@ -9,8 +9,9 @@
  * Writes test/bench/results/serve.json: {engine_best_per_s, rows: [{model, concurrency, server,
  * req_per_s, p50_ms, p99_ms}]}. Flags: --quick (short cells), --seconds S.
  */
-import { spawn } from 'node:child_process';
+
 import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -19,9 +20,9 @@ import { join } from 'node:path';
 import { loadModel, setIntraOpThreads } from '../../runtime/index.js';
 import { ensureModels, modelPath, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
 import { spawnNode } from '../helpers/node.js';
+import { afterSpareBoots, deployWithHook, MLP_SPEC, RESNET_SPEC } from './deploy.js';
 import { engineBestBatch, randomRows as floats } from './engine-reference.js';
 import { benchFlags, round } from './flags.js';
-import { afterSpareBoots, deployWithHook, MLP_SPEC, RESNET_SPEC } from './deploy.js';
 import { cannon, grpcLoad, kserveBinary, stop } from './load.js';
 
 const flags = benchFlags('serve');

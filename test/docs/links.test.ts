@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
 
 import { REPO_ROOT } from '../helpers/fixtures.js';

@@ -13,8 +13,8 @@ import { placeDevice } from '../../runtime/pool/capacity.js';
 import { DeviceUnavailableError, InvalidInputError } from '../../sdk/errors.js';
 import { ENGINE_DTYPES } from '../../sdk/tensor.js';
 import { ensureModels, modelPath } from '../helpers/fixtures.js';
-import { pythonForward } from '../helpers/reference.js';
 import { maxAbsDiff, randomTensor } from '../helpers/random.js';
+import { pythonForward } from '../helpers/reference.js';
 
 const report = devices();
 const skip = report.cudaAvailable ? false : 'no CUDA device visible';

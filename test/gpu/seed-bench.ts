@@ -25,8 +25,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { Hearth } from '../../sdk/client.js';
 import { deployFolder } from '../../sdk/cli/deploy.js';
+import { Hearth } from '../../sdk/client.js';
 import type { LoadResult } from '../bench/loops.js';
 import { grpcLoad, httpLoad, kserveBinary } from '../bench/loops.js';
 import { pythonEngine } from '../bench/python-engine.js';

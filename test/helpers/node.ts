@@ -1,6 +1,7 @@
 /** Hearth nodes for end-to-end tests: real HTTP on loopback, their own data dir and Redis prefix. */
-import { spawn } from 'node:child_process';
+
 import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

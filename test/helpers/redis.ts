@@ -1,8 +1,9 @@
 /** A private redis-server on a free port, for tests that stop, restart or misconfigure Redis. */
-import { spawn } from 'node:child_process';
+
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 
 import { Redis } from 'ioredis';
 

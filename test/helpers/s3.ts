@@ -1,9 +1,10 @@
 /** A real S3-compatible server on loopback for tests: s3rver on a free port, in a temp dir. */
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 // @ts-expect-error s3rver ships no types
 import S3rver from 's3rver';
 

@@ -8,8 +8,9 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments, parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 
 import { ConfigSchema, loadConfig } from '../../platform/config/index.js';
 import { Metrics } from '../../platform/metrics/index.js';

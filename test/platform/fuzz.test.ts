@@ -7,17 +7,18 @@
  * be one docs/operations.md documents; a 500 `INTERNAL` must be in the node's log under its request id;
  * `/v2/health/live` answers 200 throughout; the process never exits.
  */
+
+import { mkdtemp, rm } from 'node:fs/promises';
 import { connect as http2Connect } from 'node:http2';
 import { connect as netConnect } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { deployFixture, spawnNode } from '../helpers/node.js';
 import type { NodeProcess } from '../helpers/node.js';
+import { deployFixture, spawnNode } from '../helpers/node.js';
 import { rng } from '../helpers/random.js';
 import { SMALL_SPEC } from '../helpers/specs.js';
 

@@ -8,12 +8,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { modelPath } from '../helpers/fixtures.js';
 import type { NodeProcess } from '../helpers/node.js';
-import { runnerProcesses } from '../helpers/processes.js';
 import { hookBundle, postFunction, spawnNode, upload } from '../helpers/node.js';
+import { runnerProcesses } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ADMIN = 'isolation-admin-key-01';

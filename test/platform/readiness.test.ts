@@ -15,9 +15,9 @@ import { loadConfig } from '../../platform/config/index.js';
 import { startNode } from '../../platform/node/index.js';
 import { modelPath, REPO_ROOT } from '../helpers/fixtures.js';
 import { deployFixture, postFunction, testNode, upload } from '../helpers/node.js';
-import { waitFor } from '../helpers/wait.js';
 import { freePort } from '../helpers/redis.js';
 import { SMALL_SPEC } from '../helpers/specs.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-ready-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));

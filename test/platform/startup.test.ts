@@ -11,12 +11,12 @@ import { join } from 'node:path';
 
 import { afterAll, expect, it } from 'vitest';
 
-import { deployFixture, spawnNode } from '../helpers/node.js';
-import { pythonForward } from '../helpers/reference.js';
-import { modelPath } from '../helpers/fixtures.js';
-import { maxAbsDiff } from '../helpers/random.js';
-import { SMALL_SPEC, SMALL_X } from '../helpers/specs.js';
 import { stop } from '../bench/load.js';
+import { modelPath } from '../helpers/fixtures.js';
+import { deployFixture, spawnNode } from '../helpers/node.js';
+import { maxAbsDiff } from '../helpers/random.js';
+import { pythonForward } from '../helpers/reference.js';
+import { SMALL_SPEC, SMALL_X } from '../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-startup-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));

@@ -6,6 +6,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -15,8 +16,8 @@ import { grpcCall, inferenceClient } from '../helpers/grpc.js';
 import { deployFixture, testNode } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import { pythonForwardMany } from '../helpers/reference.js';
-import { waitFor } from '../helpers/wait.js';
 import { SMALL_SPEC } from '../helpers/specs.js';
+import { waitFor } from '../helpers/wait.js';
 
 const A = 'tenant-a-key-0001';
 const B = 'tenant-b-key-0002';

@@ -3,11 +3,13 @@
  * through a hash into a multipart upload and are deleted if the hash differs; downloads stream into
  * the node's local cache through a hash. Nothing is ever whole in memory.
  */
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { Readable, PassThrough } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
+
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
 
 import { InvalidInputError, UnavailableError } from '../../../sdk/errors.js';
 import type { ArtifactInfo, ArtifactStore, LocalArtifact } from '../artifact-store.js';

@@ -4,8 +4,8 @@ import type { ReadableStream } from 'node:stream/web';
 
 import { Hono } from 'hono';
 
-import { ImportRequestSchema } from '../../../sdk/api/index.js';
 import type { ArtifactInfo, ArtifactStored, Reply } from '../../../sdk/api/index.js';
+import { ImportRequestSchema } from '../../../sdk/api/index.js';
 import { InvalidInputError } from '../../../sdk/errors.js';
 import type { ArtifactStore } from '../../artifacts/index.js';
 import { checkSha } from '../../artifacts/index.js';

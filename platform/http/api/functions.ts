@@ -6,17 +6,17 @@
 import type { MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
 
-import { DeployRequestSchema, ScalingRequestSchema, TrafficRequestSchema } from '../../../sdk/api/index.js';
 import type {
   DeployResult,
   FunctionDeleted,
   FunctionInfo,
   FunctionList,
+  Reply,
   RollbackResult,
   ScalingResult,
   TrafficResult,
-  Reply,
 } from '../../../sdk/api/index.js';
+import { DeployRequestSchema, ScalingRequestSchema, TrafficRequestSchema } from '../../../sdk/api/index.js';
 import { parseSpec } from '../../../sdk/spec/index.js';
 import type { ApiKey } from '../../config/index.js';
 import type { ManagedFunctions } from '../../functions/serving.js';

@@ -2,8 +2,9 @@
  * /api/v1/jobs: async invocations' records. A job is its submitter's: another invoke key is told
  * it does not exist; an admin key reads all.
  */
-import { Hono } from 'hono';
+
 import type { Context } from 'hono';
+import { Hono } from 'hono';
 
 import type { JobInfo, JobList, Reply } from '../../../sdk/api/index.js';
 import { JobNotFoundError } from '../../../sdk/errors.js';

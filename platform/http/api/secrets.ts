@@ -1,8 +1,8 @@
 /** /api/v1/secrets: values go in and never come out — names and times out. */
 import { Hono } from 'hono';
 
+import type { Reply, SecretDeleted, SecretInfo, SecretList } from '../../../sdk/api/index.js';
 import { SecretRequestSchema } from '../../../sdk/api/index.js';
-import type { SecretDeleted, SecretInfo, SecretList, Reply } from '../../../sdk/api/index.js';
 import { UnsupportedError } from '../../../sdk/errors.js';
 import type { ApiKey } from '../../config/index.js';
 import type { SecretStore } from '../../secrets/index.js';

@@ -11,12 +11,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+import { authorize } from '../../caller/index.js';
+import type { ApiKey } from '../../config/index.js';
 import type { ServingFunctions } from '../../functions/serving.js';
 import type { JobQueue } from '../../jobs/index.js';
 import type { Kserve } from '../../kserve/index.js';
 import type { Logger } from '../../log/index.js';
-import type { ApiKey } from '../../config/index.js';
-import { authorize } from '../../caller/index.js';
 import { parseVersion } from '../../registry/index.js';
 import { BodyBuffers } from './body-buffers.js';
 import { decodeBody, encodeReply } from './content-coding.js';

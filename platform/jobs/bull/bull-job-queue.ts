@@ -13,6 +13,8 @@ import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import { UnavailableError } from '../../../sdk/errors.js';
+import type { ErrorLog } from '../../errors/index.js';
+import { bullConnection, closeBounded, commandConnection, redisUp } from '../../redis/index.js';
 import type {
   Invoker,
   JobOptions,
@@ -34,9 +36,7 @@ import {
   sameRequest,
   withDelivery,
 } from '../jobs.js';
-import { bullConnection, closeBounded, commandConnection, redisUp } from '../../redis/index.js';
 import { deliverRecorded, webhookMessage } from '../webhook.js';
-import type { ErrorLog } from '../../errors/index.js';
 import { JobIndex } from './job-index.js';
 import { redisDown } from './redis-checks.js';
 

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 
 import { afterAll, expect, it } from 'vitest';
 
-import { DEFAULT_JOB_OPTIONS } from '../jobs.js';
 import type { Invoker } from '../jobs.js';
+import { DEFAULT_JOB_OPTIONS } from '../jobs.js';
 import { FsJobQueue } from './fs-job-queue.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-job-folder-'));

@@ -22,6 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
 
 import { UnavailableError } from '../../../sdk/errors.js';
+import type { ErrorLog } from '../../errors/index.js';
 import type { Invoker, JobOptions, JobPage, JobQuery, JobQueue, JobRecord, JobRequest } from '../jobs.js';
 import {
   afterCursor,
@@ -31,8 +32,8 @@ import {
   isTransient,
   jobId,
   matches,
-  newRecord,
   newestFirst,
+  newRecord,
   retryDelayMs,
   sameRequest,
   withDelivery,
@@ -40,7 +41,6 @@ import {
 import { deliverRecorded, webhookMessage } from '../webhook.js';
 import type { StoredJob } from './job-files.js';
 import { acceptedBytes, acceptedFile, jobIds, readJob, recordFile, writeAtomic } from './job-files.js';
-import type { ErrorLog } from '../../errors/index.js';
 
 export interface FsJobQueueOptions extends JobOptions {
   webhookSecret?: string;

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
 import { FUNCTION_NAME } from '../../../sdk/spec/function-spec.js';
-import { RegistryBase } from '../registry-base.js';
 import type { FunctionRecord, FunctionVersion, Registry } from '../registry.js';
 import { applyNewVersion, checkedName, notFound } from '../registry.js';
+import { RegistryBase } from '../registry-base.js';
 import { readRecord } from '../stored-record.js';
 
 export class FsRegistry extends RegistryBase implements Registry {

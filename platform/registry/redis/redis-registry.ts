@@ -9,9 +9,9 @@ import type { Redis } from 'ioredis';
 import { UnavailableError } from '../../../sdk/errors.js';
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
 import { FUNCTION_NAME } from '../../../sdk/spec/function-spec.js';
-import { RegistryBase } from '../registry-base.js';
 import type { FunctionRecord, FunctionVersion, Registry } from '../registry.js';
 import { applyNewVersion, checkedName, notFound } from '../registry.js';
+import { RegistryBase } from '../registry-base.js';
 import { readRecord } from '../stored-record.js';
 
 export class RedisRegistry extends RegistryBase implements Registry {

@@ -11,6 +11,7 @@ import { CancelledError, InferenceError, toHearthError } from '../../../sdk/erro
 import { devices, exitNow, mapArena, prefault, setIntraOpThreads } from '../../engine/index.js';
 import type { PoolEvent } from '../../pool/index.js';
 import { Pool } from '../../pool/index.js';
+import type { Frame, FromRunner, RunnerReply, Snapshot, StartMessage, ToRunner } from '../wire/index.js';
 import {
   arenaCapBytes,
   Channel,
@@ -22,7 +23,6 @@ import {
   unpackCall,
   unpackTensors,
 } from '../wire/index.js';
-import type { Frame, FromRunner, RunnerReply, Snapshot, StartMessage, ToRunner } from '../wire/index.js';
 
 /** Heap a spare maps ahead of its first load: about what ResNet-50 (100 MB) needs to load and run. */
 const PREFAULT_BYTES = 256 * 2 ** 20;

@@ -7,8 +7,8 @@
  * runner-process.ts, runner-output.ts.
  */
 export type { RunnerCrash } from './crash-loop.js';
-export { groupOf, RunnerHost, runnerEntryFile } from './runner-host.js';
 export type { RunnerHostOptions } from './runner-host.js';
-export { RunnerPool } from './runner-pool.js';
+export { groupOf, RunnerHost, runnerEntryFile } from './runner-host.js';
 export type { RunnerPoolOptions } from './runner-pool.js';
+export { RunnerPool } from './runner-pool.js';
 export type { SandboxReport } from './sandbox-record.js';

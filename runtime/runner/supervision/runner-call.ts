@@ -8,8 +8,8 @@
  */
 import type { HearthError } from '../../../sdk/errors.js';
 import { CancelledError, DeadlineExceededError } from '../../../sdk/errors.js';
-import type { CallOptions } from '../../pool/index.js';
 import type { TensorsByName } from '../../../sdk/tensor.js';
+import type { CallOptions } from '../../pool/index.js';
 import type { CallFields, OutBlob, Request, Succeeded, Target } from '../wire/index.js';
 import { packCall, unpackError, unpackTensors } from '../wire/index.js';
 import type { RunnerProcess } from './runner-process.js';

@@ -12,20 +12,20 @@
  */
 import type { HearthError } from '../../../sdk/errors.js';
 import { InferenceError, toHearthError, UnavailableError } from '../../../sdk/errors.js';
-import type { TensorsByName } from '../../../sdk/tensor.js';
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
 import { versionKey } from '../../../sdk/spec/version-key.js';
+import type { TensorsByName } from '../../../sdk/tensor.js';
 import type { RawRequest } from '../../hooks/index.js';
+import type { CallOptions, ColdStart, InvokeResponse, PoolCounters, PoolStats, ServingPool } from '../../pool/index.js';
 import { addCounters, countFailure, newCounters, observe, PoolLifecycle } from '../../pool/index.js';
-import type { ColdStart, CallOptions, InvokeResponse, PoolCounters, PoolStats, ServingPool } from '../../pool/index.js';
-import { arenaCapBytes, Gatherer, packTensors, unpackError } from '../wire/index.js';
 import type { Snapshot } from '../wire/index.js';
+import { arenaCapBytes, Gatherer, packTensors, unpackError } from '../wire/index.js';
+import type { RunnerCrash } from './crash-loop.js';
+import { CrashLoop } from './crash-loop.js';
+import { RunnerCalls } from './runner-call.js';
 import type { RunnerHost } from './runner-host.js';
 import type { RunnerExit, RunnerMessage, RunnerProcess } from './runner-process.js';
 import { describeExit } from './runner-process.js';
-import { RunnerCalls } from './runner-call.js';
-import type { RunnerCrash } from './crash-loop.js';
-import { CrashLoop } from './crash-loop.js';
 
 /** How long after a cold start the next spare runner boots. */
 const SPARE_AFTER_MS = 1500;

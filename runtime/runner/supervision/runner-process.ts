@@ -7,9 +7,7 @@ import { readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 
 import { UnavailableError } from '../../../sdk/errors.js';
-import { Channel, decodeFromRunner, nodeEnd, readReply } from '../wire/index.js';
 import type { JailReport, RunnerCgroup } from '../walls/index.js';
-import { readOutput } from './runner-output.js';
 import type {
   Asked,
   Failed,
@@ -22,6 +20,8 @@ import type {
   Request,
   ToRunner,
 } from '../wire/index.js';
+import { Channel, decodeFromRunner, nodeEnd, readReply } from '../wire/index.js';
+import { readOutput } from './runner-output.js';
 
 export interface RunnerExit {
   code: number | null;

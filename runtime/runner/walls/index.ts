@@ -2,7 +2,8 @@
  * The kernel's walls around a runner, seen from the node: what hearth-jail (native/jail) is asked to
  * apply and what it reports (jail.ts), and the memory and pids cgroup of each runner (cgroups.ts).
  */
-export { RunnerCgroups } from './cgroups.js';
+
 export type { RunnerCgroup } from './cgroups.js';
-export { describeLayers, jailArguments, jailPath, missingLayers, runtimeReadable } from './jail.js';
+export { RunnerCgroups } from './cgroups.js';
 export type { JailLayers, JailOptions, JailReport, SandboxMode } from './jail.js';
+export { describeLayers, jailArguments, jailPath, missingLayers, runtimeReadable } from './jail.js';

@@ -1,13 +1,13 @@
 // The channel over a real socket: frames across, and the other end dying mid-stream.
-import { createServer } from 'node:net';
+
 import type { AddressInfo, Socket } from 'node:net';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 
 import { describe, expect, it } from 'vitest';
 
 import { nodeEnd, runnerEnd } from './arena.js';
-import { Channel } from './channel.js';
 import type { Frame } from './channel.js';
+import { Channel } from './channel.js';
 
 /** A connected pair of TCP sockets on loopback (TCP, so one end can be reset as a crash resets it). */
 async function pair(): Promise<{ ours: Socket; theirs: Socket; close(): void }> {

@@ -5,22 +5,11 @@
  * pool (snapshots.ts), and the budget of a runner's log lines (line-limiter.ts).
  */
 export { arenaCapBytes, DEFAULT_ARENA_MB, nodeEnd, runnerEnd } from './arena.js';
-export { Channel } from './channel.js';
 export type { Frame, OutBlob } from './channel.js';
-export { Gatherer } from './gather.js';
+export { Channel } from './channel.js';
 export type { Target } from './gather.js';
+export { Gatherer } from './gather.js';
 export { LineLimiter } from './line-limiter.js';
-export {
-  decodeFromRunner,
-  decodeToRunner,
-  packCall,
-  packError,
-  packTensors,
-  readReply,
-  unpackCall,
-  unpackError,
-  unpackTensors,
-} from './protocol.js';
 export type {
   Asked,
   CallFields,
@@ -35,5 +24,16 @@ export type {
   StartMessage,
   Succeeded,
   ToRunner,
+} from './protocol.js';
+export {
+  decodeFromRunner,
+  decodeToRunner,
+  packCall,
+  packError,
+  packTensors,
+  readReply,
+  unpackCall,
+  unpackError,
+  unpackTensors,
 } from './protocol.js';
 export { SnapshotSender } from './snapshots.js';

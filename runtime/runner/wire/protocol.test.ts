@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { parseSpec } from '../../../sdk/spec/index.js';
-import { newCounters } from '../../pool/index.js';
 import type { PoolStats } from '../../pool/index.js';
+import { newCounters } from '../../pool/index.js';
 import type { Asked, FromRunner, ReplyFrame, ToRunner } from './protocol.js';
 import {
   decodeFromRunner,

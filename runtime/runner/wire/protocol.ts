@@ -9,11 +9,11 @@ import { z } from 'zod';
 
 import type { HearthError } from '../../../sdk/errors.js';
 import { errorFromBody, InferenceError } from '../../../sdk/errors.js';
-import type { Tensor, TensorsByName } from '../../../sdk/tensor.js';
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
+import type { Tensor, TensorsByName } from '../../../sdk/tensor.js';
 import { bytesOf, elementSize, isDType, numel, viewAs } from '../../../sdk/tensor.js';
 import type { SequenceFlags } from '../../batcher/index.js';
-import type { ColdStart, CallOptions, PoolEvent, PoolStats } from '../../pool/index.js';
+import type { CallOptions, ColdStart, PoolEvent, PoolStats } from '../../pool/index.js';
 import type { JailReport } from '../walls/index.js';
 
 // --- the parts ------------------------------------------------------------------------------------

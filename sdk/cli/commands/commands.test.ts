@@ -7,10 +7,10 @@ import type { FunctionInfo, Hearth } from '../../client.js';
 import { parseSpec } from '../../spec/index.js';
 import type { CliContext } from '../context.js';
 import { integer } from '../context.js';
+import { parseSince } from './logs.js';
 import { register as rollback } from './rollback.js';
 import { register as scale } from './scale.js';
 import { register as traffic } from './traffic.js';
-import { parseSince } from './logs.js';
 
 const SPEC = parseSpec({
   name: 'f',

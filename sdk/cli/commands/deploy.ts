@@ -6,18 +6,17 @@
 import { relative } from 'node:path';
 
 import type { Command } from 'commander';
-
 import { InvalidArgumentError } from 'commander';
 
 import type { Canary, CanaryRequest } from '../../api/index.js';
 import { canarySide } from '../../api/index.js';
 import type { Hearth } from '../../client.js';
+import { ConflictError, ModelLoadError } from '../../errors.js';
 import type { CliContext } from '../context.js';
 import { durationMs, numberIn } from '../context.js';
-import { printable } from '../format.js';
-import { ConflictError, ModelLoadError } from '../../errors.js';
 import type { Deployed } from '../deploy.js';
 import { deployFolder, modelFolders } from '../deploy.js';
+import { printable } from '../format.js';
 
 const CANARY_POLL_MS = 1000;
 /** How long past its window the CLI waits for a canary's decision before it leaves it to the node. */

@@ -1,6 +1,7 @@
+import { readFile } from 'node:fs/promises';
+
 import { type Command, CommanderError } from 'commander';
 
-import { readFile } from 'node:fs/promises';
 import type { CliContext } from '../context.js';
 import { jobText } from '../format.js';
 

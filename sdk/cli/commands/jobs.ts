@@ -3,7 +3,7 @@ import { Option } from 'commander';
 
 import type { JobInfo } from '../../client.js';
 import type { CliContext } from '../context.js';
-import { jobText, jobsTable } from '../format.js';
+import { jobsTable, jobText } from '../format.js';
 
 /** `hearth jobs [id]`: one job, or a listing of yours (an admin key: everyone's), newest first. */
 export function register(program: Command, { client, print, integer }: CliContext): void {

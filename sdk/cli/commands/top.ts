@@ -4,8 +4,8 @@
  */
 import type { Command } from 'commander';
 
-import type { CliContext } from '../context.js';
 import type { FunctionListEntry, PoolInfo } from '../../client.js';
+import type { CliContext } from '../context.js';
 import { columns, printable } from '../format.js';
 
 interface TopFlags {

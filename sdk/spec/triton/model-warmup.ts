@@ -1,9 +1,9 @@
 /** Triton's `model_warmup` samples (zero or random data, no data files) as a spec's `warmup`. */
 import { InvalidInputError } from '../../errors.js';
-import type { FunctionSpecInput } from '../function-spec.js';
 import type { DType } from '../../tensor.js';
-import { DATA_TYPES } from './fields.js';
+import type { FunctionSpecInput } from '../function-spec.js';
 import type { Fields } from './fields.js';
+import { DATA_TYPES } from './fields.js';
 
 /** The warm-up samples, in the config's order (none when it has none). */
 export function readModelWarmup(top: Fields): NonNullable<FunctionSpecInput['warmup']> {

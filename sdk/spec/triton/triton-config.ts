@@ -8,16 +8,16 @@ import { InvalidInputError } from '../../errors.js';
 import type { FunctionSpec, FunctionSpecInput } from '../function-spec.js';
 import { FUNCTION_NAME, FUNCTION_NAME_RULE } from '../function-spec.js';
 import { parseSpec } from '../parse.js';
+import { readDynamicBatching } from './dynamic-batching.js';
 import { DATA_TYPES, Fields } from './fields.js';
-import type { VersionPolicy } from './version-policy.js';
-import { readVersionPolicy } from './version-policy.js';
+import { applyInstanceGroup } from './instance-group.js';
+import { readModelWarmup } from './model-warmup.js';
 import { applyParameters } from './parameters.js';
 import { readSequenceBatching } from './sequence-batching.js';
-import { applyInstanceGroup } from './instance-group.js';
-import { readDynamicBatching } from './dynamic-batching.js';
-import { readModelWarmup } from './model-warmup.js';
 import type { TextMessage } from './text-format.js';
 import { parseTextFormat, TextFormatError } from './text-format.js';
+import type { VersionPolicy } from './version-policy.js';
+import { readVersionPolicy } from './version-policy.js';
 
 function tensors(fields: Fields[], kind: 'input' | 'output'): FunctionSpecInput['inputs'] {
   return fields.map((f) => {

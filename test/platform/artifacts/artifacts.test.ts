@@ -1,12 +1,13 @@
-import { PutObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+
+import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { allowedS3Key, ArtifactCache, FsArtifactStore, S3ArtifactStore } from '../../../platform/artifacts/index.js';
+import { ArtifactCache, allowedS3Key, FsArtifactStore, S3ArtifactStore } from '../../../platform/artifacts/index.js';
 import { InvalidInputError } from '../../../sdk/errors.js';
 import type { TestS3 } from '../../helpers/s3.js';
 import { startS3 } from '../../helpers/s3.js';

@@ -6,6 +6,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { PoolSummary } from '../../../platform/functions/index.js';
@@ -15,8 +16,8 @@ import { modelPath } from '../../helpers/fixtures.js';
 import { postFunction, testNode, upload } from '../../helpers/node.js';
 import { maxAbsDiff } from '../../helpers/random.js';
 import { pythonForward } from '../../helpers/reference.js';
-import { waitFor } from '../../helpers/wait.js';
 import { SLOW_SPEC } from '../../helpers/specs.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-autoscale-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));

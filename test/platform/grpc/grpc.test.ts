@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -9,9 +10,9 @@ import { modelPath } from '../../helpers/fixtures.js';
 import type { InferenceClient } from '../../helpers/grpc.js';
 import { grpcCall, inferenceClient } from '../../helpers/grpc.js';
 import { deployFixture, testNode } from '../../helpers/node.js';
-import { SMALL_SPEC } from '../../helpers/specs.js';
-import { pythonForwardMany } from '../../helpers/reference.js';
 import { maxAbsDiff } from '../../helpers/random.js';
+import { pythonForwardMany } from '../../helpers/reference.js';
+import { SMALL_SPEC } from '../../helpers/specs.js';
 
 type Client = InferenceClient;
 const client = inferenceClient;

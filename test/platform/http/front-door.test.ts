@@ -4,8 +4,9 @@
  * an invoke caller is told of a model's error (its headline and the request id, not its TorchScript
  * source).
  */
-import { request } from 'node:http';
+
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -14,8 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../../platform/node/index.js';
 import { modelPath } from '../../helpers/fixtures.js';
-import { postFunction, testNode, upload } from '../../helpers/node.js';
 import { inferenceClient } from '../../helpers/grpc.js';
+import { postFunction, testNode, upload } from '../../helpers/node.js';
 import { SMALL_SPEC } from '../../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-front-door-'));

@@ -1,14 +1,15 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../../platform/node/index.js';
 import { modelPath } from '../../helpers/fixtures.js';
 import { dropKeys, hookBundle, postFunction, testNode, uniquePrefix, upload } from '../../helpers/node.js';
-import { pythonForwardMany } from '../../helpers/reference.js';
 import { maxAbsDiff } from '../../helpers/random.js';
+import { pythonForwardMany } from '../../helpers/reference.js';
 import type { TestS3 } from '../../helpers/s3.js';
 import { startS3 } from '../../helpers/s3.js';
 import { SMALL_SPEC, SMALL_X } from '../../helpers/specs.js';

@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
 
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
 
 import { BullJobQueue, DEFAULT_JOB_OPTIONS, encodeRecord, newRecord } from '../../../platform/jobs/index.js';
 import { bullConnection } from '../../../platform/redis/index.js';

@@ -9,6 +9,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../../platform/node/index.js';
@@ -18,8 +19,8 @@ import { receiver } from '../../helpers/jobs.js';
 import { dropKeys, postFunction, testNode, uniquePrefix, upload } from '../../helpers/node.js';
 import { maxAbsDiff } from '../../helpers/random.js';
 import { pythonForwardMany } from '../../helpers/reference.js';
-import { waitFor } from '../../helpers/wait.js';
 import { SLOW_SPEC, SMALL_SPEC, SMALL_X } from '../../helpers/specs.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-jobs-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));

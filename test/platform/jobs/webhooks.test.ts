@@ -1,10 +1,11 @@
 /** Where webhooks may go: https only, no loopback/private/metadata address (at submit and at every connect), no redirects. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { describe, expect, it } from 'vitest';
 
-import { checkWebhookUrl, isBlockedAddress, parseAllowHosts } from '../../../platform/jobs/webhook-policy.js';
 import { deliver } from '../../../platform/jobs/webhook.js';
+import { checkWebhookUrl, isBlockedAddress, parseAllowHosts } from '../../../platform/jobs/webhook-policy.js';
 
 const none = { allowHosts: [] };
 const message = { id: 'job_1', body: '{}' };

@@ -6,6 +6,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../../platform/node/index.js';
@@ -13,8 +14,8 @@ import { modelPath } from '../../helpers/fixtures.js';
 import { postFunction, testNode, upload } from '../../helpers/node.js';
 import type { TestRedis } from '../../helpers/redis.js';
 import { startRedis } from '../../helpers/redis.js';
-import { waitFor } from '../../helpers/wait.js';
 import { SMALL_SPEC } from '../../helpers/specs.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-redis-outage-'));
 const SPEC = SMALL_SPEC;

@@ -5,6 +5,7 @@
  */
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 
@@ -12,9 +13,9 @@ import { deployFolder, readSpec } from '../../../sdk/cli/deploy.js';
 import type { Tensor } from '../../../sdk/tensor.js';
 import { modelPath, TRITON_REPO } from '../../helpers/fixtures.js';
 import { grpcCall } from '../../helpers/grpc.js';
-import { nodeForFile } from '../../helpers/suite.js';
 import { maxAbsDiff, randomTensor } from '../../helpers/random.js';
 import { pythonForward } from '../../helpers/reference.js';
+import { nodeForFile } from '../../helpers/suite.js';
 
 const suite = nodeForFile('triton-folders');
 

@@ -5,15 +5,16 @@
  * Expected values come from the protocol text and from hand-counted requests, not from Hearth.
  */
 import { join } from 'node:path';
+
 import * as grpc from '@grpc/grpc-js';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { deployFolder } from '../../../sdk/cli/deploy.js';
 import { TRITON_REPO } from '../../helpers/fixtures.js';
 import { grpcCall } from '../../helpers/grpc.js';
-import { nodeForFile } from '../../helpers/suite.js';
 import { maxAbsDiff, randomTensor } from '../../helpers/random.js';
 import { pythonForward } from '../../helpers/reference.js';
+import { nodeForFile } from '../../helpers/suite.js';
 import { jsonPoster, SIMPLE, simpleRequest } from './requests.js';
 
 const suite = nodeForFile('triton-repository');

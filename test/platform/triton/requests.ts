@@ -2,8 +2,9 @@
  * What the Triton protocol files share: the simple model's name and a request for it (two FP32 rows
  * of 4, named out of the model's order), and a JSON POST to the file's node.
  */
-import type { FileNode } from '../../helpers/suite.js';
+
 import { randomTensor } from '../../helpers/random.js';
+import type { FileNode } from '../../helpers/suite.js';
 
 export const SIMPLE = 'simple.shuffled_Args';
 

@@ -6,11 +6,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../../platform/node/index.js';
-import { Hearth } from '../../../sdk/client.js';
 import { deployFolder } from '../../../sdk/cli/deploy.js';
+import { Hearth } from '../../../sdk/client.js';
 import { TRITON_REPO } from '../../helpers/fixtures.js';
 import { grpcCall, inferenceClient, inferStream } from '../../helpers/grpc.js';
 import { testNode } from '../../helpers/node.js';

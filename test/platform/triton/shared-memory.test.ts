@@ -8,12 +8,13 @@ import { randomUUID } from 'node:crypto';
 import { chown, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../../platform/node/index.js';
-import { Hearth } from '../../../sdk/client.js';
 import { deployFolder } from '../../../sdk/cli/deploy.js';
+import { Hearth } from '../../../sdk/client.js';
 import { TRITON_REPO } from '../../helpers/fixtures.js';
 import { grpcCall, inferenceClient } from '../../helpers/grpc.js';
 import { testNode } from '../../helpers/node.js';

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { deployFolder } from '../../../sdk/cli/deploy.js';

@@ -3,8 +3,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { loadModel, setExecutorThreads, setIntraOpThreads, threads } from '../../../runtime/engine/index.js';
 import type { Tensor } from '../../../sdk/tensor.js';
 import { modelPath } from '../../helpers/fixtures.js';
-import { pythonForwardMany } from '../../helpers/reference.js';
 import { maxAbsDiff, randomTensor } from '../../helpers/random.js';
+import { pythonForwardMany } from '../../helpers/reference.js';
 
 const iters = (n: number): Tensor<'INT64'> => ({ dtype: 'INT64', shape: [], data: new BigInt64Array([BigInt(n)]) });
 

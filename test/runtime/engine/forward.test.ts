@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 
 import { loadModel, threads } from '../../../runtime/engine/index.js';
-import { ENGINE_DTYPES } from '../../../sdk/tensor.js';
 import type { Tensor } from '../../../sdk/tensor.js';
+import { ENGINE_DTYPES } from '../../../sdk/tensor.js';
 import { modelPath } from '../../helpers/fixtures.js';
-import { pythonForward } from '../../helpers/reference.js';
 import { maxAbsDiff, randomTensor } from '../../helpers/random.js';
+import { pythonForward } from '../../helpers/reference.js';
 
 function floats(t: Tensor): Float32Array | Float64Array {
   return t.data as Float32Array | Float64Array;

@@ -5,8 +5,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { devices, loadModel, setIntraOpThreads, threads } from '../../../runtime/engine/index.js';
 import type { FixtureModel } from '../../helpers/fixtures.js';
 import { modelPath } from '../../helpers/fixtures.js';
-import { pythonForward } from '../../helpers/reference.js';
 import { maxAbsDiff, randomTensor } from '../../helpers/random.js';
+import { pythonForward } from '../../helpers/reference.js';
 
 describe('loading', () => {
   it('reports load and warm-up time separately, with the warm-up passes it ran', async () => {

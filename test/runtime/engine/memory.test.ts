@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 
 import { loadModel } from '../../../runtime/engine/index.js';
 import { modelPath } from '../../helpers/fixtures.js';
-import { pythonForward } from '../../helpers/reference.js';
 import { maxAbsDiff, randomTensor } from '../../helpers/random.js';
+import { pythonForward } from '../../helpers/reference.js';
 
 function rssMiB(): number {
   return process.memoryUsage().rss / (1 << 20);

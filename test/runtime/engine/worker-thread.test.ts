@@ -1,12 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+
 import { describe, expect, it } from 'vitest';
 
 import { DEFAULT_ADDON_PATH } from '../../../runtime/engine/binding.js';
 import { loadModel } from '../../../runtime/engine/index.js';
 import { modelPath } from '../../helpers/fixtures.js';
-import { pythonForward } from '../../helpers/reference.js';
 import { maxAbsDiff } from '../../helpers/random.js';
+import { pythonForward } from '../../helpers/reference.js';
 
 const script = fileURLToPath(new URL('./workers/engine-worker.mjs', import.meta.url));
 const input = [0.5, -1, 2, 0.25, 1, 1, -3, 0];

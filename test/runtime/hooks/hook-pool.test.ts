@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 
 import { bundleHook, HookPool } from '../../../runtime/hooks/index.js';

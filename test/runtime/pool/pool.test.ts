@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { loadModel } from '../../../runtime/engine/index.js';
@@ -20,9 +21,9 @@ import type { FunctionSpecInput } from '../../../sdk/spec/index.js';
 import { parseSpec } from '../../../sdk/spec/index.js';
 import type { Tensor } from '../../../sdk/tensor.js';
 import { modelPath, REPO_ROOT } from '../../helpers/fixtures.js';
-import { pythonForward, pythonForwardMany } from '../../helpers/reference.js';
 import { maxAbsDiff, randomTensor } from '../../helpers/random.js';
-import { SMALL_SPEC, SMALL_X, SLOW_SPEC } from '../../helpers/specs.js';
+import { pythonForward, pythonForwardMany } from '../../helpers/reference.js';
+import { SLOW_SPEC, SMALL_SPEC, SMALL_X } from '../../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-pool-'));
 const pools: Pool[] = [];

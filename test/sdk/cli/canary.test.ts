@@ -11,8 +11,8 @@ import { join } from 'node:path';
 
 import { afterAll, expect, it } from 'vitest';
 
-import { cliIn } from '../../helpers/cli.js';
 import type { CliRun } from '../../helpers/cli.js';
+import { cliIn } from '../../helpers/cli.js';
 import { testNode } from '../../helpers/node.js';
 import { maxAbsDiff } from '../../helpers/random.js';
 import { pythonForward } from '../../helpers/reference.js';

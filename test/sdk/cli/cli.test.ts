@@ -10,6 +10,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+
 import { afterAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../../platform/node/index.js';

@@ -4,8 +4,7 @@
  * when the folder changes — a changed hook.ts answers with its new code, a new model.pt with the new
  * model's answer (python3-torch's for the same input). Ctrl-C (SIGINT) ends it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

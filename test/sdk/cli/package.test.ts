@@ -10,6 +10,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+
 import { afterAll, expect, it } from 'vitest';
 
 import { buildPackages } from '../../../sdk/packages/build.js';

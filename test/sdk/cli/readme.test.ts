@@ -10,6 +10,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+
 import { afterAll, expect, it } from 'vitest';
 
 import { HEARTH_CLI, PYTHON, REPO_ROOT } from '../../helpers/fixtures.js';
