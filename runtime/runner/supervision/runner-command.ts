@@ -5,14 +5,24 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { closeSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { closeSync, existsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import type { JailOptions } from '../walls/index.js';
 import { jailArguments, jailPath } from '../walls/index.js';
 
-const NODE_MODULES = fileURLToPath(new URL('../../../node_modules', import.meta.url));
+/**
+ * The node_modules the running code resolves its packages from: the nearest above this file — the
+ * repository's, or the GPU kit's when this code runs bundled into its dist/ (at another depth).
+ */
+const NODE_MODULES = nearestNodeModules(dirname(fileURLToPath(import.meta.url)));
+
+function nearestNodeModules(from: string): string {
+  for (let dir = from; dir !== dirname(dir); dir = dirname(dir))
+    if (existsSync(join(dir, 'node_modules'))) return join(dir, 'node_modules');
+  throw new Error(`no node_modules above ${from}: the runner's packages cannot be found`);
+}
 
 /**
  * What a runner keeps of the node's environment: how the math libraries and devices are set up,
