@@ -35,7 +35,7 @@ module.exports = {
     byIndex('platform', [SEAM]),
     forbid('transports-use-the-seam', 'HTTP, gRPC and the KServe core reach the functions through functions/serving.ts (ServingFunctions, ManagedFunctions), never the service class.', { path: TRANSPORTS, pathNot: '\\.test\\.ts$' }, { path: '^platform/functions/', pathNot: SEAM }),
     forbid('transports-apart', 'HTTP and gRPC share platform/kserve and the seam, not each other.', { path: '^platform/(http|grpc)/' }, { path: '^platform/(grpc|http)/', pathNot: '^platform/$1/' }),
-    forbid('console-speaks-the-api', 'The console is a browser page: it reaches the node only through the API, with the SDK\'s schemas (and their one-line texts) and event-stream reader.', { path: '^console/' }, { path: '^(platform|runtime|native)/|^sdk/(?!api/(schemas|canary-text)\\.ts$|event-stream\\.ts$)' }),
+    forbid('console-speaks-the-api', 'The console is a browser page: it reaches the node only through the API, with the SDK\'s schemas (and their one-line texts), event-stream reader and version key.', { path: '^console/' }, { path: '^(platform|runtime|native)/|^sdk/(?!api/(schemas|canary-text)\\.ts$|event-stream\\.ts$|spec/version-key\\.ts$)' }),
     byIndex('runtime'),
     byIndex('runtime/runner'),
     forbid('runner-root-by-index', 'The runner\'s face (index.ts) and entry (runner-main.ts) enter its rooms through their index.ts too.', { path: '^runtime/runner/[^/]+\\.ts$' }, { path: '^runtime/runner/[^/]+/.+', pathNot: '^runtime/runner/[^/]+/index\\.ts$' }),

@@ -1,6 +1,7 @@
 /** The overview (every function live; for an invoke key, what it may call), jobs, and nodes. */
 import { useRef, useState } from 'preact/hooks';
 
+import { versionKey } from '../../sdk/spec/version-key.js';
 import type { Catalog, FunctionListEntry, JobInfo, JobList, NodeInfo, PoolInfo } from './api.js';
 import { api } from './api.js';
 import { Alert, DataTable, shapeText, splitText, usePoll } from './ui.js';
@@ -314,7 +315,7 @@ export function Nodes() {
             ) : (
               <ul>
                 {mine.map((p) => (
-                  <li key={`${p.function}@${p.version}`}>
+                  <li key={versionKey(p.function, p.version)}>
                     {p.function} v{p.version}: {p.state}, {p.instances.total} instance(s) on {p.device ?? '?'}, queue{' '}
                     {p.queueDepth}
                   </li>

@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 
 import type { FunctionListEntry, PoolInfo } from '../../client.js';
+import { versionKey } from '../../spec/version-key.js';
 import type { CliContext } from '../context.js';
 import { columns, printable } from '../format.js';
 
@@ -46,7 +47,7 @@ async function topAction({ client, json }: CliContext, o: TopFlags): Promise<voi
   }
 }
 
-const poolKey = (p: PoolInfo): string => `${p.node ?? ''}/${p.function}@${p.version}`;
+const poolKey = (p: PoolInfo): string => `${p.node ?? ''}/${versionKey(p.function, p.version)}`;
 
 /** A pool's row: its rates from the difference with its previous sample (`before`), if any. */
 function poolRow(p: PoolInfo, before: PoolInfo | undefined, interval: number) {
