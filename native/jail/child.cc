@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,6 +66,16 @@ void Restrict(const Options& o, const std::string& scratch, Report& r, int err) 
   }
 }
 
+// The OOM killer's choice: the runner before anything of the node's, set before the program runs
+// (raising it needs no privilege; nothing the runner does later may lower it without CAP_SYS_RESOURCE).
+void RaiseOomScore(const Options& o, Report& r) {
+  if (o.oomScoreAdj == 0) return;
+  if (WriteFile("/proc/self/oom_score_adj", std::to_string(o.oomScoreAdj)))
+    r.oomScoreAdj = o.oomScoreAdj;
+  else
+    r.notes.push_back(Errno("oom_score_adj: /proc/self/oom_score_adj"));
+}
+
 [[noreturn]] void Exec(const Options& o, const std::string& scratch, int err) {
   if (!scratch.empty()) {
     // Caches a library keeps in $HOME (CUDA's compute cache, ~/.cache) go to its scratch: its home
@@ -89,9 +100,13 @@ void Restrict(const Options& o, const std::string& scratch, Report& r, int err) 
   close(go);
   r.pid = hostPid;
   r.cgroup = !o.cgroupProcs.empty();  // the parent joined them all, or died
+  RaiseOomScore(o, r);
   if (r.ownUid || userns) TakeUid(ids, err);
   std::string scratch;
   if (ns) {
+    // A cgroup namespace of its own again, now that it is in its cgroups: /proc/self/cgroup names
+    // them `/` (the one made with its other namespaces was rooted at the node's cgroups).
+    if (!o.cgroupProcs.empty() && unshare(CLONE_NEWCGROUP) != 0) r.notes.push_back(Errno("cgroup: a cgroup namespace"));
     SetUpMounts(o, r);
     scratch = "/tmp";
   }

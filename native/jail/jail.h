@@ -40,6 +40,8 @@ struct Options {
   std::vector<std::string> readWrite;
   std::vector<std::string> devices;   // read, write and ioctl on device files
   std::vector<std::string> cgroupProcs;  // cgroup.procs files to join before the program runs
+  std::vector<std::string> cgroupMounts; // where each one's hierarchy is mounted (same order)
+  int oomScoreAdj = 0;                   // the runner's, set before it runs (0: left as it is)
   int reportFd = -1;
 
   std::vector<std::string> argv;  // the program and its arguments
@@ -55,6 +57,7 @@ struct Report {
   int landlockAbi = 0;  // 0: not applied
   bool seccomp = false;
   bool cgroup = false;
+  int oomScoreAdj = 0;  // as set (0: not)
   std::vector<std::string> notes;  // why a layer is missing
 };
 
@@ -85,7 +88,8 @@ Ids PickIds(const Options& o, bool root, Report& r);
 std::string MapIds(pid_t pid, const Ids& ids, bool root);
 void SetCapabilities(bool effective);
 
-// mounts.cc: inside its new mount namespace, its private /tmp, /dev/shm and /proc.
+// mounts.cc: inside its new mount namespace, its private /tmp, /dev/shm and /proc, and under
+// /sys/fs/cgroup its own cgroups alone.
 void SetUpMounts(const Options& o, Report& r);
 
 // report.cc: what was applied, sent as one frame of the node's channel.

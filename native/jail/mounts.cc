@@ -1,5 +1,5 @@
-// The runner's own mount namespace, set up from inside it: a private /tmp, /dev/shm and /proc
-// (SetUpMounts says what each holds).
+// The runner's own mount namespace, set up from inside it: a private /tmp, /dev/shm and /proc, and
+// its own cgroups alone under /sys/fs/cgroup (SetUpMounts says what each holds).
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -52,6 +52,29 @@ void BindBack(const std::vector<std::pair<std::string, int>>& opened, bool writa
   }
 }
 
+// Under /sys/fs/cgroup, its own cgroups alone (read-only), each where its hierarchy is mounted, as a
+// container sees its own: the host's tree — every runner's cgroup and what it uses — is covered by an
+// empty tmpfs. A hierarchy mounted elsewhere stays out of sight (Landlock reads only /sys/fs/cgroup).
+void HideCgroups(const Options& o, Report& r) {
+  const std::string root = "/sys/fs/cgroup";
+  struct stat st {};
+  if (stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+  std::vector<std::pair<std::string, int>> own;
+  for (size_t i = 0; i < o.cgroupMounts.size(); ++i) {
+    const std::string& at = o.cgroupMounts[i];
+    if (at != root && at.rfind(root + "/", 0) != 0) continue;
+    const std::string& procs = o.cgroupProcs[i];
+    const int fd = open(procs.substr(0, procs.rfind('/')).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) own.emplace_back(at, fd);
+  }
+  if (mount("tmpfs", root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=16k,mode=755") != 0) {
+    r.notes.push_back(Errno("cgroup: covering the host's /sys/fs/cgroup was refused (the runners' cgroups stay in sight)"));
+    for (const auto& [path, fd] : own) close(fd);
+    return;
+  }
+  BindBack(own, false);
+}
+
 }  // namespace
 
 // In the child, inside its new namespaces (with all capabilities there, none outside): its own
@@ -75,6 +98,7 @@ void SetUpMounts(const Options& o, Report& r) {
     // Its home: read-only for it is Landlock's to say (the node links its artifacts in there).
     BindBack(own, true);
   }
+  HideCgroups(o, r);
   if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0) {
     r.privateProc = true;
   } else {

@@ -56,6 +56,10 @@ Options Parse(int argc, char** argv) {
       o.devices.push_back(value("--dev="));
     } else if (StartsWith(a, "--cgroup-procs=")) {
       o.cgroupProcs.push_back(value("--cgroup-procs="));
+    } else if (StartsWith(a, "--cgroup-mount=")) {
+      o.cgroupMounts.push_back(value("--cgroup-mount="));
+    } else if (StartsWith(a, "--oom-score-adj=")) {
+      o.oomScoreAdj = std::atoi(value("--oom-score-adj=").c_str());
     } else if (StartsWith(a, "--report-fd=")) {
       o.reportFd = std::atoi(value("--report-fd=").c_str());
     } else {
@@ -64,6 +68,9 @@ Options Parse(int argc, char** argv) {
   }
   for (; i < argc; ++i) o.argv.emplace_back(argv[i]);
   if (o.argv.empty() || o.argv[0].empty() || o.argv[0][0] != '/') Die("usage: hearth-jail [options] -- /absolute/program [args...]");
+  if (!o.cgroupMounts.empty() && o.cgroupMounts.size() != o.cgroupProcs.size())
+    Die("--cgroup-mount is given once per --cgroup-procs, in the same order");
+  if (o.oomScoreAdj < -1000 || o.oomScoreAdj > 1000) Die("--oom-score-adj is -1000 to 1000");
   if (o.uid && o.uidCount == 0) Die("--uid needs --uid-range=FIRST:COUNT");
   return o;
 }

@@ -37,7 +37,8 @@ std::string ReportJson(const Report& r) {
          ",\"layers\":{\"namespaces\":" + JsonString(r.namespaces) + ",\"privateProc\":" +
          (r.privateProc ? "true" : "false") + ",\"uid\":" + (r.ownUid ? "true" : "false") +
          ",\"landlock\":" + std::to_string(r.landlockAbi) + ",\"seccomp\":" + (r.seccomp ? "true" : "false") +
-         ",\"cgroup\":" + (r.cgroup ? "true" : "false") + "},\"notes\":" + notes + "}";
+         ",\"cgroup\":" + (r.cgroup ? "true" : "false") + ",\"oomScoreAdj\":" + std::to_string(r.oomScoreAdj) +
+         "},\"notes\":" + notes + "}";
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
  * - hooks in V8 isolates (runtime/hooks/sandbox.ts).
  */
 import { readdirSync } from 'node:fs';
-import { chmod, chown, copyFile, link, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, chown, copyFile, link, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { setPriority, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,7 @@ import { UnavailableError } from '../../../sdk/errors.js';
 import { createArena, DEFAULT_ADDON_PATH } from '../../engine/index.js';
 import { bundleEntry, hookWorkerFile } from '../../hooks/index.js';
 import type { RunnerCgroup, SandboxMode } from '../walls/index.js';
+import { RUNNER_OOM_SCORE_ADJ } from '../walls/index.js';
 import { DEFAULT_ARENA_MB } from '../wire/index.js';
 import { ParkedRunners } from './parked-runners.js';
 import type { RunnerFiles } from './runner-command.js';
@@ -208,6 +209,7 @@ export class RunnerHost {
             hint: n,
             users: await this.#jailUsers(),
             cgroupProcs: cgroup?.procs ?? [],
+            cgroupMounts: cgroup?.mounts ?? [],
             tmpBytes: this.#o.tmpBytes ?? 64 * 2 ** 20,
           }
         : undefined,
@@ -219,6 +221,10 @@ export class RunnerHost {
     if (arena) env.HEARTH_ARENA_FD = '4';
     const child = spawnRunner(command, { dir, env, arenaFd: arena?.fd, user: owner });
     const runner = new RunnerProcess(child, dir, (line) => this.#o.onLine?.(line, runner), cgroup, arena?.buffer);
+    // hearth-jail sets a jailed runner's; an unjailed one's is set here, before it is given a
+    // version to load (no tenant code runs before that).
+    if (!jailed && child.pid)
+      await writeFile(`/proc/${child.pid}/oom_score_adj`, String(RUNNER_OOM_SCORE_ADJ)).catch(() => undefined);
     await this.#up(runner, spare, jailed, cgroup);
     if (jailed) this.#record.check(runner, mode);
     return runner;

@@ -37,7 +37,15 @@ export class SandboxRecord {
     const why = `hearth-jail is not at ${path}: build it with the addon (npm run build:native), or name it with HEARTH_JAIL`;
     if (mode === 'strict') throw new Error(`HEARTH_SANDBOX=strict: ${why}`);
     this.#layers ??= {
-      layers: { namespaces: '', privateProc: false, uid: false, landlock: 0, seccomp: false, cgroup: false },
+      layers: {
+        namespaces: '',
+        privateProc: false,
+        uid: false,
+        landlock: 0,
+        seccomp: false,
+        cgroup: false,
+        oomScoreAdj: 0,
+      },
       notes: [why],
     };
     return false;
@@ -52,13 +60,17 @@ export class SandboxRecord {
     }
     const notes = [...report.notes];
     if (!report.layers.cgroup && this.#cgroupsMissing) notes.push(`cgroup: ${this.#cgroupsMissing}`);
+    // A fairness layer, not a wall: strict does not ask for it, the report says when it is missing.
+    const cpu = runner.cgroup?.cpu ?? false;
+    if (report.layers.cgroup && !cpu)
+      notes.push('cpu: no cpu cgroup controller (cpu.weight or cpu.shares): runners share the cores by thread count');
     const missing = missingLayers(report.layers);
     if (mode === 'strict' && missing.length > 0) {
       runner.kill('its jail is missing layers');
       throw new Error(`HEARTH_SANDBOX=strict: a runner's jail lacks ${missing.join(', ')}: ${notes.join('; ')}`);
     }
     if (this.#layers) return;
-    this.#layers = { layers: report.layers, notes };
+    this.#layers = { layers: { ...report.layers, cpu }, notes };
     this.#reported(this.sandbox!);
   }
 

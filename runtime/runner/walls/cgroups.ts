@@ -1,9 +1,11 @@
 /**
  * A cgroup per runner, where the node may make them: the memory controller caps everything the
  * runner's pages cost — heap, its files in its private /tmp and /dev/shm, page cache — so a model
- * that fills a tmpfs is stopped by the kernel (an RSS poll sees none of that), and the pids
- * controller caps its threads. cgroup v1 (the memory and pids hierarchies) or v2 (a delegated
- * subtree), under the node's own cgroup: `hearth-<node pid>/<runner>`.
+ * that fills a tmpfs is stopped by the kernel (an RSS poll sees none of that), the pids
+ * controller caps its threads, and the cpu controller (where there is one) gives each runner the
+ * same weight, so a function with many busy threads does not take the cores from the others.
+ * cgroup v1 (the memory, pids and cpu hierarchies) or v2 (a delegated subtree), under the node's
+ * own cgroup: `hearth-<node pid>/<runner>`.
  *
  * The node makes and removes the folders; hearth-jail puts the runner in them before it runs
  * (runtime/runner/walls/jail.ts). Folders left by a node that died are removed by the next one to start.
@@ -11,15 +13,23 @@
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+type Controller = 'memory' | 'pids' | 'cpu';
+const CONTROLLERS = ['memory', 'pids', 'cpu'] as const;
+
 interface Hierarchy {
   /** The node's own cgroup in this hierarchy (where `hearth-<pid>` goes). */
   own: string;
+  /** Where the hierarchy is mounted (a jailed runner sees its own cgroup there, and nothing else). */
+  mount: string;
   version: 1 | 2;
-  controllers: ('memory' | 'pids')[];
+  controllers: Controller[];
 }
 
 /** Threads a runner may have at once: Node's, LibTorch's, hook threads; a fork bomb stops here. */
 const DEFAULT_PIDS = 1024;
+
+/** Every runner's CPU weight, the same for all (v2 cpu.weight; v1 cpu.shares is 1024 for 100). */
+export const RUNNER_CPU_WEIGHT = 100;
 
 /** The node's cgroups by hierarchy, from /proc/self/mountinfo and /proc/self/cgroup. */
 async function hierarchies(): Promise<Hierarchy[]> {
@@ -40,17 +50,17 @@ async function hierarchies(): Promise<Hierarchy[]> {
     const [type, , options] = fields.slice(dash + 1);
     const mount = fields[4]!;
     if (type === 'cgroup') {
-      const controller = (['memory', 'pids'] as const).find((c) => options?.split(',').includes(c));
+      const controller = CONTROLLERS.find((c) => options?.split(',').includes(c));
       const path = controller && paths.get(controller);
       if (controller && path !== undefined)
-        found.push({ own: join(mount, path), version: 1, controllers: [controller] });
+        found.push({ own: join(mount, path), mount, version: 1, controllers: [controller] });
     } else if (type === 'cgroup2' && paths.has('')) {
       const own = join(mount, paths.get('')!);
       const available = (await readFile(join(own, 'cgroup.controllers'), 'utf8').catch(() => '')).split(/\s+/);
-      const controllers = (['memory', 'pids'] as const).filter(
+      const controllers = CONTROLLERS.filter(
         (c) => available.includes(c) && !found.some((h) => h.controllers.includes(c)),
       );
-      if (controllers.length > 0) found.push({ own, version: 2, controllers });
+      if (controllers.length > 0) found.push({ own, mount, version: 2, controllers });
     }
   }
   return found;
@@ -105,7 +115,7 @@ export class RunnerCgroups {
         await rmdir(dir).catch(() => undefined);
       }
     }
-    const has = (c: 'memory' | 'pids') => roots.some((r) => r.h.controllers.includes(c));
+    const has = (c: Controller) => roots.some((r) => r.h.controllers.includes(c));
     if (has('memory') && has('pids')) return new RunnerCgroups(roots);
     for (const r of roots) await rmdir(r.dir).catch(() => undefined);
     return {
@@ -132,6 +142,10 @@ export class RunnerCgroups {
       await mkdir(dir, { recursive: true });
       dirs.push({ dir, h: r.h });
       if (r.h.controllers.includes('pids')) await writeFile(join(dir, 'pids.max'), String(pids));
+      if (r.h.controllers.includes('cpu'))
+        await (r.h.version === 2
+          ? writeFile(join(dir, 'cpu.weight'), String(RUNNER_CPU_WEIGHT))
+          : writeFile(join(dir, 'cpu.shares'), String(Math.round((RUNNER_CPU_WEIGHT * 1024) / 100))));
     }
     return new RunnerCgroup(dirs);
   }
@@ -152,6 +166,16 @@ export class RunnerCgroup {
   /** The files hearth-jail writes the runner's pid to. */
   get procs(): string[] {
     return this.#dirs.map((d) => join(d.dir, 'cgroup.procs'));
+  }
+
+  /** Where each of them is mounted (in the order of `procs`): the runner sees its own there. */
+  get mounts(): string[] {
+    return this.#dirs.map((d) => d.h.mount);
+  }
+
+  /** Whether it has a CPU weight of its own (a cpu controller was there to give it one). */
+  get cpu(): boolean {
+    return this.#dirs.some((d) => d.h.controllers.includes('cpu'));
   }
 
   #memory(): { dir: string; h: Hierarchy } | undefined {

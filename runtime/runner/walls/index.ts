@@ -4,6 +4,13 @@
  */
 
 export type { RunnerCgroup } from './cgroups.js';
-export { RunnerCgroups } from './cgroups.js';
+export { RUNNER_CPU_WEIGHT, RunnerCgroups } from './cgroups.js';
 export type { JailLayers, JailOptions, JailReport, SandboxMode } from './jail.js';
-export { describeLayers, jailArguments, jailPath, missingLayers, runtimeReadable } from './jail.js';
+export {
+  describeLayers,
+  jailArguments,
+  jailPath,
+  missingLayers,
+  RUNNER_OOM_SCORE_ADJ,
+  runtimeReadable,
+} from './jail.js';

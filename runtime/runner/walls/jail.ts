@@ -13,7 +13,9 @@
  *   /dev/shm, executes only Node, binds and connects no TCP port, and signals nothing outside;
  * - under seccomp makes no socket and no process, and reaches no tracing, mount, namespace, keyring,
  *   bpf, perf, userfaultfd or io_uring call;
- * - sits in a memory and pids cgroup of its own where the node may make one (runtime/runner/walls/cgroups.ts).
+ * - sits in a memory, pids and cpu cgroup of its own where the node may make one
+ *   (runtime/runner/walls/cgroups.ts), and sees under /sys/fs/cgroup those alone, not the host's tree;
+ * - is the OOM killer's first choice (oom_score_adj RUNNER_OOM_SCORE_ADJ), never the node.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -32,7 +34,14 @@ export interface JailLayers {
   landlock: number;
   seccomp: boolean;
   cgroup: boolean;
+  /** The runner's oom_score_adj, as hearth-jail set it (0: not set). */
+  oomScoreAdj: number;
+  /** A CPU weight of its own (a cpu cgroup): said by the node, not by hearth-jail. */
+  cpu?: boolean;
 }
+
+/** The OOM killer takes a runner before anything else on the host (the node keeps its own 0). */
+export const RUNNER_OOM_SCORE_ADJ = 1000;
 
 /** What hearth-jail reports, as the first frame on the runner's channel. */
 export interface JailReport {
@@ -126,6 +135,8 @@ export interface JailOptions {
   read: string[];
   /** cgroup.procs files the runner joins before it runs. */
   cgroupProcs: string[];
+  /** Where each one's hierarchy is mounted (the runner sees its own cgroup there, nothing else). */
+  cgroupMounts: string[];
   /** Size of its private /tmp and of its /dev/shm, each. */
   tmpBytes: number;
 }
@@ -149,11 +160,16 @@ export function jailArguments(o: JailOptions): string[] {
     ...read.map((p) => `--ro=${p}`),
     ...devices.map((p) => `--dev=${p}`),
     ...o.cgroupProcs.map((p) => `--cgroup-procs=${p}`),
+    ...o.cgroupMounts.map((p) => `--cgroup-mount=${p}`),
+    `--oom-score-adj=${RUNNER_OOM_SCORE_ADJ}`,
     '--',
   ];
 }
 
-/** The layers in one line for the node's log: `namespaces(user,mount,…) uid landlock(7) seccomp cgroup`. */
+/**
+ * The layers in one line for the node's log: `namespaces(user,mount,…) uid landlock(7) seccomp
+ * cgroup cpu-weight oom_score_adj(1000)`.
+ */
 export function describeLayers(l: JailLayers): string {
   return [
     l.namespaces ? `namespaces(${l.namespaces}${l.privateProc ? '' : '; host /proc'})` : '',
@@ -161,6 +177,8 @@ export function describeLayers(l: JailLayers): string {
     l.landlock ? `landlock(ABI ${l.landlock})` : '',
     l.seccomp ? 'seccomp' : '',
     l.cgroup ? 'cgroup' : '',
+    l.cpu ? 'cpu-weight' : '',
+    l.oomScoreAdj ? `oom_score_adj(${l.oomScoreAdj})` : '',
   ]
     .filter(Boolean)
     .join(' ');

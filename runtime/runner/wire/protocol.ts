@@ -261,6 +261,7 @@ const fromRunner = z.discriminatedUnion('t', [
       landlock: z.number(),
       seccomp: z.boolean(),
       cgroup: z.boolean(),
+      oomScoreAdj: z.number().int().min(-1000).max(1000),
     }),
     notes: z.array(z.string()),
   }),
