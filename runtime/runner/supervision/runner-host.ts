@@ -251,10 +251,10 @@ export class RunnerHost {
       else renice(runner, 10);
     }
     this.#live.add(runner);
-    void runner.exited.then(async () => {
+    runner.cleaned = runner.exited.then(async () => {
       this.#live.delete(runner);
       await cgroup?.remove().catch(() => undefined);
-      return rm(runner.dir, { recursive: true, force: true });
+      await rm(runner.dir, { recursive: true, force: true }).catch(() => undefined);
     });
     const exited = runner.exited.then((exit) => {
       throw new Error(
@@ -315,15 +315,28 @@ export class RunnerHost {
   async close(): Promise<void> {
     this.#closed = true;
     this.#parked.clear();
-    const spare = this.#spare;
-    this.#spare = undefined;
-    await spare?.then(
-      (r) => r.close(),
-      () => undefined,
-    );
-    await Promise.all([...this.#live].map((r) => r.close(1000)));
-    if (this.#dir && !this.#o.dir) await rm(await this.#dir, { recursive: true, force: true });
-    await this.#record.close();
+    // Runners do not hold the event loop (they are unref'd), so a node ending on SIGTERM would
+    // exit with their exits still awaited and leave their folders and cgroups: this holds it.
+    const hold = setInterval(() => undefined, 60_000);
+    try {
+      const spare = this.#spare;
+      this.#spare = undefined;
+      await spare?.then(
+        (r) => r.close(),
+        () => undefined,
+      );
+      // Each runner's folder and cgroup go as it ends (#up), before the node's own are removed.
+      await Promise.all(
+        [...this.#live].map(async (r) => {
+          await r.close(1000);
+          await r.cleaned;
+        }),
+      );
+      if (this.#dir && !this.#o.dir) await rm(await this.#dir, { recursive: true, force: true });
+      await this.#record.close();
+    } finally {
+      clearInterval(hold);
+    }
   }
 }
 

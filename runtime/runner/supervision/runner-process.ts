@@ -80,6 +80,8 @@ export class RunnerProcess {
   readonly jailed: Promise<JailReport>;
   /** Its memory and pids cgroup, where the node made one. */
   readonly cgroup: RunnerCgroup | undefined;
+  /** Settles once its folder and cgroup are removed, after it ends (set by its host). */
+  cleaned: Promise<void> = Promise.resolve();
   /** The function version it serves (`name@version`), once it has one. */
   label: string | undefined;
   /** Frames the runner sends unasked (events, snapshots, hangs). */
