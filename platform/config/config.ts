@@ -86,4 +86,10 @@ export interface Config {
    * bodies (runtime/runner/wire/arena.ts); virtual: pages exist once written. 0: everything on the socket.
    */
   arenaMb: number;
+  /**
+   * MiB the memory limits of the node's runners may add up to (HEARTH_NODE_MEMORY_MB less
+   * HEARTH_NODE_RESERVED_MB): past it a runner's start is refused, and a spec asking more is
+   * refused at deploy.
+   */
+  runnerMemoryBudgetMb: number;
 }

@@ -2,7 +2,7 @@
  * The node's configuration, from environment variables, validated at start: a bad value stops the
  * node with a message that names the variable.
  */
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 
 import type { z } from 'zod';
 
@@ -60,6 +60,19 @@ function tlsOf(e: Env): { tls?: TlsFiles } {
     : {};
 }
 
+/** MiB the node's runners may hold in all: the host's memory (or its cgroup's limit) less a reserve. */
+function allocatableMb(e: Env): number {
+  const constrained = process.constrainedMemory?.() ?? 0;
+  const host = Math.floor(Math.min(totalmem(), constrained > 0 ? constrained : Infinity) / 2 ** 20);
+  const memory = e.HEARTH_NODE_MEMORY_MB ?? host;
+  const reserved = e.HEARTH_NODE_RESERVED_MB ?? Math.max(1024, Math.floor(memory / 10));
+  if (reserved >= memory)
+    throw new InvalidInputError(
+      `HEARTH_NODE_RESERVED_MB (${reserved}) leaves nothing of HEARTH_NODE_MEMORY_MB (${memory}) to runners: lower it`,
+    );
+  return memory - reserved;
+}
+
 /** Reads and validates the configuration; throws InvalidInputError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parseEnv(env);
@@ -103,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runnerUser: e.HEARTH_RUNNER_USER,
     runnerUidBase: e.HEARTH_RUNNER_UID_BASE,
     arenaMb: e.HEARTH_ARENA_MB,
+    runnerMemoryBudgetMb: allocatableMb(e),
     jobs: {
       attempts: e.HEARTH_JOB_ATTEMPTS,
       backoffMs: e.HEARTH_JOB_BACKOFF_MS,

@@ -110,6 +110,11 @@ export const ConfigSchema = z.object({
     .max(2 ** 31 - 65_537)
     .default(200_000),
   HEARTH_ARENA_MB: integer('HEARTH_ARENA_MB', 'a number of MiB').min(0).max(65_536).default(DEFAULT_ARENA_MB),
+  // The node's allocatable memory for runners (Kubernetes' node allocatable): HEARTH_NODE_MEMORY_MB
+  // (default: the host's, or the node's cgroup limit where lower) less HEARTH_NODE_RESERVED_MB
+  // (default: a tenth of it, at least 1024 MiB) for the node itself.
+  HEARTH_NODE_MEMORY_MB: integer('HEARTH_NODE_MEMORY_MB', 'a number of MiB').min(256).optional(),
+  HEARTH_NODE_RESERVED_MB: integer('HEARTH_NODE_RESERVED_MB', 'a number of MiB').min(0).optional(),
   HEARTH_AUTOSCALE_TICK_MS: integer('HEARTH_AUTOSCALE_TICK_MS', 'a number of milliseconds')
     .min(10)
     .max(1000, 'HEARTH_AUTOSCALE_TICK_MS must be at most 1000: a queue over its target scales up within one tick')

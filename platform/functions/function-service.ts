@@ -71,7 +71,17 @@ export class FunctionService implements ManagedFunctions {
     const shared = { registry, records, pools, cluster, log, logs: this.logs };
     const canaries = new Canaries({ ...shared, traffic, tickMs: options.canaryTickMs });
     const cudaAvailable = () => devices().cudaAvailable;
-    this.#rollout = new Rollout({ ...shared, artifacts, calls, traffic, canaries, unloaded, cudaAvailable });
+    const allocatable = runners?.allocatableBytes;
+    this.#rollout = new Rollout({
+      ...shared,
+      artifacts,
+      calls,
+      traffic,
+      canaries,
+      unloaded,
+      cudaAvailable,
+      allocatable,
+    });
     this.#repository = new TritonRepository({ ...shared, calls, unloaded });
     this.#views = new FunctionViews({ ...shared, series: this.series, startedAt: Date.now() });
     this.#records = records;

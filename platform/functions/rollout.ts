@@ -45,6 +45,8 @@ export interface RolloutParts {
   cluster?: Pick<Cluster, 'claimColdStart' | 'releaseColdStart'>;
   /** Whether this node has a CUDA device. */
   cudaAvailable: () => boolean;
+  /** Bytes this node's runners may hold in all (its allocatable); absent: no runners, or no budget. */
+  allocatable?: number;
 }
 
 export class Rollout {
@@ -109,6 +111,13 @@ export class Rollout {
 
   /** What a deploy refuses before it creates a version: options that conflict, artifacts not uploaded. */
   async #check(spec: FunctionSpec, artifacts: FunctionVersion['artifacts'], options: DeployOptions): Promise<void> {
+    const allocatable = this.#o.allocatable;
+    // Refused, not clamped: a runner given less than it asked would fail later, and less clearly.
+    if (allocatable !== undefined && spec.limits.runnerMemoryMb * 2 ** 20 > allocatable)
+      throw new InvalidInputError(
+        `limits.runnerMemoryMb ${spec.limits.runnerMemoryMb} is more than this node's ${Math.floor(allocatable / 2 ** 20)} MiB allocatable to runners (HEARTH_NODE_MEMORY_MB less HEARTH_NODE_RESERVED_MB): lower it`,
+        { reason: 'limits.runnerMemoryMb' },
+      );
     if (options.canary && options.keepTraffic)
       throw new InvalidInputError('a canary moves traffic: send canary or keepTraffic, not both', {
         reason: 'canary',

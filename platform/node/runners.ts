@@ -21,6 +21,7 @@ export async function createRunners(
         sandbox: config.sandbox,
         intraOpThreads: config.intraOpThreads,
         arenaBytes: config.arenaMb * 2 ** 20,
+        memoryBudgetBytes: config.runnerMemoryBudgetMb * 2 ** 20,
         onArenaFailed: (why) =>
           runnerLog.warn({ why }, 'runners get no shared-memory arena; tensors go on their sockets'),
         onLine: (line, runner) => {

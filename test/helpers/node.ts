@@ -17,9 +17,17 @@ import { bundleHook } from '../../runtime/hooks/index.js';
 import type { FixtureModel } from './fixtures.js';
 import { modelPath, REPO_ROOT } from './fixtures.js';
 
+/**
+ * The runners' memory budget tests leave out: they deploy many functions at the default
+ * limits.runnerMemoryMb (8 GiB) on one machine, more than it has. test/platform/budgets.test.ts
+ * sets a small one of its own.
+ */
+const UNBUDGETED = { HEARTH_NODE_MEMORY_MB: String(2 ** 24) };
+
 export async function testNode(dataDir: string, env: Record<string, string> = {}): Promise<HearthNode> {
   return startNode(
     loadConfig({
+      ...UNBUDGETED,
       HEARTH_HTTP_PORT: '0',
       HEARTH_GRPC_PORT: '0',
       HEARTH_METRICS_PORT: '0',
@@ -58,6 +66,7 @@ export async function spawnNode(
     cwd: entry ? dirname(entry) : REPO_ROOT,
     env: {
       ...process.env,
+      ...UNBUDGETED,
       HEARTH_HTTP_PORT: '0',
       HEARTH_GRPC_PORT: '0',
       HEARTH_METRICS_PORT: '0',

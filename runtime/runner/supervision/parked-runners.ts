@@ -57,6 +57,21 @@ export class ParkedRunners {
     }
   }
 
+  /**
+   * Ends the runner parked longest (another function's start needs its memory); resolves once it
+   * is gone, its folder and cgroup too, or false when none is parked.
+   */
+  async reclaim(): Promise<boolean> {
+    const oldest = this.#parked.entries().next().value as [string, Parked] | undefined;
+    if (!oldest) return false;
+    const [version, entry] = oldest;
+    this.#parked.delete(version);
+    clearTimeout(entry.timer);
+    await entry.runner.close(1000);
+    await entry.runner.cleaned;
+    return true;
+  }
+
   /** Forgets them all (the host is closing: it ends every live runner itself). */
   clear(): void {
     for (const entry of this.#parked.values()) clearTimeout(entry.timer);

@@ -24,6 +24,7 @@ import { bundleEntry, hookWorkerFile } from '../../hooks/index.js';
 import type { RunnerCgroup, SandboxMode } from '../walls/index.js';
 import { RUNNER_OOM_SCORE_ADJ } from '../walls/index.js';
 import { DEFAULT_ARENA_MB } from '../wire/index.js';
+import { MemoryBudget } from './memory-budget.js';
 import { ParkedRunners } from './parked-runners.js';
 import type { RunnerFiles } from './runner-command.js';
 import { runnerCommand, runnerEnv, spawnRunner } from './runner-command.js';
@@ -58,6 +59,12 @@ export interface RunnerHostOptions {
   arenaBytes?: number;
   /** Hears, once, why an arena could not be made (runners then take every blob on the socket). */
   onArenaFailed?: (why: string) => void;
+  /**
+   * Bytes the runners' memory limits may add up to on this node (its allocatable: the host's
+   * memory less the node's reserve); past it a runner's start is refused (./memory-budget.ts).
+   * Absent: no budget.
+   */
+  memoryBudgetBytes?: number;
   /** Keep one runner started ahead of need (default true). */
   spare?: boolean;
   /** Where a runner's output lines go (its function's log). */
@@ -113,9 +120,24 @@ export class RunnerHost {
   readonly reported: Promise<SandboxReport> = this.#record.reported;
   readonly #parked = new ParkedRunners();
   #arenaFailed = false;
+  readonly #budget: MemoryBudget | undefined;
 
   constructor(options: RunnerHostOptions) {
     this.#o = options;
+    this.#budget = options.memoryBudgetBytes === undefined ? undefined : new MemoryBudget(options.memoryBudgetBytes);
+  }
+
+  /** Bytes the runners' memory limits may add up to here (undefined: no budget). */
+  get allocatableBytes(): number | undefined {
+    return this.#budget?.allocatable;
+  }
+
+  /**
+   * Holds `bytes` of the node's budget for `runner` (the limit its pool gives it), ending parked
+   * runners to make room; throws UnavailableError, naming the numbers, where they do not fit.
+   */
+  async admit(runner: RunnerProcess, bytes: number, label: string): Promise<void> {
+    await this.#budget?.admit(runner, bytes, label, () => this.#parked.reclaim());
   }
 
   /**
@@ -253,6 +275,7 @@ export class RunnerHost {
     this.#live.add(runner);
     runner.cleaned = runner.exited.then(async () => {
       this.#live.delete(runner);
+      this.#budget?.release(runner);
       await cgroup?.remove().catch(() => undefined);
       await rm(runner.dir, { recursive: true, force: true }).catch(() => undefined);
     });

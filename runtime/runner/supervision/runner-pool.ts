@@ -106,6 +106,8 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
       this.#runner = runner;
       runner.label = this.#key;
       runner.onMessage = (frame) => this.#message(runner!, frame);
+      // Held against the node's budget first: past it the start is refused, naming the numbers.
+      await this.#o.host.admit(runner, this.spec.limits.runnerMemoryMb * 2 ** 20, `function ${this.#key}`);
       await runner.watchMemory(this.spec.limits.runnerMemoryMb * 2 ** 20);
       runner.capArena(arenaCapBytes(this.spec.limits.runnerMemoryMb));
       void runner.exited.then((exit) => this.#exited(runner!, exit));
