@@ -313,7 +313,7 @@ export const LimitsSchema = z.strictObject({
     .max(1_048_576)
     .default(8192)
     .describe(
-      "Resident memory of the function's runner process (model, instances, hooks); past it the runner is killed and restarted, and its requests fail.",
+      "Resident memory of the function's runner process (model, instances, hooks); past it the runner is killed and restarted, and its requests fail. It counts against the node's memory budget for runners (HEARTH_NODE_MEMORY_MB less HEARTH_NODE_RESERVED_MB): more than that is refused at deploy, and a start past what other runners hold is refused with the numbers.",
     ),
   forwardTimeoutMs: z
     .number()
