@@ -38,6 +38,22 @@ describe('configuration', () => {
     expect(c.maxBodyBytes).toBe(64 * 2 ** 20);
   });
 
+  it("gives the runners the node's memory less its reserve, and refuses a reserve that leaves nothing", () => {
+    expect(loadConfig({ HEARTH_NODE_MEMORY_MB: '3072', HEARTH_NODE_RESERVED_MB: '512' }).runnerMemoryBudgetMb).toBe(
+      2560,
+    );
+    // Default reserve: a tenth, at least 1024 MiB, at most a quarter.
+    expect(loadConfig({ HEARTH_NODE_MEMORY_MB: '65536' }).runnerMemoryBudgetMb).toBe(65536 - 6553);
+    expect(loadConfig({ HEARTH_NODE_MEMORY_MB: '8192' }).runnerMemoryBudgetMb).toBe(8192 - 1024);
+    expect(loadConfig({ HEARTH_NODE_MEMORY_MB: '2048' }).runnerMemoryBudgetMb).toBe(2048 - 512);
+    expect(() => loadConfig({ HEARTH_NODE_MEMORY_MB: '2048', HEARTH_NODE_RESERVED_MB: '2048' })).toThrow(
+      /HEARTH_NODE_RESERVED_MB \(2048\) leaves nothing of HEARTH_NODE_MEMORY_MB \(2048\) to runners/,
+    );
+    expect(() => loadConfig({ HEARTH_NODE_MEMORY_MB: 'lots' })).toThrow(
+      /HEARTH_NODE_MEMORY_MB must be a number of MiB/,
+    );
+  });
+
   it('maps caller-named shared memory only on a loopback bind, unless told otherwise', () => {
     expect(loadConfig({}).systemSharedMemory).toBe(true);
     expect(loadConfig({ HEARTH_HOST: '0.0.0.0', HEARTH_API_KEYS: 'admin-key-456:admin' }).systemSharedMemory).toBe(

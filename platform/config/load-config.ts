@@ -65,7 +65,9 @@ function allocatableMb(e: Env): number {
   const constrained = process.constrainedMemory?.() ?? 0;
   const host = Math.floor(Math.min(totalmem(), constrained > 0 ? constrained : Infinity) / 2 ** 20);
   const memory = e.HEARTH_NODE_MEMORY_MB ?? host;
-  const reserved = e.HEARTH_NODE_RESERVED_MB ?? Math.max(1024, Math.floor(memory / 10));
+  // A tenth, at least 1 GiB — but never more than a quarter of a small host's.
+  const reserved =
+    e.HEARTH_NODE_RESERVED_MB ?? Math.min(Math.max(1024, Math.floor(memory / 10)), Math.floor(memory / 4));
   if (reserved >= memory)
     throw new InvalidInputError(
       `HEARTH_NODE_RESERVED_MB (${reserved}) leaves nothing of HEARTH_NODE_MEMORY_MB (${memory}) to runners: lower it`,
