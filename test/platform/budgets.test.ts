@@ -9,8 +9,8 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -126,6 +126,10 @@ describe.skipIf(!root || !existsSync('/sys/fs/cgroup/memory'))('runner budgets o
     if (!existsSync('/sys/fs/cgroup/cpu/cpu.shares')) return; // no v1 cpu controller: the report says so
     expect(cpu).toMatch(new RegExp(`/hearth-${node.child.pid}/r\\d+$`));
     expect((await readFile(`/sys/fs/cgroup/cpu${cpu}/cpu.shares`, 'utf8')).trim()).toBe('1024');
+    // Together, the runners weigh as many cores as the host has (not one process's share).
+    expect((await readFile(`/sys/fs/cgroup/cpu${dirname(cpu!)}/cpu.shares`, 'utf8')).trim()).toBe(
+      String(1024 * availableParallelism()),
+    );
   });
 
   it("shows a model its own cgroup under /sys/fs/cgroup, and no other runner's", async () => {

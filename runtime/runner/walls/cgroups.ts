@@ -11,6 +11,7 @@
  * (runtime/runner/walls/jail.ts). Folders left by a node that died are removed by the next one to start.
  */
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
 type Controller = 'memory' | 'pids' | 'cpu';
@@ -66,6 +67,13 @@ async function hierarchies(): Promise<Hierarchy[]> {
   return found;
 }
 
+/** A cgroup's CPU weight on v2's scale (100 a process's share): v2 cpu.weight, v1 cpu.shares (1024 for 100). */
+function writeCpuWeight(h: Hierarchy, dir: string, weight: number): Promise<void> {
+  return h.version === 2
+    ? writeFile(join(dir, 'cpu.weight'), String(Math.min(10_000, weight)))
+    : writeFile(join(dir, 'cpu.shares'), String(Math.round((weight * 1024) / 100)));
+}
+
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -109,6 +117,9 @@ export class RunnerCgroups {
           await writeFile(join(h.own, 'cgroup.subtree_control'), enable).catch(() => undefined);
           await writeFile(join(dir, 'cgroup.subtree_control'), enable);
         }
+        // The runners together weigh as many cores as the host has (as Kubernetes weighs its pods'
+        // cgroup), not as one process beside the node's threads; each runner weighs the same within.
+        if (h.controllers.includes('cpu')) await writeCpuWeight(h, dir, RUNNER_CPU_WEIGHT * availableParallelism());
         roots.push({ dir, h });
       } catch (error) {
         missing.push(`${h.own}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
@@ -142,10 +153,7 @@ export class RunnerCgroups {
       await mkdir(dir, { recursive: true });
       dirs.push({ dir, h: r.h });
       if (r.h.controllers.includes('pids')) await writeFile(join(dir, 'pids.max'), String(pids));
-      if (r.h.controllers.includes('cpu'))
-        await (r.h.version === 2
-          ? writeFile(join(dir, 'cpu.weight'), String(RUNNER_CPU_WEIGHT))
-          : writeFile(join(dir, 'cpu.shares'), String(Math.round((RUNNER_CPU_WEIGHT * 1024) / 100))));
+      if (r.h.controllers.includes('cpu')) await writeCpuWeight(r.h, dir, RUNNER_CPU_WEIGHT);
     }
     return new RunnerCgroup(dirs);
   }
