@@ -164,8 +164,8 @@ c10::List<std::string> ReadStrings(const std::vector<HostInput>& parts) {
 
 namespace {
 
-// Takes `bytes` from what the outputs may still take, before any of them is copied: an output that
-// is one element expanded (stride 0) to 10^8 is 8 bytes of storage and 400 MB once contiguous.
+// Takes numel × elementSize from what the outputs may still take, before any of them is copied: an
+// FP32 output that is one element expanded (stride 0) to 10^8 is 4 bytes of storage, 400 MB once contiguous.
 void Spend(OutputBudget* budget, uint64_t numel, size_t elementSize, const std::string& name, const char* dtype) {
   if (budget->limit == 0) return;
   const uint64_t left = budget->limit - budget->used;
