@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 
 import { InvalidInputError } from './errors.js';
 import type { Tensor } from './tensor.js';
-import { flatten, floatToHalf, inputFromJson, tensorFromJson, tensorJsonText, tensorToJson } from './tensor-json.js';
+import {
+  flatten,
+  floatToHalf,
+  inputFromJson,
+  JsonBudget,
+  JsonTooLargeError,
+  tensorFromJson,
+  tensorJsonText,
+  tensorToJson,
+} from './tensor-json.js';
 
 describe('tensors as JSON', () => {
   it('reads a nested array with its shape and prints it back', () => {
@@ -113,5 +122,27 @@ describe('tensorJsonText: the JSON text of a tensor, made directly', () => {
     expect(tensorJsonText(scalar, [])).toBe('0.25');
     const empty: Tensor = { dtype: 'FP32', shape: [2, 0], data: new Float32Array(0) };
     expect(tensorJsonText(empty, empty.shape)).toBe(JSON.stringify(tensorToJson(empty)));
+  });
+});
+
+describe('tensorJsonText within a JsonBudget', () => {
+  it('prints as without one while it fits, shared by the tensors of a response', () => {
+    const t: Tensor = { dtype: 'FP32', shape: [3], data: Float32Array.of(1.5, -2, 3) };
+    const budget = new JsonBudget(24);
+    expect(tensorJsonText(t, t.shape, budget)).toBe('[1.5,-2,3]');
+    expect(budget.left).toBe(14);
+    expect(tensorJsonText(t, t.shape, budget)).toBe('[1.5,-2,3]');
+    expect(() => tensorJsonText(t, t.shape, budget)).toThrow(JsonTooLargeError);
+  });
+
+  it('stops a large tensor soon after its text passes the budget, not at its end', () => {
+    const big: Tensor = { dtype: 'FP32', shape: [1_000_000], data: new Float32Array(1_000_000).fill(750000) };
+    const budget = new JsonBudget(100_000);
+    expect(() => tensorJsonText(big, big.shape, budget)).toThrow(/over its limit of 100000 bytes/);
+    // Measured every 1024 elements: it went at most one stretch past the limit.
+    expect(budget.left).toBeGreaterThan(-1024 * 26);
+    const bools: Tensor = { dtype: 'BOOL', shape: [4], data: Uint8Array.of(1, 0, 1, 1) };
+    expect(() => tensorJsonText(bools, bools.shape, new JsonBudget(10))).toThrow(JsonTooLargeError);
+    expect(tensorJsonText(bools, bools.shape, new JsonBudget(100))).toBe('[true,false,true,true]');
   });
 });

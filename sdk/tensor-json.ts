@@ -222,18 +222,60 @@ function fromElement(dtype: DType, v: number | bigint): number | string | boolea
 }
 
 /**
+ * What JSON text may still take, shared by the tensors of one response: tensorJsonText throws
+ * JsonTooLargeError once the text it made would pass `left` characters (all ASCII for numbers).
+ */
+export class JsonBudget {
+  left: number;
+  constructor(readonly limit: number) {
+    this.left = limit;
+  }
+}
+
+/** JSON text that would pass its JsonBudget: thrown before the rest of it is made. */
+export class JsonTooLargeError extends RangeError {
+  override readonly name = 'JsonTooLargeError';
+  constructor(readonly limit: number) {
+    super(`the response as JSON would be over its limit of ${limit} bytes`);
+  }
+}
+
+/** The most characters one element prints as ("-1.1754943508222875e-38", "-9223372036854775808", "false") and a comma. */
+const MAX_ELEMENT_CHARS = 26;
+/** Elements printed between two looks at the budget (the text made meanwhile passes it by ~26 KB at most). */
+const CHECK_EVERY = 1024;
+
+/** Takes `chars` from `budget`, or throws past it. */
+function spend(budget: JsonBudget | undefined, chars: number): void {
+  if (budget === undefined) return;
+  budget.left -= chars;
+  if (budget.left < 0) throw new JsonTooLargeError(budget.limit);
+}
+
+/**
  * A tensor as JSON text, nested by `shape` (its elements flattened by default): what JSON.stringify
  * makes of tensorToJson's array, byte for byte, in about half its time for number tensors (a
  * finite number prints the same digits either way; NaN and ±Infinity, which JSON cannot hold, are
- * null).
+ * null). With a `budget`, text past it is not made: a tensor whose longest text fits prints as
+ * without one; a larger one is measured as it is printed, every CHECK_EVERY elements.
  */
-export function tensorJsonText(t: Tensor, shape: readonly number[] = [t.data.length]): string {
+export function tensorJsonText(t: Tensor, shape: readonly number[] = [t.data.length], budget?: JsonBudget): string {
   const data = t.data as unknown as ArrayLike<number>;
   const plain =
     !(t.data instanceof BigInt64Array || t.data instanceof BigUint64Array) &&
     !['BOOL', 'FP16', 'BF16', 'BYTES'].includes(t.dtype);
-  if (!plain || shape.length === 0) return JSON.stringify(tensorToJson({ ...t, shape: [...shape] }));
+  // Brackets number at most twice the elements, plus the outermost pair.
+  const bound = t.data.length * (MAX_ELEMENT_CHARS + 2) + 2;
+  const measured = budget !== undefined && bound > budget.left;
+  if (!plain || shape.length === 0) {
+    // Made whole, then measured: its bytes were held to the same limit before (the engine's), so
+    // its text is at most a few times that.
+    const text = JSON.stringify(tensorToJson({ ...t, shape: [...shape] }));
+    spend(budget, text.length);
+    return text;
+  }
   let i = 0;
+  let made = 0;
   const build = (depth: number): string => {
     const n = shape[depth]!;
     let out = '[';
@@ -241,11 +283,15 @@ export function tensorJsonText(t: Tensor, shape: readonly number[] = [t.data.len
       for (let k = 0; k < n; k++) {
         const v = data[i++]!;
         out += (k === 0 ? '' : ',') + (v - v === 0 ? v : 'null');
+        if (measured && i % CHECK_EVERY === 0 && made + out.length > budget!.left) spend(budget, made + out.length);
       }
     } else for (let k = 0; k < n; k++) out += (k === 0 ? '' : ',') + build(depth + 1);
+    if (depth === shape.length - 1) made += out.length + 1;
     return `${out}]`;
   };
-  return build(0);
+  const text = build(0);
+  spend(budget, text.length);
+  return text;
 }
 
 /** A tensor as a nested array of numbers (booleans for BOOL). */

@@ -21,6 +21,7 @@ constexpr const char* kShape = "ERR_SHAPE";
 constexpr const char* kDType = "ERR_DTYPE";
 constexpr const char* kForward = "ERR_FORWARD";
 constexpr const char* kOutput = "ERR_OUTPUT";
+constexpr const char* kOutputSize = "ERR_OUTPUT_SIZE";
 constexpr const char* kDisposed = "ERR_DISPOSED";
 constexpr const char* kArena = "ERR_ARENA";
 }  // namespace code

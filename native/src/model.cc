@@ -91,7 +91,13 @@ Napi::Value NativeModel::Submit(const Napi::CallbackInfo& info, bool batched) {
     // threads: intra-op threads for this forward alone (0: the lane's configured count).
     int threads = 0;
     if (info.Length() > 2 && info[2].IsNumber()) threads = std::max(0, info[2].As<Napi::Number>().Int32Value());
-    auto* job = new ForwardJob(env, instance_, std::move(inputs), std::move(dictKeys), threads);
+    // maxOutputBytes: what the outputs may take in all, checked before any is copied (0: no limit).
+    uint64_t maxOutputBytes = 0;
+    if (info.Length() > 3 && info[3].IsNumber()) {
+      const double v = info[3].As<Napi::Number>().DoubleValue();
+      if (v > 0 && v < 1.8e19) maxOutputBytes = static_cast<uint64_t>(v);
+    }
+    auto* job = new ForwardJob(env, instance_, std::move(inputs), std::move(dictKeys), threads, maxOutputBytes);
     Napi::Promise promise = job->Promise();
     GetEnvData(env).completion->Submit(env, instance_->lane, job);
     return promise;

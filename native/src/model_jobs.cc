@@ -129,9 +129,9 @@ void UseIntraOpThreads(int threads) {
 }  // namespace
 
 ForwardJob::ForwardJob(Napi::Env env, std::shared_ptr<InstanceState> instance, InputParts inputs, std::vector<std::string> dictKeys,
-                       int threads)
+                       int threads, uint64_t maxOutputBytes)
     : deferred_(Napi::Promise::Deferred::New(env)), instance_(std::move(instance)), inputs_(std::move(inputs)),
-      dictKeys_(std::move(dictKeys)), threads_(threads) {
+      dictKeys_(std::move(dictKeys)), threads_(threads), maxOutputBytes_(maxOutputBytes) {
   instance_->inflight.fetch_add(1);
 }
 
@@ -190,7 +190,7 @@ void ForwardJob::Run() {
       }
       return false;
     };
-    CollectOutputs(result, aliased, &outputs_, &kind_);
+    CollectOutputs(result, aliased, maxOutputBytes_, &outputs_, &kind_);
   } catch (...) {
     outputs_.clear();
     failure_ = CaptureCurrentException(code::kForward);

@@ -60,8 +60,9 @@ class ForwardJob : public Job {
  public:
   // `dictKeys`: the inputs go to forward() as one Dict[str, Tensor] under these names. `threads` > 0:
   // intra-op threads for this forward only; the lane's configured count is restored after it.
+  // `maxOutputBytes` > 0: the most its outputs may take in all (CollectOutputs).
   ForwardJob(Napi::Env env, std::shared_ptr<InstanceState> instance, InputParts inputs, std::vector<std::string> dictKeys,
-             int threads = 0);
+             int threads = 0, uint64_t maxOutputBytes = 0);
 
   Napi::Promise Promise() const { return deferred_.Promise(); }
 
@@ -74,6 +75,7 @@ class ForwardJob : public Job {
   InputParts inputs_;
   std::vector<std::string> dictKeys_;
   int threads_;
+  uint64_t maxOutputBytes_;
   std::vector<HostOutput> outputs_;
   std::string kind_;
   Failure failure_;

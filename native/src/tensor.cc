@@ -164,12 +164,29 @@ c10::List<std::string> ReadStrings(const std::vector<HostInput>& parts) {
 
 namespace {
 
-void AddOutput(const at::Tensor& raw, const std::string& name,
-               const std::function<bool(const void*)>& aliased, std::vector<HostOutput>* out) {
-  if (FindByType(raw.scalar_type()) == nullptr) {
+// Takes numel × elementSize from what the outputs may still take, before any of them is copied: an
+// FP32 output that is one element expanded (stride 0) to 10^8 is 4 bytes of storage, 400 MB once contiguous.
+void Spend(OutputBudget* budget, uint64_t numel, size_t elementSize, const std::string& name, const char* dtype) {
+  if (budget->limit == 0) return;
+  const uint64_t left = budget->limit - budget->used;
+  if (numel > left / elementSize) {
+    const double bytes = static_cast<double>(numel) * static_cast<double>(elementSize);
+    throw EngineError(code::kOutputSize, "output " + name + " is " + std::to_string(numel) + " element(s) of " + dtype +
+                                             " (" + std::to_string(static_cast<uint64_t>(bytes)) +
+                                             " bytes): the outputs would pass the " + std::to_string(budget->limit) +
+                                             " bytes this call may return (limits.maxResponseMb)");
+  }
+  budget->used += numel * elementSize;
+}
+
+void AddOutput(const at::Tensor& raw, const std::string& name, const std::function<bool(const void*)>& aliased,
+               OutputBudget* budget, std::vector<HostOutput>* out) {
+  const DTypeEntry* entry = FindByType(raw.scalar_type());
+  if (entry == nullptr) {
     throw EngineError(code::kOutput, "output " + name + " has dtype " + c10::toString(raw.scalar_type()) +
                                          ", which Hearth cannot return");
   }
+  Spend(budget, static_cast<uint64_t>(raw.numel()), c10::elementSize(raw.scalar_type()), name, entry->name);
   at::Tensor t;
   if (!raw.device().is_cpu()) {
     // device → host: the one copy, straight into contiguous host memory.
@@ -184,9 +201,11 @@ void AddOutput(const at::Tensor& raw, const std::string& name,
 }
 
 // A List[str] output, serialized as Triton's BYTES (a 4-byte little-endian length before each).
-void AddStrings(const c10::List<c10::IValue>& list, const std::string& name, std::vector<HostOutput>* out) {
+void AddStrings(const c10::List<c10::IValue>& list, const std::string& name, OutputBudget* budget,
+                std::vector<HostOutput>* out) {
   size_t total = 0;
   for (size_t i = 0; i < list.size(); ++i) total += 4 + list.get(i).toStringRef().size();
+  Spend(budget, total, 1, name, "BYTES");
   at::Tensor t = at::empty({static_cast<int64_t>(total)}, at::TensorOptions().dtype(at::kByte));
   auto* p = t.data_ptr<uint8_t>();
   for (size_t i = 0; i < list.size(); ++i) {
@@ -199,23 +218,23 @@ void AddStrings(const c10::List<c10::IValue>& list, const std::string& name, std
   out->push_back({name, std::move(t), static_cast<int64_t>(list.size())});
 }
 
-void Collect(const c10::IValue& v, const std::string& name,
-             const std::function<bool(const void*)>& aliased, std::vector<HostOutput>* out) {
+void Collect(const c10::IValue& v, const std::string& name, const std::function<bool(const void*)>& aliased,
+             OutputBudget* budget, std::vector<HostOutput>* out) {
   const auto prefix = [&](const std::string& key) { return name.empty() ? key : name + "." + key; };
   if (v.isList() && v.toList().elementType()->kind() == c10::TypeKind::StringType) {
-    AddStrings(v.toList(), name.empty() ? "0" : name, out);
+    AddStrings(v.toList(), name.empty() ? "0" : name, budget, out);
   } else if (v.isTensor()) {
-    AddOutput(v.toTensor(), name.empty() ? "0" : name, aliased, out);
+    AddOutput(v.toTensor(), name.empty() ? "0" : name, aliased, budget, out);
   } else if (v.isTuple()) {
     const auto& items = v.toTupleRef().elements();
-    for (size_t i = 0; i < items.size(); ++i) Collect(items[i], prefix(std::to_string(i)), aliased, out);
+    for (size_t i = 0; i < items.size(); ++i) Collect(items[i], prefix(std::to_string(i)), aliased, budget, out);
   } else if (v.isList()) {
     auto list = v.toList();
-    for (size_t i = 0; i < list.size(); ++i) Collect(list.get(i), prefix(std::to_string(i)), aliased, out);
+    for (size_t i = 0; i < list.size(); ++i) Collect(list.get(i), prefix(std::to_string(i)), aliased, budget, out);
   } else if (v.isGenericDict()) {
     for (const auto& item : v.toGenericDict()) {
       if (!item.key().isString()) throw EngineError(code::kOutput, "output dict keys must be strings");
-      Collect(item.value(), prefix(item.key().toStringRef()), aliased, out);
+      Collect(item.value(), prefix(item.key().toStringRef()), aliased, budget, out);
     }
   } else {
     throw EngineError(code::kOutput, "output " + (name.empty() ? std::string("0") : name) + " is a " +
@@ -225,11 +244,12 @@ void Collect(const c10::IValue& v, const std::string& name,
 
 }  // namespace
 
-void CollectOutputs(const c10::IValue& value, const std::function<bool(const void*)>& aliased,
+void CollectOutputs(const c10::IValue& value, const std::function<bool(const void*)>& aliased, uint64_t maxBytes,
                     std::vector<HostOutput>* out, std::string* kind) {
+  OutputBudget budget{maxBytes, 0};
   *kind = value.isTensor() ? "tensor" : value.isTuple() ? "tuple" : value.isList() ? "list"
           : value.isGenericDict() ? "dict" : value.tagKind();
-  Collect(value, "", aliased, out);
+  Collect(value, "", aliased, &budget, out);
 }
 
 Napi::Object ToJs(Napi::Env env, HostOutput& output) {

@@ -10,8 +10,9 @@
 #include <napi.h>
 #include <torch/script.h>
 
-#include <string>
+#include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace hearth {
@@ -50,10 +51,18 @@ struct HostOutput {
   int64_t strings = -1;
 };
 
+// What a forward's outputs may take in all (0: no limit), and what they took so far.
+struct OutputBudget {
+  uint64_t limit = 0;
+  uint64_t used = 0;
+};
+
 // Flattens what forward returned (tensor, tuple, list, dict of str → tensor, nested) into named
 // host tensors. `kind` is "tensor", "tuple", "list" or "dict". Storages listed in `aliased` (inputs
-// and weights) are cloned so JS never holds memory it does not own.
-void CollectOutputs(const c10::IValue& value, const std::function<bool(const void*)>& aliased,
+// and weights) are cloned so JS never holds memory it does not own. Each output's bytes (numel ×
+// element size, whatever its strides) count against `maxBytes` (0: no limit) before it is copied or
+// made contiguous; past it, ERR_OUTPUT_SIZE and nothing is copied.
+void CollectOutputs(const c10::IValue& value, const std::function<bool(const void*)>& aliased, uint64_t maxBytes,
                     std::vector<HostOutput>* out, std::string* kind);
 
 Napi::Object ToJs(Napi::Env env, HostOutput& output);

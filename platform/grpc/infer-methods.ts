@@ -45,7 +45,7 @@ async function infer(kserve: Kserve, r: InferRequest, deadline: number | undefin
   };
   const held = kserve.admit({ deadline });
   if (held) await held;
-  const answer = await kserve.infer(call);
+  const { maxResponseBytes: _, ...answer } = await kserve.infer(call);
   const formatted = tensorsToGrpcOutputs(answer.outputs);
   return { ...answer, id: r.id, outputs: formatted.outputs, raw_output_contents: formatted.raw };
 }

@@ -4,12 +4,12 @@
  * HTTP's codec over the protocol's core (../kserve), as ../grpc/tensors.ts is gRPC's; the server's
  * side of it (the client's is ../../sdk/kserve-binary.ts).
  */
-import { InvalidInputError } from '../../sdk/errors.js';
+import { InferenceError, InvalidInputError } from '../../sdk/errors.js';
 import { BinaryBody, encodeBinary } from '../../sdk/kserve-binary.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import { bytesOf, numel } from '../../sdk/tensor.js';
 import { decodeBytes } from '../../sdk/tensor-bytes.js';
-import { flatten, tensorJsonText, tensorToJson } from '../../sdk/tensor-json.js';
+import { flatten, JsonBudget, JsonTooLargeError, tensorJsonText, tensorToJson } from '../../sdk/tensor-json.js';
 import type { InferAnswer, RequestedOutput, RequestInput, ShmContext } from '../kserve/index.js';
 import { parseInferJson, requestTensors } from '../kserve/index.js';
 
@@ -121,15 +121,39 @@ function dataValues(t: TensorsByName[string]): unknown[] {
   return tensorToJson({ ...t, shape: [numel(t.shape)] }) as unknown[];
 }
 
-/** The same as JSON text (a number array printed directly: tensorJsonText). */
-function dataText(t: TensorsByName[string]): string {
-  return t.dtype === 'BYTES' ? JSON.stringify(dataValues(t)) : tensorJsonText(t);
+/** The same as JSON text (a number array printed directly: tensorJsonText), within `budget`. */
+function dataText(t: TensorsByName[string], budget: JsonBudget): string {
+  if (t.dtype !== 'BYTES') return tensorJsonText(t, undefined, budget);
+  const text = JSON.stringify(dataValues(t));
+  budget.left -= text.length;
+  if (budget.left < 0) throw new JsonTooLargeError(budget.limit);
+  return text;
 }
 
-/** The response: JSON data, or (when asked) a JSON header followed by raw output bytes. */
+/**
+ * The response: JSON data, or (when asked) a JSON header followed by raw output bytes. JSON text
+ * past answer.maxResponseBytes is not made: InferenceError (500, as a hook's response past
+ * limits.maxResponseMb is a 500), naming binary data as the way out.
+ */
 export function formatInferResponse(
   request: InferRequest,
   answer: InferAnswer,
+): { body: Uint8Array; contentType: string; headerLength?: number } {
+  try {
+    return format(request, answer, new JsonBudget(answer.maxResponseBytes ?? Number.POSITIVE_INFINITY));
+  } catch (error) {
+    if (!(error instanceof JsonTooLargeError)) throw error;
+    throw new InferenceError(
+      `the response as JSON would be over its limit of ${error.limit} (limits.maxResponseMb): ask for the outputs as binary data (parameters.binary_data_output: true)`,
+      { reason: 'ERR_OUTPUT_SIZE' },
+    );
+  }
+}
+
+function format(
+  request: InferRequest,
+  { maxResponseBytes: _, ...answer }: InferAnswer,
+  budget: JsonBudget,
 ): { body: Uint8Array; contentType: string; headerLength?: number } {
   const binaryAll = request.parameters?.binary_data_output === true;
   const parts: Uint8Array[] = [];
@@ -155,13 +179,15 @@ export function formatInferResponse(
     // Printed piece by piece: JSON.stringify of a 1024-float array took twice as long as its text
     // made directly (tensorJsonText), the larger part of a KServe JSON response's cost.
     const printed = outputs.map(({ head, tensor }) =>
-      tensor ? `${JSON.stringify(head).slice(0, -1)},"data":${dataText(tensor)}}` : JSON.stringify(head),
+      tensor ? `${JSON.stringify(head).slice(0, -1)},"data":${dataText(tensor, budget)}}` : JSON.stringify(head),
     );
     const { outputs: _, ...rest } = answer;
     const top = JSON.stringify(rest);
     const text = `${top === '{}' ? '{' : `${top.slice(0, -1)},`}"outputs":[${printed.join(',')}]}`;
     return { body: new TextEncoder().encode(text), contentType: 'application/json' };
   }
+  // Measured as text first: the header's JSON holds them as values.
+  for (const { tensor } of outputs) if (tensor) dataText(tensor, budget);
   const json = {
     ...answer,
     outputs: outputs.map(({ head, tensor }) => (tensor ? { ...head, data: dataValues(tensor) } : head)),

@@ -74,6 +74,8 @@ export interface InferAnswer {
   model_version: string;
   id?: string;
   outputs: AnsweredOutput[];
+  /** The most bytes the response may take (the function's limits.maxResponseMb): for its codec, not sent. */
+  maxResponseBytes?: number;
 }
 
 export async function inferCall(functions: ServingFunctions, call: InferCall): Promise<InferAnswer> {
@@ -89,6 +91,7 @@ export async function inferCall(functions: ServingFunctions, call: InferCall): P
     model_version: String(version.version),
     ...(call.id === undefined ? {} : { id: call.id }),
     outputs: selectOutputs(outputs, version.spec, call.outputs).map((o) => answered(o, call.shm)),
+    maxResponseBytes: version.spec.limits.maxResponseMb * 2 ** 20,
   };
 }
 

@@ -49,14 +49,22 @@ export interface RawModelInfo {
 export interface RawModel {
   /**
    * dictKeys: the inputs go to forward() as one Dict[str, Tensor] under these names; threads > 0:
-   * this forward's intra-op threads (the configured count otherwise, and again after it).
+   * this forward's intra-op threads (the configured count otherwise, and again after it);
+   * maxOutputBytes > 0: the bytes the outputs may take in all, checked before any is copied
+   * (ERR_OUTPUT_SIZE past it).
    */
-  forward(inputs: readonly RawTensor[], dictKeys?: readonly string[], threads?: number): Promise<RawForwardResult>;
+  forward(
+    inputs: readonly RawTensor[],
+    dictKeys?: readonly string[],
+    threads?: number,
+    maxOutputBytes?: number,
+  ): Promise<RawForwardResult>;
   /** parts[i]: the pieces of input i, concatenated along dim 0 on the engine's thread. */
   forwardBatch(
     parts: readonly (readonly RawTensor[])[],
     dictKeys?: readonly string[],
     threads?: number,
+    maxOutputBytes?: number,
   ): Promise<RawForwardResult>;
   share(): RawModel;
   dispose(): void;

@@ -52,23 +52,31 @@ export class Model {
    * Runs forward off the JS thread. On CPU the inputs' memory is read in place: do not write to
    * their buffers until the promise settles. With `dictKeys`, the inputs go to a forward() that
    * takes one Dict[str, Tensor], under those names. `threads`: intra-op threads for this forward
-   * alone (default: the engine's setIntraOpThreads count).
+   * alone (default: the engine's setIntraOpThreads count). `maxOutputBytes`: what the outputs may
+   * take in all (numel × element size, whatever their strides), checked before any is copied: past
+   * it the forward fails with InferenceError (reason ERR_OUTPUT_SIZE). Default: no limit.
    */
-  async forward(inputs: readonly Tensor[], dictKeys?: readonly string[], threads?: number): Promise<ForwardResult> {
-    return this.#result(() => this.#native.forward(inputs, dictKeys, threads));
+  async forward(
+    inputs: readonly Tensor[],
+    dictKeys?: readonly string[],
+    threads?: number,
+    maxOutputBytes?: number,
+  ): Promise<ForwardResult> {
+    return this.#result(() => this.#native.forward(inputs, dictKeys, threads, maxOutputBytes));
   }
 
   /**
    * Runs one forward over a batch given in parts: `parts[i]` holds the pieces of input i (one per
    * request), concatenated along the batch dimension on the engine's thread — the batch's one copy,
-   * never on the event loop.
+   * never on the event loop. `maxOutputBytes` as forward()'s.
    */
   async forwardBatch(
     parts: readonly (readonly Tensor[])[],
     dictKeys?: readonly string[],
     threads?: number,
+    maxOutputBytes?: number,
   ): Promise<ForwardResult> {
-    return this.#result(() => this.#native.forwardBatch(parts, dictKeys, threads));
+    return this.#result(() => this.#native.forwardBatch(parts, dictKeys, threads, maxOutputBytes));
   }
 
   async #result(run: () => Promise<RawForwardResult>): Promise<ForwardResult> {

@@ -14,6 +14,7 @@ const BY_CODE: Record<string, new (message: string, options: { cause: unknown; r
   ERR_DTYPE: errors.InvalidInputError,
   ERR_FORWARD: errors.InferenceError,
   ERR_OUTPUT: errors.InferenceError,
+  ERR_OUTPUT_SIZE: errors.InferenceError,
   ERR_DISPOSED: errors.DisposedError,
 };
 

@@ -1,18 +1,19 @@
 /**
  * The hook of a function that has none: JSON `{"inputs": {name: nested array}}` in,
  * `{"outputs": {name: nested array}}` out, dtypes from the spec. With a batch dimension the nested
- * arrays carry it first.
+ * arrays carry it first. Its JSON stops at `maxResponseBytes` (limits.maxResponseMb) before the
+ * rest of the text is made.
  */
 import type { Hook } from '../../sdk/hook.js';
 import { binaryResponse } from '../../sdk/hook.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
-import { tensorFromJson, tensorJsonText } from '../../sdk/tensor-json.js';
+import { JsonBudget, JsonTooLargeError, tensorFromJson, tensorJsonText } from '../../sdk/tensor-json.js';
 
 const encoder = new TextEncoder();
 
 export class DefaultHookInputError extends Error {}
 
-export const defaultHook: Hook = {
+export const defaultHook = (maxResponseBytes: number): Hook => ({
   name: 'default',
   pre(request, context) {
     if (request.kind !== 'json')
@@ -40,7 +41,15 @@ export const defaultHook: Hook = {
   },
   post(outputs) {
     // The JSON made as text (tensorJsonText): JSON.stringify of nested arrays of numbers took twice as long.
-    const fields = Object.entries(outputs).map(([name, t]) => `${JSON.stringify(name)}:${tensorJsonText(t, t.shape)}`);
-    return binaryResponse(encoder.encode(`{"outputs":{${fields.join(',')}}}`), 'application/json');
+    const budget = new JsonBudget(maxResponseBytes);
+    try {
+      const fields = Object.entries(outputs).map(
+        ([name, t]) => `${JSON.stringify(name)}:${tensorJsonText(t, t.shape, budget)}`,
+      );
+      return binaryResponse(encoder.encode(`{"outputs":{${fields.join(',')}}}`), 'application/json');
+    } catch (error) {
+      if (!(error instanceof JsonTooLargeError)) throw error;
+      throw new Error(`the outputs as JSON would be over its limit of ${error.limit} (limits.maxResponseMb)`);
+    }
   },
-};
+});

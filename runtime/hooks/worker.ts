@@ -104,14 +104,14 @@ async function loadDirect(data: HookWorkerData): Promise<LoadedHook> {
   (globalThis as { __hearth?: object }).__hearth = { decodeImage };
   const hook = data.bundlePath
     ? ((await import(pathToFileURL(data.bundlePath).href)) as { default?: Hook }).default
-    : defaultHook;
+    : defaultHook(data.maxResponseBytes ?? 64 * 2 ** 20);
   if (!hook || typeof hook.pre !== 'function' || typeof hook.post !== 'function') {
     throw new Error('the hook module must `export default defineHook({ pre, post })`');
   }
   const base = contextBase(data);
   const context: HookContext = { ...base, state: hook.setup ? await hook.setup(base) : undefined };
   return {
-    own: hook !== defaultHook,
+    own: Boolean(data.bundlePath),
     async pre(raw) {
       try {
         // A hook that throws InvalidInputError says the request was bad (400).

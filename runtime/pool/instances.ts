@@ -7,6 +7,7 @@ import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
 import type { ForwardResult, Model } from '../engine/index.js';
 import type { IoBinding } from './io-binding.js';
+import { checkOutputBytes, outputLimit } from './output-checks.js';
 import { forwardArgs } from './pool-tensors.js';
 import { splitOutputs } from './split.js';
 
@@ -73,7 +74,9 @@ export class Instances {
    * for request i. Past the time limit `overran` is told (a runner process then kills itself and is
    * restarted; in-process, the instance stays stuck and its callers get their deadline errors): a
    * forward on a native thread cannot be stopped from here. `threads`: this forward's intra-op
-   * threads (default: the engine's configured count).
+   * threads (default: the engine's configured count). `limits[i]`: the bytes request i's outputs
+   * may take (default: limits.maxResponseMb each); the engine refuses outputs past their sum before
+   * it copies any.
    */
   async run(
     instance: Model,
@@ -82,8 +85,10 @@ export class Instances {
     controls: Tensor[],
     rows: readonly number[],
     threads?: number,
+    limits: readonly number[] = requests.map(() => outputLimit(this.spec, false)),
   ): Promise<TensorsByName[]> {
     const args = forwardArgs(this.spec, binding, requests, controls);
+    const maxOutputBytes = limits.reduce((n, l) => n + l, 0);
     const limitMs = this.spec.limits.forwardTimeoutMs;
     const total = rows.reduce((n, r) => n + r, 0);
     const timer = setTimeout(() => this.overran(total, limitMs), limitMs);
@@ -94,11 +99,14 @@ export class Instances {
             args.map((parts) => parts[0]!),
             binding.dictKeys,
             threads,
+            maxOutputBytes,
           )
-        : instance.forwardBatch(args, binding.dictKeys, threads));
+        : instance.forwardBatch(args, binding.dictKeys, threads, maxOutputBytes));
     } finally {
       clearTimeout(timer);
     }
-    return splitOutputs(this.spec, binding, result, rows);
+    const outputs = splitOutputs(this.spec, binding, result, rows);
+    checkOutputBytes(outputs, limits);
+    return outputs;
   }
 }

@@ -26,6 +26,7 @@ import { Instances } from './instances.js';
 import { PoolLifecycle } from './lifecycle.js';
 import { poolArtifacts } from './loader.js';
 import { ModelState } from './model-state.js';
+import { outputLimit } from './output-checks.js';
 import type { Pending } from './pending.js';
 import { answerBatch, settleable } from './pending.js';
 import { SequenceLanes } from './sequences.js';
@@ -294,6 +295,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
         [],
         batch.map((e) => e.rows),
         lentThreads(this.spec, this.#model.device, batch.length, this.#pending),
+        batch.map((e) => outputLimit(this.spec, e.payload.request !== undefined) * e.payload.requests),
       );
     } catch (error) {
       outputs = toHearthError(error);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { FunctionSpecSchema } from '../../sdk/spec/function-spec.js';
 import type { ForwardResult } from '../engine/index.js';
+import { checkOutputBytes } from './output-checks.js';
 import { splitOutputs } from './split.js';
 
 const spec = (maxBatchSize = 8) =>
@@ -59,7 +60,60 @@ describe("splitOutputs: a batch's outputs back to each request", () => {
   });
 
   it('hands a model without batching its outputs whole', () => {
-    const [whole] = splitOutputs(spec(0), byPlace, batch, [1]);
-    expect(whole!.a!.shape).toEqual([3, 2]);
+    const whole = { kind: 'tuple', outputs: [batch.outputs[0], { ...batch.outputs[1], shape: [3] }] } as ForwardResult;
+    const unbatched = FunctionSpecSchema.parse({
+      ...spec(0),
+      outputs: [
+        { name: 'a', dtype: 'FP32', dims: [3, 2] },
+        { name: 'b', dtype: 'INT64', dims: [3] },
+      ],
+    });
+    const [out] = splitOutputs(unbatched, byPlace, whole, [1]);
+    expect(out!.a!.shape).toEqual([3, 2]);
+  });
+});
+
+describe("splitOutputs: outputs against the spec's dtype and dims", () => {
+  const one = (dtype: string, shape: number[], data: ArrayBufferView) =>
+    ({
+      kind: 'tuple',
+      outputs: [
+        { dtype, shape, data },
+        { dtype: 'INT64', shape: shape.length > 1 ? [shape[0]!, 1] : [1], data: new BigInt64Array(shape[0] ?? 1) },
+      ],
+    }) as ForwardResult;
+
+  it('refuses an output of another dtype, as Triton does', () => {
+    expect(() => splitOutputs(spec(), byPlace, one('FP64', [1, 2], new Float64Array(2)), [1])).toThrow(
+      /output "a" is FP64, but the spec says FP32/,
+    );
+  });
+
+  it('refuses an output of other dims, -1 matching any and the batch dimension first', () => {
+    expect(() => splitOutputs(spec(), byPlace, one('FP32', [1, 3], new Float32Array(3)), [1])).toThrow(
+      /output "a" has shape \[1, 3\], but the spec says \[batch, 2\]/,
+    );
+    expect(() => splitOutputs(spec(0), byPlace, one('FP32', [2], new Float32Array(2)), [1])).not.toThrow();
+    expect(() => splitOutputs(spec(0), byPlace, one('FP32', [1, 2], new Float32Array(2)), [1])).toThrow(
+      /output "a" has shape \[1, 2\], but the spec says \[2\]/,
+    );
+    const wild = FunctionSpecSchema.parse({
+      ...spec(),
+      outputs: [
+        { name: 'a', dtype: 'FP32', dims: [-1] },
+        { name: 'b', dtype: 'INT64', dims: [1] },
+      ],
+    });
+    expect(splitOutputs(wild, byPlace, one('FP32', [1, 7], new Float32Array(7)), [1])[0]!.a!.shape).toEqual([1, 7]);
+  });
+});
+
+describe('checkOutputBytes: each request within its own limit', () => {
+  it("refuses a request's outputs past its bytes, naming the limit", () => {
+    const out = { a: { dtype: 'FP32' as const, shape: [4], data: new Float32Array(4) } };
+    expect(() => checkOutputBytes([out, out], [16, 16])).not.toThrow();
+    expect(() => checkOutputBytes([out, out], [16, 15])).toThrow(
+      /16 bytes, over its limit of 15 \(limits\.maxResponseMb\)/,
+    );
   });
 });

@@ -1,6 +1,7 @@
 /**
  * A batch's outputs cut back into each request's rows: the model's outputs picked by the spec's
- * names (a dict by key, a tuple by the binding's index), then each request's rows as views of the
+ * names (a dict by key, a tuple by the binding's index) and checked against the spec's dtype and
+ * dims (./output-checks.ts), then each request's rows as views of the
  * batch tensor (no copy). BYTES outputs are split by rows of strings. Pure: no pool state.
  */
 import { InferenceError } from '../../sdk/errors.js';
@@ -9,6 +10,7 @@ import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
 import type { ForwardResult } from '../engine/index.js';
 import type { IoBinding } from './io-binding.js';
 import { modelOutputs } from './io-binding.js';
+import { checkOutput } from './output-checks.js';
 import { splitStrings } from './pool-tensors.js';
 import { fromModelShape } from './reshape.js';
 
@@ -31,6 +33,7 @@ export function splitOutputs(
       throw new InferenceError(
         `the model returned ${result.outputs.length} output(s); output "${o.name}" is its output ${outputIndex[i]} (${outputRule === 'named-index' ? 'by its __<index> suffix' : 'by its place in the spec'})`,
       );
+    checkOutput(o, t, spec.maxBatchSize > 0);
     return { o, name: o.name, t };
   });
   const total = rows.reduce((n, r) => n + r, 0);

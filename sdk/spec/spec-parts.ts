@@ -299,7 +299,9 @@ export const LimitsSchema = z.strictObject({
     .min(1)
     .max(4096)
     .default(64)
-    .describe("The largest response a hook's post may return; past it the request fails (HOOK_FAILED)."),
+    .describe(
+      "The largest response of one call: what a hook's post returns (past it: HOOK_FAILED), and the model's outputs where they leave the runner — KServe and gRPC, and the function URL's default hook — sized before they are copied, their JSON text too (past it: INFERENCE_FAILED). Both are 500s.",
+    ),
   hookWebAssembly: z
     .boolean()
     .default(false)

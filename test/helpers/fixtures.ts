@@ -33,6 +33,7 @@ export type FixtureModel =
   | 'hangs'
   | 'crashes'
   | 'balloon'
+  | 'expands'
   | 'resnet50'
   | 'zero_vec'
   | 'zero_image'

@@ -77,6 +77,9 @@ export class RunnerCalls {
   readonly #nodeFailures = new WeakSet<HearthError>();
   #targetOf: { runner: RunnerProcess; target: Target } | undefined;
 
+  /** `maxReplyBytes`: what one caller's reply may carry (limits.maxResponseMb), checked before it is read. */
+  constructor(readonly maxReplyBytes = Number.POSITIVE_INFINITY) {}
+
   /** Sends a call to `runner` (callRunner), its id in flight until it settles. */
   call<K extends Kind, T>(
     runner: RunnerProcess,
@@ -98,7 +101,7 @@ export class RunnerCalls {
             (fields) => ({ t: 'infer', tensors: wire, ...fields }),
             blobs,
             options,
-            (reply, out) => unpackTensors(reply.tensors, out),
+            (reply, out) => unpackTensors(reply.tensors, out, this.maxReplyBytes * (options.requests ?? 1)),
           ),
         flush: () => runner.flush(),
       };

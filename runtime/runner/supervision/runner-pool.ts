@@ -27,6 +27,9 @@ import type { RunnerHost } from './runner-host.js';
 import type { RunnerExit, RunnerMessage, RunnerProcess } from './runner-process.js';
 import { describeExit } from './runner-process.js';
 
+/** Room in a reply's frame for its header beside its outputs (their names, shapes, blob sizes). */
+const REPLY_HEADER_BYTES = 2 ** 20;
+
 /** How long after a cold start the next spare runner boots. */
 const SPARE_AFTER_MS = 1500;
 
@@ -62,13 +65,14 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
   /** Why the runner last ended (while restarting). */
   #lastExit: string | undefined;
   /** Its calls to the runner: those in flight, and the failures the node made itself. */
-  readonly #calls = new RunnerCalls();
+  readonly #calls: RunnerCalls;
   /** This turn's infer requests, gathered into calls. */
   readonly #gather: Gatherer;
 
   constructor(options: RunnerPoolOptions) {
     super(options.spec, options.version);
     this.#o = options;
+    this.#calls = new RunnerCalls(options.spec.limits.maxResponseMb * 2 ** 20);
     this.#gather = new Gatherer(options.spec);
   }
 
@@ -110,6 +114,8 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
       await this.#o.host.admit(runner, this.spec.limits.runnerMemoryMb * 2 ** 20, `function ${this.#key}`);
       await runner.watchMemory(this.spec.limits.runnerMemoryMb * 2 ** 20);
       runner.capArena(arenaCapBytes(this.spec.limits.runnerMemoryMb));
+      // The most a reply may carry: a gathered call's callers' outputs (up to maxBatchSize of them).
+      runner.capFrames(Math.max(1, this.spec.maxBatchSize) * this.#calls.maxReplyBytes + REPLY_HEADER_BYTES);
       void runner.exited.then((exit) => this.#exited(runner!, exit));
       const placed = await this.#o.host.place(runner, artifacts);
       const reply = await runner.request({
@@ -245,6 +251,10 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
         options,
         (reply, blobs) => {
           if (blobs.length !== 1) throw new InferenceError('the runner answered a call without its body');
+          if (blobs[0]!.byteLength > this.#calls.maxReplyBytes)
+            throw new InferenceError(
+              `the runner answered ${blobs[0]!.byteLength} bytes, over its limit of ${this.#calls.maxReplyBytes} (limits.maxResponseMb)`,
+            );
           return { body: blobs[0]!, contentType: reply.contentType };
         },
       ),

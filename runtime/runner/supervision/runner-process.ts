@@ -240,6 +240,14 @@ export class RunnerProcess {
     this.#channel.flush();
   }
 
+  /**
+   * Caps a frame the runner sends, its blobs in the arena counted too: one past it is refused before
+   * it is read or copied, and ends the runner (a runner within its limits never sends one).
+   */
+  capFrames(bytes: number): void {
+    this.#channel.maxFrameBytes = Math.min(bytes, 2 ** 31);
+  }
+
   /** Caps what the node writes into the runner's arena at once (../wire/arena.ts arenaCapBytes). */
   capArena(bytes: number): void {
     this.#channel.capArena(bytes);

@@ -109,6 +109,32 @@ describe('the runner channel', () => {
     close();
   });
 
+  it('refuses a frame longer than maxFrameBytes by its length, before gathering its bytes', async () => {
+    const { ours, theirs, close } = await pair();
+    const got: string[] = [];
+    const why = new Promise<string>((resolve) => {
+      const receiver = new Channel<{ t: string }, { t: string }>(
+        ours,
+        asIs,
+        (frame) => got.push(frame.header.t),
+        resolve,
+      );
+      receiver.maxFrameBytes = 4096;
+    });
+    const sender = new Channel<{ t: string }, { t: string }>(theirs, asIs, () => undefined);
+    sender.send({ t: 'small' }, [new Uint8Array(1000)]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Only a length is sent: it alone is refused, with none of the 400 MB it names ever arriving.
+    const head = Buffer.alloc(8);
+    head.writeUInt32LE(400_000_000, 0);
+    theirs.write(head);
+    expect(await why).toMatch(/a frame of 400000000 bytes, past 4096/);
+    expect(got).toEqual(['small']);
+    ours.destroy();
+    theirs.destroy();
+    close();
+  });
+
   it('survives the other end dying mid-frame (ECONNRESET) with no one listening for its end', async () => {
     const { ours, theirs, close } = await pair();
     // The node's side of a runner: frames only; the runner's exit, not the socket, says it ended.

@@ -48,13 +48,15 @@ const pad = (n: number): number => (n + ALIGN - 1) & ~(ALIGN - 1);
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** The largest frame an end takes (the length prefix could name 4 GiB). */
+/** The largest frame an end takes by default (the length prefix could name 4 GiB). */
 const MAX_FRAME_BYTES = 2 ** 31;
 
 /**
  * One end of the channel: `send` frames of `Out`, `onFrame` for each frame received, its header
  * made an `In` by `decode`. A frame that does not parse or decode, or is larger than
- * MAX_FRAME_BYTES, goes to `onMalformed` and the channel reads no more.
+ * maxFrameBytes (its blobs in the arena counted too), goes to `onMalformed` and the channel reads
+ * no more: its length is refused before its bytes are gathered, and its arena blobs before they
+ * are viewed or copied.
  */
 export class Channel<In, Out extends { t: string }> {
   readonly #decode: (header: unknown) => In;
@@ -67,6 +69,8 @@ export class Channel<In, Out extends { t: string }> {
   /** Bytes of the frame being gathered; its length once known. */
   #chunks: Buffer[] = [];
   #have = 0;
+  /** The largest frame this end takes, its arena blobs included (a node sets its runner's: capFrames). */
+  maxFrameBytes = MAX_FRAME_BYTES;
 
   /**
    * `onFrame` for each frame received; the frames of one chunk read from the socket are delivered
@@ -89,7 +93,7 @@ export class Channel<In, Out extends { t: string }> {
         const length = this.#peekLength();
         let frame: Frame<In> | undefined;
         try {
-          if (length > MAX_FRAME_BYTES) throw new Error(`a frame of ${length} bytes, past ${MAX_FRAME_BYTES}`);
+          if (length > this.maxFrameBytes) throw new Error(`a frame of ${length} bytes, past ${this.maxFrameBytes}`);
           if (this.#have < 4 + length) break;
           frame = this.#take(4 + length);
         } catch (error) {
@@ -185,6 +189,8 @@ export class Channel<In, Out extends { t: string }> {
       throw new Error('a blob outside its half of the arena');
     named.bytes += size as number;
     if (named.bytes > arena.in.to - arena.in.from) throw new Error('a frame naming more than its half of the arena');
+    if (named.bytes > this.maxFrameBytes)
+      throw new Error(`a frame naming ${named.bytes} bytes, past ${this.maxFrameBytes}`);
     inArena.push(offset as number);
     const view = new Uint8Array(arena.buffer, offset as number, size as number);
     return arena.copyIn ? view.slice() : view;

@@ -172,4 +172,13 @@ describe('tensors as blobs', () => {
     expect(() => unpackTensors({ x: { dtype: 'FP99', shape: [2, 2], blob: 0 } }, blobs)).toThrow(/malformed/);
     expect(() => unpackTensors({ x: { dtype: 'FP32', shape: [2, 2], blob: 5 } }, blobs)).toThrow(/malformed/);
   });
+
+  it('refuses outputs past the bytes a reply may carry, before viewing any', () => {
+    const blobs: Uint8Array[] = [];
+    const header = packTensors({ x: { dtype: 'FP32', shape: [4], data: Float32Array.of(1, 2, 3, 4) } }, blobs);
+    expect(unpackTensors(header, blobs, 16).x!.shape).toEqual([4]);
+    expect(() => unpackTensors(header, blobs, 15)).toThrow(
+      /16 bytes of outputs, over its limit of 15 \(limits\.maxResponseMb\)/,
+    );
+  });
 });

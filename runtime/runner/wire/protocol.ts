@@ -36,10 +36,27 @@ export function packTensors(tensors: TensorsByName, blobs: Uint8Array[]): WireTe
   return out;
 }
 
-/** Tensors back from header fields and blobs; one whose blob does not hold its shape is refused. */
-export function unpackTensors(wire: WireTensors, blobs: Uint8Array[]): TensorsByName {
+/**
+ * Tensors back from header fields and blobs; one whose blob does not hold its shape is refused, and
+ * so are tensors past `maxBytes` in all (the bytes a reply may carry: limits.maxResponseMb a
+ * caller), checked before any is viewed.
+ */
+export function unpackTensors(
+  wire: WireTensors,
+  blobs: Uint8Array[],
+  maxBytes = Number.POSITIVE_INFINITY,
+): TensorsByName {
+  const entries = Object.entries(wire);
+  const bytes = entries.reduce((n, [, w]) => n + (blobs[w.blob]?.byteLength ?? 0), 0);
+  if (bytes > maxBytes)
+    throw new InferenceError(
+      `the runner answered ${bytes} bytes of outputs, over its limit of ${maxBytes} (limits.maxResponseMb)`,
+      {
+        reason: 'ERR_OUTPUT_SIZE',
+      },
+    );
   const out: TensorsByName = {};
-  for (const [name, w] of Object.entries(wire)) {
+  for (const [name, w] of entries) {
     const b = blobs[w.blob];
     const shapeOk = Array.isArray(w.shape) && w.shape.every((d) => Number.isSafeInteger(d) && d >= 0);
     if (
