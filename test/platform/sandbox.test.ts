@@ -207,8 +207,9 @@ describe.each([
         const r = await deploy(name, DOUBLES, models[name]!);
         expect([name, r.status]).toEqual([name, 422]);
         expect(r.body.reason).toMatch(/aten::from_file .* in AtLoad\.__setstate__\(\)/);
-        // The check read the archive's code without running it: the model printed nothing.
-        expect(await logs(name)).not.toContain('EXFILTRATED');
+        // The check read the archive's code without running it: no read was tried (on the code
+        // before the check, the jail denied it: Permission denied, or no such file in its mounts).
+        expect(await logs(name)).not.toMatch(/Permission denied|No such file or directory|EXFILTRATED \[/);
       }
     },
     120_000,
@@ -237,7 +238,7 @@ describe.each([
       expect(existsSync(marker)).toBe(false);
       const record = await deploy('write-record', DOUBLES, models['write-record']!);
       expect(record.status).toBe(422);
-      expect(await logs('write-record')).not.toContain('WROTE');
+      expect(await logs('write-record')).not.toMatch(/Permission denied|No such file or directory/);
       expect(await readFile(join(dataDir, 'registry', 'victim.json'))).toEqual(victim);
       const fill = await deploy('fill-shm', DOUBLES, models['fill-shm']!);
       expect(fill.status).toBe(422);
