@@ -172,11 +172,11 @@ describe.each([
       const reads = await deploy('reads-file', WITH_PATH, new Uint8Array(await readFile(modelPath('reads_file'))));
       expect(reads.status).toBe(422);
       expect(reads.body.reason).toMatch(
-        /the model calls aten::from_file \(it reads, writes and creates files\) in ReadsFile\.forward\(\)/,
+        /the model calls aten::from_file \(it reads, writes and creates files\) in hostile_models\.ReadsFile\.forward\(\)/,
       );
       const saves = await deploy('saves', DOUBLES, new Uint8Array(await readFile(modelPath('saves'))));
       expect(saves.status).toBe(422);
-      expect(saves.body.reason).toMatch(/aten::save \(it writes files\) in Saves\.forward\(\)/);
+      expect(saves.body.reason).toMatch(/aten::save \(it writes files\) in hostile_models\.Saves\.forward\(\)/);
     },
   );
 
@@ -186,13 +186,13 @@ describe.each([
       const forks = await deploy('forks-file', WITH_PATH, new Uint8Array(await readFile(modelPath('forks_file'))));
       expect(forks.status).toBe(422);
       expect(forks.body.reason).toMatch(
-        /the model calls aten::from_file \(it reads, writes and creates files\) in ForksFile\.forward\(\), in the subgraph of prim::fork/,
+        /the model calls aten::from_file \(it reads, writes and creates files\) in hostile_models\.ForksFile\.forward\(\), in the subgraph of prim::fork/,
       );
       // A custom namespace this node does not have, and one LibTorch has (profiler::) but the list lacks.
       const custom = await deploy('custom-op', DOUBLES, new Uint8Array(await readFile(modelPath('custom_op'))));
       expect(custom.status).toBe(422);
       expect(custom.body.reason).toMatch(
-        /the model calls hearth_test::leak \(an operator of namespace hearth_test, which Hearth does not run: .*\) at code\/__torch__\.py:\d+/,
+        /the model calls hearth_test::leak \(an operator of namespace hearth_test, which Hearth does not run: .*\) at code\/__torch__\/hostile_models\.py:\d+/,
       );
       const profiles = await deploy('profiles', DOUBLES, new Uint8Array(await readFile(modelPath('profiles'))));
       expect(profiles.status).toBe(422);
@@ -206,7 +206,7 @@ describe.each([
       for (const name of ['read-record', 'read-key', 'read-hostname']) {
         const r = await deploy(name, DOUBLES, models[name]!);
         expect([name, r.status]).toEqual([name, 422]);
-        expect(r.body.reason).toMatch(/aten::from_file .* in AtLoad\.__setstate__\(\)/);
+        expect(r.body.reason).toMatch(/aten::from_file .* in hostile_models\.AtLoad\.__setstate__\(\)/);
         // The check read the archive's code without running it: no read was tried (on the code
         // before the check, the jail denied it: Permission denied, or no such file in its mounts).
         expect(await logs(name)).not.toMatch(/Permission denied|No such file or directory|EXFILTRATED \[/);
@@ -234,7 +234,7 @@ describe.each([
       // Refused before its __setstate__ runs: nothing is written, anywhere.
       const tmp = await deploy('write-tmp', DOUBLES, models['write-tmp']!);
       expect(tmp.status).toBe(422);
-      expect(tmp.body.reason).toMatch(/aten::from_file .* in AtLoad\.__setstate__\(\)/);
+      expect(tmp.body.reason).toMatch(/aten::from_file .* in hostile_models\.AtLoad\.__setstate__\(\)/);
       expect(existsSync(marker)).toBe(false);
       const record = await deploy('write-record', DOUBLES, models['write-record']!);
       expect(record.status).toBe(422);

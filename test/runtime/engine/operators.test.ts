@@ -39,7 +39,7 @@ describe('the operator check', () => {
     const error = await refusal(modelPath('forks_file'));
     expect(error.reason).toBe('ERR_MODEL_UNSAFE');
     expect(error.message).toMatch(
-      /^the model calls aten::from_file \(it reads, writes and creates files\) in ForksFile\.forward\(\), in the subgraph of prim::fork;/,
+      /^the model calls aten::from_file \(it reads, writes and creates files\) in hostile_models\.ForksFile\.forward\(\), in the subgraph of prim::fork;/,
     );
   });
 
@@ -47,7 +47,7 @@ describe('the operator check', () => {
     const custom = await refusal(modelPath('custom_op'));
     expect(custom.reason).toBe('ERR_MODEL_UNSAFE');
     expect(custom.message).toMatch(
-      /^the model calls hearth_test::leak \(an operator of namespace hearth_test, which Hearth does not run: it runs those of aten, prim, quantized, _quantized, prepacked\) at code\/__torch__\.py:\d+;/,
+      /^the model calls hearth_test::leak \(an operator of namespace hearth_test, which Hearth does not run: it runs those of aten, prim, quantized, _quantized, prepacked\) at code\/__torch__\/hostile_models\.py:\d+;/,
     );
     const profiles = await refusal(modelPath('profiles'));
     expect(profiles.reason).toBe('ERR_MODEL_UNSAFE');
@@ -63,7 +63,7 @@ describe('the operator check', () => {
     await promisify(execFile)(PYTHON, [script, '--at-load', 'write', marker, '16', model]);
     const error = await refusal(model);
     expect(error.reason).toBe('ERR_MODEL_UNSAFE');
-    expect(error.message).toMatch(/aten::from_file .* in AtLoad\.__setstate__\(\)/);
+    expect(error.message).toMatch(/aten::from_file .* in hostile_models\.AtLoad\.__setstate__\(\)/);
     expect(existsSync(marker)).toBe(false);
   });
 
