@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "common.h"
+#include "model_audit.h"
 #include "model_ops.h"
 
 namespace hearth {
@@ -33,6 +34,11 @@ class MemoryReader : public caffe2::serialize::ReadAdapterInterface {
   const char* data_;
   size_t size_;
 };
+
+std::unique_ptr<caffe2::serialize::PyTorchStreamReader> OpenArchive(const std::string& path, const HostInput& bytes) {
+  if (bytes.ref == nullptr) return std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
+  return std::make_unique<caffe2::serialize::PyTorchStreamReader>(std::make_shared<MemoryReader>(bytes.data, bytes.bytes));
+}
 
 constexpr const char* kExport =
     "export it as TorchScript: torch.jit.script(model).save(\"model.pt\") (or torch.jit.trace(model, example_input).save(...))";
@@ -70,9 +76,7 @@ std::string DiagnoseLoadFailure(const std::string& why, const std::string& path,
   }
   if (head[0] != 'P' || head[1] != 'K') return "";
   try {
-    auto reader = bytes.ref != nullptr
-                      ? std::make_unique<caffe2::serialize::PyTorchStreamReader>(std::make_shared<MemoryReader>(bytes.data, bytes.bytes))
-                      : std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
+    auto reader = OpenArchive(path, bytes);
     if (reader->hasRecord("constants.pkl") || !reader->hasRecord("data.pkl")) return "";
     auto [data, size] = reader->getRecord("data.pkl");
     const std::string pickle(static_cast<const char*>(data.get()), std::min<size_t>(size, 1 << 20));
@@ -122,11 +126,15 @@ std::shared_ptr<ModelState> LoadModelState(const std::string& path, const HostIn
   const auto start = std::chrono::steady_clock::now();
   const c10::optional<c10::Device> mapTo = keepDevice ? c10::nullopt : c10::optional<c10::Device>(device);
   try {
+    // The operator check first, on the archive's code, before its __setstate__ methods run.
+    AuditArchive(*OpenArchive(path, bytes));
     if (bytes.ref != nullptr) {
       state->module = torch::jit::load(std::make_shared<MemoryReader>(bytes.data, bytes.bytes), mapTo);
     } else {
       state->module = torch::jit::load(path, mapTo);
     }
+  } catch (const EngineError&) {
+    throw;
   } catch (const c10::Error& e) {
     const std::string why = e.what_without_backtrace();
     const std::string diagnosis = DiagnoseLoadFailure(why, path, bytes);
@@ -138,6 +146,13 @@ std::shared_ptr<ModelState> LoadModelState(const std::string& path, const HostIn
   } catch (const std::exception& e) {
     // The TorchScript compiler's errors (an unknown operator, with the source line that calls it).
     const std::string why = e.what();
+    RefuseUnknownOp(why);
+    // Code that ran as the file loaded (a __setstate__) raised: its error first, the traceback after.
+    const size_t here = why.rfind("<--- HERE\n");
+    if (why.rfind("The following operation failed in the TorchScript interpreter", 0) == 0 && here != std::string::npos) {
+      throw EngineError(code::kModelLoad, "the model's code failed as the file loaded: " + why.substr(here + 10) + "\n" +
+                                              why.substr(0, here + 9));
+    }
     const std::string diagnosis = DiagnoseLoadFailure(why, path, bytes);
     if (diagnosis.empty()) throw;
     throw EngineError(code::kModelLoad, diagnosis + ".\n" + why);

@@ -5,3 +5,4 @@
  */
 export type { ErrorContext, ErrorLog } from './caller-error.js';
 export { callerError, headline, isFunctionFailure, markVersion } from './caller-error.js';
+export { safeLine } from './safe-line.js';

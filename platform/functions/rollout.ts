@@ -12,7 +12,7 @@ import { InvalidInputError, toHearthError, UnavailableError, VersionNotFoundErro
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { Cluster } from '../cluster/index.js';
-import { headline } from '../errors/index.js';
+import { safeLine } from '../errors/index.js';
 import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
 import { KEEP_TRAFFIC, WAITING_FOR_GPU } from '../registry/index.js';
 import type { Calls } from './calls.js';
@@ -99,7 +99,7 @@ export class Rollout {
             await this.#o.traffic.setTraffic(record.name, { [v.version]: 100 });
           log?.info({ function: record.name, version: v.version }, 'adopted a version that waited for a GPU');
         } catch (error) {
-          await registry.setStatus(record.name, v.version, 'failed', headline((error as Error).message, 400));
+          await registry.setStatus(record.name, v.version, 'failed', safeLine((error as Error).message));
           await this.#o.pools.stop(record.name, v.version);
         } finally {
           this.#o.records.forget(record.name);
@@ -166,10 +166,11 @@ export class Rollout {
 
   /** A version that failed to load or failed its smoke request: recorded as failed, its pool stopped. */
   async #failed(name: string, created: FunctionVersion, error: unknown): Promise<FunctionVersion> {
-    // The version keeps the headline (what `deploy` and `versions` show); the whole message, a
+    // The version keeps the headline, one clean line (what `deploy` and `versions` show; a model
+    // writes its load errors); the whole message, a
     // TorchScript traceback included, is in the node's log and the function's (the pool's event).
     const detail = error instanceof Error ? error.message : String(error);
-    const reason = headline(detail, 400);
+    const reason = safeLine(detail);
     this.#o.log?.warn({ function: name, version: created.version, reason: detail }, 'version failed to load');
     await this.#o.registry.setStatus(name, created.version, 'failed', reason);
     this.#o.records.forget(name);
