@@ -18,8 +18,8 @@ import { auth, limit, owner } from './middleware.js';
 export interface KserveRouteOptions {
   kserve: Kserve;
   apiKeys: ApiKey[];
-  /** The largest load request (its `file:` contents ride in it, base64). */
-  maxLoadBytes: number;
+  /** The most a load's `file:` contents may hold together, decoded (HEARTH_MAX_BODY_BYTES). */
+  maxLoadFileBytes: number;
   loopbackGuard?: boolean;
 }
 
@@ -85,11 +85,17 @@ export function kserveRoutes(o: KserveRouteOptions): Hono<AppEnv> {
 
   // --- Triton's repository extension ------------------------------------------------------------------
   app.post('/v2/repository/index', admin, async (c) => c.json(await kserve.repositoryIndex()));
-  app.post('/v2/repository/models/:name/load', admin, limit(o.maxLoadBytes), async (c) => {
+  // The body carries the files base64 (4 bytes for 3) beside the configuration: refused past that
+  // before it is buffered.
+  const maxLoadBytes = Math.ceil((o.maxLoadFileBytes * 4) / 3) + 2 ** 20;
+  app.post('/v2/repository/models/:name/load', admin, limit(maxLoadBytes), async (c) => {
     refuseFormBody(o.loopbackGuard === true, (h) => c.req.header(h));
     const text = await c.req.text();
     const body = text ? parseJson(text, `failed to load '${name(c)}', the load request`) : {};
-    await kserve.load(name(c), readLoadParameters((body as { parameters?: unknown } | null)?.parameters));
+    await kserve.load(
+      name(c),
+      readLoadParameters((body as { parameters?: unknown } | null)?.parameters, o.maxLoadFileBytes),
+    );
     return c.json({});
   });
   app.post('/v2/repository/models/:name/unload', admin, async (c) => {
