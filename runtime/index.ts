@@ -22,7 +22,7 @@ export type {
   ServingPool,
 } from './pool/index.js';
 // Pools, wherever they run, and what they report.
-export { addCounters, newCounters, Pool } from './pool/index.js';
+export { addCounters, newCounters, Pool, RecentLatencies } from './pool/index.js';
 export type { RunnerCrash, SandboxReport } from './runner/index.js';
 // Runner processes.
 export { DEFAULT_ARENA_MB, groupOf, RunnerHost, RunnerPool, runnerEntryFile } from './runner/index.js';

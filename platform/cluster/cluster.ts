@@ -32,7 +32,7 @@ import { errorBody } from '../jobs/index.js';
 import { blockingConnection, bullConnection, closeBounded, commandConnection, redisUp } from '../redis/index.js';
 import { ColdStartLease, unavailable } from './lease.js';
 import { Presence } from './presence.js';
-import type { ClusterNode, Forwarded, ForwardedReply, LocalHandler, PoolBrief } from './types.js';
+import type { ClusterNode, Forwarded, ForwardedReply, LocalHandler, PoolBrief, RoutedBrief } from './types.js';
 import type { CallData, Reply } from './wire.js';
 import { decode, encode } from './wire.js';
 
@@ -74,6 +74,7 @@ export class Cluster {
   readonly #waiting = new Map<string, Waiting>();
   #beat: NodeJS.Timeout | undefined;
   #pools: () => PoolSummary[] = () => [];
+  #routed: (node: string) => RoutedBrief[] = () => [];
   /** Forwarded calls waiting in the queues of the versions this node serves, as of the last beat. */
   readonly #queued = new Map<string, number>();
   readonly #lease: ColdStartLease;
@@ -92,9 +93,10 @@ export class Cluster {
     void this.#sub.subscribe(this.#replyChannel(this.nodeId)).catch(() => undefined);
   }
 
-  /** Starts publishing this node (reachable at `httpUrl`) and its pools, and reading the others'. */
-  start(pools: () => PoolSummary[], httpUrl: string): void {
+  /** Starts publishing this node (reachable at `httpUrl`), its pools and routed calls, and reading the others'. */
+  start(pools: () => PoolSummary[], httpUrl: string, routed: (node: string) => RoutedBrief[] = () => []): void {
     this.#pools = pools;
+    this.#routed = routed;
     this.#httpUrl = httpUrl;
     const beat = (): void => void this.#heartbeat().catch(() => undefined);
     beat();
@@ -250,6 +252,11 @@ export class Cluster {
     return this.#presence.pools();
   }
 
+  /** Every live node's routed calls by version (./types.ts RoutedBrief), this node's included. */
+  routed(): RoutedBrief[] {
+    return this.#presence.routed();
+  }
+
   async close(): Promise<void> {
     clearInterval(this.#beat);
     const up = () => redisUp(this.#redis);
@@ -325,7 +332,7 @@ export class Cluster {
   }
 
   async #heartbeat(): Promise<void> {
-    await this.#presence.beat(this.#pools(), this.#httpUrl);
+    await this.#presence.beat(this.#pools(), this.#httpUrl, this.#routed(this.nodeId));
     await this.#reroute();
     for (const key of this.#workers.keys()) {
       const name = functionOfKey(key);

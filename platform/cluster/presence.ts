@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 
 import type { PoolSummary } from '../../runtime/index.js';
-import type { ClusterNode, PoolBrief } from './types.js';
+import type { ClusterNode, PoolBrief, RoutedBrief } from './types.js';
 
 export class Presence {
   readonly #redis: Redis;
@@ -41,8 +41,13 @@ export class Presence {
     return this.#nodes.flatMap((n) => n.pools);
   }
 
-  /** Publishes this node (reachable at `httpUrl`) with its pools, and reads every live node. */
-  async beat(pools: PoolSummary[], httpUrl: string): Promise<void> {
+  /** Every live node's routed calls by version, this node's included. */
+  routed(): RoutedBrief[] {
+    return this.#nodes.flatMap((n) => n.routed ?? []);
+  }
+
+  /** Publishes this node (reachable at `httpUrl`) with its pools and routed calls, and reads every live node. */
+  async beat(pools: PoolSummary[], httpUrl: string, routed: RoutedBrief[] = []): Promise<void> {
     const now = Date.now();
     const briefs: PoolBrief[] = pools.map((p) => ({
       node: this.#nodeId,
@@ -62,6 +67,7 @@ export class Presence {
       startedAt: this.#startedAt,
       seenAt: now,
       pools: briefs,
+      routed,
     };
     const ttl = this.#heartbeatMs * 3;
     const nodesKey = `${this.#prefix}nodes`;

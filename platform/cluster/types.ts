@@ -16,12 +16,23 @@ export interface PoolBrief {
   failure: number;
 }
 
+/** What a node says of the calls its traffic split sent to one version (a canary is judged by them). */
+export interface RoutedBrief {
+  node: string;
+  function: string;
+  version: number;
+  success: number;
+  failure: number;
+}
+
 export interface ClusterNode {
   id: string;
   http: string;
   startedAt: number;
   seenAt: number;
   pools: PoolBrief[];
+  /** Absent from a node of an older Hearth. */
+  routed?: RoutedBrief[];
 }
 
 /** A call sent to another node: a hook request (invoke) or raw tensors (infer). */

@@ -13,6 +13,7 @@ import { inFunctionWords } from '../registry/index.js';
 import type { PoolSet } from './pool-set.js';
 import { callPool } from './pool-set.js';
 import type { RecordCache } from './records.js';
+import type { RoutedCalls } from './routed.js';
 
 export interface CallsParts {
   records: Pick<RecordCache, 'resolve'>;
@@ -21,6 +22,8 @@ export interface CallsParts {
   cluster?: Pick<Cluster, 'claimColdStart' | 'forward' | 'warmElsewhere'>;
   /** Functions unloaded on this node (Triton's repository unload): a call serves one again. */
   unloaded: Set<string>;
+  /** Where the calls the traffic split sent are counted (a canary is judged by them alone). */
+  routed?: RoutedCalls;
 }
 
 /** Rethrows a call's error marked with the version it failed on (versionOf), for the function's log. */
@@ -51,7 +54,9 @@ export class Calls {
     options: CallOptions = {},
   ): Promise<InvokeResponse & { version: number }> {
     const v = await this.resolve(name, version).catch(inFunctionWords(name, version));
-    const result = await this.call(name, v, { kind: 'invoke', ...request }, options).catch(failedIn(v.version));
+    const result = await this.#counted(name, version, v, { kind: 'invoke', ...request }, options).catch(
+      failedIn(v.version),
+    );
     if (result.kind !== 'invoke') throw new UnavailableError('a node answered an invoke with tensors');
     return { body: result.body, contentType: result.contentType, version: v.version };
   }
@@ -64,7 +69,9 @@ export class Calls {
     options: CallOptions = {},
   ): Promise<{ outputs: TensorsByName; version: FunctionVersion }> {
     const v = await this.resolve(name, version);
-    const result = await this.call(name, v, { kind: 'infer', tensors }, options).catch(failedIn(v.version));
+    const result = await this.#counted(name, version, v, { kind: 'infer', tensors }, options).catch(
+      failedIn(v.version),
+    );
     if (result.kind !== 'infer') throw new UnavailableError('a node answered an infer with a body');
     return { outputs: result.tensors, version: v };
   }
@@ -84,6 +91,27 @@ export class Calls {
         options.signal,
       );
     return this.#local(name, v, call, options);
+  }
+
+  /** The call; counted for the version's canary when the traffic split picked it (no version named). */
+  async #counted(
+    name: string,
+    named: number | undefined,
+    v: FunctionVersion,
+    call: Forwarded,
+    options: CallOptions,
+  ): Promise<ForwardedReply> {
+    const routed = this.#o.routed;
+    if (named !== undefined || !routed) return this.call(name, v, call, options);
+    const t0 = performance.now();
+    try {
+      const reply = await this.call(name, v, call, options);
+      routed.count(name, v.version, (performance.now() - t0) * 1000, false);
+      return reply;
+    } catch (error) {
+      routed.count(name, v.version, (performance.now() - t0) * 1000, true);
+      throw error;
+    }
   }
 
   /** Whether another node should run the version's calls (never outside a cluster). */

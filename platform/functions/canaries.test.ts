@@ -5,11 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import type { PoolBrief } from '../cluster/index.js';
+import { InferenceError } from '../../sdk/errors.js';
+import type { RoutedBrief } from '../cluster/index.js';
+import { Calls } from './calls.js';
 import type { CanariesParts } from './canaries.js';
 import { Canaries } from './canaries.js';
 import { FunctionLogs } from './function-logs.js';
 import { RecordCache } from './records.js';
+import { RoutedCalls } from './routed.js';
 import { FakePools, MemoryRegistry, specOf } from './test-fakes.js';
 import { TrafficControl } from './traffic.js';
 
@@ -29,8 +32,10 @@ async function setUp(cluster?: CanariesParts['cluster']) {
   for (const v of (await registry.get('f'))!.versions) pools.obtain('f', v);
   const logs = new FunctionLogs();
   const traffic = new TrafficControl({ registry, records, pools });
-  const parts = { registry, records, pools, traffic, logs, cluster, tickMs: 3_600_000 };
-  return { registry, pools, logs, parts, canaries: new Canaries(parts) };
+  const routed = new RoutedCalls();
+  const calls = new Calls({ records, pools, unloaded: new Set(), routed });
+  const parts = { registry, records, pools, routed, traffic, logs, cluster, tickMs: 3_600_000 };
+  return { registry, pools, logs, parts, routed, calls, records, canaries: new Canaries(parts) };
 }
 
 describe('Canaries', () => {
@@ -52,9 +57,9 @@ describe('Canaries', () => {
   });
 
   it('rolls a failing canary back to the split before, and marks its version rolled back by the canary', async () => {
-    const { registry, pools, logs, canaries } = await setUp();
+    const { registry, pools, logs, routed, canaries } = await setUp();
     await canaries.start('f', 2, { 1: 100 }, REQUEST);
-    pools.fake('f', 2)!.counters.failure = 10;
+    for (let i = 0; i < 10; i++) routed.count('f', 2, 1000, true);
     await canaries.check();
     expect(registry.writes.slice(2)).toEqual(['setTraffic f {"1":100}', 'setCanary f rolled-back']);
     const record = (await registry.get('f'))!;
@@ -69,10 +74,10 @@ describe('Canaries', () => {
 
   it("counts the other nodes' calls in a cluster, watching under the lease it gives back once decided", async () => {
     const released: string[] = [];
-    const theirs = { node: 'b', function: 'f', version: 2, success: 0, failure: 0 } as PoolBrief;
+    const theirs: RoutedBrief = { node: 'b', function: 'f', version: 2, success: 0, failure: 0 };
     const { registry, canaries } = await setUp({
       nodeId: 'a',
-      pools: () => [{ ...theirs, node: 'a', failure: 99 }, theirs],
+      routed: () => [{ ...theirs, node: 'a', failure: 99 }, theirs],
       holdCanary: async () => true,
       releaseCanary: async (name) => {
         released.push(name);
@@ -86,6 +91,35 @@ describe('Canaries', () => {
       observed: { canary: { calls: 12, failed: 12 } },
     });
     expect(released).toEqual(['f']);
+    canaries.close();
+  });
+
+  it('judges only the calls the traffic split sent: calls pinned to either version count on neither side', async () => {
+    const { registry, pools, records, calls, canaries } = await setUp();
+    await canaries.start('f', 2, { 1: 100 }, REQUEST);
+    records.forget('f');
+    for (const v of [1, 2]) pools.fake('f', v)!.callError = new InferenceError('boom');
+    const pinned = (v: number) => calls.invoke('f', v, { body: new Uint8Array(1), contentType: 'text/plain' });
+    // Fifteen failing calls pinned to the canary (another key's /fn/f/versions/2), five to the baseline.
+    for (let i = 0; i < 15; i++) await expect(pinned(2)).rejects.toThrow('boom');
+    for (let i = 0; i < 5; i++) await expect(pinned(1)).rejects.toThrow('boom');
+    await canaries.check();
+    const record = (await registry.get('f'))!;
+    expect(record.canary?.state).toBe('watching');
+    expect(record.traffic).toEqual({ 1: 90, 2: 10 });
+    expect(canaries.of(record)?.observed).toEqual({
+      canary: { calls: 0, failed: 0, p99Ms: null },
+      baseline: { calls: 0, failed: 0, p99Ms: null },
+    });
+    // Calls the split routes count, on the side it picked.
+    const routedCalls = 40;
+    for (let i = 0; i < routedCalls; i++) await expect(calls.infer('f', undefined, {})).rejects.toThrow('boom');
+    await canaries.check();
+    const after = (await registry.get('f'))!;
+    const seen = after.canary?.observed ?? canaries.of(after)!.observed!;
+    expect(seen.canary.calls + seen.baseline.calls).toBe(routedCalls);
+    expect(seen.canary.failed).toBe(seen.canary.calls);
+    expect(seen.baseline.failed).toBe(seen.baseline.calls);
     canaries.close();
   });
 

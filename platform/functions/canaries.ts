@@ -12,17 +12,20 @@ import { CanaryWatch, newCanary } from './canary.js';
 import type { FunctionLogs } from './function-logs.js';
 import type { NodeLog, PoolSet } from './pool-set.js';
 import type { RecordCache } from './records.js';
+import type { RoutedCalls } from './routed.js';
 import type { TrafficControl } from './traffic.js';
 
 export interface CanariesParts {
   registry: Registry;
   records: Pick<RecordCache, 'forget'>;
-  pools: Pick<PoolSet, 'get' | 'refreshStats' | 'versionCounters'>;
+  pools: Pick<PoolSet, 'refreshStats'>;
+  /** The calls the traffic split sent to each version here: what a canary is judged by (both sides). */
+  routed: Pick<RoutedCalls, 'counts' | 'p99'>;
   traffic: Pick<TrafficControl, 'setTraffic'>;
   logs: Pick<FunctionLogs, 'add'>;
   log?: NodeLog;
   /** Cluster mode: the other nodes' counts, and the lease that makes one node the watcher. */
-  cluster?: Pick<Cluster, 'holdCanary' | 'nodeId' | 'pools' | 'releaseCanary'>;
+  cluster?: Pick<Cluster, 'holdCanary' | 'nodeId' | 'routed' | 'releaseCanary'>;
   /** How often a canary is looked at (default 1000 ms). */
   tickMs?: number;
 }
@@ -81,7 +84,7 @@ export class Canaries {
 
   /** What the watch asks of the functions. */
   #host(): CanaryHost {
-    const { registry, records, pools, traffic, logs, log, cluster } = this.#o;
+    const { registry, records, pools, routed, traffic, logs, log, cluster } = this.#o;
     return {
       record: (name) => registry.get(name),
       setCanary: async (name, canary) => {
@@ -93,10 +96,7 @@ export class Canaries {
       },
       refresh: () => pools.refreshStats(),
       counts: (name, version) => this.#counts(name, version),
-      p99: (name, version, of) => {
-        const latency = pools.get(name, version)?.stats().latency;
-        return latency && latency.of >= of ? latency.p99Ms : undefined;
-      },
+      p99: (name, version, of) => routed.p99(name, version, of),
       note: (name, version, level, msg) => {
         logs.add({ function: name, version, source: 'lifecycle', level, msg });
         log?.[level]({ function: name, version }, msg);
@@ -107,16 +107,18 @@ export class Canaries {
     };
   }
 
-  /** A version's cumulative calls on this node (its retired pools too) and, in cluster mode, in every other node's live pool. */
+  /**
+   * A version's cumulative calls sent to it by the traffic split — never those that named it — on
+   * this node and, in cluster mode, on every other live node (from their heartbeats).
+   */
   #counts(name: string, version: number): Map<string, Counted> {
     const out = new Map<string, Counted>();
-    const here = this.#o.pools.versionCounters(name, version);
-    out.set('local', { success: here.success, failure: here.failure });
+    out.set('local', this.#o.routed.counts(name, version));
     const cluster = this.#o.cluster;
     if (cluster)
-      for (const p of cluster.pools())
-        if (p.node !== cluster.nodeId && p.function === name && p.version === version)
-          out.set(p.node, { success: p.success, failure: p.failure });
+      for (const r of cluster.routed())
+        if (r.node !== cluster.nodeId && r.function === name && r.version === version)
+          out.set(r.node, { success: r.success, failure: r.failure });
     return out;
   }
 }

@@ -17,6 +17,7 @@ import { PoolSet } from './pool-set.js';
 import { RecordCache } from './records.js';
 import { TritonRepository } from './repository.js';
 import { Rollout } from './rollout.js';
+import { RoutedCalls } from './routed.js';
 import { FunctionSeries } from './series.js';
 import type { FunctionServiceOptions } from './service-options.js';
 import type { ManagedFunctions } from './serving.js';
@@ -31,6 +32,8 @@ export class FunctionService implements ManagedFunctions {
   readonly logs: FunctionLogs;
   /** Per-version samples, one a second for 15 minutes (the console's charts). */
   readonly series = new FunctionSeries();
+  /** The calls the traffic split sent to each version here (a canary is judged by them). */
+  readonly routed = new RoutedCalls();
   readonly #o: FunctionServiceOptions;
   readonly #sampler: NodeJS.Timeout;
   readonly #records: RecordCache;
@@ -67,9 +70,9 @@ export class FunctionService implements ManagedFunctions {
     const scaling = (name: string, version: number) => traffic.scalingOf(name, version);
     this.#autoscaler = new AutoscaleLoop(pools, { tickMs: options.autoscaleTickMs, queuedElsewhere, log, scaling });
     const unloaded = this.#unloaded;
-    const calls = new Calls({ records, pools, cluster, unloaded });
+    const calls = new Calls({ records, pools, cluster, unloaded, routed: this.routed });
     const shared = { registry, records, pools, cluster, log, logs: this.logs };
-    const canaries = new Canaries({ ...shared, traffic, tickMs: options.canaryTickMs });
+    const canaries = new Canaries({ ...shared, routed: this.routed, traffic, tickMs: options.canaryTickMs });
     const cudaAvailable = () => devices().cudaAvailable;
     const allocatable = runners?.allocatableBytes;
     this.#rollout = new Rollout({
@@ -143,6 +146,7 @@ export class FunctionService implements ManagedFunctions {
     this.logs.forget(name);
     this.series.forget(name);
     this.#pools.forget(name);
+    this.routed.forget(name);
     this.#o.runners?.discard(name);
     this.#traffic.forget(name, record?.versions.map((v) => v.version) ?? []);
     return this.#o.registry.delete(name);

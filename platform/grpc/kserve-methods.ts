@@ -58,12 +58,16 @@ export function sharedMemoryMethods(kserve: Kserve, { unary }: Calls) {
 }
 
 /** Triton's repository extension (an admin's). */
-export function repositoryMethods(kserve: Kserve, { unary }: Calls) {
+/** A load's file: contents are at most `maxFileBytes` together (the largest message: HEARTH_MAX_BODY_BYTES). */
+export function repositoryMethods(kserve: Kserve, { unary }: Calls, maxFileBytes: number) {
   return {
     RepositoryIndex: unary('admin', async () => ({ models: await kserve.repositoryIndex() })),
     RepositoryModelLoad: unary('admin', async (call) => {
       const parameters = call.request.parameters as Record<string, Record<string, unknown>> | undefined;
-      await kserve.load(String(call.request.model_name), readLoadParameters(unwrapParameters(parameters)));
+      await kserve.load(
+        String(call.request.model_name),
+        readLoadParameters(unwrapParameters(parameters), maxFileBytes),
+      );
       return {};
     }),
     RepositoryModelUnload: unary('admin', async (call) => {

@@ -22,7 +22,7 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
     ...modelMethods(o.kserve, calls),
     ...inferMethods(o, calls),
     ...sharedMemoryMethods(o.kserve, calls),
-    ...repositoryMethods(o.kserve, calls),
+    ...repositoryMethods(o.kserve, calls, o.maxMessageBytes),
   });
   return server;
 }

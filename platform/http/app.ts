@@ -91,8 +91,8 @@ export function createApp(o: AppOptions & { inflight?: InFlight }): Hono<AppEnv>
     kserveRoutes({
       kserve: o.kserve,
       apiKeys: o.apiKeys,
-      // A load's file: contents ride in its JSON, base64: at most what a string holds.
-      maxLoadBytes: Math.min(o.maxArtifactBytes ?? 16 * 2 ** 30, 512 * 2 ** 20),
+      // A load's file: contents ride in its JSON, held in memory: bounded as a gRPC message is.
+      maxLoadFileBytes: Math.min(o.maxArtifactBytes ?? 16 * 2 ** 30, o.maxBodyBytes),
       loopbackGuard: o.loopbackGuard,
     }),
   );

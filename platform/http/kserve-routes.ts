@@ -18,10 +18,13 @@ import { auth, limit, owner } from './middleware.js';
 export interface KserveRouteOptions {
   kserve: Kserve;
   apiKeys: ApiKey[];
-  /** The largest load request (its `file:` contents ride in it, base64). */
-  maxLoadBytes: number;
+  /** The most a load's `file:` contents may hold together, decoded (HEARTH_MAX_BODY_BYTES). */
+  maxLoadFileBytes: number;
   loopbackGuard?: boolean;
 }
+
+/** A load's body: its files base64 (4 bytes for 3) beside the configuration; refused past that unread. */
+const loadBodyBytes = (maxFileBytes: number) => Math.ceil((maxFileBytes * 4) / 3) + 2 ** 20;
 
 export function kserveRoutes(o: KserveRouteOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -85,11 +88,12 @@ export function kserveRoutes(o: KserveRouteOptions): Hono<AppEnv> {
 
   // --- Triton's repository extension ------------------------------------------------------------------
   app.post('/v2/repository/index', admin, async (c) => c.json(await kserve.repositoryIndex()));
-  app.post('/v2/repository/models/:name/load', admin, limit(o.maxLoadBytes), async (c) => {
+  app.post('/v2/repository/models/:name/load', admin, limit(loadBodyBytes(o.maxLoadFileBytes)), async (c) => {
     refuseFormBody(o.loopbackGuard === true, (h) => c.req.header(h));
     const text = await c.req.text();
     const body = text ? parseJson(text, `failed to load '${name(c)}', the load request`) : {};
-    await kserve.load(name(c), readLoadParameters((body as { parameters?: unknown } | null)?.parameters));
+    const parameters = (body as { parameters?: unknown } | null)?.parameters;
+    await kserve.load(name(c), readLoadParameters(parameters, o.maxLoadFileBytes));
     return c.json({});
   });
   app.post('/v2/repository/models/:name/unload', admin, async (c) => {

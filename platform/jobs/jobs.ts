@@ -238,11 +238,6 @@ export function jobId(request: JobRequest): string {
     .slice(0, 32)}`;
 }
 
-/** A caller's stable id from its API key: never the key itself ('' with no keys configured). */
-export function callerId(apiKey: string): string {
-  return apiKey === '' ? '' : createHash('sha256').update(`hearth-caller\0${apiKey}`).digest('hex').slice(0, 24);
-}
-
 export function requestHash(contentType: string, body: Uint8Array): string {
   return createHash('sha256').update(contentType).update('\0').update(body).digest('hex');
 }

@@ -6,6 +6,7 @@
  * out.
  */
 import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
+import { callerId } from '../caller/index.js';
 import type { ServingFunctions } from '../functions/serving.js';
 import type { ShmContext } from './shared-memory.js';
 import { sharedInput, sharedMemoryRef, writeToRegion } from './shared-memory.js';
@@ -80,7 +81,9 @@ export interface InferAnswer {
 
 export async function inferCall(functions: ServingFunctions, call: InferCall): Promise<InferAnswer> {
   const tensors = await call.tensors();
-  const sequence = sequenceFlags(call.parameters);
+  // A sequence is its caller's own: another caller's id names a different (unknown) sequence.
+  const flags = sequenceFlags(call.parameters);
+  const sequence = flags && { ...flags, caller: callerId(call.shm.owner) };
   const { outputs, version } = await functions.infer(call.model, call.version, tensors, {
     deadline: call.deadline,
     signal: call.signal,

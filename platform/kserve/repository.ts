@@ -14,6 +14,7 @@ import {
   FunctionNotFoundError,
   InvalidInputError,
   ModelLoadError,
+  PayloadTooLargeError,
   toHearthError,
 } from '../../sdk/errors.js';
 import type { FunctionSpec, FunctionSpecInput } from '../../sdk/spec/function-spec.js';
@@ -34,12 +35,29 @@ export interface LoadRequest {
   files: Map<string, Uint8Array>;
 }
 
+/** The bytes a base64 text decodes to (its whitespace aside), counted without decoding it. */
+function base64Bytes(text: string): number {
+  const chars = text.replace(/\s/g, '');
+  const padding = chars.endsWith('==') ? 2 : chars.endsWith('=') ? 1 : 0;
+  return Math.floor((chars.length * 3) / 4) - padding;
+}
+
 /**
  * A load's `parameters` (HTTP: the body's object, file contents base64; gRPC: the
- * ModelRepositoryParameter values unwrapped, file contents bytes).
+ * ModelRepositoryParameter values unwrapped, file contents bytes). Its `file:` contents together
+ * are at most `maxFileBytes` (HEARTH_MAX_BODY_BYTES, the bound of a gRPC message), counted before
+ * any is decoded: a larger model is uploaded as an artifact (streamed to disk), not held in memory.
  */
-export function readLoadParameters(parameters: unknown): LoadRequest {
+export function readLoadParameters(parameters: unknown, maxFileBytes: number): LoadRequest {
   const request: LoadRequest = { files: new Map() };
+  let fileBytes = 0;
+  const count = (key: string, bytes: number) => {
+    fileBytes += bytes;
+    if (fileBytes > maxFileBytes)
+      throw new PayloadTooLargeError(
+        `parameters["${key}"]: a load's file: contents are at most ${maxFileBytes} bytes together (HEARTH_MAX_BODY_BYTES); deploy a larger model as an artifact (hearth deploy, PUT /api/v1/artifacts/{sha256})`,
+      );
+  };
   if (parameters === undefined || parameters === null) return request;
   if (typeof parameters !== 'object' || Array.isArray(parameters))
     throw new InvalidInputError("the load request's parameters must be an object");
@@ -59,10 +77,13 @@ export function readLoadParameters(parameters: unknown): LoadRequest {
         throw new InvalidInputError(
           `parameters["${key}"]: a file is named file:<version>/<file name>, as file:1/model.pt`,
         );
-      if (value instanceof Uint8Array) request.files.set(path, value);
-      else if (typeof value === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(value.replace(/\s/g, '')))
+      if (value instanceof Uint8Array) {
+        count(key, value.byteLength);
+        request.files.set(path, value);
+      } else if (typeof value === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(value.replace(/\s/g, ''))) {
+        count(key, base64Bytes(value));
         request.files.set(path, Buffer.from(value, 'base64'));
-      else throw new InvalidInputError(`parameters["${key}"] must be the file's content, base64-encoded`);
+      } else throw new InvalidInputError(`parameters["${key}"] must be the file's content, base64-encoded`);
     }
     // Other parameters (Triton has none for load besides these) are ignored, as Triton ignores them.
   }

@@ -82,7 +82,11 @@ export async function startNode(config: Config): Promise<HearthNode> {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const scheme = config.tls ? 'https' : 'http';
   const httpUrl = `${scheme}://${host}:${http.port}`;
-  cluster?.start(() => service.pools(), httpUrl);
+  cluster?.start(
+    () => service.pools(),
+    httpUrl,
+    (node) => service.routed.briefs(node),
+  );
   const warmed = await warmUp(config, service, runners, stores.spareUp, log);
   readiness.serve();
   resumeCanaries(service, log);

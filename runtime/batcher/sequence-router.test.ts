@@ -1,20 +1,27 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
+import { QueueFullError } from '../../sdk/errors.js';
 import { ManualClock } from './clock.js';
 import type { SequenceRow } from './sequence-router.js';
-import { SequenceRouter } from './sequence-router.js';
+import { callerSequenceLimit, SequenceRouter, sequenceKey } from './sequence-router.js';
 
 type Batch = { lane: number; rows: (string | null)[] };
 
 /** A router over `lanes` instances whose batches are recorded as payload names (null: filler). */
-function router(strategy: 'direct' | 'oldest', batchSize: number, lanes = 1, maxCandidateSequences?: number) {
+function router(
+  strategy: 'direct' | 'oldest',
+  batchSize: number,
+  lanes = 1,
+  maxCandidateSequences?: number,
+  maxSequenceIdleUs = 1e12,
+) {
   const batches: Batch[] = [];
   const clock = new ManualClock();
   const r = new SequenceRouter<string>(
     {
       strategy,
       batchSize,
-      maxSequenceIdleUs: 1e12,
+      maxSequenceIdleUs,
       model: 'm',
       ...(maxCandidateSequences ? { maxCandidateSequences } : {}),
     },
@@ -25,13 +32,13 @@ function router(strategy: 'direct' | 'oldest', batchSize: number, lanes = 1, max
   );
   for (let i = 0; i < lanes; i++) r.addLane();
   // Each request arrives 1 µs after the one before.
-  const send = (payload: string, id: bigint | string, start = false, end = false) => {
+  const send = (payload: string, id: bigint | string, start = false, end = false, caller?: string) => {
     clock.advance(1);
-    r.enqueue(payload, { id, start, end }, (e) => {
+    r.enqueue(payload, { id, start, end, ...(caller === undefined ? {} : { caller }) }, (e) => {
       throw e;
     });
   };
-  return { r, batches, send };
+  return { r, batches, send, clock };
 }
 
 describe('sequence router', () => {
@@ -91,5 +98,54 @@ describe('sequence router', () => {
     expect(() => send('x', 9n)).toThrow(/must specify the START flag/);
     send('a2', 1n, false, true);
     expect(() => send('a3', 1n)).toThrow(/after its END request/);
+  });
+
+  it("keys sequences by caller: another caller's id is an unknown sequence, and the same id starts its own", () => {
+    const { r, batches, send } = router('direct', 4);
+    send('a1', 7n, true, false, 'alice');
+    expect(() => send('m1', 7n, false, false, 'mallory')).toThrow(/must specify the START flag/);
+    expect(() => send('m1', 7n, false, true, 'mallory')).toThrow(/must specify the START flag/);
+    send('m1', 7n, true, false, 'mallory');
+    expect(() => send('a2', 7n, true, false, 'alice')).toThrow(/already in progress/);
+    send('a2', 7n, false, true, 'alice');
+    r.release(0);
+    expect(batches.at(-1)?.rows).toEqual(['a2', 'm1']);
+    expect(r.has(sequenceKey('mallory', 7n))).toBe(true);
+    expect(r.has(sequenceKey('alice', 7n))).toBe(false);
+  });
+
+  it('limits each caller to half the slots (429), leaves the rest to others, and gives a slot back on END', () => {
+    const { r, send } = router('direct', 4, 1);
+    expect(callerSequenceLimit(r.slots)).toBe(2);
+    send('a1', 1n, true, false, 'alice');
+    send('a2', 2n, true, false, 'alice');
+    expect(() => send('a3', 3n, true, false, 'alice')).toThrow(QueueFullError);
+    expect(() => send('a3', 3n, true, false, 'alice')).toThrow(/2 sequences open .*half of its 4 sequence slots/);
+    send('b1', 1n, true, false, 'bob');
+    send('b2', 2n, true, false, 'bob');
+    send('a1e', 1n, false, true, 'alice');
+    r.release(0);
+    send('a3', 3n, true, false, 'alice');
+    // A node with no API keys has one caller (''): not limited, as before.
+    const solo = router('direct', 2, 1);
+    for (const id of [1n, 2n, 3n, 4n]) solo.send(`s${id}`, id, true);
+    expect(solo.r.activeSequences).toBe(4);
+  });
+
+  it("releases a caller's abandoned sequences after max_sequence_idle_microseconds, and their count with them", () => {
+    vi.useFakeTimers();
+    try {
+      const { r, send, clock } = router('direct', 2, 1, undefined, 2_000_000);
+      send('a1', 1n, true, false, 'alice');
+      expect(() => send('a2', 2n, true, false, 'alice')).toThrow(QueueFullError);
+      r.release(0);
+      clock.advance(2_000_001);
+      vi.advanceTimersByTime(1000);
+      expect(r.activeSequences).toBe(0);
+      send('a2', 2n, true, false, 'alice');
+      expect(r.activeSequences).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

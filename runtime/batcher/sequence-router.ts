@@ -37,15 +37,21 @@ export interface SequenceFlags {
   id: bigint | string;
   start: boolean;
   end: boolean;
+  /**
+   * Who sent it: an opaque id of the caller's API key ('' or absent: the one caller of a node with
+   * no keys). Sequences are the caller's own: another caller's id names a different sequence.
+   */
+  caller?: string;
 }
 
 export type SequenceRow<T> =
-  | { filler: false; payload: T; id: bigint | string; start: boolean; end: boolean }
+  | { filler: false; payload: T; id: bigint | string; caller: string; start: boolean; end: boolean }
   | { filler: true };
 
 interface Sequence<T> {
   key: string;
   id: bigint | string;
+  caller: string;
   lane: number;
   slot: number;
   queue: { payload: T; flags: SequenceFlags; at: number; reject: (e: HearthError) => void }[];
@@ -64,9 +70,18 @@ const MAX_WAITING = 4096;
 
 export type SequenceDispatch<T> = (lane: number, rows: SequenceRow<T>[]) => void;
 
-/** A sequence's key: its id, a number and a string of the same digits apart. */
-export function sequenceKey(id: bigint | string): string {
-  return typeof id === 'string' ? `s:${id}` : `n:${id}`;
+/** A sequence's key: its caller and its id, a number and a string of the same digits apart. */
+export function sequenceKey(caller: string, id: bigint | string): string {
+  return `${caller}\0${typeof id === 'string' ? `s:${id}` : `n:${id}`}`;
+}
+
+/**
+ * Sequences one caller may hold open (placed or waiting) at once: half the model's slots (at least
+ * one), so that one caller's abandoned STARTs — held until max_sequence_idle_microseconds — leave
+ * the other half to everyone else. A node with no API keys has one caller, which is not limited.
+ */
+export function callerSequenceLimit(slots: number): number {
+  return Math.max(1, Math.floor(slots / 2));
 }
 
 export class SequenceRouter<T> {
@@ -77,6 +92,8 @@ export class SequenceRouter<T> {
   readonly #sequences = new Map<string, Sequence<T>>();
   /** Sequences started while every slot was taken, in order. */
   readonly #waiting: Sequence<T>[] = [];
+  /** Open sequences by caller (callers with none are not kept). */
+  readonly #open = new Map<string, number>();
   #sweeper: NodeJS.Timeout | undefined;
 
   /** Told each sequence's key as it goes (its END ran, or it sat idle): what was kept for it can go. */
@@ -131,20 +148,25 @@ export class SequenceRouter<T> {
     }
   }
 
+  /** Batch slots over all lanes: sequences that can be placed at once. */
+  get slots(): number {
+    return this.#lanes.length * this.#slotsPerLane;
+  }
+
   enqueue(payload: T, flags: SequenceFlags, reject: (e: HearthError) => void): void {
-    const key = sequenceKey(flags.id);
+    const caller = flags.caller ?? '';
+    const key = sequenceKey(caller, flags.id);
     let sequence = this.#sequences.get(key);
     if (flags.start) {
       if (sequence)
         throw new InvalidInputError(
           `inference request for sequence ${String(flags.id)} to model '${this.#o.model}' has the START flag but that sequence is already in progress; end it first (sequence_end)`,
         );
-      if (this.#waiting.length >= MAX_WAITING)
-        throw new QueueFullError(
-          `model '${this.#o.model}' has ${MAX_WAITING} sequences waiting for a batch slot; try again later`,
-        );
-      sequence = { key, id: flags.id, lane: -1, slot: -1, queue: [], lastSeen: this.#clock.now(), ending: false };
+      this.#admit(caller);
+      const at = this.#clock.now();
+      sequence = { key, id: flags.id, caller, lane: -1, slot: -1, queue: [], lastSeen: at, ending: false };
       this.#sequences.set(key, sequence);
+      if (caller !== '') this.#open.set(caller, (this.#open.get(caller) ?? 0) + 1);
       this.#waiting.push(sequence);
       this.#place();
     } else if (!sequence) {
@@ -162,6 +184,19 @@ export class SequenceRouter<T> {
     if (sequence.lane >= 0) this.#schedule(sequence.lane);
   }
 
+  /** A new sequence of `caller` may open: under the waiting bound and the caller's own limit; else 429. */
+  #admit(caller: string): void {
+    if (this.#waiting.length >= MAX_WAITING)
+      throw new QueueFullError(
+        `model '${this.#o.model}' has ${MAX_WAITING} sequences waiting for a batch slot; try again later`,
+      );
+    const limit = callerSequenceLimit(this.slots);
+    if (caller !== '' && (this.#open.get(caller) ?? 0) >= limit)
+      throw new QueueFullError(
+        `this API key has ${limit} sequences open on model '${this.#o.model}', the most one caller may hold (half of its ${this.slots} sequence slots); end one (sequence_end) or let it go idle (max_sequence_idle_microseconds) before starting another`,
+      );
+  }
+
   /** The lane's batch has run: its instance takes the next one. */
   release(lane: number): void {
     const l = this.#lanes[lane];
@@ -176,6 +211,7 @@ export class SequenceRouter<T> {
       this.#onFree(s.key);
     }
     this.#sequences.clear();
+    this.#open.clear();
     this.#waiting.length = 0;
     for (const l of this.#lanes) l.slots.fill(undefined);
     clearInterval(this.#sweeper);
@@ -206,6 +242,9 @@ export class SequenceRouter<T> {
 
   #free(sequence: Sequence<T>): void {
     this.#sequences.delete(sequence.key);
+    const open = (this.#open.get(sequence.caller) ?? 0) - 1;
+    if (open > 0) this.#open.set(sequence.caller, open);
+    else this.#open.delete(sequence.caller);
     this.#onFree(sequence.key);
     const waiting = this.#waiting.indexOf(sequence);
     if (waiting >= 0) this.#waiting.splice(waiting, 1);
@@ -223,7 +262,14 @@ export class SequenceRouter<T> {
     const take = (s: Sequence<T>): SequenceRow<T> => {
       const q = s.queue.shift()!;
       if (q.flags.end) ended.push(s);
-      return { filler: false, payload: q.payload, id: q.flags.id, start: q.flags.start, end: q.flags.end };
+      return {
+        filler: false,
+        payload: q.payload,
+        id: q.flags.id,
+        caller: s.caller,
+        start: q.flags.start,
+        end: q.flags.end,
+      };
     };
     let rows: SequenceRow<T>[];
     if (this.#o.strategy === 'direct') {

@@ -11,7 +11,7 @@ import { Piscina } from 'piscina';
 import type { Hook, HookContext, HookRequest } from '../../sdk/hook.js';
 import { isBinaryResponse } from '../../sdk/hook.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
-import { checkTensors } from '../tensors/index.js';
+import { checkTensors, ownTensors } from '../tensors/index.js';
 import { DefaultHookInputError, defaultHook } from './default-hook.js';
 import { decodeImage } from './images.js';
 import type {
@@ -227,6 +227,8 @@ function checkResponse(result: PostItemResult, maxBytes = 64 * 2 ** 20): PostIte
       'post',
       new Error(`post returned ${result.body.byteLength} bytes, over its limit of ${maxBytes} (limits.maxResponseMb)`),
     );
+  // Bytes on a SharedArrayBuffer cannot be moved to the pool, and the hook could still write them: copied.
+  if (!(result.body.buffer instanceof ArrayBuffer)) return { ...result, body: new Uint8Array(result.body) };
   return result;
 }
 
@@ -288,6 +290,7 @@ export function createHookRunner(data: HookWorkerData): (task: HookTask) => Prom
             if (typeof tensors !== 'object' || tensors === null)
               throw new Error('pre must return an object of tensors by input name');
             checkTensors(tensors, data.inputs, data.maxBatchSize);
+            ownTensors(tensors);
           } catch (error) {
             const f = failure('pre', error);
             // Tensors a function's own hook built that do not fit the spec are its fault, not the caller's.

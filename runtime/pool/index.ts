@@ -4,7 +4,7 @@ export { PoolLifecycle } from './lifecycle.js';
 export { Pool } from './pool.js';
 export { rowViews } from './split.js';
 export type { DurationSummary, PoolCounters } from './stats.js';
-export { addCounters, countFailure, newCounters, observe } from './stats.js';
+export { addCounters, countFailure, newCounters, observe, RecentLatencies } from './stats.js';
 export type {
   CallOptions,
   ColdStart,

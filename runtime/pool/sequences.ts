@@ -92,7 +92,7 @@ export class SequenceLanes {
   async #run(lane: number, rows: SequenceRow<Pending>[]): Promise<void> {
     const instance = this.instances.take(this.instances.at(lane)!);
     const callers = rows.flatMap((r) => (r.filler ? [] : [r.payload]));
-    const keys = rows.map((r) => (r.filler ? undefined : sequenceKey(r.id)));
+    const keys = rows.map((r) => (r.filler ? undefined : sequenceKey(r.caller, r.id)));
     const t0 = performance.now();
     let outputs: TensorsByName[] | HearthError;
     try {

@@ -1,1 +1,1 @@
-export { batchSignature, checkTensors } from './validate.js';
+export { batchSignature, checkTensors, ownTensors } from './validate.js';

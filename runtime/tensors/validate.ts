@@ -6,7 +6,7 @@
 import { InvalidInputError } from '../../sdk/errors.js';
 import type { TensorSpec } from '../../sdk/spec/function-spec.js';
 import type { Tensor } from '../../sdk/tensor.js';
-import { elementSize, numel } from '../../sdk/tensor.js';
+import { bytesOf, elementSize, numel, viewAs } from '../../sdk/tensor.js';
 import { checkBytes } from '../../sdk/tensor-bytes.js';
 
 function shapeString(shape: readonly number[]): string {
@@ -93,4 +93,19 @@ export function batchSignature(
       return `${t.dtype}${shapeString(maxBatchSize > 0 ? t.shape.slice(1) : t.shape)}`;
     })
     .join(';');
+}
+
+/**
+ * Checked tensors with their data in memory of their own: a tensor a hook built on a
+ * SharedArrayBuffer is copied into a plain ArrayBuffer (which can be moved to the pool and read by
+ * the addon, and which the hook can no longer write once checked); the others are kept as they are.
+ */
+export function ownTensors(tensors: Record<string, Tensor>): Record<string, Tensor> {
+  for (const [name, t] of Object.entries(tensors)) {
+    if (t.data.buffer instanceof ArrayBuffer) continue;
+    const bytes = new Uint8Array(t.data.byteLength);
+    bytes.set(bytesOf(t.data));
+    tensors[name] = { ...t, data: viewAs(t.dtype, bytes) } as Tensor;
+  }
+  return tensors;
 }

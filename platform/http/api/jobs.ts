@@ -8,9 +8,10 @@ import { Hono } from 'hono';
 
 import type { JobInfo, JobList, Reply } from '../../../sdk/api/index.js';
 import { JobNotFoundError } from '../../../sdk/errors.js';
+import { callerId } from '../../caller/index.js';
 import type { ApiKey } from '../../config/index.js';
 import type { JobQueue } from '../../jobs/index.js';
-import { callerId, encodeCursor, jobQuery, jobView } from '../../jobs/index.js';
+import { encodeCursor, jobQuery, jobView } from '../../jobs/index.js';
 import { httpStatus } from '../errors.js';
 import type { AppEnv } from '../middleware.js';
 import { auth, isAdmin, owner } from '../middleware.js';

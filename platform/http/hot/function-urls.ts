@@ -3,9 +3,10 @@
  * when it carries one — or, with `Prefer: respond-async`, submitted as a job and answered 202.
  */
 import { InvalidInputError } from '../../../sdk/errors.js';
+import { callerId } from '../../caller/index.js';
 import type { ServingFunctions } from '../../functions/serving.js';
 import type { JobQueue } from '../../jobs/index.js';
-import { callerId, requestHash } from '../../jobs/index.js';
+import { requestHash } from '../../jobs/index.js';
 import { IdempotencyCache } from './idempotency.js';
 import type { Call, Handler, Reply } from './request.js';
 import { deadlineOf } from './request.js';

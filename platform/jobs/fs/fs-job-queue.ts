@@ -90,6 +90,20 @@ export class FsJobQueue implements JobQueue {
       },
     });
     this.#restored = options.dir ? this.#restore(options.dir) : Promise.resolve();
+    // lru-cache's own expiry (ttlAutopurge) is one timer per record, armed on the event loop's
+    // cached time: after a long synchronous stretch that time lags, the timer fires before the record
+    // is stale, and it is never looked at again. A sweep makes the TTL a promise: unref'd, through
+    // a weak reference (a queue nobody holds is collected, and its sweep stops), and on after
+    // close(), so a closed queue's records still expire.
+    const done = new WeakRef(this.#done);
+    const sweep = setInterval(
+      () => {
+        const records = done.deref();
+        if (records) records.purgeStale();
+        else clearInterval(sweep);
+      },
+      Math.min(1000, Math.max(50, (options.resultTtlS * 1000) / 4)),
+    ).unref();
   }
 
   /** Records held now (active and finished), and the bytes of the finished ones. */

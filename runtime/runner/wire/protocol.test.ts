@@ -78,6 +78,13 @@ describe('node → runner', () => {
       priority: undefined,
       sequence: { id: 'abc', start: false, end: true },
     });
+    const caller = { id: 7n, start: true, end: false, caller: 'c0ffee' };
+    expect(
+      unpackCall(
+        decodeToRunner(wire({ t: 'infer', id: 2, tensors: {}, ...packCall({ sequence: caller }, undefined) })) as never,
+        signal,
+      ).sequence,
+    ).toEqual(caller);
   });
 
   it('refuses a message it does not know, or one missing a field', () => {

@@ -95,6 +95,8 @@ export interface WireSequence {
   big: boolean;
   start: boolean;
   end: boolean;
+  /** The caller's opaque id (SequenceFlags.caller), absent for the one caller of a node with no keys. */
+  caller?: string;
 }
 
 /**
@@ -116,7 +118,15 @@ export function packCall(options: CallOptions, remainingMs: number | undefined):
     ...(options.priority === undefined ? {} : { priority: options.priority }),
     ...(options.requests === undefined ? {} : { requests: options.requests }),
     ...(seq
-      ? { sequence: { id: String(seq.id), big: typeof seq.id === 'bigint', start: seq.start, end: seq.end } }
+      ? {
+          sequence: {
+            id: String(seq.id),
+            big: typeof seq.id === 'bigint',
+            start: seq.start,
+            end: seq.end,
+            ...(seq.caller ? { caller: seq.caller } : {}),
+          },
+        }
       : {}),
   };
 }
@@ -134,7 +144,7 @@ export function unpackCall(fields: CallFields, signal: AbortSignal): CallOptions
 }
 
 function unpackSequence(s: WireSequence): SequenceFlags {
-  return { id: s.big ? BigInt(s.id) : s.id, start: s.start, end: s.end };
+  return { id: s.big ? BigInt(s.id) : s.id, start: s.start, end: s.end, ...(s.caller ? { caller: s.caller } : {}) };
 }
 
 /** What a runner reports of its pool: its figures, the requests it takes now, its device. */
@@ -333,7 +343,15 @@ const callFields = {
   remainingMs: z.number().optional(),
   priority: z.number().int().optional(),
   requests: z.number().int().min(1).optional(),
-  sequence: z.object({ id: z.string(), big: z.boolean(), start: z.boolean(), end: z.boolean() }).optional(),
+  sequence: z
+    .object({
+      id: z.string(),
+      big: z.boolean(),
+      start: z.boolean(),
+      end: z.boolean(),
+      caller: z.string().max(64).optional(),
+    })
+    .optional(),
 };
 const id = z.number().int();
 const toRunner = z.discriminatedUnion('t', [

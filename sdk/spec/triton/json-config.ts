@@ -81,9 +81,32 @@ function message(json: object, where: string): TextMessage {
   return out;
 }
 
+/**
+ * How deep a configuration's JSON may nest: a ModelConfig's deepest fields (an ensemble step's
+ * maps, a warm-up input's dims) are under ten levels; deeper JSON is refused before the recursive
+ * reading below, which would otherwise run out of stack (a RangeError, a 500) on hostile input.
+ */
+export const MAX_CONFIG_DEPTH = 32;
+
+/** Whether `json` nests deeper than `max` objects and arrays (walked without recursion). */
+function deeperThan(json: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[json, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > max) return true;
+    for (const v of Object.values(value)) stack.push([v, depth + 1]);
+  }
+  return false;
+}
+
 /** A ModelConfig as JSON (an object), as config.pbtxt's reader takes it. */
 export function jsonConfigToMessage(json: unknown, what = 'the configuration'): TextMessage {
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     throw new InvalidInputError(`${what} must be a JSON object (a model configuration)`);
+  if (deeperThan(json, MAX_CONFIG_DEPTH))
+    throw new InvalidInputError(
+      `${what} nests deeper than ${MAX_CONFIG_DEPTH} levels; a model configuration is far shallower`,
+    );
   return message(json, '');
 }

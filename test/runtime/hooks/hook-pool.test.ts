@@ -338,4 +338,24 @@ describe('hooks on the calling thread (inline, as a runner runs a lone request)'
     const wrong = await pool('wrong-dtype', { sandbox: true, inline: true });
     await expect(wrong.pre(json(rows), { inline: true })).rejects.toThrow(/dtype|FP32/);
   });
+
+  it('takes tensors a hook builds on SharedArrayBuffers, copied, on threads, in the sandbox and inline', async () => {
+    for (const extra of [{}, { sandbox: true }, { sandbox: true, inline: true }]) {
+      const hooks = await pool('shared-buffer', extra);
+      const inline = { inline: 'inline' in extra };
+      const { tensors } = await hooks.pre(json({}), inline);
+      expect(tensors.x!.data).toEqual(new Float32Array([1, 2, 3, 4]));
+      expect(tensors.x!.data.buffer).toBeInstanceOf(ArrayBuffer);
+      const [out, binary] = await hooks.post(
+        [
+          { outputs: y([[1, 2, 3]]), request: json({}) },
+          { outputs: y([[1, 2, 3]]), request: json({ binary: true }) },
+        ],
+        inline,
+      );
+      expect(out).toMatchObject({ ok: true });
+      expect(binary).toMatchObject({ ok: true, contentType: 'application/octet-stream' });
+      if (binary?.ok) expect(new Float32Array(new Uint8Array(binary.body).buffer)).toEqual(new Float32Array([1, 2, 3]));
+    }
+  });
 });
