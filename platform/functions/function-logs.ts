@@ -6,10 +6,11 @@
  * capped at MAX_BYTES (the least recently written versions' rings go first), and followed live by
  * `GET /api/v1/functions/{name}/logs?follow=1` (server-sent events).
  *
- * What a tenant makes (its hook's lines and errors, its runner's output, its model's errors) spends
- * one budget per version, the runner output's (runtime's limitedLines: lines and bytes a second):
- * past it entries are dropped and counted, and a `dropped N` entry says so. Whoever copies an entry
- * to the node's log copies only what was kept (add's answer).
+ * What a tenant makes — its failed calls' detail (hook and model errors), its hook's lines in a node
+ * without runners — spends a budget per version of the runner output's size (runtime's
+ * limitedLines: lines and bytes a second): past it entries are dropped and counted, and a `dropped
+ * N` entry says so. Whoever copies an entry to the node's log copies only what was kept (add's
+ * answer). A runner's lines spent their runner's budget on the way here (runner-output.ts).
  */
 import { EventEmitter } from 'node:events';
 
@@ -71,13 +72,14 @@ export class FunctionLogs extends EventEmitter {
 
   /**
    * Adds an entry, its message cut to MAX_MESSAGE bytes; one a tenant made (TENANT_SOURCES) only
-   * within its version's budget. Whether it was kept: false, dropped (and counted).
+   * within its version's budget, unless `spent` (a runner's line, which spent its runner's budget of
+   * the same size on its way here). Whether it was kept: false, dropped (and counted).
    */
-  add(entry: Entry): boolean {
+  add(entry: Entry, spent = false): boolean {
     const e: FunctionLogEntry = { ...entry, at: entry.at ?? Date.now(), msg: clipBytes(entry.msg, MAX_MESSAGE) };
     const key = versionKey(e.function, e.version ?? '');
     const ring = this.#ringOf(key, e);
-    if (!TENANT_SOURCES.has(e.source)) {
+    if (spent || !TENANT_SOURCES.has(e.source)) {
       this.#push(key, ring, e);
       return true;
     }
@@ -140,7 +142,7 @@ export class FunctionLogs extends EventEmitter {
    * A line a runner wrote, as its pool's key (`name@version`) labels it: a hook's console line is
    * JSON (`{"hook", "level", "msg"}`, runtime/hooks/worker.ts); anything else is the runner's own.
    */
-  addRunnerLine(label: string, line: string): boolean {
+  addRunnerLine(label: string, line: string): void {
     const at = label.lastIndexOf('@');
     const name = at > 0 ? label.slice(0, at) : label;
     const version = at > 0 ? Number(label.slice(at + 1)) : undefined;
@@ -154,13 +156,17 @@ export class FunctionLogs extends EventEmitter {
     }
     const level =
       typeof hook?.level === 'string' && LEVELS.has(hook.level) ? (hook.level as FunctionLogEntry['level']) : 'info';
-    return this.add({
-      function: name,
-      ...(version !== undefined && Number.isInteger(version) ? { version } : {}),
-      source: hook ? 'hook' : 'runner',
-      level: hook ? level : 'info',
-      msg: hook && typeof hook.msg === 'string' ? hook.msg : line,
-    });
+    this.add(
+      {
+        function: name,
+        ...(version !== undefined && Number.isInteger(version) ? { version } : {}),
+        source: hook ? 'hook' : 'runner',
+        level: hook ? level : 'info',
+        msg: hook && typeof hook.msg === 'string' ? hook.msg : line,
+      },
+      // Its runner's output budget (runtime's readOutput) let it through already.
+      true,
+    );
   }
 
   /** A function's entries, oldest first: of one version or all, at `level` or above, the last `limit`. */

@@ -23,10 +23,9 @@ export async function createRunners(
         arenaBytes: config.arenaMb * 2 ** 20,
         onArenaFailed: (why) =>
           runnerLog.warn({ why }, 'runners get no shared-memory arena; tensors go on their sockets'),
-        // A runner's lines spend its function's log budget: what that drops, the node's log drops too.
         onLine: (line, runner) => {
-          if (!runner.label || functionLogs.addRunnerLine(runner.label, line))
-            runnerLog.info({ function: runner.label, runner: runner.pid, line }, 'runner output');
+          runnerLog.info({ function: runner.label, runner: runner.pid, line }, 'runner output');
+          if (runner.label) functionLogs.addRunnerLine(runner.label, line);
         },
       })
     : undefined;
