@@ -25,4 +25,11 @@ export type {
 export { addCounters, newCounters, Pool, RecentLatencies } from './pool/index.js';
 export type { RunnerCrash, SandboxReport } from './runner/index.js';
 // Runner processes.
-export { DEFAULT_ARENA_MB, groupOf, RunnerHost, RunnerPool, runnerEntryFile } from './runner/index.js';
+export {
+  DEFAULT_ARENA_MB,
+  groupOf,
+  limitedLines,
+  RunnerHost,
+  RunnerPool,
+  runnerEntryFile,
+} from './runner/index.js';

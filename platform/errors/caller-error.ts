@@ -10,6 +10,7 @@
 import { HTTPException } from 'hono/http-exception';
 
 import { HearthError, InvalidInputError } from '../../sdk/errors.js';
+import { clipBytes } from '../../sdk/text.js';
 /** What an error is logged through (a pino logger, or a child of one). */
 export interface ErrorLog {
   warn(o: object, msg?: string): void;
@@ -24,7 +25,7 @@ export interface ErrorContext {
    * out of time or found it unavailable — with the whole message, of which the caller is told only
    * the headline, and the phase it failed in where known (setup, pre, forward, post).
    */
-  onDetail?: (code: string, detail: string, phase?: string, version?: number) => void;
+  onDetail?: (code: string, detail: string, phase?: string, version?: number) => boolean | undefined;
 }
 
 const VERSION = Symbol('hearth.failedVersion');
@@ -56,8 +57,9 @@ function phaseOf(error: HearthError): string | undefined {
   return error.reason !== undefined && PHASES.has(error.reason) ? error.reason : undefined;
 }
 
-/** Longest message a caller is sent. */
+/** Longest message a caller is sent, and longest detail the node's log is given (bytes). */
 const MAX_MESSAGE = 1000;
+const MAX_DETAIL = 8192;
 
 /**
  * What the caller is told: the code, the headline, and the version whose call failed where one was
@@ -77,12 +79,16 @@ export function callerError(
   }
   const newline = error.message.indexOf('\n');
   const first = headline(error.message);
-  if (error.code === 'INTERNAL') log?.error({ err: error, requestId }, 'internal error');
-  else if (newline !== -1) log?.warn({ requestId, code: error.code, detail: error.message }, first);
   // Every failed call goes to the function's log (its receiver checks the function is served here
-  // for CALL_FAILURES: a caller cannot make a log for a name that does not exist).
-  if (FUNCTION_FAILURES.has(error.code) || CALL_FAILURES.has(error.code))
-    context.onDetail?.(error.code, error.message, phaseOf(error), versionOf(error));
+  // for CALL_FAILURES: a caller cannot make a log for a name that does not exist), within the
+  // function's log budget; what that drops, the node's log drops too (its text is the tenant's).
+  const kept =
+    FUNCTION_FAILURES.has(error.code) || CALL_FAILURES.has(error.code)
+      ? context.onDetail?.(error.code, error.message, phaseOf(error), versionOf(error)) !== false
+      : true;
+  if (error.code === 'INTERNAL') log?.error({ err: error, requestId }, 'internal error');
+  else if (newline !== -1 && kept)
+    log?.warn({ requestId, code: error.code, detail: clipBytes(error.message, MAX_DETAIL) }, first);
   const version = versionOf(error);
   return { code: error.code, message: first, ...(version === undefined ? {} : { version }) };
 }

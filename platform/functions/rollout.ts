@@ -10,6 +10,7 @@
 import type { Canary, CanaryRequest } from '../../sdk/api/index.js';
 import { InvalidInputError, toHearthError, UnavailableError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
+import { clipBytes } from '../../sdk/text.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { Cluster } from '../cluster/index.js';
 import { safeLine } from '../errors/index.js';
@@ -221,7 +222,13 @@ export class Rollout {
     } catch (error) {
       const e = toHearthError(error);
       this.#o.log?.warn(
-        { function: name, version: v.version, code: e.code, err: { message: e.message, stack: e.stack } },
+        // The message is the tenant's (its hook's or model's error): cut, as a failed call's detail is.
+        {
+          function: name,
+          version: v.version,
+          code: e.code,
+          err: { message: clipBytes(e.message, 8192), stack: clipBytes(e.stack ?? '', 8192) },
+        },
         'version failed its smoke request (spec example)',
       );
       this.#o.logs.add({

@@ -58,12 +58,13 @@ export interface ServingFunctions {
   ): Promise<FunctionVersion & { canary?: Canary }>;
   /**
    * Where the whole message of a failed call goes (a model's traceback): the function's own log,
-   * for its admins; the caller gets the headline.
+   * for its admins; the caller gets the headline. Its answer: false where the function's log
+   * budget dropped it (the node's log drops it too).
    */
   errorDetail(
     fn: string | undefined,
     requestId: string | undefined,
-  ): (code: string, detail: string, phase?: string) => void;
+  ): (code: string, detail: string, phase?: string, version?: number) => boolean;
 }
 
 /** What the management API (/api/v1) asks of the functions, beside what a request does. */

@@ -70,15 +70,16 @@ export class FunctionViews {
    * Where a failed call's whole message goes: the function's log, with its request id and phase.
    * A model's or hook's failure comes only after the name resolved; a deadline, an unavailable
    * function or a full queue may not, so those are logged only for a function with a pool here.
+   * False when the function's log budget dropped it (the node's log then drops it too).
    */
   errorDetail(
     fn: string | undefined,
     requestId: string | undefined,
-  ): (code: string, detail: string, phase?: string, version?: number) => void {
+  ): (code: string, detail: string, phase?: string, version?: number) => boolean {
     return (code, detail, phase, version) => {
-      if (fn === undefined) return;
-      if (!isFunctionFailure(code) && !this.#o.pools.serves(fn)) return;
-      this.#o.logs.add({
+      if (fn === undefined) return true;
+      if (!isFunctionFailure(code) && !this.#o.pools.serves(fn)) return true;
+      return this.#o.logs.add({
         function: fn,
         ...(version === undefined ? {} : { version }),
         source: 'error',

@@ -19,6 +19,7 @@ import type { HearthError } from '../../sdk/errors.js';
 import { CancelledError, HookError, InvalidInputError, QueueFullError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
+import { clipBytes } from '../../sdk/text.js';
 import type { HookCallOptions } from './hook-threads.js';
 import { HookThreads } from './hook-threads.js';
 import type {
@@ -72,6 +73,8 @@ interface PreWaiter {
 
 /** Requests per pre task at most. */
 const MAX_PRE_GROUP = 64;
+/** The longest failure message of a hook kept (its frames, cut apart: stack.ts). */
+const MAX_MESSAGE = 8 * 1024;
 
 /**
  * How many of `queued` requests the next free thread takes: an even share among the `free` threads
@@ -288,7 +291,8 @@ export class HookPool {
   #failure(f: HookFailure): HearthError {
     if (f.kind === 'input') return new InvalidInputError(f.message, { reason: f.reason });
     // The isolate stopped a call at the hook's time limit (inline, or on a thread before its abort).
-    const why = /timed out/i.test(f.message) ? `ran past its ${this.#timeoutMs} ms limit and was stopped` : f.message;
+    const message = clipBytes(f.message, MAX_MESSAGE);
+    const why = /timed out/i.test(message) ? `ran past its ${this.#timeoutMs} ms limit and was stopped` : message;
     // The first line is what the caller is told; the frames after it go to the function's log.
     const frames = f.stack ? `\n${f.stack}` : '';
     return new HookError(`hook ${this.name} failed in ${f.phase}: ${why}${frames}`, { reason: f.phase });

@@ -66,7 +66,7 @@ import hook from 'hook';
 const MAX_RESPONSE = ${maxResponseBytes};
 const tooLarge = (n) => new Error('post returned ' + n + ' bytes, over its limit of ' + MAX_RESPONSE + ' (limits.maxResponseMb)');
 let context;
-const fail = (e, input = false) => ({ ok: false, message: e instanceof Error ? e.message : String(e), input: input || e?.code === 'INVALID_INPUT', reason: typeof e?.reason === 'string' ? e.reason : undefined, stack: e instanceof Error && typeof e.stack === 'string' ? e.stack.slice(0, 8192) : undefined });
+const fail = (e, input = false) => ({ ok: false, message: String(e instanceof Error ? e.message : e).slice(0, 8192), input: input || e?.code === 'INVALID_INPUT', reason: typeof e?.reason === 'string' ? e.reason : undefined, stack: e instanceof Error && typeof e.stack === 'string' ? e.stack.slice(0, 8192) : undefined });
 // A JSON body arrives as its text (decoded by the host), any other as its bytes. In pre it comes
 // with the call; in post, where most hooks never read it, only when read (\`read\`: a host call).
 function request(body, contentType) {

@@ -7,4 +7,4 @@
 
 export type { RunnerCrash, RunnerHostOptions, RunnerPoolOptions, SandboxReport } from './supervision/index.js';
 export { groupOf, RunnerHost, RunnerPool, runnerEntryFile } from './supervision/index.js';
-export { DEFAULT_ARENA_MB } from './wire/index.js';
+export { DEFAULT_ARENA_MB, limitedLines } from './wire/index.js';

@@ -81,7 +81,11 @@ export async function spawnNode(
   const lines = createInterface({ input: child.stdout! });
   const ports = await new Promise<{ http: number; grpc: number; node: string }>((resolve, reject) => {
     lines.on('line', (line) => {
-      const entry = JSON.parse(line) as { msg?: string; http?: number; grpc?: number; node?: string };
+      // A line that is not JSON (a huge one a pipe split, say) is heard as it is.
+      let entry: { msg?: string; http?: number; grpc?: number; node?: string } = {};
+      try {
+        entry = JSON.parse(line) as typeof entry;
+      } catch {}
       if (entry.msg === 'hearth listening') resolve({ http: entry.http!, grpc: entry.grpc!, node: entry.node! });
       else onLine?.(line);
     });

@@ -5,7 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 
-import { LineLimiter } from '../wire/index.js';
+import { limitedLines } from '../wire/index.js';
 
 /** Lines kept for a runner's exit. */
 const LOG_LINES = 20;
@@ -16,18 +16,7 @@ const MAX_PARTIAL = 64 * 1024;
 export function readOutput(child: ChildProcess, last: string[], onLine: (line: string) => void): void {
   // What reaches the node's log and the function's is rate-limited (a model printing in a loop
   // costs its own log lines, not the node's disk); its last lines are kept whole for its exit.
-  const limiter = new LineLimiter();
-  let flush: NodeJS.Timeout | undefined;
-  const emit = (lines: string[]) => {
-    for (const line of lines) onLine(line);
-    if (limiter.dropped > 0 && !flush) {
-      flush = setTimeout(() => {
-        flush = undefined;
-        emit(limiter.flush());
-      }, 1000);
-      flush.unref();
-    }
-  };
+  const emit = limitedLines((line) => onLine(line));
   for (const stream of [child.stdout, child.stderr]) {
     (stream as unknown as Socket | null)?.unref();
     let partial = '';
@@ -43,7 +32,7 @@ export function readOutput(child: ChildProcess, last: string[], onLine: (line: s
         if (!line) continue;
         last.push(line.slice(0, 8192));
         if (last.length > LOG_LINES) last.shift();
-        emit(limiter.take(line));
+        emit(line);
       }
     });
   }

@@ -9,7 +9,7 @@ export type { Frame, OutBlob } from './channel.js';
 export { Channel } from './channel.js';
 export type { Target } from './gather.js';
 export { Gatherer } from './gather.js';
-export { LineLimiter } from './line-limiter.js';
+export { LineLimiter, limitedLines } from './line-limiter.js';
 export type {
   Asked,
   CallFields,

@@ -18,16 +18,15 @@ describe('LineLimiter', () => {
     expect(l.dropped).toBe(0);
   });
 
-  it('counts bytes as well as lines, and cuts long lines', () => {
-    const now = 0;
-    const l = new LineLimiter(limits, () => now);
-    const long = 'x'.repeat(500);
-    const [cut] = l.take(long);
-    expect(cut).toBe(`${'x'.repeat(50)}… (cut at 50 characters)`);
-    let let_ = 1;
-    for (let i = 0; i < 100; i++) let_ += l.take(long).length > 0 ? 1 : 0;
-    // 2,000 bytes of budget, each cut line about 74 characters.
-    expect(let_).toBe(Math.min(20, Math.floor(2000 / cut!.length)));
+  it('counts bytes of UTF-8 as well as lines, and cuts long lines to their byte limit', () => {
+    const l = new LineLimiter({ ...limits, linesPerSecond: 100, maxLineBytes: 100 }, () => 0);
+    const [cut] = l.take('x'.repeat(500));
+    const mark = '… (cut at 100 bytes)';
+    expect(cut).toBe(`${'x'.repeat(100 - Buffer.byteLength(mark))}${mark}`);
+    // 1,900 bytes of budget left; each line of 40 'é' is 80 bytes (40 characters).
+    let let_ = 0;
+    for (let i = 0; i < 100; i++) let_ += l.take('é'.repeat(40)).length > 0 ? 1 : 0;
+    expect(let_).toBe(Math.floor(1900 / 80));
   });
 
   it('reports what it dropped once the flood stops, when flushed', () => {

@@ -1,3 +1,5 @@
+import { byteLength, clipBytes } from '../../../sdk/text.js';
+
 /**
  * What a runner's output may cost the node's log and its function's log: at most `linesPerSecond`
  * lines and `bytesPerSecond` bytes, with bursts of a few seconds' worth, each line cut at
@@ -47,14 +49,14 @@ export class LineLimiter {
   take(line: string): string[] {
     this.#refill();
     const { maxLineBytes } = this.#l;
-    const cut =
-      line.length > maxLineBytes ? `${line.slice(0, maxLineBytes)}… (cut at ${maxLineBytes} characters)` : line;
-    if (this.#lines < 1 || this.#bytes < cut.length) {
+    const cut = clipBytes(line, maxLineBytes, `… (cut at ${maxLineBytes} bytes)`);
+    const bytes = byteLength(cut);
+    if (this.#lines < 1 || this.#bytes < bytes) {
       this.#dropped++;
       return [];
     }
     this.#lines -= 1;
-    this.#bytes -= cut.length;
+    this.#bytes -= bytes;
     if (this.#dropped === 0) return [cut];
     return [this.#note(), cut];
   }
@@ -81,4 +83,36 @@ export class LineLimiter {
     this.#lines = Math.min(linesPerSecond * burstSeconds, this.#lines + elapsed * linesPerSecond);
     this.#bytes = Math.min(bytesPerSecond * burstSeconds, this.#bytes + elapsed * bytesPerSecond);
   }
+}
+
+/**
+ * `onLine` behind a LineLimiter: each line given is passed on, or dropped and counted; the count
+ * comes before the next line let through, or on its own a second after a flood stops (nothing else
+ * would carry it). Returns whether `line` itself was passed on.
+ */
+export function limitedLines(
+  onLine: (line: string, notice: boolean) => void,
+  limits: LineLimits = DEFAULT_LINE_LIMITS,
+): (line: string) => boolean {
+  const limiter = new LineLimiter(limits);
+  let flush: NodeJS.Timeout | undefined;
+  const later = () => {
+    if (flush) return;
+    flush = setTimeout(() => {
+      flush = undefined;
+      for (const note of limiter.flush()) onLine(note, true);
+      if (limiter.dropped > 0) later();
+    }, 1000);
+    flush.unref();
+  };
+  return (line) => {
+    const taken = limiter.take(line);
+    if (taken.length === 0) {
+      later();
+      return false;
+    }
+    if (taken.length === 2) onLine(taken[0]!, true);
+    onLine(taken.at(-1)!, false);
+    return true;
+  };
 }
