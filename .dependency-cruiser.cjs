@@ -18,7 +18,8 @@ const byIndex = (layer, doors = []) => forbid(
 );
 
 /** The seam between the transports and the functions: an interface, which FunctionService implements. */
-const SEAM = '^platform/functions/serving\\.ts$';
+// The seam, and the view of it each caller gets (its tenant's functions only).
+const SEAM = '^platform/functions/(serving|tenant-view)\\.ts$';
 const TRANSPORTS = '^platform/(http|grpc|kserve)/';
 
 /** Libraries that belong to the platform's adapters and transports only. */
@@ -33,7 +34,7 @@ module.exports = {
     forbid('sdk-stands-alone', 'The SDK is what users import: it depends on neither runtime nor platform.', { path: '^sdk/' }, { path: '^(runtime|platform)/' }),
     forbid('only-binding-loads-the-addon', 'The .node addon is loaded in one place: runtime/engine/binding.ts.', { pathNot: '^runtime/engine/binding\\.ts$' }, { path: '\\.node$' }),
     byIndex('platform', [SEAM]),
-    forbid('transports-use-the-seam', 'HTTP, gRPC and the KServe core reach the functions through functions/serving.ts (ServingFunctions, ManagedFunctions), never the service class.', { path: TRANSPORTS, pathNot: '\\.test\\.ts$' }, { path: '^platform/functions/', pathNot: SEAM }),
+    forbid('transports-use-the-seam', 'HTTP, gRPC and the KServe core reach the functions through functions/serving.ts (ServingFunctions, ManagedFunctions) as a caller sees them (functions/tenant-view.ts), never the service class.', { path: TRANSPORTS, pathNot: '\\.test\\.ts$' }, { path: '^platform/functions/', pathNot: SEAM }),
     forbid('transports-apart', 'HTTP and gRPC share platform/kserve and the seam, not each other.', { path: '^platform/(http|grpc)/' }, { path: '^platform/(grpc|http)/', pathNot: '^platform/$1/' }),
     forbid('console-speaks-the-api', 'The console is a browser page: it reaches the node only through the API, with the SDK\'s schemas (and their one-line texts), event-stream reader and version key.', { path: '^console/' }, { path: '^(platform|runtime|native)/|^sdk/(?!api/(schemas|canary-text)\\.ts$|event-stream\\.ts$|spec/version-key\\.ts$)' }),
     byIndex('runtime'),

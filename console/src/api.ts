@@ -53,7 +53,7 @@ export type {
   PoolInfo,
   SeriesSample,
 } from '../../sdk/api/schemas.js';
-export type Scope = 'invoke' | 'admin';
+export type Scope = 'invoke' | 'deploy' | 'admin';
 
 /** Follows a function's log (server-sent events over fetch, so the key goes in a header). */
 export async function followLogs(

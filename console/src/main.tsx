@@ -57,11 +57,16 @@ function Login({ onDone, refused }: { onDone: () => void; refused?: boolean }) {
 
 function App() {
   const route = useRoute();
-  // The key's scope decides the view: an admin key sees everything, an invoke key what it may call.
+  // The key's scope decides the view: an admin key manages everything, a deploy key its tenant's
+  // functions, an invoke key sees what it may call.
   const [auth, setAuth] = useState<'checking' | Scope | 'ask' | 'refused' | 'error'>('checking');
+  const [tenant, setTenant] = useState<string | undefined>();
   const check = () =>
     api<Catalog>('/api/v1/catalog').then(
-      (c) => setAuth(c.scope),
+      (c) => {
+        setTenant(c.tenant);
+        setAuth(c.scope);
+      },
       (e: unknown) => {
         if (!(e instanceof ApiError) || e.status !== 401) return setAuth('error');
         setAuth(apiKey.get() ? 'refused' : 'ask');
@@ -71,7 +76,8 @@ function App() {
   if (auth === 'checking') return <p class="loading">Loading…</p>;
   if (auth === 'error') return <p class="error">The node did not answer: reload to try again.</p>;
   if (auth === 'ask' || auth === 'refused') return <Login refused={auth === 'refused'} onDone={() => void check()} />;
-  const admin = auth === 'admin';
+  const admin = auth === 'admin'; // manages every tenant's functions and sees the nodes
+  const manages = admin || auth === 'deploy'; // a deploy key manages its tenant's
   const fn = /^\/fn\/(.+)$/.exec(route)?.[1];
   return (
     <>
@@ -92,7 +98,9 @@ function App() {
             </a>
           )}
         </nav>
-        {!admin && <span class="muted">invoke key</span>}
+        {!admin && (
+          <span class="muted">{auth === 'deploy' ? `deploy key · ${tenant ?? 'default'}` : 'invoke key'}</span>
+        )}
         {apiKey.get() && (
           <button
             type="button"
@@ -109,7 +117,7 @@ function App() {
       </header>
       <main>
         {fn ? (
-          admin ? (
+          manages ? (
             <FunctionPage key={fn} name={decodeURIComponent(fn)} />
           ) : (
             <CallablePage key={fn} name={decodeURIComponent(fn)} />
@@ -118,7 +126,7 @@ function App() {
           <Jobs />
         ) : route === '/nodes' && admin ? (
           <Nodes />
-        ) : admin ? (
+        ) : manages ? (
           <Overview />
         ) : (
           <Callable />

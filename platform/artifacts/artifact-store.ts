@@ -11,6 +11,7 @@ import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 
 import { InvalidInputError } from '../../sdk/errors.js';
+import type { ArtifactClaims } from './claims.js';
 
 export const SHA256 = /^[0-9a-f]{64}$/;
 
@@ -25,7 +26,7 @@ export interface LocalArtifact extends ArtifactInfo {
   source: 'store' | 'cache' | 'remote';
 }
 
-export interface ArtifactStore {
+export interface ArtifactStore extends ArtifactClaims {
   readonly kind: 'fs' | 's3';
   /** Size if present (HEAD before upload, so an unchanged model is not sent again). */
   stat(sha256: string): Promise<ArtifactInfo | undefined>;

@@ -9,6 +9,8 @@ import { S3ArtifactStore } from './s3/s3-artifact-store.js';
 
 export * from './artifact-store.js';
 export { ArtifactCache } from './cache.js';
+export type { ArtifactClaims } from './claims.js';
+export { checkHashes, mayUse } from './claims.js';
 export { FsArtifactStore } from './fs/fs-artifact-store.js';
 export { S3ArtifactStore } from './s3/s3-artifact-store.js';
 

@@ -1,8 +1,9 @@
 /**
- * The caller, as HTTP and gRPC both read it off a call: who it is — its API key and the key's scope
- * (./api-keys.ts) and its opaque id (./caller-id.ts) — and which request it is, by the id it sent or one made for it (./request-id.ts).
+ * The caller, as HTTP and gRPC both read it off a call: who it is — its API key, the key's scope and
+ * tenant (./api-keys.ts) and its opaque id (./caller-id.ts) — and which request it is, by the id it
+ * sent or one made for it (./request-id.ts).
  */
-export type { Scope } from './api-keys.js';
-export { authorize, findKey } from './api-keys.js';
+export type { Caller, Scope } from './api-keys.js';
+export { allows, authorize, findKey, NO_KEYS } from './api-keys.js';
 export { callerId } from './caller-id.js';
 export { requestIdOf } from './request-id.js';

@@ -88,9 +88,9 @@ describe('configuration', () => {
     });
     expect(c.httpPort).toBe(0);
     expect(c.apiKeys).toEqual([
-      { key: 'invoke-key-123', scope: 'invoke' },
-      { key: 'admin-key-456', scope: 'admin' },
-      { key: 'plainkey-789', scope: 'admin' },
+      { key: 'invoke-key-123', scope: 'invoke', tenant: 'default' },
+      { key: 'admin-key-456', scope: 'admin', tenant: 'default' },
+      { key: 'plainkey-789', scope: 'admin', tenant: 'default' },
     ]);
     expect(c.s3).toEqual({
       bucket: 'models',
@@ -118,9 +118,9 @@ describe('configuration', () => {
       writeFileSync(file, '# operators\nadmin-key-456:admin\n\ninvoke-key-123:invoke # the web app\n');
       const c = loadConfig({ HEARTH_HOST: '0.0.0.0', HEARTH_API_KEYS_FILE: file, HEARTH_API_KEYS: 'plainkey-789' });
       expect(c.apiKeys).toEqual([
-        { key: 'plainkey-789', scope: 'admin' },
-        { key: 'admin-key-456', scope: 'admin' },
-        { key: 'invoke-key-123', scope: 'invoke' },
+        { key: 'plainkey-789', scope: 'admin', tenant: 'default' },
+        { key: 'admin-key-456', scope: 'admin', tenant: 'default' },
+        { key: 'invoke-key-123', scope: 'invoke', tenant: 'default' },
       ]);
       expect(c.loopbackGuard).toBe(false);
       writeFileSync(file, '# nothing yet\n');
@@ -128,6 +128,56 @@ describe('configuration', () => {
       writeFileSync(file, 'short:admin\n');
       expect(() => loadConfig({ HEARTH_API_KEYS_FILE: file })).toThrow(/HEARTH_API_KEYS_FILE: each entry/);
       expect(() => loadConfig({ HEARTH_API_KEYS_FILE: join(dir, 'missing') })).toThrow(/cannot read .*ENOENT/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives each key a tenant: KEY:SCOPE@TENANT, or a YAML/JSON keys file with invoke keys limited to functions', () => {
+    expect(loadConfig({ HEARTH_API_KEYS: 'deploy-key-a1:deploy@team-a,invoke-key-a1:invoke@team-a' }).apiKeys).toEqual([
+      { key: 'deploy-key-a1', scope: 'deploy', tenant: 'team-a' },
+      { key: 'invoke-key-a1', scope: 'invoke', tenant: 'team-a' },
+    ]);
+    expect(() => loadConfig({ HEARTH_API_KEYS: 'deploy-key-a1:deploy@Team_A' })).toThrow(
+      /HEARTH_API_KEYS: each entry must be KEY:SCOPE or KEY:SCOPE@TENANT.*tenant.*at "dep…"/,
+    );
+    expect(() => loadConfig({ HEARTH_API_KEYS: 'deploy-key-a1:owner' })).toThrow(/scope of invoke, shm, deploy, admin/);
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-keys-'));
+    try {
+      const file = join(dir, 'keys.yaml');
+      writeFileSync(
+        file,
+        [
+          '# two teams on one node',
+          'keys:',
+          '  - { key: ops-admin-key-1, scope: admin }',
+          '  - { key: team-a-deploy-1, scope: deploy, tenant: team-a }',
+          '  - key: team-a-webapp-1',
+          '    scope: invoke',
+          '    tenant: team-a',
+          '    functions: [resnet, mlp]',
+        ].join('\n'),
+      );
+      expect(loadConfig({ HEARTH_API_KEYS_FILE: file }).apiKeys).toEqual([
+        { key: 'ops-admin-key-1', scope: 'admin', tenant: 'default' },
+        { key: 'team-a-deploy-1', scope: 'deploy', tenant: 'team-a' },
+        { key: 'team-a-webapp-1', scope: 'invoke', tenant: 'team-a', functions: ['resnet', 'mlp'] },
+      ]);
+      writeFileSync(file, JSON.stringify({ keys: [{ key: 'team-b-deploy-1', scope: 'deploy', tenant: 'team-b' }] }));
+      expect(loadConfig({ HEARTH_API_KEYS_FILE: file }).apiKeys).toEqual([
+        { key: 'team-b-deploy-1', scope: 'deploy', tenant: 'team-b' },
+      ]);
+      // Refused, naming what is wrong and never the key: a field it does not know, a key twice, a bad function name.
+      writeFileSync(file, 'keys:\n  - { key: team-b-deploy-1, scope: deploy, tennant: b }\n');
+      expect(() => loadConfig({ HEARTH_API_KEYS_FILE: file })).toThrow(/HEARTH_API_KEYS_FILE: .*at entry 1/);
+      writeFileSync(
+        file,
+        'keys:\n  - { key: team-b-deploy-1, scope: deploy }\n  - { key: team-b-deploy-1, scope: invoke }\n',
+      );
+      expect(() => loadConfig({ HEARTH_API_KEYS_FILE: file })).toThrow(/lists a key twice/);
+      writeFileSync(file, 'keys:\n  - { key: team-b-invoke-1, scope: invoke, functions: ["../x"] }\n');
+      expect(() => loadConfig({ HEARTH_API_KEYS_FILE: file })).toThrow(/functions\.0: not a function name/);
+      expect(() => loadConfig({ HEARTH_API_KEYS_FILE: file })).not.toThrow(/team-b-invoke-1/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -55,7 +55,7 @@ export class FunctionService implements ManagedFunctions {
     this.#sampler = setInterval(() => this.series.sample(this.#pools.summaries()), 1000);
     this.#sampler.unref();
     const records = new RecordCache(registry);
-    const secretValues = secrets && ((names: readonly string[]) => secrets.resolve(names));
+    const secretValues = secrets && ((names: readonly string[], tenant: string) => secrets.resolve(tenant, names));
     const pools = new PoolSet({
       logs: this.logs,
       artifacts,

@@ -19,6 +19,7 @@ import { functionOfKey, versionKey } from '../../sdk/spec/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { Cluster, Forwarded, ForwardedReply } from '../cluster/index.js';
 import type { FunctionVersion } from '../registry/index.js';
+import { tenantOf } from '../registry/index.js';
 import type { FunctionLogs } from './function-logs.js';
 import { importable, versionFiles } from './version-files.js';
 
@@ -42,8 +43,8 @@ export interface PoolSetOptions {
   onColdStart?: (name: string, version: number, phases: Partial<ColdStart>) => void;
   /** Each version's own log: its lifecycle events go there. */
   logs?: FunctionLogs;
-  /** The values of the secrets a spec lists, fetched at each load for its hook's context. */
-  secrets?: (names: readonly string[]) => Promise<Record<string, string>>;
+  /** The values of the secrets a spec lists (its version's tenant's), fetched at each load for its hook's context. */
+  secrets?: (names: readonly string[], tenant: string) => Promise<Record<string, string>>;
 }
 
 /** A call on a pool, as a ForwardedReply (the shape cluster forwarding carries). */
@@ -174,7 +175,7 @@ export class PoolSet {
     const artifacts = async () => {
       const [files, values] = await Promise.all([
         versionFiles(version, this.#o.artifacts),
-        version.spec.secrets.length > 0 && secrets ? secrets(version.spec.secrets) : undefined,
+        version.spec.secrets.length > 0 && secrets ? secrets(version.spec.secrets, tenantOf(version)) : undefined,
       ]);
       return values ? { ...files, secrets: values } : files;
     };

@@ -38,6 +38,7 @@ function setUp(o: { cuda?: boolean; cluster?: boolean; smokeFails?: boolean } = 
     log: { info: note, warn: note, error: note },
     artifacts: {
       stat: async (sha) => (sha === MODEL ? { sha256: sha, size: 1 } : undefined),
+      claimants: async () => [],
       local: async () => {
         throw new Error('no example files here');
       },

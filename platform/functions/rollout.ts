@@ -12,9 +12,11 @@ import { InvalidInputError, toHearthError, UnavailableError, VersionNotFoundErro
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { clipBytes } from '../../sdk/text.js';
 import type { ArtifactStore } from '../artifacts/index.js';
+import { mayUse } from '../artifacts/index.js';
 import type { Cluster } from '../cluster/index.js';
+import { DEFAULT_TENANT } from '../config/index.js';
 import { safeLine } from '../errors/index.js';
-import type { FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
+import type { Deployer, FunctionRecord, FunctionVersion, Registry } from '../registry/index.js';
 import { KEEP_TRAFFIC, WAITING_FOR_GPU } from '../registry/index.js';
 import type { Calls } from './calls.js';
 import type { Canaries } from './canaries.js';
@@ -27,13 +29,15 @@ import type { TrafficControl } from './traffic.js';
 export interface DeployOptions {
   keepTraffic?: boolean;
   canary?: CanaryRequest;
+  /** Who deploys (its tenant owns a new function); absent: the default tenant's admin. */
+  by?: Deployer;
 }
 
 export interface RolloutParts {
   registry: Registry;
   records: Pick<RecordCache, 'forget'>;
   pools: Pick<PoolSet, 'obtain' | 'stop'>;
-  artifacts: Pick<ArtifactStore, 'local' | 'stat'>;
+  artifacts: Pick<ArtifactStore, 'local' | 'stat' | 'claimants'>;
   /** The smoke request goes where any call would. */
   calls: Pick<Calls, 'call'>;
   traffic: Pick<TrafficControl, 'setTraffic'>;
@@ -69,7 +73,7 @@ export class Rollout {
     await this.#check(spec, artifacts, options);
     if (spec.instances.device.startsWith('cuda') && !this.#o.cudaAvailable())
       return this.#waitForGpu(spec, artifacts, options);
-    const created = await this.#o.registry.createVersion(spec, artifacts);
+    const created = await this.#o.registry.createVersion(spec, artifacts, options.by);
     this.#o.unloaded.delete(spec.name);
     this.#o.records.forget(spec.name);
     try {
@@ -123,8 +127,10 @@ export class Rollout {
       throw new InvalidInputError('a canary moves traffic: send canary or keepTraffic, not both', {
         reason: 'canary',
       });
+    // Another tenant's upload is, to this deployer, not uploaded (artifacts/claims.ts).
+    const by = options.by ?? { tenant: DEFAULT_TENANT, admin: true };
     for (const [role, sha] of Object.entries(artifacts)) {
-      if (sha && !(await this.#o.artifacts.stat(sha)))
+      if (sha && !((await this.#o.artifacts.stat(sha)) && (await mayUse(this.#o.artifacts, by, sha))))
         throw new VersionNotFoundError(`the ${role} artifact ${sha} has not been uploaded`);
     }
     if ((spec.exampleFile === undefined) !== (artifacts.example === undefined))
@@ -156,7 +162,7 @@ export class Rollout {
       );
     }
     // Cluster mode: the version waits, pending, for a node with a GPU to load it (adoptWaiting).
-    const created = await this.#o.registry.createVersion(spec, artifacts);
+    const created = await this.#o.registry.createVersion(spec, artifacts, options.by);
     const reason = `${WAITING_FOR_GPU} (instances.device ${device}; this node has none)${options.keepTraffic ? KEEP_TRAFFIC : ''}`;
     const state = { waitsFor: 'gpu', ...(options.keepTraffic ? { keepTraffic: true } : {}) } as const;
     await this.#o.registry.setStatus(spec.name, created.version, 'pending', reason, state);

@@ -9,7 +9,7 @@ import type { Canary, CanaryRequest, FunctionLogEntry, NodeInfo, SeriesSample } 
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import type { PoolBrief } from '../cluster/index.js';
-import type { FunctionRecord, FunctionVersion } from '../registry/index.js';
+import type { Deployer, FunctionRecord, FunctionVersion } from '../registry/index.js';
 
 /** A version's counters (Triton's statistics). */
 export interface VersionCounters {
@@ -54,7 +54,7 @@ export interface ServingFunctions {
   deploy(
     spec: FunctionSpec,
     artifacts: FunctionVersion['artifacts'],
-    options?: { keepTraffic?: boolean; canary?: CanaryRequest },
+    options?: { keepTraffic?: boolean; canary?: CanaryRequest; by?: Deployer },
   ): Promise<FunctionVersion & { canary?: Canary }>;
   /**
    * Where the whole message of a failed call goes (a model's traceback): the function's own log,

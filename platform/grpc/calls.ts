@@ -5,8 +5,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 
-import type { Scope } from '../caller/index.js';
-import { authorize as authorizeKey, requestIdOf } from '../caller/index.js';
+import type { Caller, Scope } from '../caller/index.js';
+import { authorize as authorizeKey, NO_KEYS, requestIdOf } from '../caller/index.js';
 import type { ApiKey } from '../config/index.js';
 import type { ServingFunctions } from '../functions/serving.js';
 import type { Kserve } from '../kserve/index.js';
@@ -24,12 +24,15 @@ export interface GrpcOptions {
   log?: Logger;
 }
 
-/** A unary method's work, given its call and the caller's key ('' with none configured). */
-export type Handler = (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>, owner: string) => Promise<unknown>;
+/** A unary method's work, given its call and its caller. */
+export type Handler = (
+  call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>,
+  caller: Caller,
+) => Promise<unknown>;
 
 export interface Calls {
-  /** The caller's key ('' with none configured), from the authorization (or x-api-key) metadata. */
-  authorize(call: { metadata: grpc.Metadata }, scope: Scope | 'none'): string;
+  /** The caller, by its key in the authorization (or x-api-key) metadata (none needed: NO_KEYS). */
+  authorize(call: { metadata: grpc.Metadata }, scope: Scope | 'none'): Caller;
   /** The call's request id (x-request-id metadata, as on HTTP), answered in its initial metadata. */
   requestId(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerDuplexStream<unknown, unknown>): string;
   /** A unary method: its request id, then the caller's key of `scope`, then `handler`; a failure as its status. */
@@ -39,7 +42,7 @@ export interface Calls {
 export function callsOf(o: GrpcOptions): Calls {
   const calls: Calls = {
     authorize: (call, scope) => {
-      if (scope === 'none') return '';
+      if (scope === 'none') return NO_KEYS;
       return authorizeKey(o.apiKeys, scope, (name) => {
         const value = call.metadata.get(name)[0];
         return value === undefined ? undefined : String(value);
@@ -57,7 +60,7 @@ export function callsOf(o: GrpcOptions): Calls {
       const id = calls.requestId(call);
       Promise.resolve()
         .then(() => calls.authorize(call, scope))
-        .then((owner) => handler(call, owner))
+        .then((caller) => handler(call, caller))
         .then(
           (response) => callback(null, response),
           (error: unknown) => {

@@ -24,8 +24,11 @@ interface InferRequest {
 export function inferMethods(o: GrpcOptions, calls: Calls) {
   const shm = o.kserve.sharedMemory;
   return {
-    ModelInfer: calls.unary('invoke', async (call, owner) =>
-      infer(o.kserve, call.request as unknown as InferRequest, deadlineOf(call), { regions: shm, owner }),
+    ModelInfer: calls.unary('invoke', async (call, caller) =>
+      infer(o.kserve.as(caller), call.request as unknown as InferRequest, deadlineOf(call), {
+        regions: shm,
+        owner: caller.key,
+      }),
     ),
     ModelStreamInfer: streamInfer(o, calls),
   };
@@ -70,8 +73,11 @@ function streamInfer(o: GrpcOptions, calls: Calls): grpc.handleBidiStreamingCall
   return (call) => {
     const id = calls.requestId(call);
     let shm: ShmContext;
+    let kserve: Kserve;
     try {
-      shm = { regions: o.kserve.sharedMemory, owner: calls.authorize(call, 'invoke') };
+      const caller = calls.authorize(call, 'invoke');
+      shm = { regions: o.kserve.sharedMemory, owner: caller.key };
+      kserve = o.kserve.as(caller);
     } catch (error) {
       call.emit('error', toGrpcStatus(error, { requestId: id, log: o.log }));
       return;
@@ -83,7 +89,7 @@ function streamInfer(o: GrpcOptions, calls: Calls): grpc.handleBidiStreamingCall
     };
     call.on('data', (request: Record<string, unknown>) => {
       open++;
-      infer(o.kserve, request as unknown as InferRequest, undefined, shm)
+      infer(kserve, request as unknown as InferRequest, undefined, shm)
         .then(
           (response) => call.write({ error_message: '', infer_response: response }),
           (error: unknown) =>

@@ -20,17 +20,17 @@ export function serverMethods(kserve: Kserve, { unary }: Calls) {
 /** A model's readiness, metadata, configuration and statistics. */
 export function modelMethods(kserve: Kserve, { unary }: Calls) {
   return {
-    ModelReady: unary('invoke', async (call) => ({
-      ready: await kserve.modelReady(String(call.request.name), String(call.request.version ?? '')),
+    ModelReady: unary('invoke', async (call, caller) => ({
+      ready: await kserve.as(caller).modelReady(String(call.request.name), String(call.request.version ?? '')),
     })),
-    ModelMetadata: unary('invoke', async (call) =>
-      kserve.modelMetadata(String(call.request.name), String(call.request.version ?? '')),
+    ModelMetadata: unary('invoke', async (call, caller) =>
+      kserve.as(caller).modelMetadata(String(call.request.name), String(call.request.version ?? '')),
     ),
-    ModelConfig: unary('invoke', async (call) => ({
-      config: await kserve.modelConfig(String(call.request.name), String(call.request.version ?? '')),
+    ModelConfig: unary('invoke', async (call, caller) => ({
+      config: await kserve.as(caller).modelConfig(String(call.request.name), String(call.request.version ?? '')),
     })),
-    ModelStatistics: unary('invoke', async (call) =>
-      kserve.statistics(String(call.request.name ?? ''), String(call.request.version ?? '')),
+    ModelStatistics: unary('invoke', async (call, caller) =>
+      kserve.as(caller).statistics(String(call.request.name ?? ''), String(call.request.version ?? '')),
     ),
   };
 }
@@ -39,16 +39,16 @@ export function modelMethods(kserve: Kserve, { unary }: Calls) {
 export function sharedMemoryMethods(kserve: Kserve, { unary }: Calls) {
   const shm = kserve.sharedMemory;
   return {
-    SystemSharedMemoryStatus: unary('invoke', async (call, owner) => {
-      const regions = shm.status(owner, String(call.request.name ?? ''));
+    SystemSharedMemoryStatus: unary('invoke', async (call, caller) => {
+      const regions = shm.status(caller.key, String(call.request.name ?? ''));
       return { regions: Object.fromEntries(regions.map((r) => [r.name, r])) };
     }),
-    SystemSharedMemoryRegister: unary('shm', async (call, owner) => {
-      shm.register(owner, String(call.request.name ?? ''), call.request);
+    SystemSharedMemoryRegister: unary('shm', async (call, caller) => {
+      shm.register(caller.key, String(call.request.name ?? ''), call.request);
       return {};
     }),
-    SystemSharedMemoryUnregister: unary('invoke', async (call, owner) => {
-      shm.unregister(owner, String(call.request.name ?? ''));
+    SystemSharedMemoryUnregister: unary('invoke', async (call, caller) => {
+      shm.unregister(caller.key, String(call.request.name ?? ''));
       return {};
     }),
     CudaSharedMemoryStatus: unary('invoke', async () => ({ regions: {} })),
@@ -57,21 +57,20 @@ export function sharedMemoryMethods(kserve: Kserve, { unary }: Calls) {
   };
 }
 
-/** Triton's repository extension (an admin's). */
+/** Triton's repository extension: a deploy key's, over its tenant's models (an admin's: all). */
 /** A load's file: contents are at most `maxFileBytes` together (the largest message: HEARTH_MAX_BODY_BYTES). */
 export function repositoryMethods(kserve: Kserve, { unary }: Calls, maxFileBytes: number) {
   return {
-    RepositoryIndex: unary('admin', async () => ({ models: await kserve.repositoryIndex() })),
-    RepositoryModelLoad: unary('admin', async (call) => {
+    RepositoryIndex: unary('deploy', async (_, caller) => ({ models: await kserve.as(caller).repositoryIndex() })),
+    RepositoryModelLoad: unary('deploy', async (call, caller) => {
       const parameters = call.request.parameters as Record<string, Record<string, unknown>> | undefined;
-      await kserve.load(
-        String(call.request.model_name),
-        readLoadParameters(unwrapParameters(parameters), maxFileBytes),
-      );
+      await kserve
+        .as(caller)
+        .load(String(call.request.model_name), readLoadParameters(unwrapParameters(parameters), maxFileBytes));
       return {};
     }),
-    RepositoryModelUnload: unary('admin', async (call) => {
-      await kserve.unload(String(call.request.model_name));
+    RepositoryModelUnload: unary('deploy', async (call, caller) => {
+      await kserve.as(caller).unload(String(call.request.model_name));
       return {};
     }),
   };

@@ -13,7 +13,7 @@ import type { Kserve } from '../kserve/index.js';
 import { cudaSharedMemoryUnsupported, parseJson, readLoadParameters } from '../kserve/index.js';
 import { refuseFormBody } from './json-body.js';
 import type { AppEnv } from './middleware.js';
-import { auth, limit, owner } from './middleware.js';
+import { auth, callerOf, limit, owner } from './middleware.js';
 
 export interface KserveRouteOptions {
   kserve: Kserve;
@@ -30,8 +30,11 @@ export function kserveRoutes(o: KserveRouteOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { kserve } = o;
   const invoke = auth(o.apiKeys, 'invoke');
-  const admin = auth(o.apiKeys, 'admin');
+  // Triton's repository API makes and unloads functions: a deploy key's, on its own tenant's.
+  const manage = auth(o.apiKeys, 'deploy');
   const name = (c: Context) => c.req.param('name')!;
+  // The protocol as the caller may use it: its tenant's models only.
+  const as = (c: Context<AppEnv>) => kserve.as(callerOf(c));
   const version = (c: Context) => c.req.param('version');
 
   // --- health and server metadata (health needs no key) ------------------------------------------
@@ -40,13 +43,13 @@ export function kserveRoutes(o: KserveRouteOptions): Hono<AppEnv> {
   app.get('/v2', invoke, (c) => c.json(kserve.serverMetadata()));
 
   // --- models ----------------------------------------------------------------------------------------
-  const metadata = async (c: Context) => c.json(await kserve.modelMetadata(name(c), version(c)));
-  const modelReady = async (c: Context) =>
-    (await kserve.modelReady(name(c), version(c)))
+  const metadata = async (c: Context<AppEnv>) => c.json(await as(c).modelMetadata(name(c), version(c)));
+  const modelReady = async (c: Context<AppEnv>) =>
+    (await as(c).modelReady(name(c), version(c)))
       ? c.json({ name: name(c), ready: true })
       : c.json({ name: name(c), ready: false }, 503);
-  const config = async (c: Context) => c.json(await kserve.modelConfig(name(c), version(c)));
-  const stats = async (c: Context) => c.json(await kserve.statistics(c.req.param('name'), version(c)));
+  const config = async (c: Context<AppEnv>) => c.json(await as(c).modelConfig(name(c), version(c)));
+  const stats = async (c: Context<AppEnv>) => c.json(await as(c).statistics(c.req.param('name'), version(c)));
   // Before /v2/models/:name, which would take "stats" for a model's name.
   app.get('/v2/models/stats', invoke, stats);
   app.get('/v2/models/:name/stats', invoke, stats);
@@ -87,17 +90,17 @@ export function kserveRoutes(o: KserveRouteOptions): Hono<AppEnv> {
   app.post('/v2/cudasharedmemory/region/:region/unregister', invoke, (c) => c.json({}));
 
   // --- Triton's repository extension ------------------------------------------------------------------
-  app.post('/v2/repository/index', admin, async (c) => c.json(await kserve.repositoryIndex()));
-  app.post('/v2/repository/models/:name/load', admin, limit(loadBodyBytes(o.maxLoadFileBytes)), async (c) => {
+  app.post('/v2/repository/index', manage, async (c) => c.json(await as(c).repositoryIndex()));
+  app.post('/v2/repository/models/:name/load', manage, limit(loadBodyBytes(o.maxLoadFileBytes)), async (c) => {
     refuseFormBody(o.loopbackGuard === true, (h) => c.req.header(h));
     const text = await c.req.text();
     const body = text ? parseJson(text, `failed to load '${name(c)}', the load request`) : {};
     const parameters = (body as { parameters?: unknown } | null)?.parameters;
-    await kserve.load(name(c), readLoadParameters(parameters, o.maxLoadFileBytes));
+    await as(c).load(name(c), readLoadParameters(parameters, o.maxLoadFileBytes));
     return c.json({});
   });
-  app.post('/v2/repository/models/:name/unload', admin, async (c) => {
-    await kserve.unload(name(c));
+  app.post('/v2/repository/models/:name/unload', manage, async (c) => {
+    await as(c).unload(name(c));
     return c.json({});
   });
   return app;

@@ -2,15 +2,15 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 
-import type { Scope } from '../caller/index.js';
-import { authorize, findKey } from '../caller/index.js';
+import type { Caller, Scope } from '../caller/index.js';
+import { authorize, NO_KEYS } from '../caller/index.js';
 import type { ApiKey } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { toHttpResponse } from './errors.js';
 import { tooLarge } from './hot/index.js';
 
-/** What auth() leaves on a request: the caller's key ('' with no keys configured). */
-export type AppEnv = { Variables: { owner: string } };
+/** What auth() leaves on a request: its caller (the default tenant's admin with no keys configured). */
+export type AppEnv = { Variables: { caller: Caller } };
 
 export function errorResponse(c: Context, error: unknown, log?: Logger): Response {
   const { status, body, headers } = toHttpResponse(error, { requestId: c.req.header('x-request-id'), log });
@@ -21,15 +21,21 @@ export function errorResponse(c: Context, error: unknown, log?: Logger): Respons
 export function auth(keys: ApiKey[], scope: Scope): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     c.set(
-      'owner',
+      'caller',
       authorize(keys, scope, (name) => c.req.header(name)),
     );
     return next();
   };
 }
 
+/** The request's caller (after auth() ran). */
+export function callerOf(c: Context<AppEnv>): Caller {
+  return c.get('caller') ?? NO_KEYS;
+}
+
+/** The caller's key ('' with no keys configured): what its shared memory regions belong to. */
 export function owner(c: Context<AppEnv>): string {
-  return c.get('owner') ?? '';
+  return callerOf(c).key;
 }
 
 export function limit(maxSize: number): MiddlewareHandler {
@@ -39,7 +45,7 @@ export function limit(maxSize: number): MiddlewareHandler {
   });
 }
 
-/** Whether the caller may manage: no keys configured, or an admin key (after auth() ran). */
-export function isAdmin(c: Context<AppEnv>, keys: ApiKey[]): boolean {
-  return keys.length === 0 || findKey(keys, owner(c))?.scope === 'admin';
+/** Whether the caller is an admin: no keys configured, or an admin key (after auth() ran). */
+export function isAdmin(c: Context<AppEnv>): boolean {
+  return callerOf(c).scope === 'admin';
 }

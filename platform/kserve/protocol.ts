@@ -6,7 +6,10 @@
  * per transport, and every call that runs a function is admitted once (./admission.ts).
  */
 import type { ArtifactStore } from '../artifacts/index.js';
+import type { Caller } from '../caller/index.js';
+import { NO_KEYS } from '../caller/index.js';
 import type { RepositoryEntry, ServingFunctions } from '../functions/serving.js';
+import { servingFor } from '../functions/tenant-view.js';
 import { parseVersion as parseModelVersion } from '../registry/index.js';
 import type { Admit } from './admission.js';
 import { refuseUnlessReady } from './admission.js';
@@ -22,7 +25,7 @@ import { modelStatistics } from './statistics.js';
 export interface KserveOptions {
   functions: ServingFunctions;
   /** Where a load's `file:` contents are stored. */
-  artifacts: Pick<ArtifactStore, 'stat' | 'put'>;
+  artifacts: Pick<ArtifactStore, 'stat' | 'put' | 'claim'>;
   /** False while the node starts or drains. */
   ready: () => boolean;
   /**
@@ -42,10 +45,20 @@ export interface KserveOptions {
 export class Kserve {
   readonly #o: KserveOptions;
   readonly #admit: Admit;
+  readonly #caller: Caller;
 
-  constructor(options: KserveOptions) {
+  constructor(options: KserveOptions, caller: Caller = NO_KEYS) {
     this.#o = options;
     this.#admit = options.admit ?? refuseUnlessReady(options.ready);
+    this.#caller = caller;
+  }
+
+  /**
+   * The protocol as `caller` may use it: the functions of its tenant only (../functions/tenant-view.ts),
+   * others not found as if they did not exist. Every transport asks through one.
+   */
+  as(caller: Caller): Kserve {
+    return new Kserve({ ...this.#o, admit: this.#admit, functions: servingFor(caller, this.#o.functions) }, caller);
   }
 
   get sharedMemory(): SharedMemoryRegions {
@@ -98,7 +111,7 @@ export class Kserve {
   }
 
   load(name: string, request: LoadRequest): Promise<void> {
-    return loadModel(this.#o, name, request);
+    return loadModel({ ...this.#o, tenant: this.#caller.tenant }, name, request);
   }
 
   unload(name: string): Promise<void> {

@@ -155,7 +155,9 @@ function modelFile(spec: FunctionSpec, files: Map<string, Uint8Array>): Uint8Arr
 
 export interface RepositoryDeps {
   functions: ServingFunctions;
-  artifacts: Pick<ArtifactStore, 'stat' | 'put'>;
+  artifacts: Pick<ArtifactStore, 'stat' | 'put' | 'claim'>;
+  /** The caller's tenant: `file:` contents it sends are its to use (../artifacts/claims.ts). */
+  tenant: string;
 }
 
 /** Triton's repository load, on this node. */
@@ -178,6 +180,7 @@ export async function loadModel(deps: RepositoryDeps, name: string, request: Loa
       const bytes = modelFile(spec, request.files);
       model = createHash('sha256').update(bytes).digest('hex');
       if (!(await deps.artifacts.stat(model))) await deps.artifacts.put(model, Readable.from([Buffer.from(bytes)]));
+      await deps.artifacts.claim(model, deps.tenant);
     }
     // The function's hook stays (KServe infer skips it; its function URL keeps it).
     const hook = current?.artifacts.hook;

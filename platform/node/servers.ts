@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 
 import { findKey } from '../caller/index.js';
 import type { Config } from '../config/index.js';
+import { DEFAULT_TENANT } from '../config/index.js';
 import type { FunctionService } from '../functions/index.js';
 import { bindGrpc, createGrpcServer } from '../grpc/index.js';
 import { browserRefusal } from '../http/index.js';
@@ -43,7 +44,7 @@ export function listenMetrics(
       if (config.metricsKey === undefined) return undefined;
       const bearer = req.headers.authorization;
       const given = bearer?.startsWith('Bearer ') ? bearer.slice(7) : '';
-      return findKey([{ key: config.metricsKey, scope: 'invoke' }], given)
+      return findKey([{ key: config.metricsKey, scope: 'invoke', tenant: DEFAULT_TENANT }], given)
         ? undefined
         : {
             status: 401,

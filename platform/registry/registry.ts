@@ -5,6 +5,7 @@ import type { Canary } from '../../sdk/api/index.js';
 import { ConflictError, FunctionNotFoundError, InvalidInputError, VersionNotFoundError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { FUNCTION_NAME } from '../../sdk/spec/function-spec.js';
+import { DEFAULT_TENANT } from '../config/index.js';
 
 export type VersionStatus = 'pending' | 'ready' | 'failed';
 
@@ -23,6 +24,8 @@ export interface FunctionVersion {
   keepTraffic?: boolean;
   /** A canary rolled the traffic back from this version (canary.ts); cleared when it takes traffic again. */
   rolledBackBy?: 'canary';
+  /** The tenant whose secrets it binds: its function's when it was made (absent: the default tenant). */
+  tenant?: string;
 }
 
 /** What a status change records beside the status and reason (a field left out is cleared). */
@@ -33,6 +36,8 @@ export type StatusChange = [status: VersionStatus, reason?: string, state?: Vers
 
 export interface FunctionRecord {
   name: string;
+  /** Whose function it is: the tenant of the key that first deployed it (absent: the default tenant). */
+  tenant?: string;
   createdAt: string;
   versions: FunctionVersion[];
   /** Version → weight; the weights need not sum to 100. Empty until a version is ready. */
@@ -45,8 +50,11 @@ export interface FunctionRecord {
 
 export interface Registry {
   readonly kind: 'fs' | 'redis';
-  /** Adds version n+1 of spec.name (creating the function), status pending, traffic unchanged. */
-  createVersion(spec: FunctionSpec, artifacts: FunctionVersion['artifacts']): Promise<FunctionVersion>;
+  /**
+   * Adds version n+1 of spec.name (creating the function, `by`'s tenant's), status pending, traffic
+   * unchanged; another tenant's function is a ConflictError unless `by` is an admin.
+   */
+  createVersion(spec: FunctionSpec, artifacts: FunctionVersion['artifacts'], by?: Deployer): Promise<FunctionVersion>;
   get(name: string): Promise<FunctionRecord | undefined>;
   list(): Promise<FunctionRecord[]>;
   setStatus(name: string, version: number, ...change: StatusChange): Promise<FunctionRecord>;
@@ -66,20 +74,41 @@ export interface Registry {
   close(): Promise<void>;
 }
 
-/** A new pending version of `spec`, appended to its record (a new record for a new name). */
+/** Who deploys a version: the tenant it deploys as, and whether it may deploy over any tenant's function. */
+export interface Deployer {
+  tenant: string;
+  admin: boolean;
+}
+
+/** The tenant a function (or a version) belongs to. */
+export const tenantOf = (owned: { tenant?: string }): string => owned.tenant ?? DEFAULT_TENANT;
+
+/** `{ tenant }` to store: nothing for the default tenant, so records read as they did before tenants. */
+const stored = (tenant: string) => (tenant === DEFAULT_TENANT ? {} : { tenant });
+
+/**
+ * A new pending version of `spec`, appended to its record (a new record, `by`'s tenant's, for a new
+ * name); a name another tenant holds is a ConflictError, unless `by` is an admin.
+ */
 export function applyNewVersion(
   record: FunctionRecord | undefined,
   spec: FunctionSpec,
   artifacts: FunctionVersion['artifacts'],
+  by: Deployer = { tenant: DEFAULT_TENANT, admin: true },
 ): { record: FunctionRecord; version: FunctionVersion } {
   const now = new Date().toISOString();
-  const current = record ?? { name: spec.name, createdAt: now, versions: [], traffic: {} };
+  if (record && tenantOf(record) !== by.tenant && !by.admin)
+    throw new ConflictError(`the name ${spec.name} is taken by another tenant's function: choose another`, {
+      reason: 'name',
+    });
+  const current = record ?? { name: spec.name, ...stored(by.tenant), createdAt: now, versions: [], traffic: {} };
   const version: FunctionVersion = {
     version: (current.versions.at(-1)?.version ?? 0) + 1,
     spec,
     artifacts,
     createdAt: now,
     status: 'pending',
+    ...stored(tenantOf(current)),
   };
   return { record: { ...current, versions: [...current.versions, version] }, version };
 }

@@ -4,11 +4,16 @@
  * name does not open) with the node's key: HEARTH_SECRETS_KEY (or _FILE), or — embedded default only —
  * a key the node makes once under its data dir. Values leave this module for one place: a pool's
  * load, in memory, to its hook's context. Never an environment, a log line or an API response.
+ *
+ * Each secret is a tenant's: stored as `TENANT/NAME` (the default tenant's as `NAME`, as before
+ * tenants), listed, set and bound by its tenant only — a spec that lists NAME binds its own
+ * tenant's NAME, whatever another tenant keeps under the same name.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
 import { ConflictError, InvalidInputError } from '../../sdk/errors.js';
 import { SECRET_NAME } from '../../sdk/spec/function-spec.js';
+import { DEFAULT_TENANT } from '../config/index.js';
 
 export interface SecretInfo {
   name: string;
@@ -33,7 +38,7 @@ export interface SecretBackend {
 
 /** Longest value (a certificate chain or a service-account JSON fits). */
 export const MAX_SECRET_BYTES = 64 * 1024;
-/** Secrets a node keeps at most. */
+/** Secrets a tenant keeps at most. */
 export const MAX_SECRETS = 1000;
 
 export class SecretStore {
@@ -46,46 +51,54 @@ export class SecretStore {
     this.#key = key;
   }
 
-  async set(name: string, value: string): Promise<SecretInfo> {
+  async set(tenant: string, name: string, value: string): Promise<SecretInfo> {
     checkName(name);
     if (Buffer.byteLength(value) > MAX_SECRET_BYTES)
       throw new InvalidInputError(`a secret's value is at most ${MAX_SECRET_BYTES} bytes`);
-    const [existing] = await this.#backend.getMany([name]);
-    if (!existing && (await this.#backend.count()) >= MAX_SECRETS)
-      throw new ConflictError(`this node keeps ${MAX_SECRETS} secrets at most: remove one first (hearth secrets rm)`);
+    const stored = storedName(tenant, name);
+    const [existing] = await this.#backend.getMany([stored]);
+    if (!existing && (await this.list(tenant)).length >= MAX_SECRETS)
+      throw new ConflictError(`a tenant keeps ${MAX_SECRETS} secrets at most: remove one first (hearth secrets rm)`);
     const key = await this.#key();
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
-    cipher.setAAD(Buffer.from(name));
+    cipher.setAAD(Buffer.from(stored));
     const body = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
     const sealed = {
       v: Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64'),
       updatedAt: new Date().toISOString(),
     };
-    await this.#backend.put(name, sealed);
+    await this.#backend.put(stored, sealed);
     return { name, updatedAt: sealed.updatedAt };
   }
 
-  /** Names and times only. */
-  async list(): Promise<SecretInfo[]> {
-    return (await this.#backend.list())
-      .map(({ name, sealed }) => ({ name, updatedAt: sealed.updatedAt }))
-      .sort((a, b) => a.name.localeCompare(b.name));
+  /** The tenant's names and times only. */
+  async list(tenant: string): Promise<SecretInfo[]> {
+    const mine = [];
+    for (const { name: stored, sealed } of await this.#backend.list()) {
+      const name = nameIn(tenant, stored);
+      if (name !== undefined) mine.push({ name, updatedAt: sealed.updatedAt });
+    }
+    return mine.sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  async delete(name: string): Promise<boolean> {
+  async delete(tenant: string, name: string): Promise<boolean> {
     checkName(name);
-    return this.#backend.delete(name);
+    return this.#backend.delete(storedName(tenant, name));
   }
 
-  /** The values of `names` (a spec's list), for a pool's hook; a name not set is the deploy's error. */
-  async resolve(names: readonly string[]): Promise<Record<string, string>> {
+  /**
+   * The values of `names` (a spec's list) in `tenant`'s secrets, for a pool's hook; a name the
+   * tenant has not set is the deploy's error.
+   */
+  async resolve(tenant: string, names: readonly string[]): Promise<Record<string, string>> {
     if (names.length === 0) return {};
-    const sealed = await this.#backend.getMany(names);
+    const stored = names.map((n) => storedName(tenant, n));
+    const sealed = await this.#backend.getMany(stored);
     const missing = names.filter((_, i) => !sealed[i]);
     if (missing.length > 0)
       throw new ConflictError(
-        `the spec lists secret(s) ${missing.join(', ')} that this node does not have: set them with \`hearth secrets set ${missing[0]}\``,
+        `the spec lists secret(s) ${missing.join(', ')} that this ${tenant === DEFAULT_TENANT ? 'node' : `tenant (${tenant})`} does not have: set them with \`hearth secrets set ${missing[0]}\``,
         { reason: 'secrets' },
       );
     const key = await this.#key();
@@ -93,7 +106,7 @@ export class SecretStore {
     names.forEach((name, i) => {
       const raw = Buffer.from(sealed[i]!.v, 'base64');
       const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
-      decipher.setAAD(Buffer.from(name));
+      decipher.setAAD(Buffer.from(stored[i]!));
       decipher.setAuthTag(raw.subarray(12, 28));
       try {
         values[name] = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
@@ -106,6 +119,18 @@ export class SecretStore {
     });
     return values;
   }
+}
+
+/** Where a tenant's secret is stored: `TENANT/NAME`, the default tenant's as `NAME` (a name has no '/'). */
+function storedName(tenant: string, name: string): string {
+  return tenant === DEFAULT_TENANT ? name : `${tenant}/${name}`;
+}
+
+/** A stored name's own name if it is `tenant`'s, else undefined. */
+function nameIn(tenant: string, stored: string): string | undefined {
+  const slash = stored.indexOf('/');
+  if (tenant === DEFAULT_TENANT) return slash === -1 ? stored : undefined;
+  return slash !== -1 && stored.slice(0, slash) === tenant ? stored.slice(slash + 1) : undefined;
 }
 
 function checkName(name: string): void {

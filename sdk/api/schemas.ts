@@ -294,10 +294,12 @@ const CatalogTensorSchema = z.looseObject({ name: z.string(), dtype: z.string(),
 
 /**
  * GET /api/v1/catalog: what any key may call (an invoke key included) — each function's versions
- * with their inputs and outputs, and the traffic split — and the scope of the key asking.
+ * with their inputs and outputs, and the traffic split — and the scope and tenant of the key asking
+ * (a deploy key manages its tenant's functions, an admin key every tenant's).
  */
 export const CatalogSchema = z.looseObject({
-  scope: z.enum(['invoke', 'admin']),
+  scope: z.enum(['invoke', 'deploy', 'admin']),
+  tenant: z.string().optional(),
   functions: z.array(
     z.looseObject({
       name: z.string(),

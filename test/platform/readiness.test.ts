@@ -149,7 +149,7 @@ describe('readiness', () => {
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toEqual({
       level: 'fatal',
-      msg: expect.stringMatching(/^HEARTH_API_KEYS: each entry must be KEY:invoke, KEY:shm or KEY:admin/),
+      msg: expect.stringMatching(/^HEARTH_API_KEYS: each entry must be KEY:SCOPE or KEY:SCOPE@TENANT/),
     });
     expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/);
   });

@@ -1,6 +1,6 @@
 /** The embedded default: artifacts as files under the data dir, `artifacts/<aa>/<sha256>`. */
 import { randomUUID } from 'node:crypto';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -49,6 +49,19 @@ export class FsArtifactStore implements ArtifactStore {
   async put(sha256: string, body: Readable | AsyncIterable<Uint8Array>): Promise<ArtifactInfo> {
     const size = await writeVerified(this.#path(sha256), sha256, body);
     return { sha256, size };
+  }
+
+  /** `artifacts/claims/<sha256>/<tenant>`, an empty file (../claims.ts). */
+  async claim(sha256: string, tenant: string): Promise<void> {
+    checkSha(sha256);
+    const dir = join(this.#root, 'claims', sha256);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, tenant), '');
+  }
+
+  async claimants(sha256: string): Promise<string[]> {
+    checkSha(sha256);
+    return readdir(join(this.#root, 'claims', sha256)).catch(() => []);
   }
 
   async local(sha256: string): Promise<LocalArtifact> {

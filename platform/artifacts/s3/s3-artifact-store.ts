@@ -8,7 +8,14 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { PassThrough, Readable } from 'node:stream';
 
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 
 import { InvalidInputError, UnavailableError } from '../../../sdk/errors.js';
@@ -89,6 +96,33 @@ export class S3ArtifactStore implements ArtifactStore {
       throw new InvalidInputError(`the bytes hash to ${actual}, not ${sha256}: refused`, { reason: 'sha256' });
     }
     return { sha256, size };
+  }
+
+  /** `<prefix>artifacts/claims/<sha256>/<tenant>`, an empty object (../claims.ts). */
+  async claim(sha256: string, tenant: string): Promise<void> {
+    const Key = `${this.#claims(sha256)}${tenant}`;
+    await this.#unavailable(this.client.send(new PutObjectCommand({ Bucket: this.#o.bucket, Key, Body: '' })));
+  }
+
+  async claimants(sha256: string): Promise<string[]> {
+    const Prefix = this.#claims(sha256);
+    const listed = await this.#unavailable(
+      this.client.send(new ListObjectsV2Command({ Bucket: this.#o.bucket, Prefix, MaxKeys: 1000 })),
+    );
+    return (listed.Contents ?? []).map((o) => (o.Key ?? '').slice(Prefix.length)).filter(Boolean);
+  }
+
+  #claims(sha256: string): string {
+    checkSha(sha256);
+    return `${this.#o.prefix}artifacts/claims/${sha256}/`;
+  }
+
+  async #unavailable<T>(sent: Promise<T>): Promise<T> {
+    try {
+      return await sent;
+    } catch (error) {
+      throw new UnavailableError(`S3 is not answering: ${(error as Error).message}`, { cause: error });
+    }
   }
 
   async local(sha256: string): Promise<LocalArtifact> {

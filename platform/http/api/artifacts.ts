@@ -1,18 +1,23 @@
-/** /api/v1/artifacts: content-addressed uploads (by sha256), their size, and imports from S3. */
+/**
+ * /api/v1/artifacts: content-addressed uploads (by sha256), their size, and imports from S3. A deploy
+ * key sees and uses only the artifacts its tenant has uploaded (../../artifacts/claims.ts): one
+ * stored already is, to it, not there until it sends the bytes.
+ */
 import { Readable } from 'node:stream';
 import type { ReadableStream } from 'node:stream/web';
 
+import type { Context } from 'hono';
 import { Hono } from 'hono';
 
 import type { ArtifactInfo, ArtifactStored, Reply } from '../../../sdk/api/index.js';
 import { ImportRequestSchema } from '../../../sdk/api/index.js';
 import { InvalidInputError } from '../../../sdk/errors.js';
 import type { ArtifactStore } from '../../artifacts/index.js';
-import { checkSha } from '../../artifacts/index.js';
+import { checkHashes, checkSha, mayUse } from '../../artifacts/index.js';
 import type { ApiKey } from '../../config/index.js';
 import { jsonBody } from '../json-body.js';
 import type { AppEnv } from '../middleware.js';
-import { auth, limit } from '../middleware.js';
+import { auth, callerOf, limit } from '../middleware.js';
 
 export interface ArtifactRouteOptions {
   artifacts: ArtifactStore;
@@ -26,29 +31,49 @@ export interface ArtifactRouteOptions {
 export function artifactRoutes(o: ArtifactRouteOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const admin = auth(o.apiKeys, 'admin');
+  const deploy = auth(o.apiKeys, 'deploy');
+  const usable = (c: Context<AppEnv>, sha: string) => mayUse(o.artifacts, deployerOf(c), sha);
   // HEAD (hono answers it from this GET route): is the artifact there, and how big; GET: as JSON.
-  app.get('/artifacts/:sha', admin, async (c) => {
+  app.get('/artifacts/:sha', deploy, async (c) => {
     const sha = c.req.param('sha');
     checkSha(sha);
     const info = await o.artifacts.stat(sha);
-    if (!info) return c.json({ error: `artifact ${sha} is not in the store`, code: 'ARTIFACT_NOT_FOUND' }, 404);
+    if (!info || !(await usable(c, sha)))
+      return c.json({ error: `artifact ${sha} is not in the store`, code: 'ARTIFACT_NOT_FOUND' }, 404);
     c.header('X-Artifact-Size', String(info.size));
     return c.json(info satisfies Reply<ArtifactInfo>);
   });
-  app.put('/artifacts/:sha', admin, limit(o.maxArtifactBytes), async (c) => {
+  app.put('/artifacts/:sha', deploy, limit(o.maxArtifactBytes), async (c) => {
     const sha = c.req.param('sha');
     checkSha(sha);
     const existing = await o.artifacts.stat(sha);
-    if (existing) return c.json({ ...existing, created: false } satisfies Reply<ArtifactStored>);
+    if (existing && (await usable(c, sha)))
+      return c.json({ ...existing, created: false } satisfies Reply<ArtifactStored>);
     const body = c.req.raw.body;
     if (!body) throw new InvalidInputError('send the artifact bytes as the request body');
-    const info = await o.artifacts.put(sha, Readable.fromWeb(body as ReadableStream<Uint8Array>));
+    const bytes = Readable.fromWeb(body as ReadableStream<Uint8Array>);
+    const { tenant } = callerOf(c);
+    if (existing) {
+      // Stored already (another tenant's upload): the bytes prove the caller has them; nothing is written.
+      await checkHashes(bytes, sha);
+      await o.artifacts.claim(sha, tenant);
+      return c.json({ ...existing, created: false } satisfies Reply<ArtifactStored>);
+    }
+    const info = await o.artifacts.put(sha, bytes);
+    await o.artifacts.claim(sha, tenant);
     o.onUpload?.(info.size);
     return c.json({ ...info, created: true } satisfies Reply<ArtifactStored>, 201);
   });
+  // From the operator's bucket: an admin's.
   app.post('/artifacts/import', admin, jsonBody(ImportRequestSchema), async (c) => {
     const { uri } = c.req.valid('json');
     return c.json((await o.artifacts.importS3(uri)) satisfies Reply<ArtifactInfo>, 201);
   });
   return app;
+}
+
+/** Who a request deploys as, for an artifact's claims. */
+function deployerOf(c: Context<AppEnv>): { tenant: string; admin: boolean } {
+  const caller = callerOf(c);
+  return { tenant: caller.tenant, admin: caller.scope === 'admin' };
 }

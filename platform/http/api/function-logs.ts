@@ -9,8 +9,10 @@ import { streamSSE } from 'hono/streaming';
 import type { FunctionLogEntry, LogList, Reply, SeriesResult } from '../../../sdk/api/index.js';
 import { InvalidInputError } from '../../../sdk/errors.js';
 import type { ManagedFunctions } from '../../functions/serving.js';
+import { managedFor } from '../../functions/tenant-view.js';
 import { parseVersion } from '../../registry/index.js';
 import type { AppEnv } from '../middleware.js';
+import { callerOf } from '../middleware.js';
 
 const LOG_LEVELS: FunctionLogEntry['level'][] = ['debug', 'info', 'warn', 'error'];
 
@@ -28,21 +30,23 @@ interface LogQuery {
   level: FunctionLogEntry['level'] | undefined;
 }
 
-export function functionLogRoutes(app: Hono<AppEnv>, o: FunctionLogOptions, admin: MiddlewareHandler<AppEnv>): void {
+export function functionLogRoutes(app: Hono<AppEnv>, o: FunctionLogOptions, manage: MiddlewareHandler<AppEnv>): void {
   const { functions } = o;
+  // A function the caller does not see is not found (tenant-view.ts).
+  const seen = (c: Context<AppEnv>, name: string) => managedFor(callerOf(c), functions).get(name);
   // The function's time series: one sample a second for 15 minutes, per version.
-  app.get('/functions/:name/series', admin, async (c) => {
+  app.get('/functions/:name/series', manage, async (c) => {
     const name = c.req.param('name');
-    await functions.get(name);
+    await seen(c, name);
     return c.json({
       name,
       versions: functions.series.of(name, parseVersion(c.req.query('version'))),
     } satisfies Reply<SeriesResult>);
   });
   // The function's own log: the last entries, or (follow=1) those and every new one, as server-sent events.
-  app.get('/functions/:name/logs', admin, async (c) => {
+  app.get('/functions/:name/logs', manage, async (c) => {
     const name = c.req.param('name');
-    await functions.get(name);
+    await seen(c, name);
     const query = logQuery(c);
     const entries = functions.logs.recent(name, query);
     if (c.req.query('follow') !== '1') return c.json({ entries } satisfies Reply<LogList>);

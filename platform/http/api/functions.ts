@@ -3,7 +3,7 @@
  * scaling; their time series and their own log (./function-logs.ts). And /api/v1/catalog: what any
  * key may call (./catalog.ts).
  */
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
 
 import type {
@@ -20,9 +20,10 @@ import { DeployRequestSchema, ScalingRequestSchema, TrafficRequestSchema } from 
 import { parseSpec } from '../../../sdk/spec/index.js';
 import type { ApiKey } from '../../config/index.js';
 import type { ManagedFunctions } from '../../functions/serving.js';
+import { managedFor } from '../../functions/tenant-view.js';
 import { jsonBody } from '../json-body.js';
 import type { AppEnv } from '../middleware.js';
-import { auth, limit } from '../middleware.js';
+import { auth, callerOf, limit } from '../middleware.js';
 import { catalogRoute } from './catalog.js';
 import { functionLogRoutes } from './function-logs.js';
 
@@ -32,30 +33,33 @@ export interface FunctionRouteOptions {
   maxBodyBytes: number;
   /** A deployed function's async jobs are taken off its queue from then on. */
   serveJobs: (name: string) => void;
+
   /** False while the node drains: a followed log ends. */
   ready: () => boolean;
 }
 
-type Admin = MiddlewareHandler<AppEnv>;
+type Manage = MiddlewareHandler<AppEnv>;
+/** The functions as the request's caller sees them: its tenant's (an admin's: all). */
+const fnsOf = (c: Context<AppEnv>, o: FunctionRouteOptions) => managedFor(callerOf(c), o.functions);
 
 export function functionRoutes(o: FunctionRouteOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const admin = auth(o.apiKeys, 'admin');
-  recordRoutes(app, o, admin);
-  functionLogRoutes(app, o, admin);
-  changeRoutes(app, o, admin);
+  // A deploy key manages its tenant's functions, an admin key every function.
+  const manage = auth(o.apiKeys, 'deploy');
+  recordRoutes(app, o, manage);
+  functionLogRoutes(app, o, manage);
+  changeRoutes(app, o, manage);
   catalogRoute(app, o);
   return app;
 }
 
 /** Deploy a version, list the functions, describe one. */
-function recordRoutes(app: Hono<AppEnv>, o: FunctionRouteOptions, admin: Admin): void {
-  const { functions } = o;
-  app.post('/functions', admin, limit(o.maxBodyBytes), jsonBody(DeployRequestSchema), async (c) => {
+function recordRoutes(app: Hono<AppEnv>, o: FunctionRouteOptions, manage: Manage): void {
+  app.post('/functions', manage, limit(o.maxBodyBytes), jsonBody(DeployRequestSchema), async (c) => {
     const body = c.req.valid('json');
     const spec = parseSpec(body.spec);
     const { model, hook, example } = body.artifacts;
-    const version = await functions.deploy(
+    const version = await fnsOf(c, o).deploy(
       spec,
       { model, ...(hook ? { hook } : {}), ...(example ? { example } : {}) },
       { keepTraffic: body.keepTraffic, canary: body.canary },
@@ -71,7 +75,8 @@ function recordRoutes(app: Hono<AppEnv>, o: FunctionRouteOptions, admin: Admin):
     };
     return c.json(reply, version.status === 'failed' ? 422 : version.status === 'pending' ? 202 : 201);
   });
-  app.get('/functions', admin, async (c) => {
+  app.get('/functions', manage, async (c) => {
+    const functions = fnsOf(c, o);
     const records = await functions.list();
     return c.json({
       functions: records.map((r) => ({
@@ -84,7 +89,8 @@ function recordRoutes(app: Hono<AppEnv>, o: FunctionRouteOptions, admin: Admin):
       })),
     } satisfies Reply<FunctionList>);
   });
-  app.get('/functions/:name', admin, async (c) => {
+  app.get('/functions/:name', manage, async (c) => {
+    const functions = fnsOf(c, o);
     const record = await functions.get(c.req.param('name'));
     await functions.refreshStats();
     const pools = functions.pools().filter((p) => p.function === record.name);
@@ -94,25 +100,29 @@ function recordRoutes(app: Hono<AppEnv>, o: FunctionRouteOptions, admin: Admin):
 }
 
 /** Delete a function; change its traffic (a rollback is one) and its scaling. */
-function changeRoutes(app: Hono<AppEnv>, { functions }: FunctionRouteOptions, admin: Admin): void {
-  app.delete('/functions/:name', admin, async (c) => {
+function changeRoutes(app: Hono<AppEnv>, o: FunctionRouteOptions, manage: Manage): void {
+  app.delete('/functions/:name', manage, async (c) => {
     const name = c.req.param('name');
+    const functions = fnsOf(c, o);
     await functions.get(name);
     await functions.delete(name);
     return c.json({ deleted: name } satisfies Reply<FunctionDeleted>);
   });
-  app.put('/functions/:name/traffic', admin, jsonBody(TrafficRequestSchema), async (c) => {
+  app.put('/functions/:name/traffic', manage, jsonBody(TrafficRequestSchema), async (c) => {
     const { traffic } = c.req.valid('json');
-    const record = await functions.setTraffic(c.req.param('name'), traffic);
+    const record = await fnsOf(c, o).setTraffic(c.req.param('name'), traffic);
     return c.json({ name: record.name, traffic: record.traffic } satisfies Reply<TrafficResult>);
   });
-  app.post('/functions/:name/rollback', admin, async (c) => {
-    const { record, from } = await functions.rollback(c.req.param('name'));
+  app.post('/functions/:name/rollback', manage, async (c) => {
+    const { record, from } = await fnsOf(c, o).rollback(c.req.param('name'));
     return c.json({ name: record.name, traffic: record.traffic, from } satisfies Reply<RollbackResult>);
   });
-  app.patch('/functions/:name/scaling', admin, jsonBody(ScalingRequestSchema), async (c) => {
+  app.patch('/functions/:name/scaling', manage, jsonBody(ScalingRequestSchema), async (c) => {
     const { version, ...change } = c.req.valid('json');
     const name = c.req.param('name');
-    return c.json({ name, versions: await functions.setScaling(name, change, version) } satisfies Reply<ScalingResult>);
+    return c.json({
+      name,
+      versions: await fnsOf(c, o).setScaling(name, change, version),
+    } satisfies Reply<ScalingResult>);
   });
 }

@@ -8,13 +8,12 @@ import { Hono } from 'hono';
 
 import type { JobInfo, JobList, Reply } from '../../../sdk/api/index.js';
 import { JobNotFoundError } from '../../../sdk/errors.js';
-import { callerId } from '../../caller/index.js';
 import type { ApiKey } from '../../config/index.js';
 import type { JobQueue } from '../../jobs/index.js';
 import { encodeCursor, jobQuery, jobView } from '../../jobs/index.js';
 import { httpStatus } from '../errors.js';
 import type { AppEnv } from '../middleware.js';
-import { auth, isAdmin, owner } from '../middleware.js';
+import { auth, callerOf, isAdmin } from '../middleware.js';
 
 export function jobRoutes(o: { jobs: JobQueue; apiKeys: ApiKey[] }): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -22,13 +21,13 @@ export function jobRoutes(o: { jobs: JobQueue; apiKeys: ApiKey[] }): Hono<AppEnv
   const job = async (c: Context<AppEnv>) => {
     const id = c.req.param('id')!;
     const record = await o.jobs.get(id);
-    if (!record || (!isAdmin(c, o.apiKeys) && (record.owner ?? '') !== callerId(owner(c))))
+    if (!record || (!isAdmin(c) && (record.owner ?? '') !== callerOf(c).id))
       throw new JobNotFoundError(`no job ${id} (unknown, or its record expired)`);
     return record;
   };
   // The caller's jobs (an admin key's: everyone's), newest first, without their results.
   app.get('/jobs', invoke, async (c) => {
-    const page = await o.jobs.list(jobQuery(c.req.query(), isAdmin(c, o.apiKeys) ? undefined : callerId(owner(c))));
+    const page = await o.jobs.list(jobQuery(c.req.query(), isAdmin(c) ? undefined : callerOf(c).id));
     return c.json({
       jobs: page.records.map((r) => jobView(r, { result: false })),
       ...(page.next ? { next: encodeCursor(page.next) } : {}),

@@ -3,8 +3,8 @@
  * when it carries one — or, with `Prefer: respond-async`, submitted as a job and answered 202.
  */
 import { InvalidInputError } from '../../../sdk/errors.js';
-import { callerId } from '../../caller/index.js';
 import type { ServingFunctions } from '../../functions/serving.js';
+import { servingFor } from '../../functions/tenant-view.js';
 import type { JobQueue } from '../../jobs/index.js';
 import { requestHash } from '../../jobs/index.js';
 import { IdempotencyCache } from './idempotency.js';
@@ -24,7 +24,7 @@ export function functionUrls(o: FunctionUrlOptions): Handler {
     if (/\brespond-async\b/i.test(call.header('prefer') ?? '') || call.query.get('async') === '1')
       return submitJob(o, call, contentType);
     const run = () =>
-      o.service.invoke(
+      servingFor(call.caller, o.service).invoke(
         call.name,
         call.version,
         { body: call.body, contentType },
@@ -37,7 +37,7 @@ export function functionUrls(o: FunctionUrlOptions): Handler {
       key === undefined
         ? { value: run(), replayed: false }
         : idempotency.run(
-            `${callerId(call.owner)}\0${call.name}/${call.version ?? ''}/${key}`,
+            `${call.caller.id}\0${call.name}/${call.version ?? ''}/${key}`,
             requestHash(contentType, call.body),
             run,
           );
@@ -53,7 +53,7 @@ export function functionUrls(o: FunctionUrlOptions): Handler {
 
 /** `Prefer: respond-async`: 202 with the job's id and where to ask for it. */
 async function submitJob(o: FunctionUrlOptions, call: Call, contentType: string): Promise<Reply> {
-  await o.service.resolve(call.name, call.version);
+  await servingFor(call.caller, o.service).resolve(call.name, call.version);
   const webhook = call.header('hearth-webhook-url') ?? call.query.get('webhook') ?? undefined;
   const key = call.header('idempotency-key');
   const { record, existing } = await o.jobs.submit({
@@ -63,7 +63,7 @@ async function submitJob(o: FunctionUrlOptions, call: Call, contentType: string)
     contentType,
     webhook,
     idempotencyKey: key,
-    owner: callerId(call.owner),
+    owner: call.caller.id,
     requestId: call.header('x-request-id'),
   });
   const statusUrl = `/api/v1/jobs/${record.id}`;

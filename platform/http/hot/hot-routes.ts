@@ -127,7 +127,7 @@ function routeOf(req: IncomingMessage, handlers: { fn: Handler; infer: Handler }
 /** A hot request's answer, from the caller's key to the reply, compressed when asked. */
 async function serve(o: HotRouteOptions, bodyBuffers: BodyBuffers, s: Served): Promise<Reply> {
   const { route, header } = s;
-  const owner = authorize(o.apiKeys, 'invoke', header);
+  const caller = authorize(o.apiKeys, 'invoke', header);
   const held = o.kserve.admit({ deadline: deadlineOf(header), signal: s.signal });
   if (held) await held;
   const name = decode(route.match[1]!);
@@ -140,7 +140,7 @@ async function serve(o: HotRouteOptions, bodyBuffers: BodyBuffers, s: Served): P
     header,
     body,
     signal: s.signal,
-    owner,
+    caller,
   });
   return encodeReply(reply, header('accept-encoding'));
 }

@@ -29,13 +29,13 @@ export function kserveInfer(o: KserveInferOptions): Handler {
       throw new PayloadTooLargeError(
         `the request's JSON is ${jsonBytes} bytes, over the limit of ${maxJson} (HEARTH_MAX_JSON_BYTES); send large tensors as binary data (Inference-Header-Content-Length)`,
       );
-    const shm = { regions: o.kserve.sharedMemory, owner: call.owner };
+    const shm = { regions: o.kserve.sharedMemory, owner: call.caller.key };
     const { request, tensors } = await parseInferRequest(
       call.body,
       header === undefined ? undefined : Number(header),
       shm,
     );
-    const answer = await o.kserve.infer({
+    const answer = await o.kserve.as(call.caller).infer({
       model: call.name,
       version: call.version,
       id: request.id,

@@ -4,6 +4,7 @@
  * function's name.
  */
 import { InvalidInputError } from '../../../sdk/errors.js';
+import type { Caller } from '../../caller/index.js';
 
 export interface Call {
   name: string;
@@ -13,8 +14,8 @@ export interface Call {
   header: (name: string) => string | undefined;
   body: Uint8Array;
   signal: AbortSignal;
-  /** The caller's API key ('' with none configured): what its shared memory regions belong to. */
-  owner: string;
+  /** Who sent it (its key: what its shared memory regions belong to; its tenant: what it may call). */
+  caller: Caller;
 }
 
 export interface Reply {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
 import { FUNCTION_NAME } from '../../../sdk/spec/function-spec.js';
-import type { FunctionRecord, FunctionVersion, Registry } from '../registry.js';
+import type { Deployer, FunctionRecord, FunctionVersion, Registry } from '../registry.js';
 import { applyNewVersion, checkedName, notFound } from '../registry.js';
 import { RegistryBase } from '../registry-base.js';
 import { readRecord } from '../stored-record.js';
@@ -57,9 +57,9 @@ export class FsRegistry extends RegistryBase implements Registry {
     return records.filter((r): r is FunctionRecord => r !== undefined);
   }
 
-  createVersion(spec: FunctionSpec, artifacts: FunctionVersion['artifacts']): Promise<FunctionVersion> {
+  createVersion(spec: FunctionSpec, artifacts: FunctionVersion['artifacts'], by?: Deployer): Promise<FunctionVersion> {
     return this.#serial(async () => {
-      const { record, version } = applyNewVersion(await this.get(spec.name), spec, artifacts);
+      const { record, version } = applyNewVersion(await this.get(spec.name), spec, artifacts, by);
       await this.#write(record);
       return version;
     });

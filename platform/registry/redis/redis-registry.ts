@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import { UnavailableError } from '../../../sdk/errors.js';
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
 import { FUNCTION_NAME } from '../../../sdk/spec/function-spec.js';
-import type { FunctionRecord, FunctionVersion, Registry } from '../registry.js';
+import type { Deployer, FunctionRecord, FunctionVersion, Registry } from '../registry.js';
 import { applyNewVersion, checkedName, notFound } from '../registry.js';
 import { RegistryBase } from '../registry-base.js';
 import { readRecord } from '../stored-record.js';
@@ -90,9 +90,9 @@ export class RedisRegistry extends RegistryBase implements Registry {
     throw new UnavailableError(`too many concurrent changes to function ${name}; try again`);
   }
 
-  createVersion(spec: FunctionSpec, artifacts: FunctionVersion['artifacts']): Promise<FunctionVersion> {
+  createVersion(spec: FunctionSpec, artifacts: FunctionVersion['artifacts'], by?: Deployer): Promise<FunctionVersion> {
     return this.#transact(spec.name, (current) => {
-      const { record, version } = applyNewVersion(current, spec, artifacts);
+      const { record, version } = applyNewVersion(current, spec, artifacts, by);
       return { next: record, result: version };
     });
   }
