@@ -102,7 +102,7 @@ export async function upload(url: string, bytes: Uint8Array, headers: Record<str
   const head = await fetch(`${url}/api/v1/artifacts/${sha}`, { method: 'HEAD', headers });
   if (head.status === 200) return sha;
   const put = await fetch(`${url}/api/v1/artifacts/${sha}`, { method: 'PUT', body: bytes, headers });
-  if (put.status !== 201) throw new Error(`upload failed: ${put.status} ${await put.text()}`);
+  if (put.status !== 201 && put.status !== 200) throw new Error(`upload failed: ${put.status} ${await put.text()}`);
   return sha;
 }
 
