@@ -33,7 +33,9 @@ describe('example functions', () => {
   let node: HearthNode;
   let client: Hearth;
   beforeAll(async () => {
-    node = await testNode(join(dir, 'node'));
+    // The README's machine (24 GiB) and the node's default budget: the four functions' default
+    // 8 GiB limits pass its 22 GiB allocatable together; what they use does not.
+    node = await testNode(join(dir, 'node'), { HEARTH_NODE_MEMORY_MB: '24576' });
     client = new Hearth({ url: node.httpUrl });
   });
   afterAll(() => node?.close());

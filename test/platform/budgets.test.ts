@@ -1,6 +1,6 @@
 /**
  * The node's budgets for its runners, and what a runner sees of the host's: a runnerMemoryMb past
- * what the node has is refused at deploy; the runners' memory limits together stay within the
+ * what the node has is refused at deploy; the runners' charges (each its usage, at least its start, at most its limit) stay within the
  * node's allocatable (HEARTH_NODE_MEMORY_MB less HEARTH_NODE_RESERVED_MB), a start past it refused
  * with the numbers; each runner is the OOM killer's first choice and has a CPU weight of its own;
  * a runner sees under /sys/fs/cgroup its own cgroup and no other runner's; and a node that ends on
@@ -94,8 +94,9 @@ describe.skipIf(!root || !existsSync('/sys/fs/cgroup/memory'))('runner budgets o
       HEARTH_API_KEYS: `${ADMIN}:admin`,
       HEARTH_RUNNER_ENTRY: await runnerEntryFile(),
       HEARTH_HOOK_WORKER: await hookWorkerFile(),
-      // 2560 MiB allocatable to runners: two of 1024 MiB fit, a third does not.
-      HEARTH_NODE_MEMORY_MB: '3072',
+      // 1024 MiB allocatable to runners: two of 512 MiB fit, a third does not. (A runner is charged
+      // its usage, at least its start's 512 MiB, at most its limit: with a 512 MiB limit, 512 MiB.)
+      HEARTH_NODE_MEMORY_MB: '1536',
       HEARTH_NODE_RESERVED_MB: '512',
     });
   }, 120_000);
@@ -107,13 +108,13 @@ describe.skipIf(!root || !existsSync('/sys/fs/cgroup/memory'))('runner budgets o
     const r = await deploy('too-big', { ...SMALL, limits: { runnerMemoryMb: 1_048_576 } }, await small());
     expect(r.status).toBe(400);
     expect(r.body.error).toMatch(
-      /limits\.runnerMemoryMb 1048576 is more than this node's 2560 MiB allocatable to runners \(HEARTH_NODE_MEMORY_MB less HEARTH_NODE_RESERVED_MB\)/,
+      /limits\.runnerMemoryMb 1048576 is more than this node's 1024 MiB allocatable to runners \(HEARTH_NODE_MEMORY_MB less HEARTH_NODE_RESERVED_MB\)/,
     );
   });
 
   it("makes each runner the OOM killer's first choice, with a CPU weight of its own", async () => {
-    expect((await deploy('first', { ...SMALL, limits: { runnerMemoryMb: 1024 } }, await small())).status).toBe(201);
-    const runner = await runnerWithLimit(node.child.pid!, 1024);
+    expect((await deploy('first', { ...SMALL, limits: { runnerMemoryMb: 512 } }, await small())).status).toBe(201);
+    const runner = await runnerWithLimit(node.child.pid!, 512);
     expect((await readFile(`/proc/${runner.pid}/oom_score_adj`, 'utf8')).trim()).toBe('1000');
     // The node itself keeps its own (the OOM killer takes a runner first).
     expect((await readFile(`/proc/${node.child.pid}/oom_score_adj`, 'utf8')).trim()).toBe('0');
@@ -130,24 +131,24 @@ describe.skipIf(!root || !existsSync('/sys/fs/cgroup/memory'))('runner budgets o
   it("shows a runner its own cgroup under /sys/fs/cgroup, and no other runner's", async () => {
     // What the runner sees, read from the host through its root (/proc/PID/root: its mount
     // namespace's view). A model cannot look for itself: the operator check refuses every file op.
-    const first = await runnerWithLimit(node.child.pid!, 1024);
+    const first = await runnerWithLimit(node.child.pid!, 512);
     const seen = `/proc/${first.pid}/root/sys/fs/cgroup/memory`;
     const own = first.cgroups.get('memory')!; // e.g. /…/hearth-NODEPID/r3, as the host names it
     expect(existsSync(`/sys/fs/cgroup/memory${dirname(own)}`)).toBe(true);
     expect(existsSync(`${seen}${dirname(own)}`)).toBe(false);
     expect(existsSync(`${seen}${own}`)).toBe(false);
     // Its own cgroup's files, at the hierarchy's mount point, and no folder of any other cgroup.
-    expect(Number(await readFile(`${seen}/memory.limit_in_bytes`, 'utf8'))).toBe(1024 * MIB);
+    expect(Number(await readFile(`${seen}/memory.limit_in_bytes`, 'utf8'))).toBe(512 * MIB);
     const dirs = (await readdir(seen, { withFileTypes: true })).filter((e) => e.isDirectory());
     expect(dirs.map((e) => e.name)).toEqual([]);
   });
 
   it('refuses a start past the memory budget with the numbers, and serves on', async () => {
-    expect((await deploy('second', { ...SMALL, limits: { runnerMemoryMb: 1024 } }, await small())).status).toBe(201);
-    const third = await deploy('third', { ...SMALL, limits: { runnerMemoryMb: 1024 } }, await small());
+    expect((await deploy('second', { ...SMALL, limits: { runnerMemoryMb: 512 } }, await small())).status).toBe(201);
+    const third = await deploy('third', { ...SMALL, limits: { runnerMemoryMb: 512 } }, await small());
     expect(third.status).toBe(422);
     const why =
-      /function third@1 cannot start here: its runner's 1024 MiB \(limits\.runnerMemoryMb\) and the 2048 MiB the other runners' limits hold pass this node's 2560 MiB allocatable to runners/;
+      /function third@1 cannot start here: its start's 512 MiB and the 1024 MiB the other runners use pass this node's 1024 MiB allocatable to runners/;
     expect(third.body.reason).toMatch(why);
     expect(await logs('third')).toMatch(why);
     const answer = await fetch(`${node.url}/v2/models/first/infer`, {
@@ -160,14 +161,14 @@ describe.skipIf(!root || !existsSync('/sys/fs/cgroup/memory'))('runner budgets o
 
   it('ends a parked runner (its function unloaded, kept for its next cold start) to make room', async () => {
     const pid = node.child.pid!;
-    expect(await limitsOf(pid)).toEqual([1024, 1024]);
+    expect(await limitsOf(pid)).toEqual([512, 512]);
     const unload = await fetch(`${node.url}/v2/repository/models/second/unload`, { method: 'POST', headers: auth });
     expect(unload.status).toBe(200);
-    // second's runner, parked, still holds its 1024 MiB: unless it is ended, fourth does not fit.
-    expect(await limitsOf(pid)).toEqual([1024, 1024]);
-    const fourth = await deploy('fourth', { ...SMALL, limits: { runnerMemoryMb: 1024 } }, await small());
+    // second's runner, parked, still holds its 512 MiB: unless it is ended, fourth does not fit.
+    expect(await limitsOf(pid)).toEqual([512, 512]);
+    const fourth = await deploy('fourth', { ...SMALL, limits: { runnerMemoryMb: 512 } }, await small());
     expect([fourth.status, fourth.body.reason]).toEqual([201, undefined]);
-    expect(await limitsOf(pid)).toEqual([1024, 1024]);
+    expect(await limitsOf(pid)).toEqual([512, 512]);
   }, 120_000);
 
   it('leaves no runner folder nor cgroup behind once it ends on SIGTERM', async () => {

@@ -59,11 +59,7 @@ export interface RunnerHostOptions {
   arenaBytes?: number;
   /** Hears, once, why an arena could not be made (runners then take every blob on the socket). */
   onArenaFailed?: (why: string) => void;
-  /**
-   * Bytes the runners' memory limits may add up to on this node (its allocatable: the host's
-   * memory less the node's reserve); past it a runner's start is refused (./memory-budget.ts).
-   * Absent: no budget.
-   */
+  /** This node's allocatable to runners; a start past it is refused (./memory-budget.ts). Absent: no budget. */
   memoryBudgetBytes?: number;
   /** Keep one runner started ahead of need (default true). */
   spare?: boolean;
@@ -124,20 +120,21 @@ export class RunnerHost {
 
   constructor(options: RunnerHostOptions) {
     this.#o = options;
-    this.#budget = options.memoryBudgetBytes === undefined ? undefined : new MemoryBudget(options.memoryBudgetBytes);
+    const budget = options.memoryBudgetBytes;
+    this.#budget = budget === undefined ? undefined : new MemoryBudget(budget, (runner) => runner.usedBytes());
   }
 
-  /** Bytes the runners' memory limits may add up to here (undefined: no budget). */
+  /** Bytes the runners' charges may add up to here (undefined: no budget). */
   get allocatableBytes(): number | undefined {
     return this.#budget?.allocatable;
   }
 
   /**
-   * Holds `bytes` of the node's budget for `runner` (the limit its pool gives it), ending parked
-   * runners to make room; throws UnavailableError, naming the numbers, where they do not fit.
+   * Charges `runner`'s start to the node's budget (./memory-budget.ts), ending parked runners to
+   * make room; throws UnavailableError, naming the numbers, where it does not fit.
    */
-  async admit(runner: RunnerProcess, bytes: number, label: string): Promise<void> {
-    await this.#budget?.admit(runner, bytes, label, () => this.#parked.reclaim());
+  async admit(runner: RunnerProcess, charge: { limitBytes: number; startBytes: number }, label: string): Promise<void> {
+    await this.#budget?.admit(runner, charge, label, () => this.#parked.reclaim());
   }
 
   /**

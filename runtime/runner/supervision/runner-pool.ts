@@ -10,6 +10,9 @@
  * longer before each restart (./crash-loop.ts). Each exit is an event with its signal or exit code
  * and the runner's last log lines.
  */
+
+import { stat } from 'node:fs/promises';
+
 import type { HearthError } from '../../../sdk/errors.js';
 import { InferenceError, toHearthError, UnavailableError } from '../../../sdk/errors.js';
 import type { FunctionSpec } from '../../../sdk/spec/function-spec.js';
@@ -22,6 +25,7 @@ import type { Snapshot } from '../wire/index.js';
 import { arenaCapBytes, Gatherer, packTensors, unpackError } from '../wire/index.js';
 import type { RunnerCrash } from './crash-loop.js';
 import { CrashLoop } from './crash-loop.js';
+import { startCharge } from './memory-budget.js';
 import { RunnerCalls } from './runner-call.js';
 import type { RunnerHost } from './runner-host.js';
 import type { RunnerExit, RunnerMessage, RunnerProcess } from './runner-process.js';
@@ -111,7 +115,9 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
       runner.label = this.#key;
       runner.onMessage = (frame) => this.#message(runner!, frame);
       // Held against the node's budget first: past it the start is refused, naming the numbers.
-      await this.#o.host.admit(runner, this.spec.limits.runnerMemoryMb * 2 ** 20, `function ${this.#key}`);
+      const limitBytes = this.spec.limits.runnerMemoryMb * 2 ** 20;
+      const startBytes = startCharge(limitBytes, (await stat(artifacts.model)).size);
+      await this.#o.host.admit(runner, { limitBytes, startBytes }, `function ${this.#key}`);
       await runner.watchMemory(this.spec.limits.runnerMemoryMb * 2 ** 20);
       runner.capArena(arenaCapBytes(this.spec.limits.runnerMemoryMb));
       // The most a reply may carry: a gathered call's callers' outputs (up to maxBatchSize of them).

@@ -195,6 +195,11 @@ export class RunnerProcess {
     return this.#alive;
   }
 
+  /** What it uses now: its cgroup's usage (its tmpfs files included), else its resident set; undefined once gone. */
+  async usedBytes(): Promise<number | undefined> {
+    return (await this.cgroup?.usage()) ?? (this.pid === undefined ? undefined : residentBytes(this.pid));
+  }
+
   /** The runner's own pid (a jailed runner's, not its launcher's). */
   get pid(): number | undefined {
     return this.jail?.pid ?? this.child.pid;

@@ -207,6 +207,15 @@ export class RunnerCgroup {
     await writeFile(memsw, String(bytes)).catch(() => undefined);
   }
 
+  /** The memory its processes use now (undefined: no memory controller, or gone). */
+  async usage(): Promise<number | undefined> {
+    const m = this.#memory();
+    if (!m) return undefined;
+    const file = join(m.dir, m.h.version === 2 ? 'memory.current' : 'memory.usage_in_bytes');
+    const text = await readFile(file, 'utf8').catch(() => undefined);
+    return text === undefined ? undefined : Number(text);
+  }
+
   /** How many times the kernel's OOM killer ended a process here (it ran past limitMemory). */
   async oomKills(): Promise<number> {
     const m = this.#memory();
