@@ -121,4 +121,4 @@ console.log(JSON.stringify(r.json()));
   } finally {
     await node.close();
   }
-}, 120_000);
+}, 300_000);
