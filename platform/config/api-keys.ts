@@ -28,16 +28,26 @@ export const TENANT_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 export const SCOPES = ['invoke', 'shm', 'deploy', 'admin'] as const;
 
-const ApiKey = z.strictObject({
-  key: z.string().min(8),
-  scope: z.enum(SCOPES),
-  tenant: z
-    .string()
-    .regex(TENANT_NAME, 'a tenant is lower case letters, digits and -, at most 63')
-    .default(DEFAULT_TENANT),
-  /** An invoke (or shm) key limited to these functions of its tenant. */
-  functions: z.array(z.string().regex(FUNCTION_NAME, 'not a function name')).min(1).optional(),
-});
+const ApiKey = z
+  .strictObject({
+    key: z.string().min(8),
+    scope: z.enum(SCOPES),
+    tenant: z
+      .string()
+      .regex(TENANT_NAME, 'a tenant is lower case letters, digits and -, at most 63')
+      .default(DEFAULT_TENANT),
+    /** An invoke (or shm) key limited to these functions of its tenant. */
+    functions: z.array(z.string().regex(FUNCTION_NAME, 'not a function name')).min(1).optional(),
+  })
+  // What a key could be read to mean but would not hold is refused, not widened.
+  .refine((k) => k.functions === undefined || k.scope === 'invoke' || k.scope === 'shm', {
+    message: 'only an invoke or shm key names functions (a deploy key manages all its tenant has)',
+    path: ['functions'],
+  })
+  .refine((k) => k.scope !== 'admin' || k.tenant === DEFAULT_TENANT, {
+    message: "an admin key reaches every tenant: give it none (a tenant's own manager is a deploy key)",
+    path: ['tenant'],
+  });
 export type ApiKey = z.infer<typeof ApiKey>;
 
 const KeysDocument = z.strictObject({ keys: z.array(z.unknown()) });
@@ -56,7 +66,9 @@ export function parseApiKeys(value: string | undefined, from = 'HEARTH_API_KEYS'
     .filter(Boolean)
     .map((entry) => {
       const at = entry.lastIndexOf(':');
-      const [key, grant] = at > 0 ? [entry.slice(0, at), entry.slice(at + 1)] : [entry, 'admin'];
+      // A key alone is an admin key; one that names a tenant but no scope is a mistake, not one.
+      const alone = entry.includes('@') ? '' : 'admin';
+      const [key, grant] = at > 0 ? [entry.slice(0, at), entry.slice(at + 1)] : [entry, alone];
       const [scope, tenant] = grant.split('@', 2);
       // The key itself is never echoed: at most its first 3 characters.
       const shown = `"${entry.replace(/^(.{3}).*/, '$1…')}"`;

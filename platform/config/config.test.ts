@@ -142,6 +142,12 @@ describe('configuration', () => {
       /HEARTH_API_KEYS: each entry must be KEY:SCOPE or KEY:SCOPE@TENANT.*tenant.*at "dep…"/,
     );
     expect(() => loadConfig({ HEARTH_API_KEYS: 'deploy-key-a1:owner' })).toThrow(/scope of invoke, shm, deploy, admin/);
+    // What would not hold as it reads is refused: an admin of one tenant (admins reach all), a key
+    // naming a tenant but no scope (once an admin key whose text held the tenant).
+    expect(() => loadConfig({ HEARTH_API_KEYS: 'admin-key-a1:admin@team-a' })).toThrow(
+      /tenant: an admin key reaches every tenant/,
+    );
+    expect(() => loadConfig({ HEARTH_API_KEYS: 'forgot-scope-1@team-a' })).toThrow(/HEARTH_API_KEYS: each entry/);
     const dir = mkdtempSync(join(tmpdir(), 'hearth-keys-'));
     try {
       const file = join(dir, 'keys.yaml');
@@ -175,6 +181,11 @@ describe('configuration', () => {
         'keys:\n  - { key: team-b-deploy-1, scope: deploy }\n  - { key: team-b-deploy-1, scope: invoke }\n',
       );
       expect(() => loadConfig({ HEARTH_API_KEYS_FILE: file })).toThrow(/lists a key twice/);
+      // A deploy key manages all its tenant has: one that names functions would not hold to them.
+      writeFileSync(file, 'keys:\n  - { key: team-b-deploy-1, scope: deploy, tenant: b, functions: [f] }\n');
+      expect(() => loadConfig({ HEARTH_API_KEYS_FILE: file })).toThrow(
+        /functions: only an invoke or shm key names functions/,
+      );
       writeFileSync(file, 'keys:\n  - { key: team-b-invoke-1, scope: invoke, functions: ["../x"] }\n');
       expect(() => loadConfig({ HEARTH_API_KEYS_FILE: file })).toThrow(/functions\.0: not a function name/);
       expect(() => loadConfig({ HEARTH_API_KEYS_FILE: file })).not.toThrow(/team-b-invoke-1/);

@@ -20,6 +20,24 @@ export function sees(caller: Caller, record: Pick<FunctionRecord, 'name' | 'tena
   return caller.functions === undefined || caller.functions.includes(record.name);
 }
 
+/**
+ * The function a failed request's detail may be logged to (its own log, read by its tenant): `name`
+ * if the caller sees it, else none — a caller refused before it was known, or another tenant's,
+ * writes nothing into a function's log.
+ */
+export async function logsTo(
+  caller: Caller | undefined,
+  fns: Pick<ServingFunctions, 'get'>,
+  name: string | undefined,
+): Promise<string | undefined> {
+  if (caller === undefined || name === undefined) return undefined;
+  if (caller.scope === 'admin') return name;
+  return fns.get(name).then(
+    (record) => (sees(caller, record) ? name : undefined),
+    () => undefined,
+  );
+}
+
 /** What a request may reach of the functions: `fns` as `caller` sees them. */
 export function servingFor(caller: Caller, fns: ServingFunctions): ServingFunctions {
   return new ServingView(caller, fns);

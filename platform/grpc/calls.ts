@@ -9,13 +9,14 @@ import type { Caller, Scope } from '../caller/index.js';
 import { authorize as authorizeKey, NO_KEYS, requestIdOf } from '../caller/index.js';
 import type { ApiKey } from '../config/index.js';
 import type { ServingFunctions } from '../functions/serving.js';
+import { logsTo } from '../functions/tenant-view.js';
 import type { Kserve } from '../kserve/index.js';
 import type { Logger } from '../log/index.js';
 import { toGrpcStatus } from './status.js';
 
 export interface GrpcOptions {
-  /** Where a failed call's detail is logged. */
-  service: Pick<ServingFunctions, 'errorDetail'>;
+  /** Where a failed call's detail is logged (the function's log, where the caller sees it). */
+  service: Pick<ServingFunctions, 'errorDetail' | 'get'>;
   /** The KServe protocol's core: every method of the service is a codec over it. */
   kserve: Kserve;
   apiKeys: ApiKey[];
@@ -58,14 +59,19 @@ export function callsOf(o: GrpcOptions): Calls {
     },
     unary: (scope, handler) => (call, callback) => {
       const id = calls.requestId(call);
+      let caller: Caller | undefined;
       Promise.resolve()
-        .then(() => calls.authorize(call, scope))
-        .then((caller) => handler(call, caller))
+        .then(() => {
+          caller = calls.authorize(call, scope);
+          return handler(call, caller);
+        })
         .then(
           (response) => callback(null, response),
-          (error: unknown) => {
-            const fn = call.request.model_name;
-            const onDetail = o.service.errorDetail(typeof fn === 'string' ? fn : undefined, id);
+          async (error: unknown) => {
+            // The detail goes to the function's log only where the caller sees the function.
+            const model = call.request.model_name;
+            const fn = await logsTo(caller, o.service, typeof model === 'string' ? model : undefined);
+            const onDetail = o.service.errorDetail(fn, id);
             callback(toGrpcStatus(error, { requestId: id, log: o.log, onDetail }) as grpc.ServiceError);
           },
         );

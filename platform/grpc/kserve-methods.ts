@@ -44,7 +44,10 @@ export function sharedMemoryMethods(kserve: Kserve, { unary }: Calls) {
       return { regions: Object.fromEntries(regions.map((r) => [r.name, r])) };
     }),
     SystemSharedMemoryRegister: unary('shm', async (call, caller) => {
-      shm.register(caller.key, String(call.request.name ?? ''), call.request);
+      shm.register(caller.key, String(call.request.name ?? ''), call.request, {
+        tenant: caller.tenant,
+        admin: caller.scope === 'admin',
+      });
       return {};
     }),
     SystemSharedMemoryUnregister: unary('invoke', async (call, caller) => {

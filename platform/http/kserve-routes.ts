@@ -13,7 +13,7 @@ import type { Kserve } from '../kserve/index.js';
 import { cudaSharedMemoryUnsupported, parseJson, readLoadParameters } from '../kserve/index.js';
 import { refuseFormBody } from './json-body.js';
 import type { AppEnv } from './middleware.js';
-import { auth, callerOf, limit, owner } from './middleware.js';
+import { auth, callerOf, deployerOf, limit, owner } from './middleware.js';
 
 export interface KserveRouteOptions {
   kserve: Kserve;
@@ -72,7 +72,7 @@ export function kserveRoutes(o: KserveRouteOptions): Hono<AppEnv> {
     const body = parseJson(await c.req.text(), 'the register request');
     if (typeof body !== 'object' || body === null)
       throw new InvalidInputError('send {"key": "/name", "offset": 0, "byte_size": N}');
-    shm.register(owner(c), c.req.param('region'), body as Record<string, unknown>);
+    shm.register(owner(c), c.req.param('region'), body as Record<string, unknown>, deployerOf(c));
     return c.json({});
   });
   const shmUnregister = (c: Context<AppEnv>) => {

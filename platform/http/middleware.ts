@@ -33,6 +33,12 @@ export function callerOf(c: Context<AppEnv>): Caller {
   return c.get('caller') ?? NO_KEYS;
 }
 
+/** Who the request acts as, where a tenant owns what it makes: its tenant, and whether it may act for any. */
+export function deployerOf(c: Context<AppEnv>): { tenant: string; admin: boolean } {
+  const caller = callerOf(c);
+  return { tenant: caller.tenant, admin: caller.scope === 'admin' };
+}
+
 /** The caller's key ('' with no keys configured): what its shared memory regions belong to. */
 export function owner(c: Context<AppEnv>): string {
   return callerOf(c).key;

@@ -15,9 +15,10 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 
-import { InvalidInputError, UnsupportedError } from '../../sdk/errors.js';
+import { InvalidInputError, PermissionDeniedError, UnsupportedError } from '../../sdk/errors.js';
 import type { DType, Tensor } from '../../sdk/tensor.js';
 import { allocate, bytesOf, elementSize, numel } from '../../sdk/tensor.js';
+import { DEFAULT_TENANT } from '../config/index.js';
 import { checkRawSize, tensorFromRaw } from './tensors.js';
 
 export interface RegionStatus {
@@ -69,7 +70,19 @@ export class SharedMemoryRegions {
   constructor(
     readonly enabled = true,
     readonly prefix = '',
+    /** The node's tenants other than the default: a key `PREFIX` + `TENANT.` + … is that tenant's segment. */
+    readonly tenants: readonly string[] = [],
   ) {}
+
+  /**
+   * Whose a segment is: `PREFIX` + `TENANT.` + … names one of tenant TENANT's (a tenant's name has no
+   * "."), any other the default tenant's. A caller registers its own tenant's only (an admin any), so
+   * one tenant never maps another's segment.
+   */
+  #tenantOfSegment(key: string): string {
+    for (const t of this.tenants) if (key.startsWith(`${this.prefix}${t}.`)) return t;
+    return DEFAULT_TENANT;
+  }
 
   #regions(owner: string): Map<string, Region> {
     let regions = this.#byOwner.get(owner);
@@ -80,7 +93,12 @@ export class SharedMemoryRegions {
     return regions;
   }
 
-  register(owner: string, name: string, request: { key?: unknown; offset?: unknown; byte_size?: unknown }): void {
+  register(
+    owner: string,
+    name: string,
+    request: { key?: unknown; offset?: unknown; byte_size?: unknown },
+    by: { tenant: string; admin: boolean } = { tenant: DEFAULT_TENANT, admin: true },
+  ): void {
     if (!this.enabled)
       throw new UnsupportedError(
         'system shared memory is off on this node: it serves callers beyond this host (set HEARTH_SYSTEM_SHARED_MEMORY=on to allow it)',
@@ -94,6 +112,12 @@ export class SharedMemoryRegions {
       );
     if (!key.startsWith(this.prefix))
       throw new InvalidInputError(`key must start with "${this.prefix}" on this node (HEARTH_SHM_PREFIX)`);
+    if (!by.admin && this.#tenantOfSegment(key) !== by.tenant)
+      throw new PermissionDeniedError(
+        by.tenant === DEFAULT_TENANT
+          ? `"${this.prefix}TENANT." keys are those tenants' segments: name yours otherwise`
+          : `this key's segments are named "${this.prefix}${by.tenant}.…" (its tenant's)`,
+      );
     const offset = integer(request.offset ?? 0, 'offset', 0);
     const byteSize = integer(request.byte_size, 'byte_size', 1);
     const regions = this.#regions(owner);

@@ -10,6 +10,7 @@ import { getRequestListener } from '@hono/node-server';
 import { devices } from '../../runtime/index.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { Config } from '../config/index.js';
+import { DEFAULT_TENANT } from '../config/index.js';
 import type { FunctionService } from '../functions/index.js';
 import { createApp, createHotRoutes, frontDoor, InFlight, toHttpResponse } from '../http/index.js';
 import type { JobQueue } from '../jobs/index.js';
@@ -50,7 +51,7 @@ export function createFront(config: Config, parts: FrontParts): Front {
     ready,
     admit,
     version: parts.version,
-    sharedMemory: new SharedMemoryRegions(config.systemSharedMemory, config.shmPrefix),
+    sharedMemory: new SharedMemoryRegions(config.systemSharedMemory, config.shmPrefix, tenantsOf(config.apiKeys)),
     cudaAvailable: () => devices().cudaAvailable,
   });
   // What the hono app and the hot routes (function URLs, KServe infer) share.
@@ -85,4 +86,9 @@ export function createFront(config: Config, parts: FrontParts): Front {
     if (!hot(req, res)) void rest(req, res);
   };
   return { kserve, inflight, handle };
+}
+
+/** The tenants the keys name, the default one left out. */
+function tenantsOf(keys: Config['apiKeys']): string[] {
+  return [...new Set(keys.map((k) => k.tenant))].filter((t) => t !== DEFAULT_TENANT);
 }

@@ -7,7 +7,7 @@
  * A's artifact with other bytes. A function B may not see answers as one that does not exist.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -28,6 +28,10 @@ const A_INVOKE = 'team-a-invoke-0001';
 const A_ONE = 'team-a-webapp-0001';
 const B_DEPLOY = 'team-b-deploy-0001';
 const B_INVOKE = 'team-b-invoke-0001';
+const A_SHM = 'team-a-shm-000001';
+const B_SHM = 'team-b-shm-000001';
+/** The default tenant's (a node's keys before tenants). */
+const DEFAULT_DEPLOY = 'default-deploy-0001';
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
 const [ref] = pythonForwardMany(modelPath('small'), [
@@ -66,6 +70,9 @@ beforeAll(async () => {
       `  - { key: ${A_ONE}, scope: invoke, tenant: team-a, functions: [a-fn] }`,
       `  - { key: ${B_DEPLOY}, scope: deploy, tenant: team-b }`,
       `  - { key: ${B_INVOKE}, scope: invoke, tenant: team-b }`,
+      `  - { key: ${A_SHM}, scope: shm, tenant: team-a }`,
+      `  - { key: ${B_SHM}, scope: shm, tenant: team-b }`,
+      `  - { key: ${DEFAULT_DEPLOY}, scope: deploy }`,
     ].join('\n'),
   );
   node = await testNode(join(dir, 'node'), { HEARTH_API_KEYS_FILE: keys });
@@ -244,14 +251,15 @@ describe('tenants on one node', () => {
     expect(forged.status).toBe(400);
     const stored = (await (await get(`/api/v1/artifacts/${sha}`, A_DEPLOY)).json()) as { size: number };
     expect(stored.size).toBe(bytes.byteLength);
-    // With the bytes, B may use it (stored once, not again).
+    // With the bytes, B may use it (stored once, not again; answered as a first upload, so B does not
+    // learn that A had it).
     const sent = await fetch(`${url()}/api/v1/artifacts/${sha}`, {
       method: 'PUT',
       headers: bearer(B_DEPLOY),
       body: bytes,
     });
-    expect(sent.status).toBe(200);
-    expect(await sent.json()).toMatchObject({ created: false, size: bytes.byteLength });
+    expect(sent.status).toBe(201);
+    expect(await sent.json()).toMatchObject({ created: true, size: bytes.byteLength });
     const echo = { ...spec, name: 'b-echo' };
     expect((await postFunction(url(), { spec: echo, artifacts: { model, hook: sha } }, bearer(B_DEPLOY))).status).toBe(
       201,
@@ -276,5 +284,42 @@ describe('tenants on one node', () => {
     expect(described.versions).toHaveLength(2);
     expect((await callFn('a-two', A_INVOKE)).status).toBe(200);
     expect((await callFn('a-two', B_INVOKE)).status).toBe(404);
+  });
+
+  it("maps a tenant's shared memory segments for its own keys only", async () => {
+    const key = `/team-a.seg-${process.pid}`;
+    await writeFile(`/dev/shm${key}`, new Uint8Array(64));
+    try {
+      const register = (who: string, region: string) =>
+        send('POST', `/v2/systemsharedmemory/region/${region}/register`, who, { key, byte_size: 48 });
+      const refused = await register(B_SHM, 'steal');
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as { error: string }).error).toMatch(/segments are named "\/team-b\.…"/);
+      expect((await register(A_SHM, 'mine')).status).toBe(200);
+      expect((await send('POST', '/v2/systemsharedmemory/region/mine/unregister', A_SHM)).status).toBe(200);
+    } finally {
+      await rm(`/dev/shm${key}`, { force: true });
+    }
+  });
+
+  it("keeps an artifact stored before tenants the default tenant's when another tenant sends its bytes", async () => {
+    const bytes = new TextEncoder().encode(`stored before tenants ${process.pid}`);
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    const path = join(dir, 'node', 'artifacts', sha.slice(0, 2), sha);
+    await mkdir(join(path, '..'), { recursive: true });
+    await writeFile(join(dir, 'legacy'), bytes);
+    await copyFile(join(dir, 'legacy'), path);
+    const head = (key: string) => fetch(`${url()}/api/v1/artifacts/${sha}`, { method: 'HEAD', headers: bearer(key) });
+    expect((await head(DEFAULT_DEPLOY)).status).toBe(200);
+    expect((await head(B_DEPLOY)).status).toBe(404);
+    const sent = await fetch(`${url()}/api/v1/artifacts/${sha}`, {
+      method: 'PUT',
+      headers: bearer(B_DEPLOY),
+      body: bytes,
+    });
+    expect(sent.status).toBe(201);
+    expect((await head(B_DEPLOY)).status).toBe(200);
+    expect((await head(DEFAULT_DEPLOY)).status).toBe(200);
+    expect((await head(A_DEPLOY)).status).toBe(404);
   });
 });

@@ -15,9 +15,10 @@ import { InvalidInputError } from '../../../sdk/errors.js';
 import type { ArtifactStore } from '../../artifacts/index.js';
 import { checkHashes, checkSha, mayUse } from '../../artifacts/index.js';
 import type { ApiKey } from '../../config/index.js';
+import { DEFAULT_TENANT } from '../../config/index.js';
 import { jsonBody } from '../json-body.js';
 import type { AppEnv } from '../middleware.js';
-import { auth, callerOf, limit } from '../middleware.js';
+import { auth, callerOf, deployerOf, limit } from '../middleware.js';
 
 export interface ArtifactRouteOptions {
   artifacts: ArtifactStore;
@@ -54,10 +55,13 @@ export function artifactRoutes(o: ArtifactRouteOptions): Hono<AppEnv> {
     const bytes = Readable.fromWeb(body as ReadableStream<Uint8Array>);
     const { tenant } = callerOf(c);
     if (existing) {
-      // Stored already (another tenant's upload): the bytes prove the caller has them; nothing is written.
+      // Stored already (another tenant's upload): the bytes prove the caller has them; nothing is
+      // written. One stored before tenants (no claim) stays the default tenant's too. Answered as a
+      // first upload is: whether another tenant has sent the same bytes is not the caller's to learn.
       await checkHashes(bytes, sha);
+      if ((await o.artifacts.claimants(sha)).length === 0) await o.artifacts.claim(sha, DEFAULT_TENANT);
       await o.artifacts.claim(sha, tenant);
-      return c.json({ ...existing, created: false } satisfies Reply<ArtifactStored>);
+      return c.json({ ...existing, created: true } satisfies Reply<ArtifactStored>, 201);
     }
     const info = await o.artifacts.put(sha, bytes);
     await o.artifacts.claim(sha, tenant);
@@ -67,13 +71,9 @@ export function artifactRoutes(o: ArtifactRouteOptions): Hono<AppEnv> {
   // From the operator's bucket: an admin's.
   app.post('/artifacts/import', admin, jsonBody(ImportRequestSchema), async (c) => {
     const { uri } = c.req.valid('json');
-    return c.json((await o.artifacts.importS3(uri)) satisfies Reply<ArtifactInfo>, 201);
+    const info = await o.artifacts.importS3(uri);
+    await o.artifacts.claim(info.sha256, callerOf(c).tenant);
+    return c.json(info satisfies Reply<ArtifactInfo>, 201);
   });
   return app;
-}
-
-/** Who a request deploys as, for an artifact's claims. */
-function deployerOf(c: Context<AppEnv>): { tenant: string; admin: boolean } {
-  const caller = callerOf(c);
-  return { tenant: caller.tenant, admin: caller.scope === 'admin' };
 }

@@ -11,9 +11,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+import type { Caller } from '../../caller/index.js';
 import { authorize } from '../../caller/index.js';
 import type { ApiKey } from '../../config/index.js';
 import type { ServingFunctions } from '../../functions/serving.js';
+import { logsTo } from '../../functions/tenant-view.js';
 import type { JobQueue } from '../../jobs/index.js';
 import type { Kserve } from '../../kserve/index.js';
 import type { Logger } from '../../log/index.js';
@@ -25,7 +27,7 @@ import { kserveInfer } from './kserve-infer.js';
 import { readBody } from './read-body.js';
 import { fail, send } from './reply.js';
 import type { Handler, Reply } from './request.js';
-import { deadlineOf, decode } from './request.js';
+import { deadlineOf, decode, safeDecode } from './request.js';
 
 export interface HotRouteOptions {
   service: ServingFunctions;
@@ -71,6 +73,8 @@ interface Served {
   bodyRead: boolean;
   /** The body, when it came in one of the routes' buffers: given back once the reply is written. */
   pooled?: Uint8Array;
+  /** Who sent it, once its key is known. */
+  caller?: Caller;
 }
 
 export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
@@ -101,7 +105,11 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       },
       // A request refused before its body was read closes its connection: the unread body is not
       // drained, so nothing over the limit is ever buffered.
-      (error: unknown) => fail(o, res, error, !served.bodyRead, header('x-request-id'), route.match[1]),
+      // The detail goes to the function's log only where the caller sees the function.
+      (error: unknown) =>
+        void logsTo(served.caller, o.service, safeDecode(route.match[1]!)).then((fn) =>
+          fail(o, res, error, !served.bodyRead, header('x-request-id'), fn),
+        ),
     );
     return true;
   };
@@ -128,6 +136,7 @@ function routeOf(req: IncomingMessage, handlers: { fn: Handler; infer: Handler }
 async function serve(o: HotRouteOptions, bodyBuffers: BodyBuffers, s: Served): Promise<Reply> {
   const { route, header } = s;
   const caller = authorize(o.apiKeys, 'invoke', header);
+  s.caller = caller;
   const held = o.kserve.admit({ deadline: deadlineOf(header), signal: s.signal });
   if (held) await held;
   const name = decode(route.match[1]!);

@@ -8,7 +8,6 @@ import type { ServingFunctions } from '../../functions/serving.js';
 import type { Logger } from '../../log/index.js';
 import { toHttpResponse } from '../errors.js';
 import type { Reply } from './request.js';
-import { safeDecode } from './request.js';
 
 export interface ReplyOptions {
   /** Where a failed call's detail goes (the function's own log). */
@@ -48,7 +47,7 @@ export function fail(
   fn?: string,
 ): void {
   // The whole message (a model's traceback) goes to the function's own log, for its admins.
-  const onDetail = o.service.errorDetail(fn === undefined ? undefined : safeDecode(fn), requestId);
+  const onDetail = o.service.errorDetail(fn, requestId);
   const { status, body, headers } = toHttpResponse(error, { requestId, log: o.log, onDetail });
   send(o, res, {
     status,
