@@ -128,7 +128,7 @@ describe('infra/', () => {
       const keys = join(dir, 'api-keys');
       writeFileSync(keys, 'an-operators-admin-key:admin\n');
       const env = { ...config, HEARTH_API_KEYS_FILE: keys, HEARTH_METRICS_KEY: 'a-metrics-key-of-24-chars' };
-      expect(loadConfig(env).apiKeys).toEqual([{ key: 'an-operators-admin-key', scope: 'admin' }]);
+      expect(loadConfig(env).apiKeys).toEqual([{ key: 'an-operators-admin-key', scope: 'admin', tenant: 'default' }]);
       // Without the Secret's keys the node, bound to 0.0.0.0, refuses to start.
       expect(() => loadConfig({ ...config, HEARTH_API_KEYS_FILE: undefined })).toThrow(/no API key is set/);
     } finally {
