@@ -11,14 +11,7 @@ import { defineConfig } from 'vitest/config';
  * an earlier file freed is handed by malloc to the load being measured (a CI run saw a control load
  * of ResNet-50 add 0 MiB).
  */
-const ALONE = [
-  'test/runtime/engine/memory.test.ts',
-  // Its threads hold isolated-vm isolates in the test's own process: under the whole suite's load,
-  // ending one (a looping or heap-exhausted hook) has aborted that process with isolated-vm's
-  // "IsolateEnvironment::GetCurrent: environment != nullptr" assertion (CI runs of 2026-12-05),
-  // taking the file's results with it. Alone it has not: an open bug (issue 42), not a flake.
-  'test/runtime/hooks/hook-pool.test.ts',
-];
+const ALONE = ['test/runtime/engine/memory.test.ts'];
 
 const QUICK = [
   'test/platform/http/front-door.test.ts',

@@ -22,16 +22,8 @@ import type { TensorsByName } from '../../sdk/tensor.js';
 import { clipBytes } from '../../sdk/text.js';
 import type { HookCallOptions } from './hook-threads.js';
 import { HookThreads } from './hook-threads.js';
-import type {
-  HookFailure,
-  HookTask,
-  HookWorkerData,
-  PostResult,
-  PreResult,
-  RawRequest,
-  SetupResult,
-} from './messages.js';
-import type { TaskOutcome } from './worker.js';
+import type { HookFailure, HookWorkerData, PostResult, PreResult, RawRequest, SetupResult } from './messages.js';
+import type { HookRunner } from './worker.js';
 import { createHookRunner } from './worker.js';
 
 export interface HookPoolOptions {
@@ -92,7 +84,7 @@ export class HookPool {
   readonly #preQueue: PreWaiter[] = [];
   #maxQueue = 4096;
   #preInFlight = 0;
-  readonly #inline: ((task: HookTask) => Promise<TaskOutcome>) | undefined;
+  readonly #inline: HookRunner | undefined;
   readonly #sandboxed: boolean;
   #inlineCalls = 0;
 
@@ -101,7 +93,7 @@ export class HookPool {
     name: string,
     timeoutMs: number,
     maxThreads: number,
-    inline: ((task: HookTask) => Promise<TaskOutcome>) | undefined,
+    inline: HookRunner | undefined,
     sandboxed: boolean,
   ) {
     this.#threads = threads;
@@ -285,7 +277,7 @@ export class HookPool {
   }
 
   async close(): Promise<void> {
-    await this.#threads.close();
+    await Promise.all([this.#threads.close(), this.#inline?.dispose()]);
   }
 
   #failure(f: HookFailure): HearthError {

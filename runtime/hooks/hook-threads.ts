@@ -5,6 +5,8 @@
  * replacement) — except for a sandboxed hook, whose task runs to its end while its caller is
  * answered at once (#runToEnd says why).
  */
+import { randomUUID } from 'node:crypto';
+
 import { Piscina } from 'piscina';
 
 import type { HearthError } from '../../sdk/errors.js';
@@ -12,6 +14,7 @@ import { CancelledError, DeadlineExceededError, HookError } from '../../sdk/erro
 import { hookWorkerFile } from './bundle.js';
 import { watchHookTime } from './hook-clock.js';
 import type { HookFailure, HookTask, HookWorkerData } from './messages.js';
+import { CLOSING, QUIESCED } from './messages.js';
 
 export interface HookCallOptions {
   /** Absolute deadline, performance.now() milliseconds. */
@@ -29,12 +32,14 @@ export class HookThreads {
   readonly #name: string;
   readonly #timeoutMs: number;
   readonly #sandboxed: boolean;
+  readonly #closeChannel: string | undefined;
 
-  private constructor(piscina: Piscina, name: string, timeoutMs: number, sandboxed: boolean) {
+  private constructor(piscina: Piscina, name: string, timeoutMs: number, sandboxed: boolean, closeChannel?: string) {
     this.#piscina = piscina;
     this.#name = name;
     this.#timeoutMs = timeoutMs;
     this.#sandboxed = sandboxed;
+    this.#closeChannel = closeChannel;
   }
 
   /**
@@ -46,9 +51,13 @@ export class HookThreads {
     workerData: HookWorkerData,
     o: { threads: number; timeoutMs: number; sandbox: boolean; sandboxed: boolean; maxHeapMb: number },
   ): Promise<HookThreads> {
+    // Threads that run isolates quiesce before they end (close()).
+    const closeChannel = o.sandboxed ? `hearth-hook-threads-${randomUUID()}` : undefined;
     const piscina = new Piscina({
       filename: await hookWorkerFile(),
-      workerData,
+      workerData: { ...workerData, closeChannel },
+      // An idle thread waits for work on the event loop (Atomics.waitAsync), where it hears closeChannel.
+      atomics: closeChannel ? 'async' : 'sync',
       minThreads: 1,
       maxThreads: o.threads,
       // Threads grow with load. Sandboxed ones stay once started: a runner whose idle thread piscina
@@ -59,7 +68,7 @@ export class HookThreads {
       execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: o.maxHeapMb, maxYoungGenerationSizeMb: 32 },
     });
-    return new HookThreads(piscina, workerData.hookName, o.timeoutMs, o.sandboxed);
+    return new HookThreads(piscina, workerData.hookName, o.timeoutMs, o.sandboxed, closeChannel);
   }
 
   get threads(): number {
@@ -71,8 +80,34 @@ export class HookThreads {
     return this.#piscina.queueSize;
   }
 
-  close(): Promise<void> {
-    return this.#piscina.destroy();
+  /**
+   * Ends the threads. Sandboxed ones are first asked to dispose their isolates and quiesce
+   * (sandbox.ts quiesce says why), each after the call it runs; one that has not answered within
+   * the hook's limit (and a little) is ended as it is.
+   */
+  async close(): Promise<void> {
+    if (this.#closeChannel) await this.#quiesce(this.#closeChannel);
+    await this.#piscina.destroy();
+  }
+
+  async #quiesce(name: string): Promise<void> {
+    const threads = this.#piscina.threads.length;
+    if (threads === 0) return;
+    const channel = new BroadcastChannel(name);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await new Promise<void>((resolve) => {
+        let answered = 0;
+        channel.onmessage = (event) => {
+          if ((event as MessageEvent).data === QUIESCED && ++answered === threads) resolve();
+        };
+        timer = setTimeout(resolve, Math.min(this.#timeoutMs, SETUP_LIMIT_MS) + 5000);
+        channel.postMessage(CLOSING);
+      });
+    } finally {
+      clearTimeout(timer);
+      channel.close();
+    }
   }
 
   /** Runs `task` on a thread: its result, or the HearthError of a deadline, a limit or a thread that failed. */

@@ -23,7 +23,17 @@ export interface HookWorkerData {
   maxResponseBytes?: number;
   /** WebAssembly in the hook's isolate (limits.hookWebAssembly); absent there otherwise. */
   webAssembly?: boolean;
+  /**
+   * A BroadcastChannel on which the pool asks its threads, before it ends them, to dispose their
+   * isolates and quiesce (sandbox.ts); each answers QUIESCED on it. Sandboxed pools only.
+   */
+  closeChannel?: string;
 }
+
+/** What the pool says on its closeChannel before it ends its threads. */
+export const CLOSING = 'closing';
+/** What a thread answers on its pool's closeChannel once it may be ended. */
+export const QUIESCED = 'quiesced';
 
 export interface RawRequest {
   body: Uint8Array;

@@ -9,12 +9,16 @@
  *
  * Bytes cross the isolate boundary by copy (a request's body in, its tensors or response out).
  * What the isolate runs besides the hook (its globals' prelude, the glue): sandbox-source.ts.
+ *
+ * isolated-vm is loaded by the first sandbox a thread makes, never by a thread that makes none: a
+ * thread that has loaded it must not end while its process lives (see quiesce below).
  */
 import { randomFillSync } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { SourceMap } from 'node:module';
+import { getHeapSnapshot } from 'node:v8';
 
-import ivm from 'isolated-vm';
+import type ivm from 'isolated-vm';
 
 import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
 import { decodeImage } from './images.js';
@@ -74,6 +78,7 @@ export class HookSandbox {
   /** Loads the bundle into a new isolate (its top level runs here; setup() runs on `setup`). */
   static async create(options: SandboxOptions): Promise<HookSandbox> {
     const code = await readFile(options.bundlePath, 'utf8');
+    const ivm = await isolatedVm();
     const isolate = new ivm.Isolate({ memoryLimit: options.memoryMb });
     try {
       const context = await isolate.createContext();
@@ -166,7 +171,7 @@ export class HookSandbox {
     // Past its call the body is let go: a request the hook kept cannot hold it in this process
     // (outside the isolate's memory cap), and reading it then throws.
     let held: Uint8Array | undefined = body;
-    const read = new ivm.Reference(() => {
+    const read = new lib!.Reference(() => {
       if (held === undefined) throw new Error("a request's body can be read only during its own post call");
       return this.#body(held, contentType);
     });
@@ -253,6 +258,34 @@ export class HookSandbox {
   dispose(): void {
     if (!this.#isolate.isDisposed) this.#isolate.dispose();
   }
+}
+
+let loaded: Promise<typeof ivm> | undefined;
+/** isolated-vm, once loaded (a sandbox exists). */
+let lib: typeof ivm | undefined;
+
+function isolatedVm(): Promise<typeof ivm> {
+  loaded ??= import('isolated-vm').then((m) => {
+    lib = m.default;
+    return lib;
+  });
+  return loaded;
+}
+
+/**
+ * Makes this thread safe to end, once its sandboxes are disposed: collects every isolated-vm handle
+ * its heap holds while isolated-vm can still account for it. A Node thread that ends runs one last
+ * garbage collection after isolated-vm's own teardown when V8 was part way through marking (more
+ * likely the busier the machine); a handle collected then asks for an environment that is gone, and
+ * isolated-vm aborts the whole process (`IsolateEnvironment::GetCurrent(): environment != nullptr`).
+ * A full collection here leaves nothing for that one to find, and no marking under way.
+ */
+export function quiesce(): void {
+  if (loaded === undefined) return;
+  // A heap snapshot collects all the garbage there is first (V8's CollectAllAvailableGarbage); the
+  // snapshot itself, of a thread's few MB, is let go unread. (--expose-gc is not used: a process-wide
+  // flag that threads would race to set and clear, and that every later isolate would see.)
+  getHeapSnapshot().destroy();
 }
 
 /**

@@ -25,8 +25,8 @@ import type {
   RawRequest,
   SetupResult,
 } from './messages.js';
-import { HOOK_LOADING, HOOK_RUNNING } from './messages.js';
-import { HookSandbox } from './sandbox.js';
+import { CLOSING, HOOK_LOADING, HOOK_RUNNING, QUIESCED } from './messages.js';
+import { HookSandbox, quiesce } from './sandbox.js';
 
 // A result whose buffers move rather than copy: Piscina.move() marks it with a symbol private to
 // piscina's module, so this must be the same piscina that runs the worker (it stays external).
@@ -89,6 +89,8 @@ function tensorBuffers(tensors: TensorsByName): ArrayBufferLike[] {
 
 /** A loaded hook: pre and post with failures as values. */
 interface LoadedHook {
+  /** Lets go of what the hook holds (its isolate). */
+  dispose?(): Promise<void>;
   /** The function's own hook (its tensors that do not fit the spec are its fault), not the default. */
   own: boolean;
   pre(raw: RawRequest): Promise<{ ok: true; tensors: TensorsByName } | HookFailure>;
@@ -186,6 +188,9 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
     await live();
     return {
       own: true,
+      async dispose() {
+        (await sandbox?.catch(() => undefined))?.dispose();
+      },
       async pre(raw) {
         const r = await (await live()).pre(raw.body, raw.contentType);
         return r.ok ? { ok: true, tensors: r.tensors } : asFailure('pre', r);
@@ -250,11 +255,14 @@ export interface TaskOutcome {
   buffers: ArrayBufferLike[];
 }
 
+/** Runs hook tasks; `dispose` lets go of the hook (its isolate), after which a task loads it again. */
+export type HookRunner = ((task: HookTask) => Promise<TaskOutcome>) & { dispose(): Promise<void> };
+
 /**
  * Runs hook tasks against the hook, loaded on first use on the calling thread: a hook worker's (see
  * createHookWorker), or a runner's own (HookPoolOptions.inline).
  */
-export function createHookRunner(data: HookWorkerData): (task: HookTask) => Promise<TaskOutcome> {
+export function createHookRunner(data: HookWorkerData): HookRunner {
   let ready: Promise<LoadedHook> | undefined;
   const load = data.bundlePath && data.sandbox ? loadSandboxed(data) : () => loadDirect(data);
   const init = (): Promise<LoadedHook> => {
@@ -262,7 +270,12 @@ export function createHookRunner(data: HookWorkerData): (task: HookTask) => Prom
     return ready;
   };
 
-  return async (task: HookTask): Promise<TaskOutcome> => {
+  const dispose = async (): Promise<void> => {
+    const hook = ready && (await ready.catch(() => undefined));
+    ready = undefined;
+    await hook?.dispose?.();
+  };
+  const run = async (task: HookTask): Promise<TaskOutcome> => {
     let hook: LoadedHook;
     report(task.progress, HOOK_LOADING);
     try {
@@ -315,11 +328,24 @@ export function createHookRunner(data: HookWorkerData): (task: HookTask) => Prom
       }
     }
   };
+  return Object.assign(run, { dispose });
 }
 
 /** A hook worker thread's task function (piscina's): results go back with their buffers moved, not copied. */
 export function createHookWorker(data: HookWorkerData): (task: HookTask) => Promise<unknown> {
   const run = createHookRunner(data);
+  if (data.closeChannel) {
+    // Asked before the pool ends this thread: its isolate disposed, and the thread quiesced.
+    const channel = new BroadcastChannel(data.closeChannel);
+    channel.unref();
+    channel.onmessage = (event) => {
+      if ((event as MessageEvent).data !== CLOSING) return;
+      void run.dispose().finally(() => {
+        quiesce();
+        channel.postMessage(QUIESCED);
+      });
+    };
+  }
   return async (task) => {
     const { value, buffers } = await run(task);
     return buffers.length > 0 ? move(value, buffers) : value;

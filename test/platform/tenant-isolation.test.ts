@@ -88,20 +88,23 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** The small model uploaded and deployed as NAME with KEY. */
+async function deploySmall(name: string, key: string): Promise<Response> {
+  const model = await upload(url(), await small(), bearer(key));
+  return postFunction(url(), { spec: { ...SMALL_SPEC, name }, artifacts: { model } }, bearer(key));
+}
+
+/** A function's description, as KEY is told it. */
+async function describedAs(name: string, key: string): Promise<{ tenant: string; versions: unknown[] }> {
+  return (await (await get(`/api/v1/functions/${name}`, key)).json()) as { tenant: string; versions: unknown[] };
+}
+
 describe('tenants on one node', () => {
   it("refuses B a deploy under A's name (409), and leaves A's function as it was", async () => {
-    const model = await upload(url(), await small(), bearer(B_DEPLOY));
-    const r = await postFunction(
-      url(),
-      { spec: { ...SMALL_SPEC, name: 'a-fn' }, artifacts: { model } },
-      bearer(B_DEPLOY),
-    );
+    const r = await deploySmall('a-fn', B_DEPLOY);
     expect(r.status).toBe(409);
     expect(((await r.json()) as { error: string }).error).toMatch(/a-fn is taken by another tenant's function/);
-    const described = (await (await get('/api/v1/functions/a-fn', A_DEPLOY)).json()) as {
-      tenant: string;
-      versions: unknown[];
-    };
+    const described = await describedAs('a-fn', A_DEPLOY);
     expect(described).toMatchObject({ tenant: 'team-a' });
     expect(described.versions).toHaveLength(1);
   });
@@ -269,17 +272,9 @@ describe('tenants on one node', () => {
   it("lets an admin see and manage every tenant's functions, and keeps a function's tenant when it redeploys it", async () => {
     const listed = (await (await get('/api/v1/functions', ADMIN)).json()) as { functions: { name: string }[] };
     expect(listed.functions.map((f) => f.name).sort()).toEqual(['a-fn', 'a-two', 'b-echo', 'b-fn']);
-    const model = await upload(url(), await small(), bearer(ADMIN));
-    const r = await postFunction(
-      url(),
-      { spec: { ...SMALL_SPEC, name: 'a-two' }, artifacts: { model } },
-      bearer(ADMIN),
-    );
+    const r = await deploySmall('a-two', ADMIN);
     expect(r.status).toBe(201);
-    const described = (await (await get('/api/v1/functions/a-two', A_DEPLOY)).json()) as {
-      tenant: string;
-      versions: unknown[];
-    };
+    const described = await describedAs('a-two', A_DEPLOY);
     expect(described.tenant).toBe('team-a');
     expect(described.versions).toHaveLength(2);
     expect((await callFn('a-two', A_INVOKE)).status).toBe(200);

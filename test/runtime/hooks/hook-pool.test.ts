@@ -8,6 +8,7 @@ import { bundleHook, HookPool } from '../../../runtime/hooks/index.js';
 import { DeadlineExceededError, HookError, InvalidInputError } from '../../../sdk/errors.js';
 import { parseSpec } from '../../../sdk/spec/index.js';
 import { REPO_ROOT } from '../../helpers/fixtures.js';
+import { SMALL_SPEC } from '../../helpers/specs.js';
 
 const outDir = await mkdtemp(join(tmpdir(), 'hearth-hooks-'));
 const pools: HookPool[] = [];
@@ -16,14 +17,7 @@ afterAll(async () => {
   await rm(outDir, { recursive: true, force: true });
 });
 
-const spec = parseSpec({
-  name: 'small',
-  model: 'model.pt',
-  hook: 'hook.ts',
-  maxBatchSize: 8,
-  inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
-  outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
-});
+const spec = parseSpec({ ...SMALL_SPEC, hook: 'hook.ts' });
 
 async function pool(
   hook?: string,
