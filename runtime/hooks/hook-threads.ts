@@ -31,14 +31,13 @@ export class HookThreads {
   readonly #piscina: Piscina;
   readonly #name: string;
   readonly #timeoutMs: number;
-  readonly #sandboxed: boolean;
+  /** Where the threads are asked to quiesce before they end: a sandboxed hook's threads only. */
   readonly #closeChannel: string | undefined;
 
-  private constructor(piscina: Piscina, name: string, timeoutMs: number, sandboxed: boolean, closeChannel?: string) {
+  private constructor(piscina: Piscina, name: string, timeoutMs: number, closeChannel: string | undefined) {
     this.#piscina = piscina;
     this.#name = name;
     this.#timeoutMs = timeoutMs;
-    this.#sandboxed = sandboxed;
     this.#closeChannel = closeChannel;
   }
 
@@ -68,7 +67,7 @@ export class HookThreads {
       execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: o.maxHeapMb, maxYoungGenerationSizeMb: 32 },
     });
-    return new HookThreads(piscina, workerData.hookName, o.timeoutMs, o.sandboxed, closeChannel);
+    return new HookThreads(piscina, workerData.hookName, o.timeoutMs, closeChannel);
   }
 
   get threads(): number {
@@ -125,7 +124,7 @@ export class HookThreads {
     const transferList = [...new Set(transfer)].filter(
       (b): b is ArrayBuffer => b instanceof ArrayBuffer && b.byteLength > 0,
     );
-    if (this.#sandboxed) return this.#runToEnd(task, phase, options, transferList);
+    if (this.#closeChannel) return this.#runToEnd(task, phase, options, transferList);
     // Two clocks: the request's deadline runs from now; the hook's limit runs from when its code
     // starts on the thread (hook-clock.ts). Either one past ends the task, and with it the thread.
     const abort = new AbortController();

@@ -260,16 +260,12 @@ export class HookSandbox {
   }
 }
 
-let loaded: Promise<typeof ivm> | undefined;
-/** isolated-vm, once loaded (a sandbox exists). */
+/** isolated-vm, once this thread has loaded it (it has made a sandbox). */
 let lib: typeof ivm | undefined;
 
-function isolatedVm(): Promise<typeof ivm> {
-  loaded ??= import('isolated-vm').then((m) => {
-    lib = m.default;
-    return lib;
-  });
-  return loaded;
+async function isolatedVm(): Promise<typeof ivm> {
+  lib ??= (await import('isolated-vm')).default;
+  return lib;
 }
 
 /**
@@ -281,7 +277,7 @@ function isolatedVm(): Promise<typeof ivm> {
  * A full collection here leaves nothing for that one to find, and no marking under way.
  */
 export function quiesce(): void {
-  if (loaded === undefined) return;
+  if (lib === undefined) return;
   // A heap snapshot collects all the garbage there is first (V8's CollectAllAvailableGarbage); the
   // snapshot itself, of a thread's few MB, is let go unread. (--expose-gc is not used: a process-wide
   // flag that threads would race to set and clear, and that every later isolate would see.)
