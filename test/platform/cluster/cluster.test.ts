@@ -205,24 +205,18 @@ describe('three nodes on one Redis and one S3', () => {
       }),
     );
 
-    // Kill b while it runs jobs (its pool has taken some) and more wait: as b ends one it takes the
-    // next, so it still runs one when the kill lands, however long the look took on a busy machine.
-    const look = async (): Promise<{ onB: number; queued: number }> => {
+    // Kill b while it runs jobs (its pool has taken some).
+    const onB = async (): Promise<string[]> => {
       const jobs = await Promise.all(
         ids.map(
           async (id) =>
             (await (await fetch(`${a.url}/api/v1/jobs/${id}`)).json()) as { id: string; status: string; node?: string },
         ),
       );
-      return {
-        onB: jobs.filter((j) => j.status === 'running' && j.node === b.node).length,
-        queued: jobs.filter((j) => j.status === 'queued').length,
-      };
+      return jobs.filter((j) => j.status === 'running' && j.node === b.node).map((j) => j.id);
     };
-    const seen = await waitFor('b to run some jobs, with more waiting', look, (t) => t.onB > 0 && t.queued >= 6, {
-      intervalMs: 25,
-    });
-    expect(seen.onB).toBeGreaterThan(0);
+    const taken = await waitFor('b to run some jobs', onB, (t) => t.length > 0, { intervalMs: 25 });
+    expect(taken.length).toBeGreaterThan(0);
     b.child.kill('SIGKILL');
     expect(await b.exited).toBeNull();
 
