@@ -28,6 +28,9 @@ import { waitFor } from '../../helpers/wait.js';
 const dir = await mkdtemp(join(tmpdir(), 'hearth-cluster-'));
 const prefix = uniquePrefix();
 const ITERS = 1000;
+/** A job's rounds: long enough (~0.3 s each here, 16 a node) that b still holds jobs when the kill
+ * lands, however slowly a loaded machine polls their statuses before it. */
+const JOB_ITERS = 4000;
 const JOBS = 48;
 const x = Float32Array.from({ length: 4 * 512 }, (_, i) => Math.cos(i) / 4);
 const SPEC = SLOW_SPEC;
@@ -84,13 +87,18 @@ describe('three nodes on one Redis and one S3', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const reference = pythonForward(modelPath('slow'), [
-    { dtype: 'FP32', shape: [4, 512], data: x },
-    { dtype: 'INT64', shape: [], data: BigInt64Array.from([BigInt(ITERS)]) },
-  ]).outputs[0]!.data as Float32Array;
-  const body = JSON.stringify({
-    inputs: { x: Array.from({ length: 4 }, (_, r) => Array.from(x.subarray(r * 512, (r + 1) * 512))), n: ITERS },
+  /** The request body for `iters` rounds, and python3-torch's answer to it. */
+  const slowCall = (iters: number): { body: string; reference: Float32Array } => ({
+    reference: pythonForward(modelPath('slow'), [
+      { dtype: 'FP32', shape: [4, 512], data: x },
+      { dtype: 'INT64', shape: [], data: BigInt64Array.from([BigInt(iters)]) },
+    ]).outputs[0]!.data as Float32Array,
+    body: JSON.stringify({
+      inputs: { x: Array.from({ length: 4 }, (_, r) => Array.from(x.subarray(r * 512, (r + 1) * 512))), n: iters },
+    }),
   });
+  const { body, reference } = slowCall(ITERS);
+  const jobCall = slowCall(JOB_ITERS);
   const call = async (node: NodeProcess, fn: string): Promise<void> => {
     const r = await fetch(`${node.url}/fn/${fn}`, {
       method: 'POST',
@@ -197,7 +205,7 @@ describe('three nodes on one Redis and one S3', () => {
         const node = nodes[i % 3]!;
         const r = await fetch(`${node.url}/fn/slow`, {
           method: 'POST',
-          body,
+          body: jobCall.body,
           headers: { 'content-type': 'application/json', prefer: 'respond-async', 'hearth-webhook-url': hookUrl },
         });
         expect(r.status).toBe(202);
@@ -237,7 +245,7 @@ describe('three nodes on one Redis and one S3', () => {
     expect(final.size).toBe(ids.length);
     for (const job of final.values()) {
       expect(job.status, JSON.stringify((job as { error?: unknown }).error)).toBe('succeeded');
-      expect(maxAbsDiff(Float32Array.from(job.result!.json!.outputs.y.flat()), reference)).toBeLessThan(1e-4);
+      expect(maxAbsDiff(Float32Array.from(job.result!.json!.outputs.y.flat()), jobCall.reference)).toBeLessThan(1e-4);
     }
     // The jobs b was running when it died (it takes the next as it ends one: on a busy machine not
     // those seen running a moment before, which it may have finished) were taken over by a or c,
