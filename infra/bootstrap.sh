@@ -23,6 +23,8 @@ PACKAGES=(
   python3-torchvision     # ResNet-50's architecture for the test models
   cmake g++ make          # the native build
   libsimdjson-dev         # parses KServe JSON bodies in the addon (optional to the build)
+  libjpeg62-turbo-dev libpng-dev libwebp-dev   # image decoding and resampling for hooks, in the addon (the decoders Pillow uses)
+  python3-pil             # the reference the image functions are tested and benchmarked against
   redis-server            # the registry/queue backend exercised by the integration tests
   python3-flask gunicorn python3-fastapi uvicorn   # bench:serve's peers: the traditional deployment
   stress-ng               # npm run test:stress keeps a core busy beside the suite

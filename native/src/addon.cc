@@ -15,6 +15,9 @@
 #include "devices.h"
 #include "nvml.h"
 #include "json.h"
+#ifdef HEARTH_WITH_IMAGE
+#include "image_js.h"
+#endif
 #include "model.h"
 
 namespace hearth {
@@ -139,6 +142,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 #ifdef HEARTH_WITH_SIMDJSON
   exports.Set("parseInferJson", Napi::Function::New<ParseInferJson>(env, "parseInferJson"));
   exports.Set("parseInferJsonAsync", Napi::Function::New<ParseInferJsonAsync>(env, "parseInferJsonAsync"));
+#endif
+#ifdef HEARTH_WITH_IMAGE
+  RegisterImage(env, exports);
 #endif
   return exports;
 }

@@ -24,6 +24,8 @@ constexpr const char* kOutput = "ERR_OUTPUT";
 constexpr const char* kOutputSize = "ERR_OUTPUT_SIZE";
 constexpr const char* kDisposed = "ERR_DISPOSED";
 constexpr const char* kArena = "ERR_ARENA";
+// An image that does not decode, or a step past the image limits: the caller's input.
+constexpr const char* kImage = "ERR_IMAGE";
 }  // namespace code
 
 // An engine failure with its stable code; thrown on any thread, caught at the JS boundary.

@@ -1,0 +1,244 @@
+// Resampling, cropping and luma: Pillow's ImagingResample (libImaging/Resample.c) for 8-bit
+// images, so a resize here gives the bytes torchvision's Resize gives on a PIL image.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "image.h"
+
+namespace hearth::image {
+
+namespace {
+
+// Two bits of headroom for coefficients that sum past 1 or dip below 0 (bicubic).
+constexpr int kPrecisionBits = 32 - 8 - 2;
+
+inline uint8_t Clip8(int v) {
+  const int x = v >> kPrecisionBits;
+  return static_cast<uint8_t>(x < 0 ? 0 : x > 255 ? 255 : x);
+}
+
+double BilinearFilter(double x) {
+  if (x < 0.0) x = -x;
+  return x < 1.0 ? 1.0 - x : 0.0;
+}
+
+double BicubicFilter(double x) {
+  constexpr double a = -0.5;
+  if (x < 0.0) x = -x;
+  if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
+  if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
+  return 0.0;
+}
+
+// For each output index: the first input index, how many follow, and their fixed-point weights.
+struct Coefficients {
+  int ksize = 0;
+  std::vector<int> bounds;  // [first, count] per output index
+  std::vector<int32_t> weights;
+};
+
+// Pillow's precompute_coeffs and normalize_coeffs_8bpc, for the box (0, inSize).
+Coefficients Precompute(int inSize, int outSize, Filter filter, bool antialias) {
+  double (*f)(double) = filter == Filter::kBicubic ? BicubicFilter : BilinearFilter;
+  const double filterSupport = filter == Filter::kBicubic ? 2.0 : 1.0;
+  const double scale = static_cast<double>(static_cast<float>(inSize)) / outSize;
+  const double filterscale = antialias ? std::max(scale, 1.0) : 1.0;
+  const double support = filterSupport * filterscale;
+  Coefficients c;
+  c.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
+  c.bounds.resize(static_cast<size_t>(outSize) * 2);
+  c.weights.assign(static_cast<size_t>(outSize) * c.ksize, 0);
+  std::vector<double> k(c.ksize);
+  for (int xx = 0; xx < outSize; xx++) {
+    const double center = (xx + 0.5) * scale;
+    const double ss = 1.0 / filterscale;
+    int xmin = static_cast<int>(center - support + 0.5);
+    if (xmin < 0) xmin = 0;
+    int xmax = static_cast<int>(center + support + 0.5);
+    if (xmax > inSize) xmax = inSize;
+    xmax -= xmin;
+    double ww = 0.0;
+    for (int x = 0; x < xmax; x++) {
+      const double w = f((x + xmin - center + 0.5) * ss);
+      k[x] = w;
+      ww += w;
+    }
+    int32_t* out = &c.weights[static_cast<size_t>(xx) * c.ksize];
+    for (int x = 0; x < xmax; x++) {
+      const double w = ww != 0.0 ? k[x] / ww : k[x];
+      out[x] = w < 0 ? static_cast<int32_t>(-0.5 + w * (1 << kPrecisionBits))
+                     : static_cast<int32_t>(0.5 + w * (1 << kPrecisionBits));
+    }
+    c.bounds[xx * 2] = xmin;
+    c.bounds[xx * 2 + 1] = xmax;
+  }
+  return c;
+}
+
+// One template per channel count, so the inner loops unroll.
+// Output columns [left, left + out.width) of the full-width resize, from input rows firstRow on.
+template <int C>
+void Horizontal(const Pixels& in, int firstRow, int left, Pixels& out, const Coefficients& c) {
+  for (int yy = 0; yy < out.height; yy++) {
+    const uint8_t* row = in.data.data() + static_cast<size_t>(yy + firstRow) * in.width * C;
+    uint8_t* o = out.data.data() + static_cast<size_t>(yy) * out.width * C;
+    for (int xx = 0; xx < out.width; xx++) {
+      const int xmin = c.bounds[(xx + left) * 2], xmax = c.bounds[(xx + left) * 2 + 1];
+      const int32_t* k = &c.weights[static_cast<size_t>(xx + left) * c.ksize];
+      int ss[C];
+      for (int ch = 0; ch < C; ch++) ss[ch] = 1 << (kPrecisionBits - 1);
+      const uint8_t* p = row + xmin * C;
+      for (int x = 0; x < xmax; x++) {
+        for (int ch = 0; ch < C; ch++) ss[ch] += p[x * C + ch] * k[x];
+      }
+      for (int ch = 0; ch < C; ch++) o[xx * C + ch] = Clip8(ss[ch]);
+    }
+  }
+}
+
+// Output rows [top, top + out.height) of the full-height resize, over input columns [left,
+// left + out.width); input row r is in.data's row r − rowShift.
+template <int C>
+void Vertical(const Pixels& in, int rowShift, int top, int left, Pixels& out, const Coefficients& c) {
+  const size_t stride = static_cast<size_t>(out.width) * C;
+  std::vector<int> ss(stride);
+  for (int yy = 0; yy < out.height; yy++) {
+    const int ymin = c.bounds[(yy + top) * 2] - rowShift, ymax = c.bounds[(yy + top) * 2 + 1];
+    const int32_t* k = &c.weights[static_cast<size_t>(yy + top) * c.ksize];
+    std::fill(ss.begin(), ss.end(), 1 << (kPrecisionBits - 1));
+    // Row by row, so the inner loop runs along contiguous memory.
+    for (int y = 0; y < ymax; y++) {
+      const uint8_t* row = in.data.data() + (static_cast<size_t>(ymin + y) * in.width + left) * C;
+      const int32_t w = k[y];
+      for (size_t i = 0; i < stride; i++) ss[i] += row[i] * w;
+    }
+    uint8_t* o = out.data.data() + static_cast<size_t>(yy) * stride;
+    for (size_t i = 0; i < stride; i++) o[i] = Clip8(ss[i]);
+  }
+}
+
+// The window of a width × height resize (Pillow's two passes, horizontal first, each skipped
+// where that side keeps its size) that `out` covers.
+template <int C>
+void Resample(const Pixels& in, int width, int height, const Window& w, Pixels& out, Filter filter, bool antialias,
+              const Limits& limits) {
+  const bool horizontal = width != in.width;
+  const bool vertical = height != in.height;
+  const Coefficients cv = Precompute(in.height, height, filter, antialias);
+  const Pixels* src = &in;
+  Pixels temp;
+  int shift = 0, left = w.left;
+  if (horizontal) {
+    // Only the rows the window's vertical pass reads (all of the window's when there is none).
+    const int first = vertical ? cv.bounds[w.top * 2] : w.top;
+    const int end = w.top + w.height - 1;
+    const int last = vertical ? cv.bounds[end * 2] + cv.bounds[end * 2 + 1] : end + 1;
+    temp.width = w.width;
+    temp.height = last - first;
+    temp.channels = C;
+    limits.Check(temp.width, temp.height, C, "the resized image");
+    temp.data.resize(static_cast<size_t>(temp.width) * temp.height * C);
+    Horizontal<C>(in, first, w.left, temp, Precompute(in.width, width, filter, antialias));
+    src = &temp;
+    shift = first;
+    left = 0;
+  }
+  if (vertical) {
+    Vertical<C>(*src, shift, w.top, left, out, cv);
+  } else {
+    const size_t row = static_cast<size_t>(w.width) * C;
+    for (int y = 0; y < w.height; y++) {
+      std::memcpy(out.data.data() + y * row, src->data.data() + (static_cast<size_t>(y + w.top - shift) * src->width + left) * C,
+                  row);
+    }
+  }
+}
+
+// Pillow's NEAREST resize (ImagingScaleAffine): source index = the position (x + 0.5) × scale,
+// accumulated step by step as Pillow does, truncated.
+std::vector<int> NearestIndex(int inSize, int outSize) {
+  const double scale = static_cast<double>(inSize) / outSize;
+  std::vector<int> index(outSize);
+  double at = scale * 0.5;
+  for (int i = 0; i < outSize; i++, at += scale) index[i] = std::min(inSize - 1, static_cast<int>(at));
+  return index;
+}
+
+}  // namespace
+
+Pixels Resize(const Pixels& in, int width, int height, Filter filter, bool antialias, const Window& window,
+              const Limits& limits) {
+  const Window w = window.width > 0 ? window : Window{0, 0, width, height};
+  limits.Check(width, height, 1, "the resized image");
+  if (w.left < 0 || w.top < 0 || w.left + w.width > width || w.top + w.height > height) {
+    throw ImageError("the resize window lies outside the resized image");
+  }
+  limits.Check(w.width, w.height, in.channels, "the resized image");
+  Pixels out;
+  out.width = w.width;
+  out.height = w.height;
+  out.channels = in.channels;
+  out.data.resize(static_cast<size_t>(w.width) * w.height * in.channels);
+  if (filter == Filter::kNearest) {
+    const std::vector<int> xs = NearestIndex(in.width, width), ys = NearestIndex(in.height, height);
+    const int c = in.channels;
+    for (int y = 0; y < w.height; y++) {
+      const uint8_t* row = in.data.data() + static_cast<size_t>(ys[y + w.top]) * in.width * c;
+      uint8_t* o = out.data.data() + static_cast<size_t>(y) * w.width * c;
+      for (int x = 0; x < w.width; x++) std::memcpy(o + x * c, row + xs[x + w.left] * c, c);
+    }
+    return out;
+  }
+  switch (in.channels) {
+    case 1:
+      Resample<1>(in, width, height, w, out, filter, antialias, limits);
+      break;
+    case 3:
+      Resample<3>(in, width, height, w, out, filter, antialias, limits);
+      break;
+    case 4:
+      Resample<4>(in, width, height, w, out, filter, antialias, limits);
+      break;
+    default:
+      throw ImageError("an image has 1, 3 or 4 channels");
+  }
+  return out;
+}
+
+Pixels Crop(const Pixels& in, int top, int left, int height, int width, const Limits& limits) {
+  limits.Check(width, height, in.channels, "the cropped image");
+  const int c = in.channels;
+  Pixels out;
+  out.width = width;
+  out.height = height;
+  out.channels = c;
+  out.data.assign(static_cast<size_t>(width) * height * c, 0);
+  // The part of the region inside the image.
+  const int x0 = std::max(0, left), x1 = std::min(in.width, left + width);
+  const int y0 = std::max(0, top), y1 = std::min(in.height, top + height);
+  if (x0 >= x1) return out;
+  for (int y = y0; y < y1; y++) {
+    std::memcpy(out.data.data() + (static_cast<size_t>(y - top) * width + (x0 - left)) * c,
+                in.data.data() + (static_cast<size_t>(y) * in.width + x0) * c, static_cast<size_t>(x1 - x0) * c);
+  }
+  return out;
+}
+
+Pixels Gray(const Pixels& in, int channels) {
+  if (in.channels < 3) throw ImageError("grayscale conversion takes an RGB image");
+  Pixels out;
+  out.width = in.width;
+  out.height = in.height;
+  out.channels = channels;
+  const size_t n = static_cast<size_t>(in.width) * in.height;
+  out.data.resize(n * channels);
+  for (size_t i = 0; i < n; i++) {
+    const uint8_t* p = in.data.data() + i * in.channels;
+    const uint8_t l = static_cast<uint8_t>((p[0] * 19595 + p[1] * 38470 + p[2] * 7471 + 0x8000) >> 16);
+    for (int ch = 0; ch < channels; ch++) out.data[i * channels + ch] = l;
+  }
+  return out;
+}
+
+}  // namespace hearth::image
