@@ -36,10 +36,47 @@ struct Coefficients {
   int ksize = 0;
   std::vector<int> bounds;  // [first, count] per output index
   std::vector<int32_t> weights;
+  std::vector<double> real;  // the same weights before fixed point (antialias=False resamples in float)
 };
+
+inline int32_t Fixed(double w) {
+  return w < 0 ? static_cast<int32_t>(-0.5 + w * (1 << kPrecisionBits)) : static_cast<int32_t>(0.5 + w * (1 << kPrecisionBits));
+}
+
+// torch's upsample_bicubic2d (align_corners=False, what antialias=False resizes with): Keys'
+// cubic with A = -0.75 on the four pixels around each sample, their indices clamped to the edge.
+Coefficients TorchBicubic(int inSize, int outSize) {
+  constexpr double A = -0.75;
+  const auto near = [](double x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };
+  const auto far = [](double x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };
+  const double scale = static_cast<double>(inSize) / outSize;
+  Coefficients c;
+  c.ksize = 4;
+  c.bounds.resize(static_cast<size_t>(outSize) * 2);
+  c.weights.assign(static_cast<size_t>(outSize) * 4, 0);
+  c.real.assign(static_cast<size_t>(outSize) * 4, 0);
+  for (int xx = 0; xx < outSize; xx++) {
+    const double src = (xx + 0.5) * scale - 0.5;
+    const int x0 = static_cast<int>(std::floor(src));
+    const double t = src - x0;
+    const double w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
+    const auto clamp = [&](int i) { return std::min(std::max(i, 0), inSize - 1); };
+    const int xmin = clamp(x0 - 1);
+    double k[4] = {0, 0, 0, 0};
+    for (int j = 0; j < 4; j++) k[clamp(x0 - 1 + j) - xmin] += w[j];
+    c.bounds[xx * 2] = xmin;
+    c.bounds[xx * 2 + 1] = clamp(x0 + 2) - xmin + 1;
+    for (int j = 0; j < 4; j++) {
+      c.weights[static_cast<size_t>(xx) * 4 + j] = Fixed(k[j]);
+      c.real[static_cast<size_t>(xx) * 4 + j] = k[j];
+    }
+  }
+  return c;
+}
 
 // Pillow's precompute_coeffs and normalize_coeffs_8bpc, for the box (0, inSize).
 Coefficients Precompute(int inSize, int outSize, Filter filter, bool antialias) {
+  if (!antialias && filter == Filter::kBicubic) return TorchBicubic(inSize, outSize);
   double (*f)(double) = filter == Filter::kBicubic ? BicubicFilter : BilinearFilter;
   const double filterSupport = filter == Filter::kBicubic ? 2.0 : 1.0;
   const double scale = static_cast<double>(static_cast<float>(inSize)) / outSize;
@@ -49,6 +86,7 @@ Coefficients Precompute(int inSize, int outSize, Filter filter, bool antialias) 
   c.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
   c.bounds.resize(static_cast<size_t>(outSize) * 2);
   c.weights.assign(static_cast<size_t>(outSize) * c.ksize, 0);
+  c.real.assign(static_cast<size_t>(outSize) * c.ksize, 0);
   std::vector<double> k(c.ksize);
   for (int xx = 0; xx < outSize; xx++) {
     const double center = (xx + 0.5) * scale;
@@ -67,8 +105,8 @@ Coefficients Precompute(int inSize, int outSize, Filter filter, bool antialias) 
     int32_t* out = &c.weights[static_cast<size_t>(xx) * c.ksize];
     for (int x = 0; x < xmax; x++) {
       const double w = ww != 0.0 ? k[x] / ww : k[x];
-      out[x] = w < 0 ? static_cast<int32_t>(-0.5 + w * (1 << kPrecisionBits))
-                     : static_cast<int32_t>(0.5 + w * (1 << kPrecisionBits));
+      out[x] = Fixed(w);
+      c.real[static_cast<size_t>(xx) * c.ksize + x] = w;
     }
     c.bounds[xx * 2] = xmin;
     c.bounds[xx * 2 + 1] = xmax;
@@ -155,6 +193,44 @@ void Resample(const Pixels& in, int width, int height, const Window& w, Pixels& 
   }
 }
 
+// antialias=False as torchvision resizes a uint8 tensor: both passes in floating point, then
+// clamped and rounded half to even once (Pillow's 8-bit passes round between them).
+template <int C>
+void ResampleFloat(const Pixels& in, int width, int height, const Window& w, Pixels& out, Filter filter,
+                   const Limits& limits) {
+  const Coefficients ch = Precompute(in.width, width, filter, false);
+  const Coefficients cv = Precompute(in.height, height, filter, false);
+  const int first = cv.bounds[w.top * 2];
+  const int end = w.top + w.height - 1;
+  const int last = cv.bounds[end * 2] + cv.bounds[end * 2 + 1];
+  const size_t stride = static_cast<size_t>(w.width) * C;
+  limits.Check(w.width, last - first, sizeof(double) * C, "the resized image");
+  std::vector<double> temp(static_cast<size_t>(last - first) * stride);
+  for (int y = first; y < last; y++) {
+    const uint8_t* row = in.data.data() + static_cast<size_t>(y) * in.width * C;
+    double* o = &temp[static_cast<size_t>(y - first) * stride];
+    for (int xx = 0; xx < w.width; xx++) {
+      const int xmin = ch.bounds[(xx + w.left) * 2], xmax = ch.bounds[(xx + w.left) * 2 + 1];
+      const double* k = &ch.real[static_cast<size_t>(xx + w.left) * ch.ksize];
+      for (int c = 0; c < C; c++) {
+        double ss = 0;
+        for (int x = 0; x < xmax; x++) ss += row[(xmin + x) * C + c] * k[x];
+        o[xx * C + c] = ss;
+      }
+    }
+  }
+  for (int yy = 0; yy < w.height; yy++) {
+    const int ymin = cv.bounds[(yy + w.top) * 2], ymax = cv.bounds[(yy + w.top) * 2 + 1];
+    const double* k = &cv.real[static_cast<size_t>(yy + w.top) * cv.ksize];
+    uint8_t* o = out.data.data() + static_cast<size_t>(yy) * stride;
+    for (size_t i = 0; i < stride; i++) {
+      double ss = 0;
+      for (int y = 0; y < ymax; y++) ss += temp[static_cast<size_t>(ymin + y - first) * stride + i] * k[y];
+      o[i] = static_cast<uint8_t>(std::nearbyint(std::min(255.0, std::max(0.0, ss))));
+    }
+  }
+}
+
 // Pillow's NEAREST resize (ImagingScaleAffine): source index = the position (x + 0.5) × scale,
 // accumulated step by step as Pillow does, truncated.
 std::vector<int> NearestIndex(int inSize, int outSize) {
@@ -163,6 +239,28 @@ std::vector<int> NearestIndex(int inSize, int outSize) {
   double at = scale * 0.5;
   for (int i = 0; i < outSize; i++, at += scale) index[i] = std::min(inSize - 1, static_cast<int>(at));
   return index;
+}
+
+inline uint8_t Muldiv255(int a, int b) {
+  const int t = a * b + 128;
+  return static_cast<uint8_t>(((t >> 8) + t) >> 8);
+}
+
+// Pillow's RGBA → RGBa and RGBa → RGBA conversions.
+void Premultiply(Pixels& px) {
+  for (size_t i = 0; i < px.data.size(); i += 4) {
+    uint8_t* p = &px.data[i];
+    for (int ch = 0; ch < 3; ch++) p[ch] = Muldiv255(p[ch], p[3]);
+  }
+}
+
+void Unpremultiply(Pixels& px) {
+  for (size_t i = 0; i < px.data.size(); i += 4) {
+    uint8_t* p = &px.data[i];
+    const unsigned a = p[3];
+    if (a == 0 || a == 255) continue;
+    for (int ch = 0; ch < 3; ch++) p[ch] = static_cast<uint8_t>(std::min(255u, (255u * p[ch]) / a));
+  }
 }
 
 }  // namespace
@@ -190,6 +288,12 @@ Pixels Resize(const Pixels& in, int width, int height, Filter filter, bool antia
     }
     return out;
   }
+  if (!antialias) {
+    if (in.channels == 1) ResampleFloat<1>(in, width, height, w, out, filter, limits);
+    else if (in.channels == 3) ResampleFloat<3>(in, width, height, w, out, filter, limits);
+    else ResampleFloat<4>(in, width, height, w, out, filter, limits);
+    return out;
+  }
   switch (in.channels) {
     case 1:
       Resample<1>(in, width, height, w, out, filter, antialias, limits);
@@ -197,9 +301,14 @@ Pixels Resize(const Pixels& in, int width, int height, Filter filter, bool antia
     case 3:
       Resample<3>(in, width, height, w, out, filter, antialias, limits);
       break;
-    case 4:
-      Resample<4>(in, width, height, w, out, filter, antialias, limits);
+    case 4: {
+      // Pillow resizes RGBA premultiplied (as 'RGBa'), so transparent pixels lend no colour.
+      Pixels pre = in;
+      Premultiply(pre);
+      Resample<4>(pre, width, height, w, out, filter, antialias, limits);
+      Unpremultiply(out);
       break;
+    }
     default:
       throw ImageError("an image has 1, 3 or 4 channels");
   }

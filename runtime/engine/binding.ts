@@ -99,6 +99,30 @@ export interface GpuMetric {
   powerWatts?: number;
 }
 
+/** One step of the addon's imageRun (runtime/hooks/images.ts makes them from a hook's transforms). */
+export type RawImageStep =
+  | { op: 'decode'; channels: number }
+  | {
+      op: 'resize';
+      width: number;
+      height: number;
+      filter: 'nearest' | 'bilinear' | 'bicubic';
+      antialias: boolean;
+      /** Only this region of the resized image is made (a crop after the resize). */
+      window?: { top: number; left: number; height: number; width: number };
+    }
+  | { op: 'crop'; top: number; left: number; height: number; width: number }
+  | { op: 'gray'; channels: number }
+  | { op: 'tensor'; layout: 'CHW' | 'HWC'; dtype: 'FP32' | 'UINT8'; mean?: number[]; std?: number[] };
+
+/** Decoded pixels: rows top to bottom, channels interleaved. */
+export interface RawPixels {
+  width: number;
+  height: number;
+  channels: number;
+  data: Uint8Array;
+}
+
 export interface RawAddon {
   load(
     source: string | ArrayBufferView,
@@ -125,6 +149,20 @@ export interface RawAddon {
   arenaCreate?(bytes: number): { fd: number; buffer: ArrayBuffer };
   /** A mapping of the sealed memfd `fd` (closed once mapped); throws unless it is one. */
   arenaMap?(fd: number): ArrayBuffer;
+  /** The format and size an encoded image's header declares (ERR_IMAGE if it is none); absent in a build without libjpeg/libpng/libwebp. */
+  imageInspect?(bytes: Uint8Array): { format: 'jpeg' | 'png' | 'webp'; width: number; height: number };
+  /**
+   * Decodes `input` (when it is bytes: the first step is decode) and runs the steps on it in one
+   * call; a tensor step comes last. Every buffer is held to maxPixels and maxBytes (ERR_IMAGE).
+   */
+  imageRun?(
+    input: Uint8Array | RawPixels,
+    steps: readonly RawImageStep[],
+    maxPixels: number,
+    maxBytes: number,
+  ): RawPixels | { dtype: 'FP32' | 'UINT8'; shape: number[]; data: Float32Array | Uint8Array };
+  /** PNG or JPEG bytes of `pixels` (JPEG: 1 or 3 channels, quality 1-100). */
+  imageEncode?(pixels: RawPixels, format: 'png' | 'jpeg', quality: number): Uint8Array;
   /**
    * A KServe JSON infer request parsed as JSON.parse would, with each `inputs[i].data` of numbers
    * as one Float64Array of its leaves; undefined where JSON.parse must do it. Absent in a build

@@ -8,7 +8,7 @@
 import { markAsUntransferable } from 'node:worker_threads';
 
 import type { Tensor } from '../../sdk/tensor.js';
-import type { GpuMetric, RawDevices } from './binding.js';
+import type { GpuMetric, RawAddon, RawDevices } from './binding.js';
 import { native } from './binding.js';
 import { Model } from './model.js';
 import { fromNativeCode } from './native-errors.js';
@@ -186,3 +186,28 @@ export async function parseInferJsonAsync(bytes: Uint8Array): Promise<unknown> {
   }
   return orJsonParse(parsed, bytes);
 }
+
+type ImageAddon = Required<Pick<RawAddon, 'imageInspect' | 'imageRun' | 'imageEncode'>>;
+
+/** The addon's image functions, each failure as a typed error (ERR_IMAGE: the caller's input). */
+function imageAddon<K extends keyof ImageAddon>(name: K): ImageAddon[K] {
+  const f = native()[name];
+  if (!f)
+    throw new Error('this build of the native addon has no image functions (it needs libjpeg, libpng and libwebp)');
+  return ((...args: unknown[]) => {
+    try {
+      return (f as (...a: unknown[]) => unknown)(...args);
+    } catch (error) {
+      throw fromNativeCode(error);
+    }
+  }) as ImageAddon[K];
+}
+
+/** The format and size an encoded image's header declares. */
+export const imageInspect: ImageAddon['imageInspect'] = (bytes) => imageAddon('imageInspect')(bytes);
+/** Decodes (when given bytes) and runs image steps in one native call, bounded by the limits. */
+export const imageRun: ImageAddon['imageRun'] = (input, steps, maxPixels, maxBytes) =>
+  imageAddon('imageRun')(input, steps, maxPixels, maxBytes);
+/** PNG or JPEG bytes of pixels. */
+export const imageEncode: ImageAddon['imageEncode'] = (pixels, format, quality) =>
+  imageAddon('imageEncode')(pixels, format, quality);

@@ -1,6 +1,6 @@
 /** The native LibTorch engine, typed. */
 
-export type { GpuMetric } from './binding.js';
+export type { GpuMetric, RawImageStep, RawPixels } from './binding.js';
 export { DEFAULT_ADDON_PATH } from './binding.js';
 export type { DeviceReport, LoadOptions } from './engine.js';
 export {
@@ -11,6 +11,9 @@ export {
   devices,
   exitNow,
   gpuMetrics,
+  imageEncode,
+  imageInspect,
+  imageRun,
   loadModel,
   mapArena,
   parseInferJson,

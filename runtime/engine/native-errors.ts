@@ -16,6 +16,7 @@ const BY_CODE: Record<string, new (message: string, options: { cause: unknown; r
   ERR_OUTPUT: errors.InferenceError,
   ERR_OUTPUT_SIZE: errors.InferenceError,
   ERR_DISPOSED: errors.DisposedError,
+  ERR_IMAGE: errors.InvalidInputError,
 };
 
 export function fromNativeCode(error: unknown): HearthError {

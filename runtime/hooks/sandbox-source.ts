@@ -51,7 +51,15 @@ class URL {
   toJSON() { return this.href; }
 }
 const crypto = { getRandomValues(a) { const b = $random.applySync(undefined, [a.byteLength], { result: { copy: true } }); new Uint8Array(a.buffer, a.byteOffset, a.byteLength).set(b); return a; } };
-const __hearth = { decodeImage: (bytes) => $image.applySync(undefined, [bytes], { arguments: { copy: true }, result: { copy: true } }) };
+// The host answers { ok, value } or { ok: false, message, input }: its errors cross as values.
+const $imageCall = (name) => (...args) => {
+  const r = $image.applySync(undefined, [name, ...args], { arguments: { copy: true }, result: { copy: true } });
+  if (r.ok) return r.value;
+  const e = new Error(r.message);
+  if (r.input) e.code = 'INVALID_INPUT';
+  throw e;
+};
+const __hearth = { decodeImage: $imageCall('decodeImage'), readImage: $imageCall('readImage'), transform: $imageCall('transform'), encodeImage: $imageCall('encodeImage') };
 Object.assign(globalThis, { TextEncoder, TextDecoder, URL, URLSearchParams, crypto, __hearth });
 })();
 undefined;

@@ -3,7 +3,7 @@
  * no `process`, no `require` or `import` of anything outside its bundle, no file, network, child
  * process or thread — only what is handed to it: the `@hearth/sdk` helpers bundled with it,
  * TextEncoder/TextDecoder, URL, typed arrays, crypto.getRandomValues, console (to the function's
- * log) and decodeImage. Its memory, JS heap and ArrayBuffers together, is capped at
+ * log) and the image functions (images.ts). Its memory, JS heap and ArrayBuffers together, is capped at
  * limits.hookMemoryMb; past it the isolate is disposed, the request fails, and the next request
  * gets a new isolate.
  *
@@ -20,11 +20,13 @@ import { getHeapSnapshot } from 'node:v8';
 
 import type ivm from 'isolated-vm';
 
+import { InvalidInputError } from '../../sdk/errors.js';
 import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
-import { decodeImage } from './images.js';
+import { type ImageHost, imageHost, MAX_PIXELS } from './images.js';
 import { glue, NODE_MODULE_SHIM, PRELUDE } from './sandbox-source.js';
 import { inlineSourceMap, mapStack } from './stack.js';
 
+const IMAGE_CALLS = new Set<string>(['decodeImage', 'readImage', 'transform', 'encodeImage']);
 const JSON_TYPE = /^application\/(.+\+)?json\b|^text\/json\b/i;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -108,7 +110,18 @@ export class HookSandbox {
           };
         }),
       );
-      await g.set('$image', new ivm.Reference((bytes: Uint8Array) => decodeImage(bytes)));
+      const images = imageHost({ maxPixels: MAX_PIXELS, maxBytes: options.memoryMb * 2 ** 20 });
+      await g.set(
+        '$image',
+        new ivm.Reference((name: string, ...args: unknown[]) => {
+          try {
+            if (!IMAGE_CALLS.has(name)) throw new Error(`no image function ${name}`);
+            return { ok: true, value: (images[name as keyof ImageHost] as (...a: unknown[]) => unknown)(...args) };
+          } catch (error) {
+            return { ok: false, message: (error as Error).message, input: error instanceof InvalidInputError };
+          }
+        }),
+      );
       await g.set('$encode', new ivm.Reference((text: string) => encoder.encode(text)));
       await g.set('$decode', new ivm.Reference((bytes: Uint8Array) => decoder.decode(bytes)));
       await g.set('$webAssembly', options.webAssembly);

@@ -13,7 +13,7 @@ import { isBinaryResponse } from '../../sdk/hook.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import { checkTensors, ownTensors } from '../tensors/index.js';
 import { DefaultHookInputError, defaultHook } from './default-hook.js';
-import { decodeImage } from './images.js';
+import { imageHost, MAX_PIXELS } from './images.js';
 import type {
   HookFailure,
   HookTask,
@@ -102,8 +102,11 @@ interface LoadedHook {
 
 /** The hook imported into this thread: the default hook, or a user hook under isolation none. */
 async function loadDirect(data: HookWorkerData): Promise<LoadedHook> {
-  // SDK helpers that need the host (decodeImage) find it here, as they do in a sandbox.
-  (globalThis as { __hearth?: object }).__hearth = { decodeImage };
+  // SDK helpers that need the host (the image functions) find it here, as they do in a sandbox.
+  (globalThis as { __hearth?: object }).__hearth = imageHost({
+    maxPixels: MAX_PIXELS,
+    maxBytes: (data.memoryMb ?? 256) * 2 ** 20,
+  });
   const hook = data.bundlePath
     ? ((await import(pathToFileURL(data.bundlePath).href)) as { default?: Hook }).default
     : defaultHook(data.maxResponseBytes ?? 64 * 2 ** 20);

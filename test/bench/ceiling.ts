@@ -22,8 +22,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-import jpeg from 'jpeg-js';
-
+import { imageEncode } from '../../runtime/engine/index.js';
 import type { FunctionSpecInput } from '../../sdk/spec/function-spec.js';
 import { ensureModels, REPO_ROOT } from '../helpers/fixtures.js';
 import { spawnNode } from '../helpers/node.js';
@@ -57,16 +56,15 @@ function spec(input: Input, hook: boolean): FunctionSpecInput {
 /** A smooth 224×224 picture as JPEG (quality 90), as a camera or a browser would send one. */
 function picture(): Uint8Array {
   const size = 224;
-  const data = Buffer.alloc(size * size * 4);
+  const data = new Uint8Array(size * size * 3);
   for (let y = 0; y < size; y++)
     for (let x = 0; x < size; x++) {
-      const i = (y * size + x) * 4;
+      const i = (y * size + x) * 3;
       data[i] = (x * 255) / size;
       data[i + 1] = (y * 255) / size;
       data[i + 2] = ((x ^ y) & 0xff) / 2;
-      data[i + 3] = 255;
     }
-  return new Uint8Array(jpeg.encode({ data, width: size, height: size }, 90).data);
+  return imageEncode({ width: size, height: size, channels: 3, data }, 'jpeg', 90);
 }
 
 interface HttpCell {

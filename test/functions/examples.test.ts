@@ -2,7 +2,8 @@
  * Every example function under functions/ is made as its README says (python3 export.py), deployed
  * with the CLI (`hearth deploy <folder>`, the Triton folder unchanged) and answers as the same model
  * run by python3-torch does: tabular-mlp (JSON rows), triton-resnet (KServe v2 tensors),
- * text-sentiment (the hook's tokenizer) and image-classifier (a JPEG made here).
+ * text-sentiment (the hook's tokenizer) and image-classifier (photo-like JPEG, PNG and WebP files,
+ * against PIL + torchvision.transforms and the model in python3-torch).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -10,12 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-import jpeg from 'jpeg-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { HearthNode } from '../../platform/node/index.js';
 import { Hearth } from '../../sdk/index.js';
 import { HEARTH_CLI, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
+import { floats, makeTestImages, torchvision } from '../helpers/images.js';
 import { testNode } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import { pythonForward } from '../helpers/reference.js';
@@ -131,51 +132,63 @@ describe('example functions', () => {
     expect(empty.status).toBe(400);
   });
 
-  it('image-classifier: a JPEG in, the top-5 labels with the scores python3-torch gives', async () => {
+  it('image-classifier: an image in, the top-5 labels with the scores PIL + torchvision + python3-torch give', async () => {
     await deploy('image-classifier');
-    // A flat colour: whatever the resize, every pixel of the 224×224 input is that colour.
-    const [r, g, b] = [200, 120, 40];
-    const width = 80;
-    const height = 60;
-    const rgba = Buffer.alloc(width * height * 4);
-    for (let i = 0; i < width * height; i++) rgba.set([r, g, b, 255], i * 4);
-    const image = jpeg.encode({ data: rgba, width, height }, 95).data;
-    const decoded = jpeg.decode(image, { useTArray: true });
-    const [dr, dg, db] = [decoded.data[0]!, decoded.data[1]!, decoded.data[2]!];
-    expect(decoded.data.every((v, i) => v === [dr, dg, db, 255][i % 4])).toBe(true);
-
-    const response = await client.invoke('image-classifier', new Uint8Array(image), { contentType: 'image/jpeg' });
-    const { top5 } = response.json<{ top5: { index: number; label: string; score: number }[] }>();
-    expect(top5).toHaveLength(5);
-
-    const mean = [0.485, 0.456, 0.406];
-    const std = [0.229, 0.224, 0.225];
-    const x = new Float32Array(3 * 224 * 224);
-    [dr, dg, db].forEach((v, c) => {
-      x.fill((v / 255 - mean[c]!) / std[c]!, c * 224 * 224, (c + 1) * 224 * 224);
-    });
-    const logits = pythonForward(join(FUNCTIONS, 'image-classifier', 'model.pt'), [
-      { dtype: 'FP32', shape: [1, 3, 224, 224], data: x },
-    ]).outputs[0]!.data as Float32Array;
-    const max = Math.max(...logits);
-    const exp = Array.from(logits, (l) => Math.exp(l - max));
-    const sum = exp.reduce((a, c) => a + c, 0);
-    const expected = exp
-      .map((e, i) => ({ index: i, score: e / sum }))
-      .sort((a, c) => c.score - a.score)
-      .slice(0, 5);
+    const images = join(dir, 'images');
+    makeTestImages(images);
+    const files = ['photo.jpg', 'tall.jpg', 'photo.png', 'photo.webp'];
+    // The Python user's preprocessing, then the same model.pt in python3-torch.
+    const recipe = [
+      { op: 'resize', size: 256 },
+      { op: 'centerCrop', size: 224 },
+      { op: 'toTensor' },
+      { op: 'normalize', mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225] },
+    ] as const;
+    const inputs = torchvision(
+      images,
+      files.map((file) => ({ file, steps: recipe })),
+    );
     const labels = JSON.parse(await readFile(join(FUNCTIONS, 'image-classifier', 'labels.json'), 'utf8')) as string[];
-    expect(top5.map((t) => t.index)).toEqual(expected.map((e) => e.index));
-    top5.forEach((t, i) => {
-      expect(Math.abs(t.score - expected[i]!.score)).toBeLessThan(1e-4);
-      expect(t.label).toBe(labels[t.index]);
-    });
+    for (const [i, file] of files.entries()) {
+      const body = new Uint8Array(await readFile(join(images, file)));
+      const type = `image/${file.endsWith('.jpg') ? 'jpeg' : file.split('.').pop()}`;
+      const response = await client.invoke('image-classifier', body, { contentType: type });
+      const { top5 } = response.json<{ top5: { index: number; label: string; score: number }[] }>();
+      expect(top5).toHaveLength(5);
+      const logits = pythonForward(join(FUNCTIONS, 'image-classifier', 'model.pt'), [
+        { dtype: 'FP32', shape: [1, 3, 224, 224], data: floats(inputs[i]!) },
+      ]).outputs[0]!.data as Float32Array;
+      const max = Math.max(...logits);
+      const exp = Array.from(logits, (l) => Math.exp(l - max));
+      const sum = exp.reduce((a, c) => a + c, 0);
+      const expected = exp
+        .map((e, j) => ({ index: j, score: e / sum }))
+        .sort((a, c) => c.score - a.score)
+        .slice(0, 5);
+      expect(
+        top5.map((t) => t.index),
+        file,
+      ).toEqual(expected.map((e) => e.index));
+      top5.forEach((t, j) => {
+        expect(Math.abs(t.score - expected[j]!.score)).toBeLessThan(1e-4);
+        expect(t.label).toBe(labels[t.index]);
+      });
+    }
     const notAnImage = await fetch(`${node.httpUrl}/fn/image-classifier`, {
       method: 'POST',
       body: 'hello',
       headers: { 'content-type': 'text/plain' },
     });
     expect(notAnImage.status).toBe(400);
+    expect(((await notAnImage.json()) as { error: string }).error).toMatch(/not a JPEG, PNG or WebP image/);
+    const photo = new Uint8Array(await readFile(join(images, 'photo.jpg')));
+    const truncated = await fetch(`${node.httpUrl}/fn/image-classifier`, {
+      method: 'POST',
+      body: photo.subarray(0, photo.length >> 1),
+      headers: { 'content-type': 'image/jpeg' },
+    });
+    expect(truncated.status).toBe(400);
+    expect(((await truncated.json()) as { error: string }).error).toMatch(/the JPEG does not decode/);
   });
 
   it("runs the README's SDK snippet as written, against the functions deployed above", async () => {

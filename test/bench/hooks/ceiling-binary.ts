@@ -1,19 +1,17 @@
 // bench:ceiling's binary hook: raw little-endian FP32 (application/octet-stream), or a 224×224 JPEG
 // or PNG (image/*, decoded to channels-first floats in [0, 1]); raw FP32 out.
-import { binaryResponse, decodeImage, defineHook } from '@hearth/sdk';
+import { binaryResponse, defineHook, transforms as T } from '@hearth/sdk';
 
 const SIZE = 224;
+const toTensor = T.Compose([T.ToTensor()]);
 
 export default defineHook({
   pre(request) {
     if (request.kind !== 'bytes') throw new Error('send FP32 bytes or an image');
     if (request.contentType.startsWith('image/')) {
-      const img = decodeImage(request.bytes);
-      if (img.width !== SIZE || img.height !== SIZE) throw new Error(`send a ${SIZE}×${SIZE} image`);
-      const data = new Float32Array(3 * SIZE * SIZE);
-      for (let i = 0; i < SIZE * SIZE; i++)
-        for (let c = 0; c < 3; c++) data[c * SIZE * SIZE + i] = img.data[i * 4 + c]! / 255;
-      return { x: { dtype: 'FP32', shape: [1, 3, SIZE, SIZE], data } };
+      const x = toTensor(request.bytes);
+      if (x.shape[1] !== SIZE || x.shape[2] !== SIZE) throw new Error(`send a ${SIZE}×${SIZE} image`);
+      return { x: { ...x, shape: [1, 3, SIZE, SIZE] } };
     }
     const b = request.bytes;
     const data = new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
