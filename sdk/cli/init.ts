@@ -1,8 +1,8 @@
 /**
  * `hearth init <dir>`: a function folder that deploys as it is — hearth.yaml, hook.ts, export.py
- * (a small deterministic model made with python3-torch), a README, and a package.json and
- * tsconfig.json for the hook's own npm packages and its editor — and, where python3 with
- * torch is found, model.pt made by running export.py.
+ * (a small deterministic model made with python3-torch; `--template image`: an image classifier,
+ * init-image.ts), a README, and a package.json and tsconfig.json for the hook's own npm packages
+ * and its editor — and, where python3 with torch is found, model.pt made by running export.py.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
@@ -10,6 +10,7 @@ import { basename, join, resolve } from 'node:path';
 
 import { InvalidInputError } from '../errors.js';
 import { HOOK_COMPILER_OPTIONS } from '../hooks/typecheck.js';
+import { IMAGE_TEMPLATE } from './init-image.js';
 
 const yaml = (
   name: string,
@@ -101,6 +102,23 @@ const TSCONFIG = `${JSON.stringify(
   2,
 )}\n`;
 
+/** A template's own files (package.json and tsconfig.json are every template's). */
+export interface Template {
+  files(name: string): [file: string, text: string][];
+}
+
+const TEMPLATES: Record<string, Template> = {
+  json: {
+    files: (name) => [
+      ['hearth.yaml', yaml(name)],
+      ['hook.ts', HOOK],
+      ['export.py', EXPORT],
+      ['README.md', README(name)],
+    ],
+  },
+  image: IMAGE_TEMPLATE,
+};
+
 /** A DNS label from a folder name. */
 export function functionName(dir: string): string {
   const name = basename(resolve(dir))
@@ -114,8 +132,11 @@ export function functionName(dir: string): string {
 
 export async function initFunction(
   dir: string,
-  options: { name?: string; python?: string } = {},
+  options: { name?: string; python?: string; template?: string } = {},
 ): Promise<{ name: string; files: string[]; model: boolean; python?: string; hint?: string }> {
+  const template = TEMPLATES[options.template ?? 'json'];
+  if (!template)
+    throw new InvalidInputError(`--template ${options.template}: one of ${Object.keys(TEMPLATES).join(', ')}`);
   const existing = await readdir(dir).catch(() => [] as string[]);
   if (existing.length > 0) throw new InvalidInputError(`${dir} is not empty: init writes into a new or empty folder`);
   const name = options.name ?? functionName(dir);
@@ -123,10 +144,7 @@ export async function initFunction(
     throw new InvalidInputError(`--name ${name}: a function name is a DNS label (lowercase letters, digits, "-")`);
   await mkdir(dir, { recursive: true });
   const files: [string, string][] = [
-    ['hearth.yaml', yaml(name)],
-    ['hook.ts', HOOK],
-    ['export.py', EXPORT],
-    ['README.md', README(name)],
+    ...template.files(name),
     ['package.json', PACKAGE(name)],
     ['tsconfig.json', TSCONFIG],
   ];

@@ -87,7 +87,11 @@ function askedForVersion(args: string[]): boolean {
 
 /** Examples for the verbs whose own file gives none (`hearth <verb> --help`). */
 const EXAMPLES: Record<string, string[]> = {
-  init: ['hearth init my-model', 'hearth init my-model --python /usr/bin/python3'],
+  init: [
+    'hearth init my-model',
+    'hearth init my-classifier --template image',
+    'hearth init my-model --python /usr/bin/python3',
+  ],
   ls: ['hearth ls', 'hearth ls --json'],
   describe: ['hearth describe tabular-mlp', 'hearth describe tabular-mlp --json'],
   versions: ['hearth versions tabular-mlp'],
