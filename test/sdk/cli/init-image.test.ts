@@ -68,7 +68,7 @@ describe('hearth init --template image', () => {
         'image/jpeg',
       );
       expect(answer.top5.map((t) => t.index)).toEqual(expected.map((e) => e.index));
-      answer.top5.forEach((t, i) => expect(Math.abs(t.score - expected[i]!.score)).toBeLessThan(1e-4));
+      for (const [i, t] of answer.top5.entries()) expect(Math.abs(t.score - expected[i]!.score)).toBeLessThan(1e-4);
       // JSON is the caller's mistake, said as such.
       const json = await hearth(url, 'invoke', init.name, '--data', '{"x": 1}');
       expect(json.code).not.toBe(0);
