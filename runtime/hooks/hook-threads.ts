@@ -63,7 +63,8 @@ export class HookThreads {
       // ended with its isolate aborted (isolated-vm's "IsolateEnvironment::GetCurrent" assertion),
       // seen in bench:ceiling ~60 s after a pool's second thread started.
       idleTimeout: o.sandbox ? Number.POSITIVE_INFINITY : 60_000,
-      env: {},
+      // Nothing of the process's environment but where the addon is (the image functions load it).
+      env: process.env.HEARTH_NATIVE_ADDON ? { HEARTH_NATIVE_ADDON: process.env.HEARTH_NATIVE_ADDON } : {},
       execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: o.maxHeapMb, maxYoungGenerationSizeMb: 32 },
     });

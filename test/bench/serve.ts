@@ -11,19 +11,19 @@
  */
 
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { loadModel, setIntraOpThreads } from '../../runtime/index.js';
-import { ensureModels, modelPath, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
+import { ensureModels, modelPath } from '../helpers/fixtures.js';
 import { spawnNode } from '../helpers/node.js';
 import { afterSpareBoots, deployWithHook, MLP_SPEC, RESNET_SPEC } from './deploy.js';
 import { engineBestBatch, randomRows as floats } from './engine-reference.js';
 import { benchFlags, round } from './flags.js';
 import { cannon, grpcLoad, kserveBinary, stop } from './load.js';
+import { startPeer, waitForPort } from './python-peers.js';
 
 const flags = benchFlags('serve');
 const { seconds } = flags;
@@ -73,69 +73,11 @@ async function engineBest(model: 'mlp' | 'resnet50'): Promise<number> {
   return best;
 }
 
-function waitForPort(url: string, child: ChildProcess, what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const tick = (): void => {
-      if (child.exitCode !== null) {
-        reject(new Error(`${what} exited with ${child.exitCode}`));
-        return;
-      }
-      // Any HTTP answer (even an error for this empty probe) means the server is up.
-      fetch(url, { method: 'GET' }).then(
-        () => resolve(),
-        () => (Date.now() - started > 60_000 ? reject(new Error(`${what} did not start`)) : setTimeout(tick, 250)),
-      );
-    };
-    tick();
-  });
-}
-
-function startPeer(kind: 'flask' | 'fastapi', model: 'mlp' | 'resnet50', port: number): ChildProcess {
-  const env = {
-    ...process.env,
-    PEER_MODEL: modelPath(model),
-    PEER_KIND: model === 'mlp' ? 'mlp' : 'resnet',
-    PEER_THREADS: '1',
-    PYTHONUNBUFFERED: '1',
-  };
-  const cwd = join(REPO_ROOT, 'test', 'bench', 'peers');
-  const args =
-    kind === 'flask'
-      ? // gthread with one thread per worker: still one request at a time per worker, but with
-        // keep-alive. gunicorn's default sync worker closes every connection, and autocannon then
-        // misreports (p50 of ~1 s for a 5 ms request at concurrency 1, and hundreds of socket errors).
-        [
-          '-m',
-          'gunicorn',
-          '-w',
-          '2',
-          '-k',
-          'gthread',
-          '--threads',
-          '1',
-          '-b',
-          `127.0.0.1:${port}`,
-          '--log-level',
-          'warning',
-          '--timeout',
-          '120',
-          'flask_app:app',
-        ]
-      : [
-          '-m',
-          'uvicorn',
-          '--workers',
-          '2',
-          '--host',
-          '127.0.0.1',
-          '--port',
-          String(port),
-          '--log-level',
-          'warning',
-          'fastapi_app:app',
-        ];
-  return spawn(PYTHON, args, { cwd, env, stdio: ['ignore', 'ignore', 'inherit'] });
+function startServePeer(kind: 'flask' | 'fastapi', model: 'mlp' | 'resnet50', port: number): ChildProcess {
+  const env = { PEER_MODEL: modelPath(model), PEER_KIND: model === 'mlp' ? 'mlp' : 'resnet' };
+  return kind === 'flask'
+    ? startPeer('gunicorn', 'flask_app:app', port, env)
+    : startPeer('uvicorn', 'fastapi_app:app', port, env);
 }
 
 async function main(): Promise<void> {
@@ -189,7 +131,9 @@ async function main(): Promise<void> {
       ];
       for (const [server, port] of servers) {
         const child =
-          server === 'hearth' ? undefined : startPeer(server === 'flask-gunicorn' ? 'flask' : 'fastapi', model, port);
+          server === 'hearth'
+            ? undefined
+            : startServePeer(server === 'flask-gunicorn' ? 'flask' : 'fastapi', model, port);
         const url = child ? `http://127.0.0.1:${port}/predict` : `${hearth.url}/fn/${model}`;
         try {
           if (child) await waitForPort(url, child, server);
