@@ -10,6 +10,9 @@
  * First, the CPU one decode + preprocessing of the 640×480 JPEG takes: Hearth's (the function a hook
  * thread runs) beside PIL + torchvision's, one thread each, in the same run.
  *
+ * Each cell also says the CPU a request took: Hearth's node process + its runners, gunicorn's
+ * arbiter + its workers.
+ *
  * Writes test/bench/results/image.json. Flags: --quick (short cells), --seconds S.
  */
 import { execFileSync } from 'node:child_process';
@@ -27,6 +30,7 @@ import { spawnNode } from '../helpers/node.js';
 import { afterSpareBoots, deployWithHook } from './deploy.js';
 import { benchFlags, round } from './flags.js';
 import { cannon, stop } from './load.js';
+import { treeSeconds } from './proc-cpu.js';
 import { startPeer, waitForPort } from './python-peers.js';
 
 const flags = benchFlags('image');
@@ -50,6 +54,9 @@ interface Row {
   p50_ms: number;
   p99_ms: number;
   errors: number;
+  /** CPU per request: Hearth's node process and its runners; the peer's gunicorn and its workers. */
+  front_cpu_us: number;
+  workers_cpu_us: number;
 }
 
 const spec = (name: string, maxBatchSize: number): FunctionSpecInput => ({
@@ -100,7 +107,7 @@ async function main(): Promise<void> {
   const hearth = await spawnNode(join(dir, 'data'));
   const rows: Row[] = [];
   /** Each model and image's top 5 from the first server; where the second answered otherwise. */
-  const top5 = new Map<string, string>();
+  const top5 = new Map<string, number[]>();
   const disagreed: string[] = [];
   try {
     const models: [name: string, model: FixtureModel, maxBatch: number][] = [
@@ -126,15 +133,21 @@ async function main(): Promise<void> {
             const body = photo(size);
             // Both answer the same top 5 for the same upload.
             const answer = (await (await fetch(url, { method: 'POST', body, headers: type })).json()) as {
-              top5: { index: number }[];
+              top5: { score: number }[];
             };
+            // Scores, not indices: the zero model's outputs are pixels, with ties that each orders its own way.
             const key = `${name} ${size}`;
-            const indices = JSON.stringify(answer.top5.map((t) => t.index));
-            if (!top5.has(key)) top5.set(key, indices);
-            else if (top5.get(key) !== indices) disagreed.push(key);
+            const scores = answer.top5.map((t) => t.score);
+            const seen = top5.get(key);
+            if (!seen) top5.set(key, scores);
+            else if (seen.some((v, i) => Math.abs(v - scores[i]!) > 1e-4)) disagreed.push(key);
             await cannon(url, body, type, 4, name === 'resnet50' ? 3 : 1); // warm-up
             for (const c of CONCURRENCY) {
+              const pid = (child ?? hearth.child).pid!;
+              const cpu0 = treeSeconds(pid);
               const r = await cannon(url, body, type, c, cellSeconds(name, c));
+              const cpu1 = treeSeconds(pid);
+              const perRequest = (s: number) => round((s * 1e6) / Math.max(1, r.rps * cellSeconds(name, c)), 0);
               const row: Row = {
                 model: name,
                 image: size,
@@ -144,10 +157,12 @@ async function main(): Promise<void> {
                 p50_ms: round(r.p50, 2),
                 p99_ms: round(r.p99, 2),
                 errors: r.errors,
+                front_cpu_us: perRequest(cpu1.own - cpu0.own),
+                workers_cpu_us: perRequest(cpu1.descendants - cpu0.descendants),
               };
               rows.push(row);
               console.log(
-                `  ${name.padEnd(8)} ${size.padEnd(9)} ${server.padEnd(14)} c=${String(c).padStart(2)}  ${row.req_per_s.toFixed(1).padStart(8)} req/s  p50 ${row.p50_ms.toFixed(1).padStart(7)} ms  p99 ${row.p99_ms.toFixed(1).padStart(7)} ms${r.errors ? `  errors ${r.errors}` : ''}`,
+                `  ${name.padEnd(8)} ${size.padEnd(9)} ${server.padEnd(14)} c=${String(c).padStart(2)}  ${row.req_per_s.toFixed(1).padStart(8)} req/s  p50 ${row.p50_ms.toFixed(1).padStart(7)} ms  p99 ${row.p99_ms.toFixed(1).padStart(7)} ms  cpu/req ${row.front_cpu_us} + ${row.workers_cpu_us} µs${r.errors ? `  errors ${r.errors}` : ''}`,
               );
             }
           }
