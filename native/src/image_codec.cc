@@ -1,5 +1,7 @@
 // Decoding and encoding: JPEG (libjpeg-turbo), PNG (libpng), WebP (libwebp), with Pillow's
 // conversions to 'RGB' and 'L' where the libraries' own would differ.
+#include <algorithm>
+#include <climits>
 #include <csetjmp>
 #include <cstddef>
 #include <cstdio>
@@ -75,6 +77,10 @@ struct JpegError {
 void JpegExit(j_common_ptr cinfo) {
   auto* err = reinterpret_cast<JpegError*>(cinfo->err);
   (*cinfo->err->format_message)(cinfo, err->message);
+  // libjpeg's way of saying its buffers would pass max_memory_to_use.
+  if (cinfo->err->msg_code == JERR_NO_BACKING_STORE) {
+    std::snprintf(err->message, JMSG_LENGTH_MAX, "it needs more memory than the hook's memory allows");
+  }
   std::longjmp(err->jump, 1);
 }
 
@@ -84,15 +90,31 @@ void JpegMessage(j_common_ptr cinfo, int level) {
   if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) cinfo->err->error_exit(cinfo);
 }
 
+// A progressive JPEG may hold thousands of scans, each a pass over the whole image: a few KB that
+// take minutes to decode. TurboJPEG's TJFLAG_LIMITSCANS stops at 500; so does this.
+constexpr int kMaxScans = 500;
+
+void JpegProgress(j_common_ptr cinfo) {
+  auto* d = reinterpret_cast<j_decompress_ptr>(cinfo);
+  if (d->is_decompressor && d->progressive_mode && d->input_scan_number > kMaxScans) {
+    std::snprintf(reinterpret_cast<JpegError*>(cinfo->err)->message, JMSG_LENGTH_MAX,
+                  "the JPEG has more than %d scans", kMaxScans);
+    std::longjmp(reinterpret_cast<JpegError*>(cinfo->err)->jump, 2);
+  }
+}
+
 // A decompressor over `bytes`, destroyed with it; the caller calls setjmp on `err.jump` first.
 struct JpegReader {
   jpeg_decompress_struct cinfo{};
   JpegError err{};
+  jpeg_progress_mgr progress{};
   JpegReader() {
     cinfo.err = jpeg_std_error(&err.mgr);
     err.mgr.error_exit = JpegExit;
     err.mgr.emit_message = JpegMessage;
     jpeg_create_decompress(&cinfo);
+    progress.progress_monitor = JpegProgress;
+    cinfo.progress = &progress;
   }
   ~JpegReader() { jpeg_destroy_decompress(&cinfo); }
 };
@@ -118,6 +140,10 @@ Pixels DecodeJpeg(const uint8_t* bytes, size_t size, int channels, const Limits&
   const bool cmyk = r.cinfo.num_components == 4;
   const int work = cmyk ? 4 : (channels == 4 ? 4 : 3);
   limits.Check(r.cinfo.image_width, r.cinfo.image_height, work, "the decoded image");
+  // libjpeg's own buffers (a progressive image's coefficients: as large as its pixels) get what
+  // the pixels leave of the limit (0 would mean no limit).
+  const int64_t pixelBytes = int64_t{r.cinfo.image_width} * r.cinfo.image_height * work;
+  r.cinfo.mem->max_memory_to_use = static_cast<long>(std::clamp<int64_t>(limits.maxBytes - pixelBytes, 1, LONG_MAX));
   r.cinfo.out_color_space = cmyk ? JCS_CMYK : (work == 4 ? JCS_EXT_RGBA : JCS_RGB);
   jpeg_start_decompress(&r.cinfo);
   px.width = static_cast<int>(r.cinfo.output_width);

@@ -269,7 +269,7 @@ Pixels Resize(const Pixels& in, int width, int height, Filter filter, bool antia
               const Limits& limits) {
   const Window w = window.width > 0 ? window : Window{0, 0, width, height};
   limits.Check(width, height, 1, "the resized image");
-  if (w.left < 0 || w.top < 0 || w.left + w.width > width || w.top + w.height > height) {
+  if (w.left < 0 || w.top < 0 || int64_t{w.left} + w.width > width || int64_t{w.top} + w.height > height) {
     throw ImageError("the resize window lies outside the resized image");
   }
   limits.Check(w.width, w.height, in.channels, "the resized image");
@@ -323,9 +323,11 @@ Pixels Crop(const Pixels& in, int top, int left, int height, int width, const Li
   out.height = height;
   out.channels = c;
   out.data.assign(static_cast<size_t>(width) * height * c, 0);
-  // The part of the region inside the image.
-  const int x0 = std::max(0, left), x1 = std::min(in.width, left + width);
-  const int y0 = std::max(0, top), y1 = std::min(in.height, top + height);
+  // The part of the region inside the image (in 64 bits: the offsets are the caller's).
+  const int x0 = static_cast<int>(std::clamp<int64_t>(left, 0, in.width));
+  const int x1 = static_cast<int>(std::clamp<int64_t>(int64_t{left} + width, 0, in.width));
+  const int y0 = static_cast<int>(std::clamp<int64_t>(top, 0, in.height));
+  const int y1 = static_cast<int>(std::clamp<int64_t>(int64_t{top} + height, 0, in.height));
   if (x0 >= x1) return out;
   for (int y = y0; y < y1; y++) {
     std::memcpy(out.data.data() + (static_cast<size_t>(y - top) * width + (x0 - left)) * c,

@@ -166,6 +166,12 @@ describe('image functions against a hostile hook or body', () => {
     new DataView(png.buffer).setUint32(16, 60_000);
     new DataView(png.buffer).setUint32(20, 60_000);
     expect(() => host.readImage(png, 'RGB')).toThrow(InvalidInputError);
+    // A progressive JPEG's coefficients take more than its pixels: libjpeg's own buffers are held
+    // to the hook's memory too (640 × 480 × 3 = 921,600 bytes of pixels fit in 1 MB; they do not).
+    const progressive = new Uint8Array(readFileSync(join(dir, 'photo-progressive.jpg')));
+    expect(() => imageHost({ maxPixels: MAX_PIXELS, maxBytes: 1_000_000 }).readImage(progressive, 'RGB')).toThrow(
+      /the JPEG does not decode: it needs more memory than the hook's memory allows/,
+    );
     // Within the pixel count but past the hook's memory: 640 × 480 × 3 bytes > 512 KB.
     const tight = imageHost({ maxPixels: MAX_PIXELS, maxBytes: 512 * 1024 });
     expect(() => tight.readImage(new Uint8Array(readFileSync(join(dir, 'photo.jpg'))), 'RGB')).toThrow(
