@@ -17,6 +17,9 @@ import { imageEncode, imageInspect, imageRun } from '../engine/index.js';
 /** The most pixels one image (decoded, resized or cropped) may have: 40 MP, as a 7,300 × 5,500 photo. */
 export const MAX_PIXELS = 40_000_000;
 
+/** The most pixels one call's steps may make in all (the decode included): a bound on its time. */
+export const WORK_PIXELS = 3 * MAX_PIXELS;
+
 export interface ImageLimits {
   maxPixels: number;
   /** The most bytes one buffer of a call may take: the hook's memory limit. */
@@ -178,6 +181,22 @@ export function plan(
         throw new InvalidInputError(`unknown transform step ${JSON.stringify((step as { op?: unknown }).op)}`);
     }
   }
+  // Each image a step makes is held to the limits natively; the call's work as a whole is held
+  // here, since a call runs outside the isolate's time limit: the pixels its steps make, in all.
+  const regions = [input, ...out.map((s) => (s.op === 'resize' ? (s.window ?? s) : s.op === 'crop' ? s : undefined))];
+  let made = 0;
+  for (const [i, r] of regions.entries()) {
+    if (!r) continue;
+    if (r.width * r.height > MAX_PIXELS)
+      throw new InvalidInputError(
+        `${i === 0 ? 'the image' : 'a step'} would be ${r.width}×${r.height} pixels, more than the ${MAX_PIXELS} an image may have here`,
+      );
+    made += r.width * r.height;
+  }
+  if (made > WORK_PIXELS)
+    throw new InvalidInputError(
+      `the transforms would make ${made} pixels in all, more than the ${WORK_PIXELS} one call may`,
+    );
   return { decodeChannels, steps: out };
 }
 

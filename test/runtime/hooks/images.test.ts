@@ -187,6 +187,12 @@ describe('image functions against a hostile hook or body', () => {
     refuse([T.Resize([100_000, 100_000])], /pixels, more than/);
     refuse([T.Resize(1_000_000)], /pixels, more than/);
     refuse([T.CenterCrop([60_000, 60_000])], /pixels, more than/);
+    // Each within the pixel limit, together past what one call may make (it runs outside the
+    // isolate's time limit): refused before any is made.
+    refuse(
+      [T.Resize([6000, 6000]), T.Resize([5999, 5999]), T.Resize([6000, 6000]), T.Resize([5999, 5999])],
+      /pixels in all, more than the 120000000 one call may/,
+    );
     refuse([{ op: 'exec', size: 1 }], /unknown transform step "exec"/);
     refuse([T.Resize(-1)], /integer from 1/);
     refuse([T.Resize(2.5)], /integer from 1/);
