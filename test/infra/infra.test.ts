@@ -180,6 +180,11 @@ describe('infra/', () => {
     const dockerfile = readFileSync(join(INFRA, 'docker', 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^ARG PYTORCH_IMAGE=pytorch\/pytorch:[\w.-]+-cuda[\w.-]+-runtime$/m);
     expect(dockerfile).toMatch(/torch\.utils\.cmake_prefix_path/);
+    // The libraries the addon's optional parts link (native/CMakeLists.txt), in both stages: built
+    // against, and there to load.
+    const stages = dockerfile.split(/^FROM /m).slice(2);
+    for (const lib of ['libsimdjson-dev', 'libjpeg-dev', 'libpng-dev', 'libwebp-dev'])
+      for (const [i, stage] of stages.entries()) expect(stage, `${lib} in stage ${i + 1}`).toContain(lib);
     // Install scripts are skipped, so the hooks' sandbox (a native module) must be built explicitly.
     if (dockerfile.includes('--ignore-scripts')) expect(dockerfile).toMatch(/^RUN npm rebuild isolated-vm\b/m);
     const config = loadConfig({});
