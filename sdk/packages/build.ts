@@ -93,7 +93,7 @@ async function buildSdk(root: RootPackage, dir: string): Promise<void> {
   await writeJson(join(dir, 'package.json'), {
     name: '@hearth/sdk',
     version: root.version,
-    description: "Hearth's client, function spec and hook helpers (defineHook, tensorFromJson, decodeImage, …).",
+    description: "Hearth's client, function spec and hook helpers (defineHook, tensorFromJson, transforms for images, …).",
     license: root.license,
     type: 'module',
     engines: root.engines,
