@@ -181,8 +181,15 @@ export function plan(
         throw new InvalidInputError(`unknown transform step ${JSON.stringify((step as { op?: unknown }).op)}`);
     }
   }
-  // Each image a step makes is held to the limits natively; the call's work as a whole is held
-  // here, since a call runs outside the isolate's time limit: the pixels its steps make, in all.
+  holdWork(input, out);
+  return { decodeChannels, steps: out };
+}
+
+/**
+ * Each image a step makes is held to the limits natively; the call's work as a whole is held here,
+ * since a call runs outside the isolate's time limit: the pixels its steps make, in all.
+ */
+function holdWork(input: { width: number; height: number }, out: readonly RawImageStep[]): void {
   const regions = [input, ...out.map((s) => (s.op === 'resize' ? (s.window ?? s) : s.op === 'crop' ? s : undefined))];
   let made = 0;
   for (const [i, r] of regions.entries()) {
@@ -197,7 +204,6 @@ export function plan(
     throw new InvalidInputError(
       `the transforms would make ${made} pixels in all, more than the ${WORK_PIXELS} one call may`,
     );
-  return { decodeChannels, steps: out };
 }
 
 function isImage(v: unknown): v is Image {

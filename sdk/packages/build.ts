@@ -93,7 +93,8 @@ async function buildSdk(root: RootPackage, dir: string): Promise<void> {
   await writeJson(join(dir, 'package.json'), {
     name: '@hearth/sdk',
     version: root.version,
-    description: "Hearth's client, function spec and hook helpers (defineHook, tensorFromJson, transforms for images, …).",
+    description:
+      "Hearth's client, function spec and hook helpers (defineHook, tensorFromJson, transforms for images, …).",
     license: root.license,
     type: 'module',
     engines: root.engines,
