@@ -179,10 +179,21 @@ export const DEFAULT_ADDON_PATH = fileURLToPath(
 );
 
 let addon: RawAddon | undefined;
+let addonPath: string | undefined;
+
+/** Where this thread loads the addon from, when it is not where its environment or file says (a hook thread's). */
+export function useAddonAt(path: string): void {
+  addonPath = path;
+}
+
+/** The path this thread loads the addon from. */
+export function addonLocation(): string {
+  return addonPath ?? process.env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH;
+}
 
 export function native(): RawAddon {
   if (addon === undefined) {
-    const path = process.env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH;
+    const path = addonLocation();
     try {
       addon = createRequire(import.meta.url)(path) as RawAddon;
     } catch (cause) {

@@ -1,7 +1,7 @@
 /** The native LibTorch engine, typed. */
 
 export type { GpuMetric, RawImageStep, RawPixels } from './binding.js';
-export { DEFAULT_ADDON_PATH } from './binding.js';
+export { addonLocation, DEFAULT_ADDON_PATH, useAddonAt } from './binding.js';
 export type { DeviceReport, LoadOptions } from './engine.js';
 export {
   capCudaMemory,

@@ -11,7 +11,7 @@ import { Piscina } from 'piscina';
 
 import type { HearthError } from '../../sdk/errors.js';
 import { CancelledError, DeadlineExceededError, HookError } from '../../sdk/errors.js';
-import { DEFAULT_ADDON_PATH } from '../engine/index.js';
+import { addonLocation } from '../engine/index.js';
 import { hookWorkerFile } from './bundle.js';
 import { watchHookTime } from './hook-clock.js';
 import type { HookFailure, HookTask, HookWorkerData } from './messages.js';
@@ -55,7 +55,8 @@ export class HookThreads {
     const closeChannel = o.sandboxed ? `hearth-hook-threads-${randomUUID()}` : undefined;
     const piscina = new Piscina({
       filename: await hookWorkerFile(),
-      workerData: { ...workerData, closeChannel },
+      // Where the addon is (the image functions load it; the thread's own bundled file lies elsewhere).
+      workerData: { ...workerData, closeChannel, addonPath: addonLocation() },
       // An idle thread waits for work on the event loop (Atomics.waitAsync), where it hears closeChannel.
       atomics: closeChannel ? 'async' : 'sync',
       minThreads: 1,
@@ -64,9 +65,7 @@ export class HookThreads {
       // ended with its isolate aborted (isolated-vm's "IsolateEnvironment::GetCurrent" assertion),
       // seen in bench:ceiling ~60 s after a pool's second thread started.
       idleTimeout: o.sandbox ? Number.POSITIVE_INFINITY : 60_000,
-      // Nothing of the process's environment but where the addon is (the image functions load it;
-      // the thread's own bundled file lies elsewhere).
-      env: { HEARTH_NATIVE_ADDON: process.env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH },
+      env: {},
       execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: o.maxHeapMb, maxYoungGenerationSizeMb: 32 },
     });

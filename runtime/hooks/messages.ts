@@ -28,6 +28,8 @@ export interface HookWorkerData {
    * isolates and quiesce (sandbox.ts); each answers QUIESCED on it. Sandboxed pools only.
    */
   closeChannel?: string;
+  /** The addon's path, as the pool's thread resolved it (the image functions load it). */
+  addonPath?: string;
 }
 
 /** What the pool says on its closeChannel before it ends its threads. */

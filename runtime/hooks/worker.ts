@@ -11,6 +11,7 @@ import { Piscina } from 'piscina';
 import type { Hook, HookContext, HookRequest } from '../../sdk/hook.js';
 import { isBinaryResponse } from '../../sdk/hook.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
+import { useAddonAt } from '../engine/index.js';
 import { checkTensors, ownTensors } from '../tensors/index.js';
 import { DefaultHookInputError, defaultHook } from './default-hook.js';
 import { imageHost, MAX_PIXELS } from './images.js';
@@ -336,6 +337,7 @@ export function createHookRunner(data: HookWorkerData): HookRunner {
 
 /** A hook worker thread's task function (piscina's): results go back with their buffers moved, not copied. */
 export function createHookWorker(data: HookWorkerData): (task: HookTask) => Promise<unknown> {
+  if (data.addonPath) useAddonAt(data.addonPath);
   const run = createHookRunner(data);
   if (data.closeChannel) {
     // Asked before the pool ends this thread: its isolate disposed, and the thread quiesced.

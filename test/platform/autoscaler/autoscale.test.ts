@@ -78,7 +78,10 @@ describe('autoscaling on one node', () => {
     });
     try {
       const up = await until(`${most} instances`, (p) => p?.instances.total === most);
-      expect(up!.events.filter((e) => e.type === 'instance-added').length).toBe(most);
+      // Net of any it let go meanwhile (a loaded machine can dip under the target for a window:
+      // a CI run saw three added to reach two).
+      const count = (type: string) => up!.events.filter((e) => e.type === type).length;
+      expect(count('instance-added') - count('instance-removed')).toBe(most);
       // Answers from the scaled-up pool too (the scale-up can come before any caller's second call).
       const served = results.length;
       await waitFor(

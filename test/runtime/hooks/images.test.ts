@@ -11,13 +11,16 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { imageHost, MAX_PIXELS } from '../../../runtime/hooks/images.js';
+import { bundleHook, HookPool } from '../../../runtime/hooks/index.js';
 import { InvalidInputError } from '../../../sdk/errors.js';
 import type { Image } from '../../../sdk/image.js';
 import { transforms as T } from '../../../sdk/image.js';
+import { parseSpec } from '../../../sdk/spec/index.js';
 import type { Tensor } from '../../../sdk/tensor.js';
-import { PYTHON } from '../../helpers/fixtures.js';
+import { PYTHON, REPO_ROOT } from '../../helpers/fixtures.js';
 import type { ImageCase, ImageReference } from '../../helpers/images.js';
 import { makeTestImages, torchvision } from '../../helpers/images.js';
+import { maxAbsDiff } from '../../helpers/random.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-images-'));
 const files = makeTestImages(dir);
@@ -224,6 +227,41 @@ describe('image functions against a hostile hook or body', () => {
       expect(() => host.transform(cut, classifier('bilinear')), name).toThrow(InvalidInputError);
     }
     expect(() => host.transform('not bytes', [])).toThrow(/Uint8Array/);
+  });
+});
+
+describe('transforms in a hook', () => {
+  it('runs on hook threads and inline, sandboxed and not, to the tensor torchvision gives', async () => {
+    const spec = parseSpec({
+      name: 'images',
+      model: 'model.pt',
+      hook: 'hook.ts',
+      maxBatchSize: 8,
+      inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }],
+      outputs: [{ name: 'y', dtype: 'FP32', dims: [4] }],
+    });
+    const { path } = await bundleHook(join(REPO_ROOT, 'test', 'fixtures', 'hooks', 'images.ts'), dir);
+    const [want] = reference([{ file: 'tall.jpg', steps: classifier('bilinear') }]);
+    const expected = new Float32Array(want!.bytes.buffer, want!.bytes.byteOffset, want!.bytes.byteLength / 4);
+    const bytes = new Uint8Array(readFileSync(join(dir, 'tall.jpg')));
+    for (const sandbox of [true, false]) {
+      const hooks = await HookPool.create({ spec, version: 1, bundlePath: path, sandbox, threads: 2 });
+      try {
+        // Together: they run on the pool's threads (a lone one runs inline).
+        const all = await Promise.all(
+          Array.from({ length: 6 }, () => hooks.pre({ body: bytes.slice(), contentType: 'image/jpeg' }, {})),
+        );
+        for (const { tensors } of all) {
+          expect(tensors.x!.shape).toEqual([1, 3, 224, 224]);
+          expect(maxAbsDiff(tensors.x!.data as Float32Array, expected), `sandbox ${sandbox}`).toBeLessThanOrEqual(1e-6);
+        }
+        await expect(hooks.pre({ body: new Uint8Array([1, 2, 3]), contentType: 'image/jpeg' }, {})).rejects.toThrow(
+          InvalidInputError,
+        );
+      } finally {
+        await hooks.close();
+      }
+    }
   });
 });
 
