@@ -115,6 +115,12 @@ describe('image functions against Pillow and torchvision', () => {
       { file: 'photo.jpg', mode: 'L', steps: [T.Resize(100, { interpolation: 'bicubic' }), T.ToTensor()] },
       { file: 'alpha.png', mode: 'RGBA', steps: [T.Resize(50), T.PILToTensor()] },
       { file: 'photo.jpg', steps: [T.Resize(99), T.CenterCrop(64)] },
+      // Edges: one pixel up to many, many down to one, a one-row strip.
+      { file: 'dot.png', steps: [T.Resize([300, 200], { interpolation: 'bicubic' }), T.PILToTensor()] },
+      { file: 'photo.jpg', steps: [T.Resize(1), T.PILToTensor()] },
+      { file: 'photo.jpg', steps: [T.Resize([1, 1], { interpolation: 'bicubic' }), T.PILToTensor()] },
+      { file: 'strip.png', steps: [T.Resize([7, 500]), T.CenterCrop([3, 20]), T.PILToTensor()] },
+      { file: 'strip.png', steps: [T.Resize(3, { interpolation: 'nearest' }), T.PILToTensor()] },
     ];
     const refs = reference(cases);
     for (const [i, c] of cases.entries()) {
