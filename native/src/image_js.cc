@@ -157,6 +157,11 @@ Napi::Value Run(const Napi::CallbackInfo& info, F&& body) {
     throw MakeError(info.Env(), code::kImage, e.what());
   } catch (const std::bad_alloc&) {
     throw MakeError(info.Env(), code::kImage, "out of memory for the image");
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // Nothing may reach std::terminate from a JS entry point.
+    throw MakeError(info.Env(), code::kInvalidArgument, e.what());
   }
 }
 

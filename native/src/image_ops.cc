@@ -75,7 +75,7 @@ Coefficients TorchBicubic(int inSize, int outSize) {
 }
 
 // Pillow's precompute_coeffs and normalize_coeffs_8bpc, for the box (0, inSize).
-Coefficients Precompute(int inSize, int outSize, Filter filter, bool antialias) {
+Coefficients Precompute(int inSize, int outSize, Filter filter, bool antialias, const Limits& limits) {
   if (!antialias && filter == Filter::kBicubic) return TorchBicubic(inSize, outSize);
   double (*f)(double) = filter == Filter::kBicubic ? BicubicFilter : BilinearFilter;
   const double filterSupport = filter == Filter::kBicubic ? 2.0 : 1.0;
@@ -84,6 +84,15 @@ Coefficients Precompute(int inSize, int outSize, Filter filter, bool antialias) 
   const double support = filterSupport * filterscale;
   Coefficients c;
   c.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
+  // The filter widens with the scale: 40 M pixels to 1 would be 160 M weights a row (3 GB), from an
+  // image within its limits. Its weights are held to the limits as an image is.
+  const int64_t weightBytes = (int64_t{outSize} * c.ksize + c.ksize) * (sizeof(int32_t) + sizeof(double));
+  if (weightBytes > limits.maxBytes) {
+    throw ImageError("resizing " + std::to_string(inSize) + " pixels to " + std::to_string(outSize) +
+                     " would take " + std::to_string(weightBytes) +
+                     " bytes of filter weights, more than the hook's memory allows (" +
+                     std::to_string(limits.maxBytes) + ")");
+  }
   c.bounds.resize(static_cast<size_t>(outSize) * 2);
   c.weights.assign(static_cast<size_t>(outSize) * c.ksize, 0);
   c.real.assign(static_cast<size_t>(outSize) * c.ksize, 0);
@@ -163,7 +172,7 @@ void Resample(const Pixels& in, int width, int height, const Window& w, Pixels& 
               const Limits& limits) {
   const bool horizontal = width != in.width;
   const bool vertical = height != in.height;
-  const Coefficients cv = Precompute(in.height, height, filter, antialias);
+  const Coefficients cv = Precompute(in.height, height, filter, antialias, limits);
   const Pixels* src = &in;
   Pixels temp;
   int shift = 0, left = w.left;
@@ -177,7 +186,7 @@ void Resample(const Pixels& in, int width, int height, const Window& w, Pixels& 
     temp.channels = C;
     limits.Check(temp.width, temp.height, C, "the resized image");
     temp.data.resize(static_cast<size_t>(temp.width) * temp.height * C);
-    Horizontal<C>(in, first, w.left, temp, Precompute(in.width, width, filter, antialias));
+    Horizontal<C>(in, first, w.left, temp, Precompute(in.width, width, filter, antialias, limits));
     src = &temp;
     shift = first;
     left = 0;
@@ -198,8 +207,8 @@ void Resample(const Pixels& in, int width, int height, const Window& w, Pixels& 
 template <int C>
 void ResampleFloat(const Pixels& in, int width, int height, const Window& w, Pixels& out, Filter filter,
                    const Limits& limits) {
-  const Coefficients ch = Precompute(in.width, width, filter, false);
-  const Coefficients cv = Precompute(in.height, height, filter, false);
+  const Coefficients ch = Precompute(in.width, width, filter, false, limits);
+  const Coefficients cv = Precompute(in.height, height, filter, false, limits);
   const int first = cv.bounds[w.top * 2];
   const int end = w.top + w.height - 1;
   const int last = cv.bounds[end * 2] + cv.bounds[end * 2 + 1];
@@ -338,6 +347,7 @@ Pixels Crop(const Pixels& in, int top, int left, int height, int width, const Li
 
 Pixels Gray(const Pixels& in, int channels) {
   if (in.channels < 3) throw ImageError("grayscale conversion takes an RGB image");
+  if (channels != 1 && channels != 3) throw ImageError("grayscale makes 1 or 3 channels");
   Pixels out;
   out.width = in.width;
   out.height = in.height;

@@ -121,6 +121,7 @@ export function plan(
   let decodeChannels = channels;
   const out: RawImageStep[] = [];
   let tensor: Extract<RawImageStep, { op: 'tensor' }> | undefined;
+  let gray = false;
   for (const [i, raw] of (steps as unknown[]).entries()) {
     if (typeof raw !== 'object' || raw === null) throw new InvalidInputError(`transform step ${i} is not a step`);
     const step = raw as ImageStep & Record<string, unknown>;
@@ -151,6 +152,9 @@ export function plan(
       case 'grayscale': {
         const n = step.channels ?? 1;
         if (n !== 1 && n !== 3) throw new InvalidInputError('Grayscale makes 1 or 3 channels');
+        // Once: a pass over the whole image that the call's pixel budget does not count.
+        if (gray) throw new InvalidInputError('Grayscale comes once');
+        gray = true;
         if (c < 3) throw new InvalidInputError('Grayscale takes an RGB image');
         // First of all: decode straight to luma (the same bytes, a third of the memory).
         if (out.length === 0 && n === 1 && decodeChannels === 3) decodeChannels = 1;
@@ -206,6 +210,12 @@ function holdWork(input: { width: number; height: number }, out: readonly RawIma
     );
 }
 
+/** Bytes on memory of their own: a SharedArrayBuffer's (the addon takes none) are copied. */
+function own(bytes: Uint8Array): Uint8Array {
+  if (!(bytes instanceof Uint8Array)) throw new InvalidInputError("an image's data is a Uint8Array");
+  return bytes.buffer instanceof ArrayBuffer ? bytes : new Uint8Array(bytes);
+}
+
 function isImage(v: unknown): v is Image {
   return typeof v === 'object' && v !== null && !(v instanceof Uint8Array) && 'data' in v;
 }
@@ -216,8 +226,9 @@ export function imageHost(limits: ImageLimits): ImageHost {
     imageRun(input, steps, limits.maxPixels, limits.maxBytes) as Tensor | Image;
   const bytesOf = (input: unknown): Uint8Array => {
     if (!(input instanceof Uint8Array)) throw new InvalidInputError('an image is its bytes (a Uint8Array)');
-    return input;
+    return own(input);
   };
+  const pixelsOf = (image: Image): Image => ({ ...image, data: own(image.data) });
   return {
     decodeImage(bytes) {
       const img = run(bytesOf(bytes), [{ op: 'decode', channels: 4 }]) as Image;
@@ -232,7 +243,7 @@ export function imageHost(limits: ImageLimits): ImageHost {
       if (isImage(input)) {
         const p = plan(input, input.channels, steps);
         if (p.decodeChannels !== input.channels) p.steps.unshift({ op: 'gray', channels: 1 });
-        return run(input, p.steps);
+        return run(pixelsOf(input), p.steps);
       }
       const bytes = bytesOf(input);
       const info = imageInspect(bytes);
@@ -242,8 +253,12 @@ export function imageHost(limits: ImageLimits): ImageHost {
     encodeImage(image, format, quality) {
       if (!isImage(image)) throw new InvalidInputError('encodeImage takes {width, height, channels, data}');
       if (format !== 'png' && format !== 'jpeg') throw new InvalidInputError('images encode as png or jpeg');
-      if (quality !== undefined && typeof quality !== 'number') throw new InvalidInputError('JPEG quality is a number');
-      return imageEncode(image, format, quality ?? 75);
+      if (
+        quality !== undefined &&
+        !(Number.isInteger(quality) && (quality as number) >= 1 && (quality as number) <= 100)
+      )
+        throw new InvalidInputError('JPEG quality is an integer from 1 to 100');
+      return imageEncode(pixelsOf(image), format, (quality as number | undefined) ?? 75);
     },
   };
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { native } from '../../../runtime/engine/binding.js';
 import { imageHost, MAX_PIXELS } from '../../../runtime/hooks/images.js';
 import { bundleHook, HookPool } from '../../../runtime/hooks/index.js';
 import { InvalidInputError } from '../../../sdk/errors.js';
@@ -202,6 +203,7 @@ describe('image functions against a hostile hook or body', () => {
       [T.Resize([6000, 6000]), T.Resize([5999, 5999]), T.Resize([6000, 6000]), T.Resize([5999, 5999])],
       /pixels in all, more than the 120000000 one call may/,
     );
+    refuse([T.Grayscale(3), T.Grayscale(3)], /Grayscale comes once/);
     refuse([{ op: 'exec', size: 1 }], /unknown transform step "exec"/);
     refuse([T.Resize(-1)], /integer from 1/);
     refuse([T.Resize(2.5)], /integer from 1/);
@@ -223,6 +225,30 @@ describe('image functions against a hostile hook or body', () => {
     expect(() => host.transform({ width: 1e6, height: 1e6, channels: 3, data: new Uint8Array(3) }, [])).toThrow(
       InvalidInputError,
     );
+  });
+
+  it("holds a resize's filter weights to the hook's memory (40 M pixels to 1 would be 3 GB of them)", () => {
+    const line = { width: 40_000_000, height: 1, channels: 1 as const, data: new Uint8Array(40_000_000) };
+    expect(() => host.transform(line, [T.Resize([1, 1], { interpolation: 'bicubic' })])).toThrow(
+      /bytes of filter weights, more than the hook's memory allows/,
+    );
+    // A step the host would never send, straight to the addon: an error, not an abort.
+    const px = { width: 4, height: 4, channels: 3, data: new Uint8Array(48) };
+    expect(() => native().imageRun!(px, [{ op: 'gray', channels: -1 }], MAX_PIXELS, 2 ** 28)).toThrow(
+      /grayscale makes 1 or 3 channels/,
+    );
+  });
+
+  it('takes bytes on a SharedArrayBuffer (copied), and refuses a JPEG quality that is no integer from 1 to 100', () => {
+    const bytes = small();
+    const shared = new Uint8Array(new SharedArrayBuffer(bytes.length));
+    shared.set(bytes);
+    const a = host.transform(shared, classifier('bilinear')) as Tensor;
+    const b = host.transform(bytes, classifier('bilinear')) as Tensor;
+    expect(maxAbsDiff(a.data as Float32Array, b.data as Float32Array)).toBe(0);
+    const px = host.readImage(bytes, 'RGB');
+    for (const q of [0, 101, 2.5, -4294967295, Number.NaN, '90'])
+      expect(() => host.encodeImage(px, 'jpeg', q), String(q)).toThrow(/integer from 1 to 100/);
   });
 
   it('refuses bytes that are no image, or a truncated one, as the caller’s error', () => {
