@@ -211,8 +211,8 @@ function holdWork(input: { width: number; height: number }, out: readonly RawIma
 }
 
 /** Bytes on memory of their own: a SharedArrayBuffer's (the addon takes none) are copied. */
-function own(bytes: Uint8Array): Uint8Array {
-  if (!(bytes instanceof Uint8Array)) throw new InvalidInputError("an image's data is a Uint8Array");
+function own(bytes: unknown): Uint8Array {
+  if (!(bytes instanceof Uint8Array)) throw new InvalidInputError('an image is its bytes (a Uint8Array)');
   return bytes.buffer instanceof ArrayBuffer ? bytes : new Uint8Array(bytes);
 }
 
@@ -224,20 +224,16 @@ function isImage(v: unknown): v is Image {
 export function imageHost(limits: ImageLimits): ImageHost {
   const run = (input: Uint8Array | Image, steps: RawImageStep[]) =>
     imageRun(input, steps, limits.maxPixels, limits.maxBytes) as Tensor | Image;
-  const bytesOf = (input: unknown): Uint8Array => {
-    if (!(input instanceof Uint8Array)) throw new InvalidInputError('an image is its bytes (a Uint8Array)');
-    return own(input);
-  };
   const pixelsOf = (image: Image): Image => ({ ...image, data: own(image.data) });
   return {
     decodeImage(bytes) {
-      const img = run(bytesOf(bytes), [{ op: 'decode', channels: 4 }]) as Image;
+      const img = run(own(bytes), [{ op: 'decode', channels: 4 }]) as Image;
       return { width: img.width, height: img.height, data: img.data };
     },
     readImage(bytes, mode) {
       const channels = MODES[String(mode ?? 'RGB')];
       if (!channels) throw new InvalidInputError('an image mode is RGB, L or RGBA');
-      return run(bytesOf(bytes), [{ op: 'decode', channels }]) as Image;
+      return run(own(bytes), [{ op: 'decode', channels }]) as Image;
     },
     transform(input, steps) {
       if (isImage(input)) {
@@ -245,7 +241,7 @@ export function imageHost(limits: ImageLimits): ImageHost {
         if (p.decodeChannels !== input.channels) p.steps.unshift({ op: 'gray', channels: 1 });
         return run(pixelsOf(input), p.steps);
       }
-      const bytes = bytesOf(input);
+      const bytes = own(input);
       const info = imageInspect(bytes);
       const p = plan(info, 3, steps);
       return run(bytes, [{ op: 'decode', channels: p.decodeChannels }, ...p.steps]);

@@ -26,7 +26,6 @@ import { type ImageHost, imageHost, MAX_PIXELS } from './images.js';
 import { glue, NODE_MODULE_SHIM, PRELUDE } from './sandbox-source.js';
 import { inlineSourceMap, mapStack } from './stack.js';
 
-const IMAGE_CALLS = new Set<string>(['decodeImage', 'readImage', 'transform', 'encodeImage']);
 const JSON_TYPE = /^application\/(.+\+)?json\b|^text\/json\b/i;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -115,7 +114,7 @@ export class HookSandbox {
         '$image',
         new ivm.Reference((name: string, ...args: unknown[]) => {
           try {
-            if (!IMAGE_CALLS.has(name)) throw new Error(`no image function ${name}`);
+            if (!Object.hasOwn(images, name)) throw new Error(`no image function ${name}`);
             return { ok: true, value: (images[name as keyof ImageHost] as (...a: unknown[]) => unknown)(...args) };
           } catch (error) {
             return { ok: false, message: (error as Error).message, input: error instanceof InvalidInputError };

@@ -39,8 +39,9 @@ export const RESNET_SPEC = {
 } satisfies FunctionSpecInput;
 
 /**
- * Uploads the fixture model `model` and the hook test/bench/hooks/`hook`.ts (bundled under `dir`),
- * then deploys `spec` with them on the node at `url`; throws unless the version is ready.
+ * Uploads the fixture model `model` and the hook `hooksDir`/`hook`.ts (test/bench/hooks by default;
+ * bundled under `dir`), then deploys `spec` with them on the node at `url`; throws unless the
+ * version is ready.
  */
 export async function deployWithHook(
   url: string,
@@ -48,13 +49,9 @@ export async function deployWithHook(
   model: FixtureModel,
   hook: string,
   dir: string,
+  hooksDir = join(REPO_ROOT, 'test', 'bench', 'hooks'),
 ): Promise<void> {
-  const r = await deployFixture(url, spec, {
-    model,
-    hook,
-    bundles: join(dir, 'bundles'),
-    hooksDir: join(REPO_ROOT, 'test', 'bench', 'hooks'),
-  });
+  const r = await deployFixture(url, spec, { model, hook, bundles: join(dir, 'bundles'), hooksDir });
   if (r.status !== 201) throw new Error(`deploy failed: ${await r.text()}`);
 }
 

@@ -1,6 +1,6 @@
 /**
  * bench:image — an image classifier as a user deploys one: JPEG uploads through Hearth's function
- * URL (a hook with the SDK's transforms, run in native code, then the model) against the same
+ * URL (functions/image-classifier's hook: the SDK's transforms, run in native code, then the model) against the same
  * model.pt, preprocessing and answer in Flask + gunicorn (2 workers, one thread each) + PIL +
  * torchvision.transforms, the way a Python user writes it (peers/flask_image_app.py). Models:
  * ResNet-50 (python3-torchvision's, random weights) and the zero-cost image model (zero_image: the
@@ -38,6 +38,8 @@ const { seconds } = flags;
 const CONCURRENCY = [1, 8, 64];
 const SIZES = ['320x240', '640x480', '1280x960'];
 const SCRIPT = join(REPO_ROOT, 'test', 'fixtures', 'image_reference.py');
+/** The project's own image classifier: its hook (and its labels) are what Hearth serves here. */
+const CLASSIFIER = join(REPO_ROOT, 'functions', 'image-classifier');
 const RECIPE = [
   T.Resize(256),
   T.CenterCrop(224),
@@ -68,7 +70,7 @@ const spec = (name: string, maxBatchSize: number): FunctionSpecInput => ({
   maxBatchSize,
   batching: { maxQueueDelayUs: 5000 },
   inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }],
-  outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }],
+  outputs: [{ name: 'logits', dtype: 'FP32', dims: [1000] }],
 });
 
 /** CPU ms one decode + preprocessing of `file` takes here (the hook thread's function) and in PIL + torchvision. */
@@ -115,7 +117,7 @@ async function main(): Promise<void> {
       ['resnet50', 'resnet50', 4],
     ];
     for (const [name, model, maxBatch] of models)
-      await deployWithHook(hearth.url, spec(name, maxBatch), model, 'image-classifier', dir);
+      await deployWithHook(hearth.url, spec(name, maxBatch), model, 'hook', dir, CLASSIFIER);
     await afterSpareBoots();
     const type = { 'content-type': 'image/jpeg' };
     for (const [name, model] of models) {
@@ -125,7 +127,10 @@ async function main(): Promise<void> {
         const child =
           server === 'hearth'
             ? undefined
-            : startPeer('gunicorn', 'flask_image_app:app', port, { PEER_MODEL: modelPath(model) });
+            : startPeer('gunicorn', 'flask_image_app:app', port, {
+                PEER_MODEL: modelPath(model),
+                PEER_LABELS: join(CLASSIFIER, 'labels.json'),
+              });
         const url = child ? `http://127.0.0.1:${port}/predict` : `${hearth.url}/fn/${name}`;
         try {
           if (child) await waitForPort(url, child, server);

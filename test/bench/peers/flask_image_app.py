@@ -12,6 +12,8 @@ from PIL import Image
 
 torch.set_num_threads(int(os.environ.get("PEER_THREADS", "1")))
 MODEL = torch.jit.load(os.environ["PEER_MODEL"]).eval()
+# The labels the Hearth side answers with (functions/image-classifier/labels.json).
+LABELS = json.load(open(os.environ["PEER_LABELS"]))
 PREPROCESS = T.Compose(
     [
         T.Resize(256),
@@ -31,5 +33,9 @@ def predict():
     with torch.inference_mode():
         scores = torch.softmax(MODEL(x)[0], 0)
     top = torch.topk(scores, 5)
-    body = {"top5": [{"index": int(i), "score": float(s)} for s, i in zip(top.values, top.indices)]}
+    body = {
+        "top5": [
+            {"index": int(i), "label": LABELS[int(i)], "score": float(s)} for s, i in zip(top.values, top.indices)
+        ]
+    }
     return Response(json.dumps(body), mimetype="application/json")

@@ -270,9 +270,9 @@ describe('transforms in a hook', () => {
       hook: 'hook.ts',
       maxBatchSize: 8,
       inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }],
-      outputs: [{ name: 'y', dtype: 'FP32', dims: [4] }],
+      outputs: [{ name: 'logits', dtype: 'FP32', dims: [4] }],
     });
-    const { path } = await bundleHook(join(REPO_ROOT, 'test', 'bench', 'hooks', 'image-classifier.ts'), dir);
+    const { path } = await bundleHook(join(REPO_ROOT, 'functions', 'image-classifier', 'hook.ts'), dir);
     const [want] = reference([{ file: 'tall.jpg', steps: classifier('bilinear') }]);
     const expected = new Float32Array(want!.bytes.buffer, want!.bytes.byteOffset, want!.bytes.byteLength / 4);
     const bytes = new Uint8Array(readFileSync(join(dir, 'tall.jpg')));
