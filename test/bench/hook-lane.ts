@@ -1,0 +1,70 @@
+/**
+ * A microbenchmark of the hook lane alone (no node, no wire): a HookPool running bench:ceiling's
+ * hooks in their sandbox, pre then post, serially (inline, as a lone request runs) and 64 at a time
+ * (grouped on the hook threads, post by batch). Prints CPU µs per request of this process.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { bundleHook, HookPool } from '../../runtime/hooks/index.js';
+import { parseSpec } from '../../sdk/spec/index.js';
+import { REPO_ROOT } from '../helpers/fixtures.js';
+
+const out = await mkdtemp(join(tmpdir(), 'hearth-lane-'));
+const N = Number(process.env.N ?? 4000);
+
+async function lane(hook: 'json' | 'binary', input: 'vec' | 'image') {
+  const dims = input === 'vec' ? [1024] : [3, 224, 224];
+  const spec = parseSpec({
+    name: `lane-${hook}`,
+    model: 'model.pt',
+    hook: 'hook.ts',
+    maxBatchSize: 64,
+    inputs: [{ name: 'x', dtype: 'FP32', dims }],
+    outputs: [{ name: 'y', dtype: 'FP32', dims: [input === 'vec' ? 1024 : 1000] }],
+  });
+  const { path } = await bundleHook(join(REPO_ROOT, 'test', 'bench', 'hooks', `ceiling-${hook}.ts`), out);
+  const pool = await HookPool.create({ spec, version: 1, bundlePath: path, sandbox: true, inline: true, threads: 2 });
+  const n = input === 'vec' ? 1024 : 3 * 224 * 224;
+  const values = Float32Array.from({ length: n }, (_, i) => Math.sin(i) * 0.5);
+  const outN = input === 'vec' ? 1024 : 1000;
+  const body =
+    hook === 'json' ? new TextEncoder().encode(JSON.stringify({ inputs: Array.from(values) })) : new Uint8Array(values.buffer);
+  const contentType = hook === 'json' ? 'application/json' : 'application/octet-stream';
+  const request = () => ({ body: body.slice(), contentType });
+  const y = (rows: number) => ({ y: { dtype: 'FP32' as const, shape: [rows, outN], data: new Float32Array(rows * outN).fill(0.25) } });
+  const count = input === 'vec' ? N : N / 16;
+  const measure = async (label: string, c: number) => {
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (let done = 0; done < count; done += c) {
+      const reqs = Array.from({ length: c }, request);
+      const pres = await Promise.all(reqs.map((r) => pool.pre(r, { inline: c === 1 })));
+      const outs = y(c);
+      const items = pres.map((p, i) => ({
+        outputs: { y: { ...outs.y, shape: [1, outN], data: outs.y.data.subarray(i * outN, (i + 1) * outN) } },
+        request: { body: p.body, contentType: reqs[i]!.contentType },
+      }));
+      const r = await pool.post(items, { inline: c === 1 });
+      if (!r.every((o) => o.ok)) throw new Error(JSON.stringify(r.find((o) => !o.ok)));
+    }
+    const cpu = process.cpuUsage(cpu0);
+    const wall = performance.now() - t0;
+    console.log(
+      `${hook}/${input} c=${c}: ${(((cpu.user + cpu.system) / count) | 0)} µs CPU/req, ${((wall * 1000) / count).toFixed(0)} µs wall/req`,
+    );
+  };
+  await measure('warm', 1);
+  await measure('serial', 1);
+  await measure('c64', 64);
+  await measure('c64', 64);
+  await pool.close();
+}
+
+const which = (process.argv[2] ?? 'binary:vec,json:vec,binary:image').split(',');
+for (const w of which) {
+  const [h, i] = w.split(':') as ['json' | 'binary', 'vec' | 'image'];
+  await lane(h, i);
+}
+process.exit(0);
