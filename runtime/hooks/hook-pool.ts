@@ -190,13 +190,16 @@ export class HookPool {
   async #runPre(group: PreWaiter[], isolateOnCrash: boolean): Promise<void> {
     const deadlines = group.map((w) => w.options.deadline ?? Infinity);
     const deadline = Math.min(...deadlines);
-    // A lone request's body moves to the thread and back; a group's is copied, so it survives for
-    // the one-by-one retry if the thread dies.
-    const transfer = group.length === 1 ? [group[0]!.request.body.buffer] : [];
+    // A lone request's body moves to the thread and back; a group's are copied first (by memcpy,
+    // not by postMessage's serializer), so they survive for the one-by-one retry if the thread dies.
+    const requests =
+      group.length === 1
+        ? [group[0]!.request]
+        : group.map((w) => ({ body: w.request.body.slice(), contentType: w.request.contentType }));
     let result: PreResult;
     try {
       result = (await this.#threads.run(
-        { op: 'pre', requests: group.map((w) => w.request) },
+        { op: 'pre', requests },
         'pre',
         {
           // A sandboxed group runs to its end on its thread (#runToEnd): it gets no group deadline,
@@ -205,7 +208,7 @@ export class HookPool {
           deadline: deadline === Infinity || (this.#sandboxed && group.length > 1) ? undefined : deadline,
           signal: group.length === 1 ? group[0]!.options.signal : undefined,
         },
-        transfer,
+        requests.map((r) => r.body.buffer as ArrayBuffer),
       )) as PreResult;
     } catch (error) {
       if (group.length > 1 && isolateOnCrash) {
@@ -237,8 +240,13 @@ export class HookPool {
       result = (await this.#inline!({ op: 'post', items })).value as PostResult;
       if (!result.ok) throw this.#failure(result);
     } else {
+      // The outputs and the requests' bodies move to the thread: they are not used here again.
       const buffers = new Set<ArrayBufferLike>();
-      for (const item of items) for (const t of Object.values(item.outputs)) buffers.add(t.data.buffer);
+      for (const item of items) {
+        for (const t of Object.values(item.outputs)) buffers.add(t.data.buffer);
+        const { body } = item.request;
+        if (body.byteOffset === 0 && body.byteLength === body.buffer.byteLength) buffers.add(body.buffer);
+      }
       result = (await this.#threads.run({ op: 'post', items }, 'post', options, [...buffers])) as PostResult;
     }
     if (!result.ok) throw this.#failure(result);

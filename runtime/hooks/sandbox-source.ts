@@ -66,21 +66,25 @@ undefined;
 `;
 
 /**
- * The module that calls the hook (imported as 'hook'), and hands failures back as values. A
- * response over `maxResponseBytes` fails there, before it is copied out of the isolate.
+ * The module that calls the hook (imported as 'hook'), and hands failures back as values. It runs
+ * pre or post for many requests in one call (preMany, postMany: one crossing of the isolate's
+ * boundary for a group or a batch, not one per request), and packs what they return into one
+ * ArrayBuffer (crossing.ts reads it back): a typed array copied out of an isolate costs as much
+ * as the call itself. A response over `maxResponseBytes` fails there, before it is copied out.
  */
-export const glue = (maxResponseBytes: number): string => String.raw`
-import hook from 'hook';
-const MAX_RESPONSE = ${maxResponseBytes};
+export const glue = (maxResponseBytes: number): string =>
+  `import hook from 'hook';\nconst MAX_RESPONSE = ${maxResponseBytes};\n${GLUE}`;
+
+/** The glue past its first lines (which name the hook's module and its response limit). */
+const GLUE = String.raw`
 const tooLarge = (n) => new Error('post returned ' + n + ' bytes, over its limit of ' + MAX_RESPONSE + ' (limits.maxResponseMb)');
+const VIEWS = { Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array, Float64Array, BigInt64Array, BigUint64Array };
+// A typed array's own type name (undefined for anything else), as V8 knows it.
+const typedName = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get;
+const viewOf = (d) => (d !== null && typeof d === 'object' ? typedName.call(d) : undefined);
+const now = Date.now;
 let context;
 const fail = (e, input = false) => ({ ok: false, message: String(e instanceof Error ? e.message : e).slice(0, 8192), input: input || e?.code === 'INVALID_INPUT', reason: typeof e?.reason === 'string' ? e.reason : undefined, stack: e instanceof Error && typeof e.stack === 'string' ? e.stack.slice(0, 8192) : undefined });
-// A JSON body arrives as its text (decoded by the host), any other as its bytes. In pre it comes
-// with the call; in post, where most hooks never read it, only when read (\`read\`: a host call).
-function request(body, contentType) {
-  if (typeof body !== 'string') return { kind: 'bytes', bytes: body, contentType };
-  return jsonRequest(() => body, contentType);
-}
 function jsonRequest(text, contentType) {
   let parsed;
   return { kind: 'json', contentType, get json() {
@@ -89,11 +93,6 @@ function jsonRequest(text, contentType) {
     }
     return parsed.value;
   } };
-}
-function lazyRequest(body, contentType, json) {
-  let got;
-  const read = () => (got ??= { value: body.applySync(undefined, [], { result: { copy: true } }) }).value;
-  return json ? jsonRequest(read, contentType) : { kind: 'bytes', get bytes() { return read(); }, contentType };
 }
 export async function setup(base) {
   try {
@@ -105,26 +104,68 @@ export async function setup(base) {
 }
 const parked = new Map();
 let nextPark = 0;
-// A hook that answers synchronously is answered in the same call (no thread hop); one that returns
-// a promise parks it, and the host waits on it with wait(id).
-function settle(value, then) {
-  if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
-    const id = ++nextPark;
-    parked.set(id, Promise.resolve(value).then(then, (e) => fail(e)));
-    return { parked: id };
-  }
-  return then(value);
-}
 export function wait(id) {
   const p = parked.get(id);
   parked.delete(id);
   return p;
 }
-function tensorsOut(tensors) {
+const isPromise = (v) => v !== null && typeof v === 'object' && typeof v.then === 'function';
+// Calls each request's hook until \`budget\` ms have passed (the host calls again for the rest), then
+// packs: at once if every hook answered synchronously (no thread hop), else once all settle, parked
+// for the host to wait on with wait(id).
+function many(n, budget, call, then, pack) {
+  const t0 = now();
+  const out = [];
+  for (let i = 0; i < n && (i === 0 || now() - t0 < budget); i++) {
+    try {
+      const v = call(i);
+      out.push(isPromise(v) ? Promise.resolve(v).then(guarded(then), (e) => fail(e)) : guarded(then)(v));
+    } catch (e) { out.push(fail(e)); }
+  }
+  if (!out.some(isPromise)) return pack(out);
+  const id = ++nextPark;
+  parked.set(id, Promise.all(out).then(pack));
+  return { parked: id };
+}
+const guarded = (fn) => (value) => { try { return fn(value); } catch (e) { return fail(e); } };
+const align = (n) => (n + 7) & ~7;
+// One ArrayBuffer for every typed array the items hold: \`place(item, claim)\` claims room for each.
+function packed(items, place) {
+  let size = 0;
+  const copies = [];
+  const claim = (d) => { const at = align(size); size = at + d.byteLength; copies.push([d, at]); return at; };
+  const metas = items.map((item) => { try { return place(item, claim); } catch (e) { return fail(e); } });
+  const arena = new ArrayBuffer(size);
+  const bytes = new Uint8Array(arena);
+  for (const [d, at] of copies) bytes.set(new Uint8Array(d.buffer, d.byteOffset, d.byteLength), at);
+  const id = ++nextArena;
+  arenas.set(id, arena);
+  return { ok: true, items: metas, arena: id };
+}
+// The arenas packed() made, until the host takes each (a top-level ArrayBuffer leaves the isolate
+// with one copy; inside an object, by a serializer that copies it several times).
+const arenas = new Map();
+let nextArena = 0;
+export function take(id) {
+  const arena = arenas.get(id);
+  arenas.delete(id);
+  return arena;
+}
+function placeTensors(item, claim) {
+  if (!item.ok) return item;
+  const tensors = item.value;
   if (typeof tensors !== 'object' || tensors === null) throw new Error('pre must return an object of tensors by input name');
   const out = {};
-  for (const [name, t] of Object.entries(tensors)) out[name] = { dtype: t?.dtype, shape: t?.shape, data: t?.data };
+  for (const [name, t] of Object.entries(tensors)) {
+    const data = t?.data;
+    const view = viewOf(data);
+    out[name] = view === undefined ? { dtype: t?.dtype, shape: t?.shape, data } : { dtype: t.dtype, shape: t.shape, view, at: claim(data), n: data.length };
+  }
   return { ok: true, tensors: out };
+}
+function placeResponse(item, claim) {
+  if (!item.ok || item.text !== undefined || viewOf(item.bytes) !== 'Uint8Array') return item;
+  return { ok: true, at: claim(item.bytes), n: item.bytes.byteLength, contentType: item.contentType };
 }
 function responseOut(r) {
   if (r !== null && typeof r === 'object' && r.$binary === true) {
@@ -136,12 +177,45 @@ function responseOut(r) {
   if (text.length > MAX_RESPONSE) throw tooLarge(text.length);
   return { ok: true, text };
 }
-const guarded = (fn) => (value) => { try { return fn(value); } catch (e) { return fail(e); } };
-export function pre(body, contentType) {
-  try { return settle(hook.pre(request(body, contentType), context), guarded(tensorsOut)); } catch (e) { return fail(e); }
+// Requests' bodies in one crossing: the ArrayBuffer \`bytes\` (moved in, not copied) holds the
+// binary ones end to end (\`ends[i]\` is where request i's ends), \`texts\` the JSON ones (decoded by
+// the host) end to end (\`ends[i]\` is -1 - its end). Each hook gets a body of its own, not a view of the others'.
+function bodies(buffer, texts, ends) {
+  const bytes = new Uint8Array(buffer);
+  let b = 0;
+  let t = 0;
+  return ends.map((e) => {
+    const s = e < 0 ? t : b;
+    if (e < 0) return texts.slice(s, (t = -1 - e));
+    b = e;
+    return s === 0 && e === bytes.byteLength ? bytes : bytes.slice(s, e);
+  });
 }
-export function post(outputs, body, contentType, json) {
-  try { return settle(hook.post(outputs, lazyRequest(body, contentType, json), context), guarded(responseOut)); } catch (e) { return fail(e); }
+export function preMany(bytes, texts, ends, types, budget) {
+  const all = bodies(bytes, texts, ends);
+  return many(types.length, budget, (i) => {
+    const b = all[i];
+    return hook.pre(typeof b === 'string' ? jsonRequest(() => b, types[i]) : { kind: 'bytes', bytes: b, contentType: types[i] }, context);
+  }, (value) => ({ ok: true, value }), (out) => packed(out, placeTensors));
+}
+// In post, where most hooks never read the request's body, it enters only when read (\`read(i)\`: a host call).
+function lazyRequest(i, read, contentType, json) {
+  let got;
+  const text = () => (got ??= { value: read.applySync(undefined, [i], { result: { copy: true } }) }).value;
+  return json ? jsonRequest(text, contentType) : { kind: 'bytes', get bytes() { return text(); }, contentType };
+}
+// Each output a copy of its own (its rows of the batch's outputs, in the ArrayBuffer \`bytes\`), so
+// a hook that reads a tensor's .buffer reads its own request's rows only.
+function outputsOf(bytes, metas) {
+  const outputs = {};
+  for (const [name, m] of Object.entries(metas)) {
+    const View = VIEWS[m.view];
+    outputs[name] = { dtype: m.dtype, shape: m.shape, data: new View(bytes.slice(m.at, m.at + m.n * View.BYTES_PER_ELEMENT)) };
+  }
+  return outputs;
+}
+export function postMany(bytes, metas, types, jsons, read, budget) {
+  return many(types.length, budget, (i) => hook.post(outputsOf(bytes, metas[i]), lazyRequest(i, read, types[i], jsons[i]), context), responseOut, (out) => packed(out, placeResponse));
 }
 `;
 

@@ -7,7 +7,8 @@
  * limits.hookMemoryMb; past it the isolate is disposed, the request fails, and the next request
  * gets a new isolate.
  *
- * Bytes cross the isolate boundary by copy (a request's body in, its tensors or response out).
+ * Bytes cross the isolate boundary by copy (a request's body in, its tensors or response out), for
+ * many requests in one crossing (crossing.ts).
  * What the isolate runs besides the hook (its globals' prelude, the glue): sandbox-source.ts.
  *
  * isolated-vm is loaded by the first sandbox a thread makes, never by a thread that makes none: a
@@ -21,12 +22,13 @@ import { getHeapSnapshot } from 'node:v8';
 import type ivm from 'isolated-vm';
 
 import { InvalidInputError } from '../../sdk/errors.js';
-import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
+import type { TensorsByName } from '../../sdk/tensor.js';
+import { crossings, isJson, packBodies, packOutputs, tensorsIn, viewIn } from './crossing.js';
 import { type ImageHost, imageHost, MAX_PIXELS } from './images.js';
+import type { RawRequest } from './messages.js';
 import { glue, NODE_MODULE_SHIM, PRELUDE } from './sandbox-source.js';
 import { inlineSourceMap, mapStack } from './stack.js';
 
-const JSON_TYPE = /^application\/(.+\+)?json\b|^text\/json\b/i;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -57,22 +59,26 @@ export interface SandboxOptions {
 
 interface GlueCalls {
   setup: ivm.Reference;
-  pre: ivm.Reference;
-  post: ivm.Reference;
+  preMany: ivm.Reference;
+  postMany: ivm.Reference;
   wait: ivm.Reference;
+  take: ivm.Reference;
 }
 
 export class HookSandbox {
   readonly #isolate: ivm.Isolate;
   readonly #calls: GlueCalls;
   readonly #timeout: number;
+  /** The most bytes one crossing takes into the isolate (crossing.ts): a sixteenth of its memory. */
+  readonly #maxCrossingBytes: number;
   /** The bundle's own source map (esbuild's inline one), to name a failure's frames in hook.ts. */
   readonly #sourceMap: SourceMap | undefined;
 
-  private constructor(isolate: ivm.Isolate, calls: GlueCalls, timeoutMs: number, sourceMap?: SourceMap) {
+  private constructor(isolate: ivm.Isolate, calls: GlueCalls, options: SandboxOptions, sourceMap?: SourceMap) {
     this.#isolate = isolate;
     this.#calls = calls;
-    this.#timeout = timeoutMs;
+    this.#timeout = options.timeoutMs;
+    this.#maxCrossingBytes = (options.memoryMb * 2 ** 20) / 16;
     this.#sourceMap = sourceMap;
   }
 
@@ -142,11 +148,12 @@ export class HookSandbox {
       const ns = glueModule.namespace;
       const calls = {
         setup: (await ns.get('setup', { reference: true })) as ivm.Reference,
-        pre: (await ns.get('pre', { reference: true })) as ivm.Reference,
-        post: (await ns.get('post', { reference: true })) as ivm.Reference,
+        preMany: (await ns.get('preMany', { reference: true })) as ivm.Reference,
+        postMany: (await ns.get('postMany', { reference: true })) as ivm.Reference,
         wait: (await ns.get('wait', { reference: true })) as ivm.Reference,
+        take: (await ns.get('take', { reference: true })) as ivm.Reference,
       };
-      return new HookSandbox(isolate, calls, options.timeoutMs, inlineSourceMap(code));
+      return new HookSandbox(isolate, calls, options, inlineSourceMap(code));
     } catch (error) {
       if (!isolate.isDisposed) isolate.dispose();
       throw error;
@@ -162,40 +169,103 @@ export class HookSandbox {
     return this.#call('setup', [base]);
   }
 
-  /** A JSON body enters as its text, decoded here by the native codec; any other as bytes. */
-  #body(body: Uint8Array, contentType: string): Uint8Array | string {
-    return JSON_TYPE.test(contentType) ? decoder.decode(body) : body;
-  }
-
-  pre(body: Uint8Array, contentType: string): Promise<SandboxOutcome<{ tensors: TensorsByName }>> {
-    return this.#call('pre', [this.#body(body, contentType), contentType]);
+  /** pre for each request, as few crossings into the isolate as its limits allow (crossing.ts). */
+  preMany(requests: readonly RawRequest[]): Promise<SandboxOutcome<{ tensors: TensorsByName }>[]> {
+    return this.#many(
+      'preMany',
+      requests,
+      (r) => r.body.byteLength,
+      (group) => {
+        const { bytes, texts, ends, types } = packBodies(group);
+        return { args: [moveIn(bytes), texts, ends, types] };
+      },
+      (item, arena) => (item.ok ? { ok: true, tensors: tensorsIn(item.tensors as never, arena) } : item),
+    );
   }
 
   /**
-   * The request's body enters post only if the hook reads it (most do not): a 602 KB image was
-   * copied into the isolate a second time per request, a 3 MB JSON body decoded and copied again.
+   * post for each request of a batch. A request's body enters only if its hook reads it (most do
+   * not: a 602 KB image was copied into the isolate a second time per request). Past its call the
+   * body is let go: a request the hook kept cannot hold it in this process (outside the isolate's
+   * memory cap), and reading it then throws.
    */
-  async post(
-    outputs: TensorsByName,
-    body: Uint8Array,
-    contentType: string,
-  ): Promise<SandboxOutcome<{ bytes: Uint8Array; contentType: string }>> {
-    // Past its call the body is let go: a request the hook kept cannot hold it in this process
-    // (outside the isolate's memory cap), and reading it then throws.
-    let held: Uint8Array | undefined = body;
-    const read = new lib!.Reference(() => {
-      if (held === undefined) throw new Error("a request's body can be read only during its own post call");
-      return this.#body(held, contentType);
-    });
-    let r: SandboxOutcome<{ bytes?: Uint8Array; text?: string; contentType?: string }>;
-    try {
-      r = await this.#call('post', [ownBuffers(outputs), read, contentType, JSON_TYPE.test(contentType)]);
-    } finally {
-      held = undefined;
-      read.release();
+  postMany(
+    items: readonly { outputs: TensorsByName; request: RawRequest }[],
+  ): Promise<SandboxOutcome<{ bytes: Uint8Array; contentType: string }>[]> {
+    return this.#many(
+      'postMany',
+      items,
+      (item) => Object.values(item.outputs).reduce((n, t) => n + t.data.byteLength, 0),
+      (group) => {
+        let held: (typeof group)[number][] | undefined = [...group];
+        const read = new lib!.Reference((i: number) => {
+          const request = held?.[i]?.request;
+          if (request === undefined) throw new Error("a request's body can be read only during its own post call");
+          return isJson(request.contentType) ? decoder.decode(request.body) : request.body;
+        });
+        const { bytes, metas } = packOutputs(group.map((item) => item.outputs));
+        const types = group.map((item) => item.request.contentType);
+        return {
+          args: [moveIn(bytes), metas, types, types.map(isJson), read],
+          done: () => {
+            held = undefined;
+            read.release();
+          },
+        };
+      },
+      (item, arena) => {
+        if (!item.ok) return item;
+        if (typeof item.text === 'string')
+          return { ok: true, bytes: encoder.encode(item.text), contentType: 'application/json' };
+        const bytes = item.at === undefined ? item.bytes : viewIn(arena, 'Uint8Array', item.at, item.n);
+        return { ok: true, bytes: bytes as Uint8Array, contentType: item.contentType as string };
+      },
+    );
+  }
+
+  /**
+   * Runs glue function `name` on `items`, in crossings (crossing.ts) of at most a sixteenth of the
+   * isolate's memory; the glue takes new items for half the hook's time limit, and is called again
+   * for the rest. A crossing that fails as a whole (past the limit, out of memory) is run again one
+   * item at a time, so only the request that loops or overflows fails.
+   */
+  async #many<I, R>(
+    name: 'preMany' | 'postMany',
+    items: readonly I[],
+    bytesOf: (item: I) => number,
+    pack: (group: readonly I[]) => { args: unknown[]; done?: () => void },
+    read: (item: SandboxOutcome<Record<string, unknown>>, arena: unknown) => SandboxOutcome<R>,
+  ): Promise<SandboxOutcome<R>[]> {
+    const results: SandboxOutcome<R>[] = [];
+    for (const group of crossings(items, bytesOf, this.#maxCrossingBytes)) {
+      let rest = group;
+      while (rest.length > 0) {
+        const { args, done } = pack(rest);
+        let r: SandboxOutcome<{ items: unknown; arena: unknown }>;
+        try {
+          r = await this.#call(name, [...args, this.#timeout / 2]);
+        } finally {
+          done?.();
+        }
+        const answered = r.ok && Array.isArray(r.items) ? r.items.length : 0;
+        if (!r.ok || answered === 0 || answered > rest.length) {
+          const failed = r.ok ? { ok: false as const, input: false, message: 'the sandbox answered out of turn' } : r;
+          if (rest.length === 1) results.push(failed);
+          else for (const item of rest) results.push(...(await this.#many(name, [item], bytesOf, pack, read)));
+          break;
+        }
+        const arena = this.#take(r.arena);
+        for (const item of (r as { items: SandboxOutcome<Record<string, unknown>>[] }).items) {
+          try {
+            results.push(read(item?.ok === true ? item : this.#mapped(item as never), arena));
+          } catch (error) {
+            results.push({ ok: false, input: false, message: (error as Error).message });
+          }
+        }
+        rest = rest.slice(answered);
+      }
     }
-    if (!r.ok || r.text === undefined) return r as SandboxOutcome<{ bytes: Uint8Array; contentType: string }>;
-    return { ok: true, bytes: encoder.encode(r.text), contentType: 'application/json' };
+    return results;
   }
 
   /**
@@ -204,7 +274,7 @@ export class HookSandbox {
    * them. V8 stops hook code past the time limit (this thread's termination could not: it runs
    * inside the isolate's call).
    */
-  async #call<T>(name: 'setup' | 'pre' | 'post', args: unknown[]): Promise<SandboxOutcome<T>> {
+  async #call<T>(name: 'setup' | 'preMany' | 'postMany', args: unknown[]): Promise<SandboxOutcome<T>> {
     const started = performance.now();
     const limit = name === 'setup' ? Math.max(this.#timeout, 60_000) : this.#timeout;
     try {
@@ -232,11 +302,9 @@ export class HookSandbox {
           this.#calls.wait.apply(undefined, [r.parked], { result: { promise: true, copy: true }, timeout: left }),
           left,
         )) as SandboxOutcome<T>;
-        return settled.ok || settled.stack === undefined
-          ? settled
-          : { ...settled, stack: mapStack(settled.stack, this.#sourceMap) };
+        return settled.ok ? settled : this.#mapped(settled);
       }
-      return r.ok || r.stack === undefined ? r : { ...r, stack: mapStack(r.stack, this.#sourceMap) };
+      return r.ok ? r : this.#mapped(r);
     } catch (error) {
       const disposed = this.#isolate.isDisposed;
       const message = (error as Error)?.message ?? String(error);
@@ -248,6 +316,36 @@ export class HookSandbox {
           : message,
       };
     }
+  }
+
+  /**
+   * The arena `id` of a crossing's answer (the glue's take): copied out of the isolate once, and
+   * moved into this one. Undefined if it cannot be had (its items then fail as they read it).
+   */
+  #take(id: unknown): ArrayBuffer | undefined {
+    if (typeof id !== 'number') return undefined;
+    try {
+      const copy = this.#calls.take.applySync(undefined, [id], {
+        result: { externalCopy: true },
+        timeout: this.#timeout,
+      }) as ivm.ExternalCopy<ArrayBuffer>;
+      const arena = copy.copy({ release: true, transferIn: true });
+      return arena instanceof ArrayBuffer ? arena : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A failure the glue answered, as a failure (whatever the hook made of it), its frames in hook.ts. */
+  #mapped(f: unknown): SandboxOutcome<never> {
+    const o = (typeof f === 'object' && f !== null ? f : {}) as Record<string, unknown>;
+    return {
+      ok: false,
+      input: o.input === true,
+      message: typeof o.message === 'string' ? o.message : 'the hook answered something that is not a result',
+      reason: typeof o.reason === 'string' ? o.reason : undefined,
+      stack: typeof o.stack === 'string' ? mapStack(o.stack, this.#sourceMap) : undefined,
+    };
   }
 
   /** `work`, or a timeout failure once `ms` have passed without it settling. */
@@ -272,6 +370,11 @@ export class HookSandbox {
   }
 }
 
+/** Bytes in a buffer of their own, moved into an isolate (the argument that carries them), not copied. */
+function moveIn(bytes: Uint8Array): unknown {
+  return new lib!.ExternalCopy(bytes.buffer, { transferOut: true }).copyInto({ release: true, transferIn: true });
+}
+
 /** isolated-vm, once this thread has loaded it (it has made a sandbox). */
 let lib: typeof ivm | undefined;
 
@@ -294,19 +397,4 @@ export function quiesce(): void {
   // snapshot itself, of a thread's few MB, is let go unread. (--expose-gc is not used: a process-wide
   // flag that threads would race to set and clear, and that every later isolate would see.)
   getHeapSnapshot().destroy();
-}
-
-/**
- * Outputs whose data is a part of a larger buffer (a request's rows of its batch's output) as
- * copies of just that part: a view enters an isolate as its whole buffer, so each request of a
- * batch of 64 copied the whole batch's output in (16 MiB per batch for 4 KiB rows).
- */
-function ownBuffers(outputs: TensorsByName): TensorsByName {
-  let out: TensorsByName | undefined;
-  for (const [name, t] of Object.entries(outputs)) {
-    if (t.data.byteLength === t.data.buffer.byteLength) continue;
-    out ??= { ...outputs };
-    out[name] = { ...t, data: t.data.slice() } as Tensor;
-  }
-  return out ?? outputs;
 }

@@ -88,17 +88,17 @@ function tensorBuffers(tensors: TensorsByName): ArrayBufferLike[] {
   return Object.values(tensors).map((t) => t.data.buffer);
 }
 
-/** A loaded hook: pre and post with failures as values. */
+type PreOutcome = { ok: true; tensors: TensorsByName } | HookFailure;
+type PostOutcome = { ok: true; body: Uint8Array; contentType: string } | HookFailure;
+
+/** A loaded hook: pre and post for many requests at once, with failures as values. */
 interface LoadedHook {
   /** Lets go of what the hook holds (its isolate). */
   dispose?(): Promise<void>;
   /** The function's own hook (its tensors that do not fit the spec are its fault), not the default. */
   own: boolean;
-  pre(raw: RawRequest): Promise<{ ok: true; tensors: TensorsByName } | HookFailure>;
-  post(
-    outputs: TensorsByName,
-    raw: RawRequest,
-  ): Promise<{ ok: true; body: Uint8Array; contentType: string } | HookFailure>;
+  pre(raws: readonly RawRequest[]): Promise<PreOutcome[]>;
+  post(items: readonly { outputs: TensorsByName; request: RawRequest }[]): Promise<PostOutcome[]>;
 }
 
 /** The hook imported into this thread: the default hook, or a user hook under isolation none. */
@@ -116,26 +116,36 @@ async function loadDirect(data: HookWorkerData): Promise<LoadedHook> {
   }
   const base = contextBase(data);
   const context: HookContext = { ...base, state: hook.setup ? await hook.setup(base) : undefined };
+  const pre = async (raw: RawRequest): Promise<PreOutcome> => {
+    try {
+      // A hook that throws InvalidInputError says the request was bad (400).
+      return { ok: true, tensors: await hook.pre(hookRequest(raw), context) };
+    } catch (error) {
+      return failure('pre', error);
+    }
+  };
+  const post = async (outputs: TensorsByName, raw: RawRequest): Promise<PostOutcome> => {
+    try {
+      const response = await hook.post(outputs, hookRequest(raw), context);
+      if (isBinaryResponse(response)) return { ok: true, body: response.bytes, contentType: response.contentType };
+      const text = JSON.stringify(response);
+      if (text === undefined) throw new Error('post returned nothing JSON can hold');
+      return { ok: true, body: encoder.encode(text), contentType: 'application/json' };
+    } catch (error) {
+      return failure('post', error);
+    }
+  };
   return {
     own: Boolean(data.bundlePath),
-    async pre(raw) {
-      try {
-        // A hook that throws InvalidInputError says the request was bad (400).
-        return { ok: true, tensors: await hook.pre(hookRequest(raw), context) };
-      } catch (error) {
-        return failure('pre', error);
-      }
+    async pre(raws) {
+      const out: PreOutcome[] = [];
+      for (const raw of raws) out.push(await pre(raw));
+      return out;
     },
-    async post(outputs, raw) {
-      try {
-        const response = await hook.post(outputs, hookRequest(raw), context);
-        if (isBinaryResponse(response)) return { ok: true, body: response.bytes, contentType: response.contentType };
-        const text = JSON.stringify(response);
-        if (text === undefined) throw new Error('post returned nothing JSON can hold');
-        return { ok: true, body: encoder.encode(text), contentType: 'application/json' };
-      } catch (error) {
-        return failure('post', error);
-      }
+    async post(items) {
+      const out: PostOutcome[] = [];
+      for (const item of items) out.push(await post(item.outputs, item.request));
+      return out;
     },
   };
 }
@@ -195,13 +205,13 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
       async dispose() {
         (await sandbox?.catch(() => undefined))?.dispose();
       },
-      async pre(raw) {
-        const r = await (await live()).pre(raw.body, raw.contentType);
-        return r.ok ? { ok: true, tensors: r.tensors } : asFailure('pre', r);
+      async pre(raws) {
+        const rs = await (await live()).preMany(raws);
+        return rs.map((r) => (r.ok ? { ok: true, tensors: r.tensors } : asFailure('pre', r)));
       },
-      async post(outputs, raw) {
-        const r = await (await live()).post(outputs, raw.body, raw.contentType);
-        return r.ok ? { ok: true, body: r.bytes, contentType: r.contentType } : asFailure('post', r);
+      async post(items) {
+        const rs = await (await live()).postMany(items);
+        return rs.map((r) => (r.ok ? { ok: true, body: r.bytes, contentType: r.contentType } : asFailure('post', r)));
       },
     };
   };
@@ -293,46 +303,41 @@ export function createHookRunner(data: HookWorkerData): HookRunner {
       case 'setup':
         return { value: { ok: true } satisfies SetupResult, buffers: [] };
       case 'pre': {
-        const items: PreItemResult[] = [];
-        const buffers: ArrayBufferLike[] = [];
-        for (const request of task.requests) {
-          buffers.push(request.body.buffer);
-          const result = await hook.pre(request);
-          if (!result.ok) {
-            items.push(result);
-            continue;
-          }
-          const { tensors } = result;
-          try {
-            if (typeof tensors !== 'object' || tensors === null)
-              throw new Error('pre must return an object of tensors by input name');
-            checkTensors(tensors, data.inputs, data.maxBatchSize);
-            ownTensors(tensors);
-          } catch (error) {
-            const f = failure('pre', error);
-            // Tensors a function's own hook built that do not fit the spec are its fault, not the caller's.
-            if (hook.own) f.kind = 'hook';
-            items.push(f);
-            continue;
-          }
-          items.push({ ok: true, tensors, body: request.body });
-          buffers.push(...tensorBuffers(tensors));
-        }
+        const results = await hook.pre(task.requests);
+        const buffers: ArrayBufferLike[] = task.requests.map((r) => r.body.buffer);
+        const items = results.map((result, i): PreItemResult => {
+          if (!result.ok) return result;
+          const checked = checkedTensors(result.tensors, data, hook.own);
+          if (!checked.ok) return checked;
+          buffers.push(...tensorBuffers(checked.tensors));
+          return { ok: true, tensors: checked.tensors, body: task.requests[i]!.body };
+        });
         return { value: { ok: true, items } satisfies PreResult, buffers };
       }
       case 'post': {
-        const items: PostItemResult[] = [];
-        const buffers: ArrayBufferLike[] = [];
-        for (const item of task.items) {
-          const result = checkResponse(await hook.post(item.outputs, item.request), data.maxResponseBytes);
-          items.push(result);
-          if (result.ok) buffers.push(result.body.buffer);
-        }
+        const items = (await hook.post(task.items)).map((r) => checkResponse(r, data.maxResponseBytes));
+        const buffers = items.flatMap((r) => (r.ok ? [r.body.buffer] : []));
         return { value: { ok: true, items } satisfies PostResult, buffers };
       }
     }
   };
   return Object.assign(run, { dispose });
+}
+
+/** pre's tensors, checked against the spec's inputs and made the runner's own. */
+function checkedTensors(tensors: TensorsByName, data: HookWorkerData, own: boolean): PreOutcome {
+  try {
+    if (typeof tensors !== 'object' || tensors === null)
+      throw new Error('pre must return an object of tensors by input name');
+    checkTensors(tensors, data.inputs, data.maxBatchSize);
+    ownTensors(tensors);
+    return { ok: true, tensors };
+  } catch (error) {
+    const f = failure('pre', error);
+    // Tensors a function's own hook built that do not fit the spec are its fault, not the caller's.
+    if (own) f.kind = 'hook';
+    return f;
+  }
 }
 
 /** A hook worker thread's task function (piscina's): results go back with their buffers moved, not copied. */

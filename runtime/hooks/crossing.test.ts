@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+
+import { crossings, packBodies, packOutputs, viewIn } from './crossing.js';
+
+describe('what crosses a hook isolate for many requests', () => {
+  it('groups items up to a byte and a count budget, a large item alone', () => {
+    expect(crossings([3, 3, 3, 10, 1, 1], (n) => n, 6)).toEqual([[3, 3], [3], [10], [1, 1]]);
+    expect(crossings([1, 1, 1, 1, 1], (n) => n, 100, 2)).toEqual([[1, 1], [1, 1], [1]]);
+    expect(crossings([], (n: number) => n, 6)).toEqual([]);
+  });
+
+  it("packs bodies end to end, JSON as text, and a batch's rows as the spans of their buffers", () => {
+    const b = packBodies([
+      { body: new Uint8Array([1, 2]), contentType: 'application/octet-stream' },
+      { body: new TextEncoder().encode('{"a":"é"}'), contentType: 'application/json' },
+      { body: new Uint8Array([3]), contentType: 'image/png' },
+    ]);
+    expect([Array.from(b.bytes), b.texts, b.ends]).toEqual([[1, 2, 3], '{"a":"é"}', [2, -1 - 9, 3]]);
+    const big = new Float32Array([0, 1, 2, 3, 4, 5, 6, 7]);
+    const other = new BigInt64Array([9n]);
+    const { bytes, metas } = packOutputs([
+      { y: { dtype: 'FP32', shape: [1, 2], data: big.subarray(2, 4) }, z: { dtype: 'INT64', shape: [1], data: other } },
+      { y: { dtype: 'FP32', shape: [1, 2], data: big.subarray(4, 6) }, z: { dtype: 'INT64', shape: [1], data: other } },
+    ]);
+    // Only rows 2..6 of `big` (16 bytes), then `other` at the next 8-byte boundary.
+    expect(bytes.byteLength).toBe(24);
+    expect(metas.map((m) => [m.y!.view, m.y!.at, m.y!.n, m.z!.view, m.z!.at])).toEqual([
+      ['Float32Array', 0, 2, 'BigInt64Array', 16],
+      ['Float32Array', 8, 2, 'BigInt64Array', 16],
+    ]);
+    expect(Array.from(viewIn(bytes.buffer, 'Float32Array', 8, 2) as Float32Array)).toEqual([4, 5]);
+  });
+
+  it('reads back only a known typed array, aligned, inside what the isolate handed over', () => {
+    const arena = new ArrayBuffer(16);
+    expect(Array.from(viewIn(arena, 'Uint8Array', 4, 12) as Uint8Array)).toHaveLength(12);
+    for (const [view, at, n] of [
+      ['Float32Array', 0, 5],
+      ['Float32Array', 2, 1],
+      ['Float32Array', -4, 1],
+      ['Float32Array', 0, 1e9],
+      ['Float32Array', 0.5, 1],
+      ['DataView', 0, 1],
+      ['constructor', 0, 1],
+      ['Buffer', 0, 1],
+    ] as const)
+      expect(() => viewIn(arena, view, at, n)).toThrow(/could not read back/);
+    expect(() => viewIn(new SharedArrayBuffer(16), 'Uint8Array', 0, 1)).toThrow(/could not read back/);
+  });
+});

@@ -1,0 +1,168 @@
+/**
+ * What crosses a hook isolate's boundary for many requests at once (the glue's preMany and
+ * postMany, sandbox-source.ts), packed so that a crossing copies a few large values rather than
+ * many small ones: the requests' bodies end to end in one Uint8Array (and their JSON texts in one
+ * string), a batch's outputs as the spans of its buffers, and what the hooks return as one
+ * ArrayBuffer with each typed array's place in it. Everything read back is checked here: the
+ * isolate's answer is the hook's, and the hook may lie.
+ */
+import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
+import type { RawRequest } from './messages.js';
+
+const JSON_TYPE = /^application\/(.+\+)?json\b|^text\/json\b/i;
+const decoder = new TextDecoder();
+
+export const isJson = (contentType: string): boolean => JSON_TYPE.test(contentType);
+
+type ViewConstructor = { new (buffer: ArrayBuffer, at: number, n: number): Tensor['data']; BYTES_PER_ELEMENT: number };
+
+/** The typed arrays a packed value may name (the glue's VIEWS). */
+const VIEWS: Record<string, ViewConstructor> = {
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
+} as unknown as Record<string, ViewConstructor>;
+
+/** A typed array's own type name, as V8 knows it (a Buffer is a Uint8Array). */
+const typedName = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag)!
+  .get as (this: unknown) => string | undefined;
+
+/**
+ * Requests' bodies for preMany: binary ones end to end in a new buffer (which moves into the
+ * isolate), JSON ones as text end to end.
+ */
+export function packBodies(requests: readonly RawRequest[]): {
+  bytes: Uint8Array;
+  texts: string;
+  ends: number[];
+  types: string[];
+} {
+  const bytes = new Uint8Array(requests.reduce((n, r) => n + (isJson(r.contentType) ? 0 : r.body.byteLength), 0));
+  const texts: string[] = [];
+  let b = 0;
+  let t = 0;
+  const ends = requests.map((r) => {
+    if (isJson(r.contentType)) {
+      const text = decoder.decode(r.body);
+      texts.push(text);
+      t += text.length;
+      return -1 - t;
+    }
+    bytes.set(r.body, b);
+    b += r.body.byteLength;
+    return b;
+  });
+  return { bytes, texts: texts.join(''), ends, types: requests.map((r) => r.contentType) };
+}
+
+export interface TensorMeta {
+  dtype: string;
+  shape: number[];
+  view: string;
+  at: number;
+  n: number;
+}
+
+/**
+ * A batch's outputs for postMany, in a new buffer (which moves into the isolate): each buffer they
+ * are views of, copied once as the span its views cover (each request's rows of a batch's output
+ * are one buffer's parts), and where each view is.
+ */
+export function packOutputs(outputs: readonly TensorsByName[]): {
+  bytes: Uint8Array;
+  metas: Record<string, TensorMeta>[];
+} {
+  const spans = new Map<ArrayBufferLike, { from: number; to: number; at: number }>();
+  for (const tensors of outputs)
+    for (const t of Object.values(tensors)) {
+      const s = spans.get(t.data.buffer);
+      const from = t.data.byteOffset;
+      const to = from + t.data.byteLength;
+      if (s) {
+        s.from = Math.min(s.from, from);
+        s.to = Math.max(s.to, to);
+      } else spans.set(t.data.buffer, { from, to, at: 0 });
+    }
+  let size = 0;
+  for (const s of spans.values()) {
+    s.at = (size + 7) & ~7;
+    size = s.at + (s.to - s.from);
+  }
+  const bytes = new Uint8Array(size);
+  for (const [buffer, s] of spans) bytes.set(new Uint8Array(buffer, s.from, s.to - s.from), s.at);
+  const metas = outputs.map((tensors) => {
+    const meta: Record<string, TensorMeta> = {};
+    for (const [name, t] of Object.entries(tensors)) {
+      const s = spans.get(t.data.buffer)!;
+      const view = typedName.call(t.data) as string;
+      meta[name] = { dtype: t.dtype, shape: t.shape, view, at: s.at + t.data.byteOffset - s.from, n: t.data.length };
+    }
+    return meta;
+  });
+  return { bytes, metas };
+}
+
+/** A typed array the glue placed in `arena`, checked: a known type, aligned, inside the arena. */
+export function viewIn(arena: unknown, view: unknown, at: unknown, n: unknown): Tensor['data'] {
+  const View = typeof view === 'string' && Object.hasOwn(VIEWS, view) ? VIEWS[view]! : undefined;
+  if (
+    !(arena instanceof ArrayBuffer) ||
+    View === undefined ||
+    !Number.isSafeInteger(at) ||
+    !Number.isSafeInteger(n) ||
+    (at as number) < 0 ||
+    (n as number) < 0 ||
+    (at as number) % View.BYTES_PER_ELEMENT !== 0 ||
+    (at as number) + (n as number) * View.BYTES_PER_ELEMENT > arena.byteLength
+  )
+    throw new Error('the hook returned a typed array the sandbox could not read back');
+  return new View(arena, at as number, n as number);
+}
+
+/** pre's tensors, read back from the arena; data that was no typed array is left as the hook gave it. */
+export function tensorsIn(tensors: Record<string, Record<string, unknown>>, arena: unknown): TensorsByName {
+  const out: TensorsByName = {};
+  for (const [name, t] of Object.entries(tensors)) {
+    out[name] = (
+      t.view === undefined
+        ? { dtype: t.dtype, shape: t.shape, data: t.data }
+        : { dtype: t.dtype, shape: t.shape, data: viewIn(arena, t.view, t.at, t.n) }
+    ) as Tensor;
+  }
+  return out;
+}
+
+/**
+ * Groups of consecutive items, each at most `maxItems` and `maxBytes` (an item over it alone):
+ * what one crossing takes, so that a batch of large bodies does not all sit in the isolate at once.
+ */
+export function crossings<T>(
+  items: readonly T[],
+  bytesOf: (item: T) => number,
+  maxBytes: number,
+  maxItems = 64,
+): T[][] {
+  const groups: T[][] = [];
+  let group: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const n = bytesOf(item);
+    if (group.length > 0 && (bytes + n > maxBytes || group.length >= maxItems)) {
+      groups.push(group);
+      group = [];
+      bytes = 0;
+    }
+    group.push(item);
+    bytes += n;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
