@@ -40,6 +40,30 @@ describe('tensors as JSON', () => {
     expect(() => tensorFromJson('FP32', [1, 2, 3], [2, 2])).toThrow(/3 elements but shape \[2, 2\] needs 4/);
   });
 
+  it('reads plain numbers in one pass and still says where a bad one is', () => {
+    const t = tensorFromJson('INT32', [[[1, -2]], [[3, 4]]]);
+    expect(t.shape).toEqual([2, 1, 2]);
+    expect(Array.from(t.data as Int32Array)).toEqual([1, -2, 3, 4]);
+    expect(Array.from(tensorFromJson('FP64', [0.1, Number.NaN], [2, 1]).data)).toEqual([0.1, Number.NaN]);
+    expect(() => tensorFromJson('INT32', [[1, 2.5]])).toThrow(
+      new InvalidInputError('value[0][1] must be an integer for INT32'),
+    );
+    expect(() =>
+      tensorFromJson('FP32', [
+        [1, 2],
+        [3, [4]],
+      ]),
+    ).toThrow(/value\[1\]\[1\] is nested deeper/);
+    expect(() => tensorFromJson('FP32', [[1, 2], [3]])).toThrow(/value\[1\] is ragged/);
+    expect(() => tensorFromJson('FP32', [[1], 2])).toThrow(InvalidInputError);
+    expect(() => tensorFromJson('UINT8', [1, '2'], [2])).toThrow(/value\[1\] must be a number/);
+    // Printed back row by row, nested by shape.
+    expect(tensorToJson({ dtype: 'INT32', shape: [2, 1, 2], data: Int32Array.of(1, -2, 3, 4) })).toEqual([
+      [[1, -2]],
+      [[3, 4]],
+    ]);
+  });
+
   it('flattens nested arrays in order, and hands a flat one back as it is', () => {
     const flat = [1, 2, 3];
     expect(flatten(flat)).toBe(flat);

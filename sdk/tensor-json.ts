@@ -138,6 +138,43 @@ export function flatten(values: readonly unknown[], maxDepth = MAX_NESTING): unk
 /** An array, or the Float64Array a natively parsed KServe JSON body gives for numbers. */
 const isList = (v: unknown): v is ArrayLike<unknown> => Array.isArray(v) || v instanceof Float64Array;
 
+/** Dtypes whose elements are plain numbers, as a JSON array holds them. */
+const PLAIN = new Set<DType>(['FP32', 'FP64', 'INT8', 'INT16', 'INT32', 'UINT8', 'UINT16', 'UINT32']);
+
+/**
+ * The common case made in one pass: plain numbers of a plain dtype, nested rectangularly (or flat
+ * with a shape), written straight into the typed array — no flat copy, no call per element. Null
+ * for anything else (a string, a ragged row, NaN for an integer dtype), which the general path then
+ * reads again to say where the fault is.
+ */
+function fastFromJson<D extends DType>(dtype: D, value: unknown, shape?: number[]): Tensor<D> | null {
+  if (!PLAIN.has(dtype) || !Array.isArray(value)) return null;
+  const dims = shape ?? [];
+  if (!shape)
+    for (let level: unknown = value; Array.isArray(level); level = level[0]) {
+      dims.push(level.length);
+      if (dims.length > MAX_NESTING || level.length === 0) return null;
+    }
+  const data = allocate(dtype, numel(dims)) as unknown as Float64Array;
+  const integral = dtype !== 'FP32' && dtype !== 'FP64';
+  const depth = shape ? 1 : dims.length;
+  let i = 0;
+  const fill = (row: unknown[], d: number): boolean => {
+    if (row.length !== (shape ? data.length : dims[d])) return false;
+    if (d < depth - 1) {
+      for (const inner of row) if (!Array.isArray(inner) || !fill(inner, d + 1)) return false;
+      return true;
+    }
+    for (let k = 0; k < row.length; k++) {
+      const v = row[k];
+      if (typeof v !== 'number' || (integral && !Number.isInteger(v))) return false;
+      data[i++] = v;
+    }
+    return true;
+  };
+  return fill(value, 0) ? { dtype, shape: dims, data: data as unknown as TypedArrayFor<D> } : null;
+}
+
 /** A tensor from a nested array (or a flat array, or Float64Array, with an explicit shape). */
 export function tensorFromJson<D extends DType>(
   dtype: D,
@@ -148,6 +185,8 @@ export function tensorFromJson<D extends DType>(
   if (dtype === 'BYTES') throw new TypeError('BYTES tensors cannot be made from JSON numbers');
   // `body.inputs` of a body that says "input": a field not there, not a bad number.
   if (value === undefined) throw new InvalidInputError(`${where} is missing`);
+  const fast = fastFromJson(dtype, value, shape);
+  if (fast) return fast;
   const dims = shape ?? nestedShape(value, where);
   // A scalar (shape []) is a bare number, as tensorToJson prints it.
   const flat =
@@ -297,9 +336,17 @@ export function tensorJsonText(t: Tensor, shape: readonly number[] = [t.data.len
 /** A tensor as a nested array of numbers (booleans for BOOL). */
 export function tensorToJson(t: Tensor): unknown {
   const data = t.data as unknown as ArrayLike<number | bigint>;
+  const last = t.shape.length - 1;
+  const plain = PLAIN.has(t.dtype) && !(t.data instanceof BigInt64Array || t.data instanceof BigUint64Array);
   let i = 0;
   const build = (depth: number): unknown => {
     if (depth === t.shape.length) return fromElement(t.dtype, data[i++]!);
+    if (plain && depth === last) {
+      // A row of plain numbers: read as they are, no call per element.
+      const row = new Array<number>(t.shape[depth]!);
+      for (let k = 0; k < row.length; k++) row[k] = data[i++] as number;
+      return row;
+    }
     const out = new Array(t.shape[depth]);
     for (let k = 0; k < t.shape[depth]!; k++) out[k] = build(depth + 1);
     return out;

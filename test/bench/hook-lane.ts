@@ -1,8 +1,11 @@
 /**
  * A microbenchmark of the hook lane alone (no node, no wire): a HookPool running bench:ceiling's
  * hooks in their sandbox, pre then post, serially (inline, as a lone request runs) and 64 at a time
- * (grouped on the hook threads, post by batch). Prints CPU µs per request of this process.
+ * (grouped on the hook threads, post by batch). Prints CPU µs per request of this process and
+ * writes test/bench/results/hooklane.json: rows {hook, input, concurrency, cpu_us, wall_us, pre_wall_us}.
+ * Flags: --only binary:vec,json:vec,binary:image,json:image (all but json:image by default).
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,9 +13,19 @@ import { join } from 'node:path';
 import { bundleHook, HookPool } from '../../runtime/hooks/index.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
+import { benchFlags } from './flags.js';
 
 const out = await mkdtemp(join(tmpdir(), 'hearth-lane-'));
 const N = Number(process.env.N ?? 4000);
+const flags = benchFlags('hooklane');
+const rows: {
+  hook: string;
+  input: string;
+  concurrency: number;
+  cpu_us: number;
+  wall_us: number;
+  pre_wall_us: number;
+}[] = [];
 
 async function lane(hook: 'json' | 'binary', input: 'vec' | 'image') {
   const dims = input === 'vec' ? [1024] : [3, 224, 224];
@@ -57,9 +70,17 @@ async function lane(hook: 'json' | 'binary', input: 'vec' | 'image') {
       if (!r.every((o) => o.ok)) throw new Error(JSON.stringify(r.find((o) => !o.ok)));
     }
     const cpu = process.cpuUsage(cpu0);
-    const wall = performance.now() - t0;
+    const row = {
+      hook,
+      input,
+      concurrency: c,
+      cpu_us: Math.round((cpu.user + cpu.system) / count),
+      wall_us: Math.round(((performance.now() - t0) * 1000) / count),
+      pre_wall_us: Math.round((preMs * 1000) / count),
+    };
+    rows.push(row);
     console.log(
-      `${hook}/${input} c=${c}: ${((cpu.user + cpu.system) / count) | 0} µs CPU/req, ${((wall * 1000) / count).toFixed(0)} µs wall/req (pre ${((preMs * 1000) / count).toFixed(0)})`,
+      `${hook}/${input} c=${c}: ${row.cpu_us} µs CPU/req, ${row.wall_us} µs wall/req (pre ${row.pre_wall_us})`,
     );
   };
   if (!process.env.ONLY64) {
@@ -71,9 +92,11 @@ async function lane(hook: 'json' | 'binary', input: 'vec' | 'image') {
   await pool.close();
 }
 
-const which = (process.argv[2] ?? 'binary:vec,json:vec,binary:image').split(',');
-for (const w of which) {
+for (const w of flags.only ?? ['binary:vec', 'json:vec', 'binary:image']) {
   const [h, i] = w.split(':') as ['json' | 'binary', 'vec' | 'image'];
   await lane(h, i);
 }
+mkdirSync(join(flags.out, '..'), { recursive: true });
+writeFileSync(flags.out, `${JSON.stringify({ when: new Date().toISOString(), requests: N, rows }, null, 2)}\n`);
+console.log(`\nwrote ${flags.out}`);
 process.exit(0);
