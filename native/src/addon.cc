@@ -142,6 +142,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 #ifdef HEARTH_WITH_SIMDJSON
   exports.Set("parseInferJson", Napi::Function::New<ParseInferJson>(env, "parseInferJson"));
   exports.Set("parseInferJsonAsync", Napi::Function::New<ParseInferJsonAsync>(env, "parseInferJsonAsync"));
+  exports.Set("parseJsonPacked", Napi::Function::New<ParseJsonPacked>(env, "parseJsonPacked"));
 #endif
 #ifdef HEARTH_WITH_IMAGE
   RegisterImage(env, exports);

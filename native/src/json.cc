@@ -4,6 +4,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -77,18 +78,26 @@ At Inside(At parent, std::string_view key) {
   return At::kOther;
 }
 
+// An object as JSON.parse makes it, each field's value made by `field(key, field)`.
+template <typename Field>
+Napi::Object ObjectToJs(Napi::Env env, dom::element e, Field field) {
+  Napi::Object out = Napi::Object::New(env);
+  const dom::object object = e.get_object().value_unsafe();
+  for (dom::key_value_pair kv : object) {
+    // JSON.parse makes "__proto__" an own property; setting it here would set the prototype.
+    if (kv.key == "__proto__") throw Differs{};
+    Napi::String key = Napi::String::New(env, kv.key.data(), kv.key.size());
+    out.Set(key, field(key, kv));
+  }
+  return out;
+}
+
 Napi::Value ToJs(Napi::Env env, dom::element e, At at) {
   switch (e.type()) {
-    case dom::element_type::OBJECT: {
-      Napi::Object out = Napi::Object::New(env);
-      const dom::object object = e.get_object().value_unsafe();
-      for (dom::key_value_pair field : object) {
-        // JSON.parse makes "__proto__" an own property; setting it here would set the prototype.
-        if (field.key == "__proto__") throw Differs{};
-        out.Set(Napi::String::New(env, field.key.data(), field.key.size()), ToJs(env, field.value, Inside(at, field.key)));
-      }
-      return out;
-    }
+    case dom::element_type::OBJECT:
+      return ObjectToJs(env, e, [&](Napi::String, dom::key_value_pair field) {
+        return ToJs(env, field.value, Inside(at, field.key));
+      });
     case dom::element_type::ARRAY: {
       const dom::array a = e.get_array().value_unsafe();
       if (at == At::kData) {
@@ -120,6 +129,90 @@ Napi::Value ToJs(Napi::Env env, dom::element e, At at) {
       return env.Null();
   }
 }
+
+// Whether `a` is rectangular with numbers for leaves (every list of a level as long as the others,
+// all leaves at one depth, at least one leaf); its shape from `depth` on goes into `shape`.
+bool RectShape(dom::array a, size_t depth, std::vector<int64_t>& shape, int64_t& leafDepth) {
+  const int64_t n = static_cast<int64_t>(a.size());
+  if (depth == shape.size()) shape.push_back(n);
+  else if (shape[depth] != n) return false;
+  if (n == 0) return false;
+  const bool leaves = IsNumber((*a.begin()).type());
+  if (leaves) {
+    if (leafDepth >= 0 && leafDepth != static_cast<int64_t>(depth)) return false;
+    leafDepth = static_cast<int64_t>(depth);
+  }
+  for (dom::element e : a) {
+    if (leaves) {
+      if (!IsNumber(e.type())) return false;
+    } else if (e.type() != dom::element_type::ARRAY ||
+               !RectShape(e.get_array().value_unsafe(), depth + 1, shape, leafDepth)) {
+      return false;
+    }
+  }
+  return leafDepth == static_cast<int64_t>(shape.size()) - 1;
+}
+
+// A document made into JS values, with each rectangular array of numbers of at least `minLeaves`
+// leaves left as null and its numbers appended to `numbers`; `packs` says where each was:
+// [path (keys and indexes from the top), offset into numbers, shape].
+struct Packer {
+  Napi::Env env;
+  size_t minLeaves;
+  std::vector<double> numbers;
+  Napi::Array packs;
+  std::vector<Napi::Value> path;
+
+  Napi::Value Pack(dom::array a) {
+    std::vector<int64_t> shape;
+    int64_t leafDepth = -1;
+    if (!RectShape(a, 0, shape, leafDepth)) return Napi::Value();
+    int64_t leaves = 1;
+    for (int64_t d : shape) leaves *= d;
+    if (static_cast<size_t>(leaves) < minLeaves) return Napi::Value();
+    const size_t at = numbers.size();
+    numbers.resize(at + static_cast<size_t>(leaves));
+    double* to = numbers.data() + at;
+    FillLeaves(a, to);
+    Napi::Array where = Napi::Array::New(env, path.size());
+    for (uint32_t i = 0; i < path.size(); ++i) where.Set(i, path[i]);
+    Napi::Array dims = Napi::Array::New(env, shape.size());
+    for (uint32_t i = 0; i < shape.size(); ++i) dims.Set(i, Napi::Number::New(env, static_cast<double>(shape[i])));
+    Napi::Array pack = Napi::Array::New(env, 3);
+    pack.Set(0u, where);
+    pack.Set(1u, Napi::Number::New(env, static_cast<double>(at)));
+    pack.Set(2u, dims);
+    packs.Set(packs.Length(), pack);
+    return env.Null();
+  }
+
+  Napi::Value ToJs(dom::element e) {
+    switch (e.type()) {
+      case dom::element_type::OBJECT:
+        return ObjectToJs(env, e, [&](Napi::String key, dom::key_value_pair field) {
+          path.push_back(key);
+          Napi::Value value = ToJs(field.value);
+          path.pop_back();
+          return value;
+        });
+      case dom::element_type::ARRAY: {
+        const dom::array a = e.get_array().value_unsafe();
+        Napi::Value packed = Pack(a);
+        if (!packed.IsEmpty()) return packed;
+        Napi::Array out = Napi::Array::New(env, a.size());
+        uint32_t i = 0;
+        for (dom::element child : a) {
+          path.push_back(Napi::Number::New(env, i));
+          out.Set(i++, ToJs(child));
+          path.pop_back();
+        }
+        return out;
+      }
+      default:
+        return hearth::ToJs(env, e, At::kOther);
+    }
+  }
+};
 
 // "-0" parses to the integer 0 here and to -0 in JSON.parse. Any "-0" not followed by a fraction,
 // an exponent or a digit (also one inside a string: harmless, it only costs the fast path).
@@ -193,22 +286,44 @@ struct Parse {
     tooDeep = error == simdjson::DEPTH_ERROR;
   }
 
+  // JS thread: {value, numbers, packs} (Packer), or undefined where JSON.parse must read the body
+  // (too deep included: the caller's JSON.parse runs where it has a time limit). Gives the parser back.
+  Napi::Value Packed(Napi::Env env, size_t minLeaves) {
+    return Made(env, [&]() -> Napi::Value {
+      Packer packer{env, minLeaves, {}, Napi::Array::New(env), {}};
+      Napi::Value value = packer.ToJs(doc);
+      Napi::Float64Array numbers = Napi::Float64Array::New(env, packer.numbers.size());
+      if (!packer.numbers.empty())
+        std::memcpy(numbers.Data(), packer.numbers.data(), packer.numbers.size() * sizeof(double));
+      Napi::Object result = Napi::Object::New(env);
+      result.Set("value", value);
+      result.Set("numbers", numbers);
+      result.Set("packs", packer.packs);
+      return result;
+    });
+  }
+
   // JS thread: the value, or undefined where JSON.parse must read the body. Gives the parser back.
   Napi::Value Value(Napi::Env env) {
     if (tooDeep) {
       KeptParsers().GiveBack(std::move(parser));
       throw MakeError(env, code::kInvalidArgument, "the JSON is nested deeper than 1024 levels");
     }
+    return Made(env, [&]() -> Napi::Value { return ToJs(env, doc, At::kTop); });
+  }
+
+  // make()'s value, or undefined where the parse failed or would differ from JSON.parse's; the
+  // parser given back either way.
+  template <typename Make>
+  Napi::Value Made(Napi::Env env, Make make) {
     Napi::Value value = env.Undefined();
-    if (ok) {
-      try {
-        value = ToJs(env, doc, At::kTop);
-      } catch (const Differs&) {
-        value = env.Undefined();
-      } catch (...) {
-        KeptParsers().GiveBack(std::move(parser));
-        throw;
-      }
+    try {
+      if (ok) value = make();
+    } catch (const Differs&) {
+      value = env.Undefined();
+    } catch (...) {
+      KeptParsers().GiveBack(std::move(parser));
+      throw;
     }
     KeptParsers().GiveBack(std::move(parser));
     return value;
@@ -259,6 +374,14 @@ Napi::Value ParseInferJson(const Napi::CallbackInfo& info) {
   Parse parse;
   parse.Run(bytes.Data(), bytes.ByteLength());
   return parse.Value(info.Env());
+}
+
+Napi::Value ParseJsonPacked(const Napi::CallbackInfo& info) {
+  Napi::Uint8Array bytes = BytesArg(info, "parseJsonPacked");
+  const size_t minLeaves = info[1].IsNumber() ? std::max<int64_t>(1, info[1].As<Napi::Number>().Int64Value()) : 16;
+  Parse parse;
+  parse.Run(bytes.Data(), bytes.ByteLength());
+  return parse.Packed(info.Env(), minLeaves);
 }
 
 Napi::Value ParseInferJsonAsync(const Napi::CallbackInfo& info) {

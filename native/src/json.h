@@ -20,6 +20,15 @@ namespace hearth {
 // surrogates, a "__proto__" key, "-0").
 Napi::Value ParseInferJson(const Napi::CallbackInfo& info);
 
+// sync: parseJsonPacked(bytes: Uint8Array, minLeaves = 16) → {value, numbers, packs} | undefined.
+// Any JSON document, for a hook's request.json: `value` is what JSON.parse would return, except
+// that each outermost array that is rectangular with numbers for leaves (nested or flat), of at
+// least minLeaves leaves, is null; its leaves in order are in the Float64Array `numbers`, and
+// `packs` lists [path from the top (keys and indexes), offset into numbers, shape] for each. The
+// caller rebuilds the arrays where they were. undefined as for parseInferJson, and for a document
+// nested too deep.
+Napi::Value ParseJsonPacked(const Napi::CallbackInfo& info);
+
 // async: parseInferJsonAsync(bytes: Uint8Array) → Promise<value | undefined>, the same value, with
 // the parse (the number crunching) on libuv's threads and only the JS value made on the JS thread.
 Napi::Value ParseInferJsonAsync(const Napi::CallbackInfo& info);

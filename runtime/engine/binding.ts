@@ -171,6 +171,18 @@ export interface RawAddon {
   parseInferJson?(bytes: Uint8Array): unknown;
   /** parseInferJson with the parse on libuv's threads. */
   parseInferJsonAsync?(bytes: Uint8Array): Promise<unknown>;
+  /** Any JSON document with its arrays of numbers packed (engine.ts parseJsonPacked says how). */
+  parseJsonPacked?(bytes: Uint8Array, minLeaves: number): PackedJson | undefined;
+}
+
+/**
+ * JSON.parse's value with each outermost rectangular array of numbers (of enough leaves) left as
+ * null: its leaves are in `numbers` from `at`, in `shape`, at `path` (keys and indexes from the top).
+ */
+export interface PackedJson {
+  value: unknown;
+  numbers: Float64Array;
+  packs: [path: (string | number)[], at: number, shape: number[]][];
 }
 
 /** Where `npm run build:native` puts the addon. */

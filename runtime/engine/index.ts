@@ -1,6 +1,6 @@
 /** The native LibTorch engine, typed. */
 
-export type { GpuMetric, RawImageStep, RawPixels } from './binding.js';
+export type { GpuMetric, PackedJson, RawImageStep, RawPixels } from './binding.js';
 export { addonLocation, DEFAULT_ADDON_PATH, useAddonAt } from './binding.js';
 export type { DeviceReport, LoadOptions } from './engine.js';
 export {
@@ -18,6 +18,7 @@ export {
   mapArena,
   parseInferJson,
   parseInferJsonAsync,
+  parseJsonPacked,
   prefault,
   setExecutorThreads,
   setIntraOpThreads,

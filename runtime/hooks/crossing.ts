@@ -7,6 +7,8 @@
  * isolate's answer is the hook's, and the hook may lie.
  */
 import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
+import type { PackedJson } from '../engine/index.js';
+import { parseJsonPacked } from '../engine/index.js';
 import type { RawRequest } from './messages.js';
 
 const JSON_TYPE = /^application\/(.+\+)?json\b|^text\/json\b/i;
@@ -35,32 +37,57 @@ const VIEWS: Record<string, ViewConstructor> = {
 const typedName = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag)!
   .get as (this: unknown) => string | undefined;
 
+const align = (n: number): number => (n + 7) & ~7;
+
+/** A JSON body parsed by the host: its value with the arrays of numbers at `at` in the crossing's bytes. */
+export interface ParsedBody {
+  value: unknown;
+  at: number;
+  packs: PackedJson['packs'];
+}
+
 /**
  * Requests' bodies for preMany: binary ones end to end in a new buffer (which moves into the
- * isolate), JSON ones as text end to end.
+ * isolate), JSON ones parsed here where the addon can (parseJsonPacked: their numbers after the
+ * binary bodies in the same buffer, `parsed[i]` the rest) or else as text end to end.
  */
 export function packBodies(requests: readonly RawRequest[]): {
   bytes: Uint8Array;
   texts: string;
   ends: number[];
   types: string[];
+  parsed: (ParsedBody | null)[];
 } {
-  const bytes = new Uint8Array(requests.reduce((n, r) => n + (isJson(r.contentType) ? 0 : r.body.byteLength), 0));
+  const json = requests.map((r) => isJson(r.contentType));
+  const packed = requests.map((r, i) => (json[i] ? parseJsonPacked(r.body) : undefined));
+  const binary = requests.reduce((n, r, i) => n + (json[i] ? 0 : r.body.byteLength), 0);
+  let size = packed.some((p) => p !== undefined) ? align(binary) : binary;
+  const parsed = packed.map((p) => {
+    if (p === undefined) return null;
+    const at = size;
+    size += p.numbers.byteLength;
+    return { value: p.value, at, packs: p.packs };
+  });
+  const bytes = new Uint8Array(size);
   const texts: string[] = [];
   let b = 0;
   let t = 0;
-  const ends = requests.map((r) => {
-    if (isJson(r.contentType)) {
+  const ends = requests.map((r, i) => {
+    const p = packed[i];
+    if (p !== undefined)
+      bytes.set(new Uint8Array(p.numbers.buffer, p.numbers.byteOffset, p.numbers.byteLength), parsed[i]!.at);
+    else if (json[i]) {
       const text = decoder.decode(r.body);
       texts.push(text);
       t += text.length;
-      return -1 - t;
+    } else {
+      bytes.set(r.body, b);
+      b += r.body.byteLength;
+      return b;
     }
-    bytes.set(r.body, b);
-    b += r.body.byteLength;
-    return b;
+    return -1 - t;
   });
-  return { bytes, texts: texts.join(''), ends, types: requests.map((r) => r.contentType) };
+  return { bytes, texts: texts.join(''), ends, types: requests.map((r) => r.contentType), parsed };
 }
 
 export interface TensorMeta {

@@ -191,11 +191,37 @@ function bodies(buffer, texts, ends) {
     return s === 0 && e === bytes.byteLength ? bytes : bytes.slice(s, e);
   });
 }
-export function preMany(bytes, texts, ends, types, budget) {
+// A JSON body the host parsed (crossing.ts packBodies): its arrays of numbers made again where
+// they were, from the Float64Array of their leaves in \`bytes\`, as JSON.parse would have made them.
+function rebuilt(buffer, { value, at, packs }) {
+  let root = value;
+  for (const [path, from, shape] of packs) {
+    const n = shape.reduce((a, d) => a * d, 1);
+    const numbers = new Float64Array(buffer, at + from * 8, n);
+    let i = 0;
+    const build = (d) => {
+      const out = new Array(shape[d]);
+      if (d === shape.length - 1) for (let k = 0; k < out.length; k++) out[k] = numbers[i++];
+      else for (let k = 0; k < out.length; k++) out[k] = build(d + 1);
+      return out;
+    };
+    const made = build(0);
+    if (path.length === 0) root = made;
+    else path.slice(0, -1).reduce((o, key) => o[key], root)[path[path.length - 1]] = made;
+  }
+  return root;
+}
+function parsedRequest(buffer, body, contentType) {
+  let value;
+  return { kind: 'json', contentType, get json() { return (value ??= { v: rebuilt(buffer, body) }).v; } };
+}
+export function preMany(bytes, texts, ends, types, parsed, budget) {
   const all = bodies(bytes, texts, ends);
   return many(types.length, budget, (i) => {
     const b = all[i];
-    return hook.pre(typeof b === 'string' ? jsonRequest(() => b, types[i]) : { kind: 'bytes', bytes: b, contentType: types[i] }, context);
+    const request = parsed[i] ? parsedRequest(bytes, parsed[i], types[i])
+      : typeof b === 'string' ? jsonRequest(() => b, types[i]) : { kind: 'bytes', bytes: b, contentType: types[i] };
+    return hook.pre(request, context);
   }, (value) => ({ ok: true, value }), (out) => packed(out, placeTensors));
 }
 // In post, where most hooks never read the request's body, it enters only when read (\`read(i)\`: a host call).

@@ -176,8 +176,8 @@ export class HookSandbox {
       requests,
       (r) => r.body.byteLength,
       (group) => {
-        const { bytes, texts, ends, types } = packBodies(group);
-        return { args: [moveIn(bytes), texts, ends, types] };
+        const { bytes, texts, ends, types, parsed } = packBodies(group);
+        return { args: [moveIn(bytes), texts, ends, types, parsed] };
       },
       (item, arena) => (item.ok ? { ok: true, tensors: tensorsIn(item.tensors as never, arena) } : item),
     );
