@@ -176,12 +176,20 @@ const PACKED_FROM_LEAVES = 16;
  */
 export function parseJsonPacked(bytes: Uint8Array): PackedJson | undefined {
   if (bytes.byteLength < NATIVE_JSON_FROM) return undefined;
+  if (packedParse === undefined) {
+    try {
+      packedParse = native().parseJsonPacked ?? null;
+    } catch {
+      packedParse = null; // no addon on this thread: JSON.parse, without trying again each time
+    }
+  }
   try {
-    return native().parseJsonPacked?.(bytes, PACKED_FROM_LEAVES);
+    return packedParse?.(bytes, PACKED_FROM_LEAVES) ?? undefined;
   } catch {
     return undefined;
   }
 }
+let packedParse: RawAddon['parseJsonPacked'] | null | undefined;
 
 /** The addon's value, or JSON.parse's where the addon left the body to it. */
 const orJsonParse = (parsed: unknown, bytes: Uint8Array): unknown =>

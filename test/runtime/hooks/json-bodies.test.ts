@@ -93,6 +93,8 @@ describe("a hook's JSON body, parsed by the host", () => {
       `{"__proto__": {"polluted": true}, "x": ${JSON.stringify(row(64, Number))}}${pad}`,
       `[-0, ${row(64, Number).join(',')}]${pad}`,
       `{"huge": 123456789012345678901234567890, "x": ${JSON.stringify(row(64, Number))}}${pad}`,
+      // A key given twice: JSON.parse keeps the last value, not the array packed for the first.
+      `{"x": ${JSON.stringify(row(64, Number))}, "x": 5}${pad}`,
     ];
     for (const t of texts) {
       expect(t.length).toBeGreaterThan(1024);
