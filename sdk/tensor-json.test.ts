@@ -57,6 +57,13 @@ describe('tensors as JSON', () => {
     expect(() => tensorFromJson('FP32', [[1, 2], [3]])).toThrow(/value\[1\] is ragged/);
     expect(() => tensorFromJson('FP32', [[1], 2])).toThrow(InvalidInputError);
     expect(() => tensorFromJson('UINT8', [1, '2'], [2])).toThrow(/value\[1\] must be a number/);
+    // Rows whose first ones are long claim a huge shape (40^6 elements): refused as ragged, with
+    // nothing allocated for the claim; so is a flat array whose shape does not fit it.
+    const claim = (depth: number): unknown[] =>
+      depth === 0 ? new Array(40).fill(0) : [claim(depth - 1), ...new Array(39).fill([0])];
+    expect(() => tensorFromJson('FP32', claim(5))).toThrow(/is ragged/);
+    expect(() => tensorFromJson('FP32', [1, 2], [2 ** 29])).toThrow(InvalidInputError);
+    expect(() => tensorFromJson('FP32', [1, 2], [-1])).toThrow(InvalidInputError);
     // Printed back row by row, nested by shape.
     expect(tensorToJson({ dtype: 'INT32', shape: [2, 1, 2], data: Int32Array.of(1, -2, 3, 4) })).toEqual([
       [[1, -2]],

@@ -142,37 +142,44 @@ const isList = (v: unknown): v is ArrayLike<unknown> => Array.isArray(v) || v in
 const PLAIN = new Set<DType>(['FP32', 'FP64', 'INT8', 'INT16', 'INT32', 'UINT8', 'UINT16', 'UINT32']);
 
 /**
- * The common case made in one pass: plain numbers of a plain dtype, nested rectangularly (or flat
- * with a shape), written straight into the typed array — no flat copy, no call per element. Null
- * for anything else (a string, a ragged row, NaN for an integer dtype), which the general path then
- * reads again to say where the fault is.
+ * The common case: plain numbers of a plain dtype, nested rectangularly (or flat with a shape),
+ * checked in one pass and written straight into the typed array in a second — no flat copy, no call
+ * per element, and nothing allocated for a body that does not fit (a few KB of rows whose first
+ * ones are long must not claim gigabytes). Null for anything else (a string, a ragged row, NaN for
+ * an integer dtype), which the general path then reads again to say where the fault is.
  */
 function fastFromJson<D extends DType>(dtype: D, value: unknown, shape?: number[]): Tensor<D> | null {
   if (!PLAIN.has(dtype) || !Array.isArray(value)) return null;
   const dims = shape ?? [];
-  if (!shape)
+  if (shape) {
+    if (numel(shape) !== value.length) return null;
+  } else
     for (let level: unknown = value; Array.isArray(level); level = level[0]) {
       dims.push(level.length);
       if (dims.length > MAX_NESTING || level.length === 0) return null;
     }
-  const data = allocate(dtype, numel(dims)) as unknown as Float64Array;
   const integral = dtype !== 'FP32' && dtype !== 'FP64';
   const depth = shape ? 1 : dims.length;
+  let data: Float64Array | undefined;
   let i = 0;
-  const fill = (row: unknown[], d: number): boolean => {
-    if (row.length !== (shape ? data.length : dims[d])) return false;
+  // Checks `row` (and writes it, once `data` is made).
+  const walk = (row: unknown[], d: number): boolean => {
+    if (row.length !== (shape ? value.length : dims[d])) return false;
     if (d < depth - 1) {
-      for (const inner of row) if (!Array.isArray(inner) || !fill(inner, d + 1)) return false;
+      for (const inner of row) if (!Array.isArray(inner) || !walk(inner, d + 1)) return false;
       return true;
     }
     for (let k = 0; k < row.length; k++) {
       const v = row[k];
       if (typeof v !== 'number' || (integral && !Number.isInteger(v))) return false;
-      data[i++] = v;
+      if (data) data[i++] = v;
     }
     return true;
   };
-  return fill(value, 0) ? { dtype, shape: dims, data: data as unknown as TypedArrayFor<D> } : null;
+  if (!walk(value, 0)) return null;
+  data = allocate(dtype, numel(dims)) as unknown as Float64Array;
+  walk(value, 0);
+  return { dtype, shape: dims, data: data as unknown as TypedArrayFor<D> };
 }
 
 /** A tensor from a nested array (or a flat array, or Float64Array, with an explicit shape). */

@@ -12,12 +12,11 @@
  * What the isolate runs besides the hook (its globals' prelude, the glue): sandbox-source.ts.
  *
  * isolated-vm is loaded by the first sandbox a thread makes, never by a thread that makes none: a
- * thread that has loaded it must not end while its process lives (see quiesce below).
+ * thread that has loaded it must not end while its process lives (see quiesce, isolated-vm.ts).
  */
 import { randomFillSync } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { SourceMap } from 'node:module';
-import { getHeapSnapshot } from 'node:v8';
 
 import type ivm from 'isolated-vm';
 
@@ -25,6 +24,7 @@ import { InvalidInputError } from '../../sdk/errors.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import { crossings, isJson, packBodies, packOutputs, tensorsIn, viewIn } from './crossing.js';
 import { type ImageHost, imageHost, MAX_PIXELS } from './images.js';
+import { isolatedVm, lib, moveIn } from './isolated-vm.js';
 import type { RawRequest } from './messages.js';
 import { glue, NODE_MODULE_SHIM, PRELUDE } from './sandbox-source.js';
 import { inlineSourceMap, mapStack } from './stack.js';
@@ -42,6 +42,8 @@ export type SandboxOutcome<T> =
       reason?: string;
       /** The thrown error's stack frames, mapped to the hook's own sources (hook.ts:LINE:COL). */
       stack?: string;
+      /** Its crossing took the isolate down with others' requests: not known to be this one's fault. */
+      lost?: boolean;
     };
 
 export interface SandboxOptions {
@@ -251,6 +253,8 @@ export class HookSandbox {
         if (!r.ok || answered === 0 || answered > rest.length) {
           const failed = r.ok ? { ok: false as const, input: false, message: 'the sandbox answered out of turn' } : r;
           if (rest.length === 1) results.push(failed);
+          // The isolate is gone (out of memory): the caller runs each again alone on a new one.
+          else if (!this.alive) for (const _ of rest) results.push({ ...failed, lost: true });
           else for (const item of rest) results.push(...(await this.#many(name, [item], bytesOf, pack, read)));
           break;
         }
@@ -370,31 +374,4 @@ export class HookSandbox {
   }
 }
 
-/** Bytes in a buffer of their own, moved into an isolate (the argument that carries them), not copied. */
-function moveIn(bytes: Uint8Array): unknown {
-  return new lib!.ExternalCopy(bytes.buffer, { transferOut: true }).copyInto({ release: true, transferIn: true });
-}
-
-/** isolated-vm, once this thread has loaded it (it has made a sandbox). */
-let lib: typeof ivm | undefined;
-
-async function isolatedVm(): Promise<typeof ivm> {
-  lib ??= (await import('isolated-vm')).default;
-  return lib;
-}
-
-/**
- * Makes this thread safe to end, once its sandboxes are disposed: collects every isolated-vm handle
- * its heap holds while isolated-vm can still account for it. A Node thread that ends runs one last
- * garbage collection after isolated-vm's own teardown when V8 was part way through marking (more
- * likely the busier the machine); a handle collected then asks for an environment that is gone, and
- * isolated-vm aborts the whole process (`IsolateEnvironment::GetCurrent(): environment != nullptr`).
- * A full collection here leaves nothing for that one to find, and no marking under way.
- */
-export function quiesce(): void {
-  if (lib === undefined) return;
-  // A heap snapshot collects all the garbage there is first (V8's CollectAllAvailableGarbage); the
-  // snapshot itself, of a thread's few MB, is let go unread. (--expose-gc is not used: a process-wide
-  // flag that threads would race to set and clear, and that every later isolate would see.)
-  getHeapSnapshot().destroy();
-}
+export { quiesce } from './isolated-vm.js';

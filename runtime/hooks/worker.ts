@@ -206,15 +206,28 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
         (await sandbox?.catch(() => undefined))?.dispose();
       },
       async pre(raws) {
-        const rs = await (await live()).preMany(raws);
+        const rs = await alone(raws, async (group) => (await live()).preMany(group));
         return rs.map((r) => (r.ok ? { ok: true, tensors: r.tensors } : asFailure('pre', r)));
       },
       async post(items) {
-        const rs = await (await live()).postMany(items);
+        const rs = await alone(items, async (group) => (await live()).postMany(group));
         return rs.map((r) => (r.ok ? { ok: true, body: r.bytes, contentType: r.contentType } : asFailure('post', r)));
       },
     };
   };
+}
+
+/**
+ * `run` on a group; a request lost with others when their crossing took the isolate down (out of
+ * memory) runs again alone, each on a new isolate, so only the one that overflows fails.
+ */
+async function alone<I, R extends { ok: boolean; lost?: boolean }>(
+  items: readonly I[],
+  run: (group: readonly I[]) => Promise<R[]>,
+): Promise<R[]> {
+  const rs = await run(items);
+  for (const [i, r] of rs.entries()) if (!r.ok && r.lost) rs[i] = (await run([items[i]!]))[0]!;
+  return rs;
 }
 
 /** A token of RFC 9110 (a media type's type, subtype, parameter name or plain value). */

@@ -1,43 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
 
-import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
-
-import { bundleHook, HookPool } from '../../../runtime/hooks/index.js';
+import type { HookPool } from '../../../runtime/hooks/index.js';
 import { DeadlineExceededError, HookError, InvalidInputError } from '../../../sdk/errors.js';
-import { parseSpec } from '../../../sdk/spec/index.js';
-import { REPO_ROOT } from '../../helpers/fixtures.js';
-import { SMALL_SPEC } from '../../helpers/specs.js';
-
-const outDir = await mkdtemp(join(tmpdir(), 'hearth-hooks-'));
-const pools: HookPool[] = [];
-afterAll(async () => {
-  await Promise.all(pools.map((p) => p.close()));
-  await rm(outDir, { recursive: true, force: true });
-});
-
-const spec = parseSpec({ ...SMALL_SPEC, hook: 'hook.ts' });
-
-async function pool(
-  hook?: string,
-  extra: { timeoutMs?: number; maxHeapMb?: number; threads?: number; sandbox?: boolean; inline?: boolean } = {},
-): Promise<HookPool> {
-  const bundlePath = hook
-    ? (await bundleHook(join(REPO_ROOT, 'test', 'fixtures', 'hooks', `${hook}.ts`), outDir)).path
-    : undefined;
-  const p = await HookPool.create({ spec, version: 1, bundlePath, ...extra });
-  pools.push(p);
-  return p;
-}
-
-const json = (value: unknown) => ({
-  body: new TextEncoder().encode(JSON.stringify(value)),
-  contentType: 'application/json',
-});
-const y = (rows: number[][]) => ({
-  y: { dtype: 'FP32' as const, shape: [rows.length, 3], data: new Float32Array(rows.flat()) },
-});
+import { fixtureBundle, json, pool, y } from './hook-pools.js';
 
 /**
  * A request takes the only thread; the next three, the middle one looping, queue for it and go
@@ -169,9 +134,7 @@ describe('hook threads', () => {
 
   it('fails to start a hook whose setup throws, and refuses a hook that does not bundle', async () => {
     await expect(pool('setup-throws')).rejects.toThrow(/failed in setup: cannot load the vocabulary/);
-    await expect(bundleHook(join(REPO_ROOT, 'test', 'fixtures', 'hooks', 'broken.ts'), outDir)).rejects.toThrow(
-      /does not bundle: .*does-not-exist/,
-    );
+    await expect(fixtureBundle('broken')).rejects.toThrow(/does not bundle: .*does-not-exist/);
   });
 });
 
@@ -227,49 +190,6 @@ describe('hooks in a V8 isolate (runner processes run them so)', () => {
     // The same thread (not a replacement) finishes that call, stopped at 400 ms, and serves the next one.
     expect((await hooks.pre(json({}), {})).tensors.x).toBeDefined();
     expect(hooks.threads).toBe(1);
-  });
-
-  it("runs a group's or a batch's hooks in one crossing, each request its own outcome, sync or async", async () => {
-    const asks = ['sync', 'async', 'throw', 'reject', 'lie', 'sync'].map((how, i) => ({ how, v: i + 1 }));
-    const outcome = (o: { ok: boolean; body?: Uint8Array; error?: Error }) =>
-      o.ok ? JSON.parse(new TextDecoder().decode(o.body)) : o.error!.message;
-    for (const inline of [true, false]) {
-      const hooks = await pool('mixed', { sandbox: true, inline: true, threads: 1 });
-      // pre: a request holds the only thread, and the six queue for it and go in one task.
-      const first = hooks.pre(json({}), { inline });
-      const pres = asks.map((a) =>
-        hooks.pre(json(a), { inline }).then(
-          (r) => Array.from(r.tensors.x!.data as Float32Array),
-          (e: Error) => e.message,
-        ),
-      );
-      await first;
-      expect(await Promise.all(pres)).toEqual([
-        [1, 1, 2, 3],
-        [2, 1, 2, 3],
-        expect.stringMatching(/failed in pre: thrown for 3/),
-        expect.stringMatching(/failed in pre: rejected for 4/),
-        expect.stringMatching(/failed in pre: the hook returned a typed array the sandbox could not read back/),
-        [6, 1, 2, 3],
-      ]);
-      // post: a batch of six, each given its own row of the batch's output.
-      const batch = new Float32Array(18).map((_, i) => i);
-      const outputs = (i: number) => ({
-        y: { dtype: 'FP32' as const, shape: [1, 3], data: batch.subarray(i * 3, i * 3 + 3) },
-      });
-      const posts = await hooks.post(
-        asks.map((a, i) => ({ outputs: outputs(i), request: json(a) })),
-        { inline },
-      );
-      expect(posts.map(outcome)).toEqual([
-        { v: 1, y: [0, 1, 2], bufferBytes: 12 },
-        { v: 2, y: [3, 4, 5], bufferBytes: 12 },
-        expect.stringMatching(/failed in post: thrown for 3/),
-        expect.stringMatching(/failed in post: rejected for 4/),
-        { v: 5, y: [12, 13, 14], bufferBytes: 12 },
-        { v: 6, y: [15, 16, 17], bufferBytes: 12 },
-      ]);
-    }
   });
 
   it('stops a looping hook at its time limit and caps its ArrayBuffers; the next request is served', async () => {

@@ -101,6 +101,15 @@ describe("a hook's JSON body, parsed by the host", () => {
       expect(parseJsonPacked(enc.encode(t))).toBeUndefined();
     }
     expect(await seen(texts)).toEqual(texts.map(reference));
+    // Bodies that would make many values, many packs or much walking outside the isolate's caps.
+    const wrap = (depth: number, inner: string): string => '['.repeat(depth) + inner + ']'.repeat(depth);
+    const costly = [
+      '{"a":'.repeat(40) + JSON.stringify([row(5000, (i) => row(16, (k) => i + k)), 'x']) + '}'.repeat(40),
+      JSON.stringify(row(2000, (i) => ({ x: row(16, (k) => i * k) }))),
+      wrap(1000, '"x"'),
+    ];
+    for (const t of costly) expect(parseJsonPacked(enc.encode(t))).toBeUndefined();
+    expect(await seen(costly.slice(0, 2))).toEqual(costly.slice(0, 2).map(reference));
     const broken = `{"inputs": [${row(400, Number).join(',')}`;
     const [answer] = await seen([broken]);
     let message = '';

@@ -1,0 +1,36 @@
+/**
+ * isolated-vm on this thread: loaded once a sandbox is made here, values moved into its isolates,
+ * and the quiescing a thread that loaded it needs before it ends.
+ */
+import { getHeapSnapshot } from 'node:v8';
+
+import type ivm from 'isolated-vm';
+
+/** Bytes in a buffer of their own, moved into an isolate (the argument that carries them), not copied. */
+export function moveIn(bytes: Uint8Array): unknown {
+  return new lib!.ExternalCopy(bytes.buffer, { transferOut: true }).copyInto({ release: true, transferIn: true });
+}
+
+/** isolated-vm, once this thread has loaded it (it has made a sandbox). */
+export let lib: typeof ivm | undefined;
+
+export async function isolatedVm(): Promise<typeof ivm> {
+  lib ??= (await import('isolated-vm')).default;
+  return lib;
+}
+
+/**
+ * Makes this thread safe to end, once its sandboxes are disposed: collects every isolated-vm handle
+ * its heap holds while isolated-vm can still account for it. A Node thread that ends runs one last
+ * garbage collection after isolated-vm's own teardown when V8 was part way through marking (more
+ * likely the busier the machine); a handle collected then asks for an environment that is gone, and
+ * isolated-vm aborts the whole process (`IsolateEnvironment::GetCurrent(): environment != nullptr`).
+ * A full collection here leaves nothing for that one to find, and no marking under way.
+ */
+export function quiesce(): void {
+  if (lib === undefined) return;
+  // A heap snapshot collects all the garbage there is first (V8's CollectAllAvailableGarbage); the
+  // snapshot itself, of a thread's few MB, is let go unread. (--expose-gc is not used: a process-wide
+  // flag that threads would race to set and clear, and that every later isolate would see.)
+  getHeapSnapshot().destroy();
+}

@@ -1,0 +1,68 @@
+/**
+ * Many requests' hooks in one crossing of the sandbox (runtime/hooks/crossing.ts): each request
+ * its own outcome, whatever the others do.
+ */
+import { describe, expect, it } from 'vitest';
+
+import { json, pool } from './hook-pools.js';
+
+describe("a group's or a batch's hooks in one crossing", () => {
+  it("runs a group's or a batch's hooks in one crossing, each request its own outcome, sync or async", async () => {
+    const asks = ['sync', 'async', 'throw', 'reject', 'lie', 'sync'].map((how, i) => ({ how, v: i + 1 }));
+    const outcome = (o: { ok: boolean; body?: Uint8Array; error?: Error }) =>
+      o.ok ? JSON.parse(new TextDecoder().decode(o.body)) : o.error!.message;
+    for (const inline of [true, false]) {
+      const hooks = await pool('mixed', { sandbox: true, inline: true, threads: 1 });
+      // pre: a request holds the only thread, and the six queue for it and go in one task.
+      const first = hooks.pre(json({}), { inline });
+      const pres = asks.map((a) =>
+        hooks.pre(json(a), { inline }).then(
+          (r) => Array.from(r.tensors.x!.data as Float32Array),
+          (e: Error) => e.message,
+        ),
+      );
+      await first;
+      expect(await Promise.all(pres)).toEqual([
+        [1, 1, 2, 3],
+        [2, 1, 2, 3],
+        expect.stringMatching(/failed in pre: thrown for 3/),
+        expect.stringMatching(/failed in pre: rejected for 4/),
+        expect.stringMatching(/failed in pre: the hook returned a typed array the sandbox could not read back/),
+        [6, 1, 2, 3],
+      ]);
+      // post: a batch of six, each given its own row of the batch's output.
+      const batch = new Float32Array(18).map((_, i) => i);
+      const outputs = (i: number) => ({
+        y: { dtype: 'FP32' as const, shape: [1, 3], data: batch.subarray(i * 3, i * 3 + 3) },
+      });
+      const posts = await hooks.post(
+        asks.map((a, i) => ({ outputs: outputs(i), request: json(a) })),
+        { inline },
+      );
+      expect(posts.map(outcome)).toEqual([
+        { v: 1, y: [0, 1, 2], bufferBytes: 12 },
+        { v: 2, y: [3, 4, 5], bufferBytes: 12 },
+        expect.stringMatching(/failed in post: thrown for 3/),
+        expect.stringMatching(/failed in post: rejected for 4/),
+        { v: 5, y: [12, 13, 14], bufferBytes: 12 },
+        { v: 6, y: [15, 16, 17], bufferBytes: 12 },
+      ]);
+    }
+  });
+
+  it('fails only the request that runs its sandbox out of memory, not the others of its group', async () => {
+    const hooks = await pool('oom', { sandbox: true, maxHeapMb: 64, threads: 1 });
+    // A request holds the only thread; the three queue for it and go in one crossing, which the
+    // middle one takes down with its isolate.
+    const first = hooks.pre(json({}), {});
+    const group = [{}, { oom: true }, {}].map((body) =>
+      hooks.pre(json(body), {}).then(
+        (r) => (r.tensors.x ? 'ok' : 'no x'),
+        (e: Error) => e.message,
+      ),
+    );
+    await first;
+    expect(await Promise.all(group)).toEqual(['ok', expect.stringMatching(/memory/), 'ok']);
+    expect((await hooks.pre(json({}), {})).tensors.x).toBeDefined();
+  });
+});
