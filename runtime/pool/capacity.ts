@@ -82,13 +82,27 @@ export function roomUnderCap(device: string, capBytes: number, instanceBytes: nu
 const CORES = Math.max(1, availableParallelism());
 
 /**
+ * A forward this long (ms) outweighs the JavaScript around its requests (HTTP, hooks, batching: a
+ * few ms a request): lent every core while no other forward of the pool runs. Well above the MLP's
+ * batch of 64 (~8 ms), whose c=64 two threads would cost a third; a ResNet-50 batch takes hundreds.
+ */
+export const LONG_FORWARD_MS = 50;
+
+/**
  * A lone request's forward on a CPU pool that holds nothing else takes every core; under load it
  * runs on the configured intra-op threads (cores - 1 by default, the rest kept for HTTP, hooks and
  * batching). Measured on the MLP behind a JSON hook (2 cores): c=1 82-92 → 102-109 req/s, the
  * forward 7.4-8.1 → 5.7-5.9 ms, where 2 threads for every forward cost c=64 a third (555 → 368).
- * A function that sets its threads (INTRA_OP_THREAD_COUNT) keeps them.
+ * A long forward (LONG_FORWARD_MS, the pool's last) that runs `alone` takes every core under load
+ * too: a ResNet-50 queue of 8 held one instance on one core while the other waited on a few ms of
+ * hooks. A function that sets its threads (INTRA_OP_THREAD_COUNT) keeps them.
  */
-export function lentThreads(spec: FunctionSpec, device: string, requests: number, pending: number): number | undefined {
-  if (requests !== 1 || pending !== 1 || spec.instances.threads > 0 || device !== 'cpu') return undefined;
-  return CORES;
+export function lentThreads(
+  spec: FunctionSpec,
+  device: string,
+  load: { requests: number; pending: number; alone: boolean; lastForwardMs: number },
+): number | undefined {
+  if (spec.instances.threads > 0 || device !== 'cpu') return undefined;
+  if (load.requests === 1 && load.pending === 1) return CORES;
+  return load.alone && load.lastForwardMs >= LONG_FORWARD_MS ? CORES : undefined;
 }

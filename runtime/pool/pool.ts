@@ -44,6 +44,8 @@ export class Pool extends PoolLifecycle implements ServingPool {
   #loading = 0;
   #hooks: HookPool | undefined;
   #pending = 0;
+  /** How long the last batch's forward took (ms): lentThreads lends a long one every core. */
+  #lastForwardMs = 0;
   /** Requests in their pre hook, and in post (whose callers, in a closed loop, send again soon). */
   #inPre = 0;
   #inPost = 0;
@@ -294,12 +296,18 @@ export class Pool extends PoolLifecycle implements ServingPool {
         batch.map((e) => e.payload.tensors),
         [],
         batch.map((e) => e.rows),
-        lentThreads(this.spec, this.#model.device, batch.length, this.#pending),
+        lentThreads(this.spec, this.#model.device, {
+          requests: batch.length,
+          pending: this.#pending,
+          alone: this.#instances.total - this.#instances.idle === 1,
+          lastForwardMs: this.#lastForwardMs,
+        }),
         batch.map((e) => outputLimit(this.spec, e.payload.request !== undefined) * e.payload.requests),
       );
     } catch (error) {
       outputs = toHearthError(error);
     } finally {
+      this.#lastForwardMs = performance.now() - t0;
       // The instance is free as soon as its forward is done; post runs while it takes the next batch.
       this.#instances.free(instance);
       this.#inPost += toPost;
