@@ -192,7 +192,7 @@ void Parse::Run(const uint8_t* data, size_t size) {
 
 Napi::Value Parse::Value(Napi::Env env) {
   if (tooDeep) {
-    KeptParsers().GiveBack(std::move(parser));
+    GiveBack(std::move(parser));
     throw MakeError(env, code::kInvalidArgument, "the JSON is nested deeper than 1024 levels");
   }
   return Made(env, [&]() -> Napi::Value { return ToJs(env, doc, At::kTop); });
@@ -227,7 +227,7 @@ class ParseJob : public Napi::AsyncWorker {
   }
 
   void OnError(const Napi::Error& e) override {
-    KeptParsers().GiveBack(std::move(parse_.parser));
+    GiveBack(std::move(parse_.parser));
     deferred_.Reject(e.Value());
   }
 

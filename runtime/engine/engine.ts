@@ -167,6 +167,9 @@ export function parseInferJson(bytes: Uint8Array): unknown {
 /** Arrays of fewer numbers are made by the parse as they are (packing them costs more than it saves). */
 const PACKED_FROM_LEAVES = 16;
 
+/** The addon's parseJsonPacked on this thread: null where it has none (looked up once). */
+let packedParse: RawAddon['parseJsonPacked'] | null | undefined;
+
 /**
  * A JSON body for a hook's request.json (any document, not only KServe's), parsed natively with
  * its arrays of numbers packed into one Float64Array (PackedJson) — a 20 KB body of 1024 numbers
@@ -180,7 +183,7 @@ export function parseJsonPacked(bytes: Uint8Array): PackedJson | undefined {
     try {
       packedParse = native().parseJsonPacked ?? null;
     } catch {
-      packedParse = null; // no addon on this thread: JSON.parse, without trying again each time
+      packedParse = null;
     }
   }
   try {
@@ -189,7 +192,6 @@ export function parseJsonPacked(bytes: Uint8Array): PackedJson | undefined {
     return undefined;
   }
 }
-let packedParse: RawAddon['parseJsonPacked'] | null | undefined;
 
 /** The addon's value, or JSON.parse's where the addon left the body to it. */
 const orJsonParse = (parsed: unknown, bytes: Uint8Array): unknown =>

@@ -85,15 +85,15 @@ const viewOf = (d) => (d !== null && typeof d === 'object' ? typedName.call(d) :
 const now = Date.now;
 let context;
 const fail = (e, input = false) => ({ ok: false, message: String(e instanceof Error ? e.message : e).slice(0, 8192), input: input || e?.code === 'INVALID_INPUT', reason: typeof e?.reason === 'string' ? e.reason : undefined, stack: e instanceof Error && typeof e.stack === 'string' ? e.stack.slice(0, 8192) : undefined });
-function jsonRequest(text, contentType) {
+// A JSON request whose value \`read()\` makes when the hook first reads request.json.
+function jsonRequest(read, contentType) {
   let parsed;
-  return { kind: 'json', contentType, get json() {
-    if (parsed === undefined) {
-      try { parsed = { value: JSON.parse(text()) }; } catch (e) { const err = new Error('the body is not valid JSON: ' + e.message); err.code = 'INVALID_INPUT'; throw err; }
-    }
-    return parsed.value;
-  } };
+  return { kind: 'json', contentType, get json() { return (parsed ??= { value: read() }).value; } };
 }
+// JSON.parse of a body's text, a body that is not JSON being the caller's error.
+const parseText = (text) => () => {
+  try { return JSON.parse(text()); } catch (e) { const err = new Error('the body is not valid JSON: ' + e.message); err.code = 'INVALID_INPUT'; throw err; }
+};
 export async function setup(base) {
   try {
     base = { ...base, secrets: Object.freeze({ ...base.secrets }) };
@@ -211,16 +211,12 @@ function rebuilt(buffer, { value, at, packs }) {
   }
   return root;
 }
-function parsedRequest(buffer, body, contentType) {
-  let value;
-  return { kind: 'json', contentType, get json() { return (value ??= { v: rebuilt(buffer, body) }).v; } };
-}
 export function preMany(bytes, texts, ends, types, parsed, budget) {
   const all = bodies(bytes, texts, ends);
   return many(types.length, budget, (i) => {
     const b = all[i];
-    const request = parsed[i] ? parsedRequest(bytes, parsed[i], types[i])
-      : typeof b === 'string' ? jsonRequest(() => b, types[i]) : { kind: 'bytes', bytes: b, contentType: types[i] };
+    const request = parsed[i] ? jsonRequest(() => rebuilt(bytes, parsed[i]), types[i])
+      : typeof b === 'string' ? jsonRequest(parseText(() => b), types[i]) : { kind: 'bytes', bytes: b, contentType: types[i] };
     return hook.pre(request, context);
   }, (value) => ({ ok: true, value }), (out) => packed(out, placeTensors));
 }
@@ -228,7 +224,7 @@ export function preMany(bytes, texts, ends, types, parsed, budget) {
 function lazyRequest(i, read, contentType, json) {
   let got;
   const text = () => (got ??= { value: read.applySync(undefined, [i], { result: { copy: true } }) }).value;
-  return json ? jsonRequest(text, contentType) : { kind: 'bytes', get bytes() { return text(); }, contentType };
+  return json ? jsonRequest(parseText(text), contentType) : { kind: 'bytes', get bytes() { return text(); }, contentType };
 }
 // Each output a copy of its own (its rows of the batch's outputs, in the ArrayBuffer \`bytes\`), so
 // a hook that reads a tensor's .buffer reads its own request's rows only.
