@@ -1,6 +1,7 @@
 // The runner's side of hearth-jail: once its parent has written its id maps and cgroups, it takes
 // its uid, makes its mounts, gives up every capability, restricts itself with Landlock and seccomp,
-// reports what it applied, and execs the program (pid 1 of its own pid namespace, where it has one).
+// and reports what it applied; then it execs the program (pid 1 of its own pid namespace, where it
+// has one), or, forked from the runner template, goes on as it (template.cc).
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -17,14 +18,23 @@
 #include "jail.h"
 
 namespace jail {
-namespace {
 
-// A setup failure, told to the parent on `err` (it says it on stderr); the runner never starts.
 [[noreturn]] void Fail(int err, const std::string& why) {
   const std::string m = why + "\n";
   if (write(err, m.data(), m.size()) < 0) _exit(kSetupFailed);
   _exit(kSetupFailed);
 }
+
+void ScratchEnv(const std::string& scratch) {
+  if (scratch.empty()) return;
+  // Caches a library keeps in $HOME (CUDA's compute cache, ~/.cache) go to its scratch: its home
+  // is read-only to it.
+  setenv("TMPDIR", scratch.c_str(), 1);
+  setenv("XDG_CACHE_HOME", (scratch + "/.cache").c_str(), 0);
+  setenv("CUDA_CACHE_PATH", (scratch + "/.nv").c_str(), 0);
+}
+
+namespace {
 
 // The uid first, so what the mounts make is the runner's; its capabilities are kept (in its own
 // user namespace only, where it has one) for those mounts, then all dropped.
@@ -76,14 +86,10 @@ void RaiseOomScore(const Options& o, Report& r) {
     r.notes.push_back(Errno("oom_score_adj: /proc/self/oom_score_adj"));
 }
 
+}  // namespace
+
 [[noreturn]] void Exec(const Options& o, const std::string& scratch, int err) {
-  if (!scratch.empty()) {
-    // Caches a library keeps in $HOME (CUDA's compute cache, ~/.cache) go to its scratch: its home
-    // is read-only to it.
-    setenv("TMPDIR", scratch.c_str(), 1);
-    setenv("XDG_CACHE_HOME", (scratch + "/.cache").c_str(), 0);
-    setenv("CUDA_CACHE_PATH", (scratch + "/.nv").c_str(), 0);
-  }
+  ScratchEnv(scratch);
   std::vector<char*> args;
   for (const auto& a : o.argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -91,9 +97,7 @@ void RaiseOomScore(const Options& o, Report& r) {
   Fail(err, Errno("exec " + o.argv[0]));
 }
 
-}  // namespace
-
-[[noreturn]] void Child(const Options& o, Report r, const Ids& ids, bool ns, bool userns, int go, int err) {
+std::string Child(const Options& o, Report r, const Ids& ids, bool ns, bool userns, int go, int err) {
   // Wait for the parent: it writes the uid maps and cgroup membership, then our pid as it sees it.
   pid_t hostPid = 0;
   if (read(go, &hostPid, sizeof hostPid) != static_cast<ssize_t>(sizeof hostPid)) _exit(kSetupFailed);
@@ -119,7 +123,7 @@ void RaiseOomScore(const Options& o, Report& r) {
   }
   Restrict(o, scratch, r, err);
   if (o.reportFd >= 0) SendReport(o.reportFd, r);
-  Exec(o, scratch, err);
+  return scratch;
 }
 
 }  // namespace jail

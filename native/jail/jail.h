@@ -102,13 +102,43 @@ struct Started {
   bool ns = false;      // new namespaces
   bool userns = false;  // a user namespace among them
 };
+// On a `relay` (>= 0: forked from the runner template), it sends the runner's wait status there
+// instead of ending as the runner ends, and kills the runner should the relay close first.
 Started StartChild(const Options& o, bool root, Report& r);
 [[noreturn]] void Supervise(const Options& o, const Ids& ids, const Started& child, bool root, const int go[2],
-                            const int err[2]);
+                            const int err[2], int relay);
+// Ends this process as a wait status says: the same exit code, or the same signal.
+[[noreturn]] void Mirror(int status);
+// The whole of it: its uid, the child started and supervised. Returns in the child only, once its
+// walls are up: its scratch folder, and `err` (still open) for a failure it still meets.
+struct Launched {
+  std::string scratch;
+  int err;
+};
+Launched Launch(const Options& o, int relay);
 
 // child.cc: the child, once released: its uid, mounts and capabilities, Landlock and seccomp, the
-// report, then exec of the program. A failure is written to `err` (its parent says it) and exits.
-[[noreturn]] void Child(const Options& o, Report r, const Ids& ids, bool ns, bool userns, int go, int err);
+// report; returns its scratch folder ("" for none). A failure is written to `err` (its parent says
+// it) and exits.
+std::string Child(const Options& o, Report r, const Ids& ids, bool ns, bool userns, int go, int err);
+[[noreturn]] void Fail(int err, const std::string& why);
+// TMPDIR and the caches' folders in the scratch folder, in the environment.
+void ScratchEnv(const std::string& scratch);
+// The program, exec'd with that environment.
+[[noreturn]] void Exec(const Options& o, const std::string& scratch, int err);
+
+// handoff.cc: hearth-jail's handoff to the runner template, one SOCK_SEQPACKET message: its
+// arguments (from the options on), its environment, and its descriptors 0-2 and 3, 4 where open.
+struct Handoff {
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+  std::vector<int> fds;           // the sender's, as sent; the receiver's, as received
+  std::vector<uint32_t> numbers;  // received: the number each had in hearth-jail
+};
+bool SendHandoff(int sock, const Handoff& h, std::string& why);
+bool ReceiveHandoff(int sock, Handoff& h, std::string& why);
+// relay.cc: hearth-jail --template=SOCKET: hands its runner to the template and ends as it ends.
+[[noreturn]] void Relay(const std::string& socketPath, int argc, char** argv);
 
 // Landlock (landlock.cc): the ABI the kernel offers (0: none), and the ruleset applied to this
 // thread and its future threads. Returns the ABI applied, or 0 with `why` set.

@@ -3,11 +3,15 @@
 // and its child, made in new namespaces, sets up its mounts, drops to its uid, restricts itself
 // with Landlock and seccomp, reports, and execs PROGRAM as pid 1 of its own pid namespace.
 //
+// hearth-jail --template=SOCKET [options] -- PROGRAM [ARGS...]: the same runner, forked from the
+// runner template (template.cc) with PROGRAM's runtime already loaded, instead of exec'd.
+//
 // Here, the order of it; each step is a file of its own (jail.h lists them).
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
+
+#include <string>
 
 #include "jail.h"
 
@@ -19,19 +23,13 @@ int Run(int argc, char** argv) {
   // With the node: a runner never outlives it.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != node) return kSetupFailed;
+  // --template=SOCKET first: the runner template forks the runner (template.cc); this process
+  // hands it the rest of its arguments, its environment and descriptors, and ends as the runner ends.
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (first.rfind("--template=", 0) == 0) Relay(first.substr(11), argc - 2, argv + 2);
   const Options o = Parse(argc, argv);
-  const bool root = geteuid() == 0;
-  Report r;
-  const Ids ids = PickIds(o, root, r);
-  int go[2], err[2];
-  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) Die(Errno("pipe"));
-  const Started child = StartChild(o, root, r);
-  if (child.pid == 0) {
-    close(go[1]);
-    close(err[0]);
-    Child(o, r, ids, child.ns, child.userns, go[0], err[1]);
-  }
-  Supervise(o, ids, child, root, go, err);
+  const Launched runner = Launch(o, -1);
+  Exec(o, runner.scratch, runner.err);
 }
 
 }  // namespace

@@ -2,7 +2,11 @@
 // (or, where the kernel refuses them, a plain child), writes its id maps and cgroup membership,
 // releases it, says its setup failure if it had one, and ends as it ends — the same exit code or
 // signal, so the node reads the runner's end as it was. It holds the uid's lock meanwhile, and passes
-// the node's SIGTERM, SIGINT and SIGHUP on as SIGKILL.
+// the node's SIGTERM, SIGINT and SIGHUP on as SIGKILL. Forked from the runner template
+// (template.cc), it sends the runner's end to hearth-jail on the relay instead, and kills the runner
+// should hearth-jail go first.
+#include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -59,6 +63,36 @@ void SayChildFailure(int err) {
   if (!message.empty()) std::fprintf(stderr, "hearth-jail: %s", message.c_str());
 }
 
+// The runner's wait status, once it ends; on a relay, a relay that closes first (hearth-jail was
+// killed) kills the runner, and this process ends with it.
+int WaitRunner(pid_t pid, int relay) {
+  int status = 0;
+  if (relay < 0) {
+    while (waitpid(pid, &status, 0) < 0) {
+      if (errno != EINTR) Die(Errno("wait"));
+    }
+    return status;
+  }
+  sigset_t chld, open;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, &open);
+  sigdelset(&open, SIGCHLD);
+  struct sigaction sa {};
+  sa.sa_handler = [](int) {};
+  sigaction(SIGCHLD, &sa, nullptr);
+  for (;;) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return status;
+    pollfd p{relay, POLLIN, 0};
+    if (ppoll(&p, 1, nullptr, &open) > 0) {
+      kill(pid, SIGKILL);
+      _exit(0);
+    }
+  }
+}
+
+}  // namespace
+
 [[noreturn]] void Mirror(int status) {
   if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
   const int sig = WTERMSIG(status);
@@ -73,8 +107,6 @@ void SayChildFailure(int err) {
   kill(getpid(), sig);
   _exit(128 + sig);
 }
-
-}  // namespace
 
 Started StartChild(const Options& o, bool root, Report& r) {
   Started s;
@@ -102,7 +134,7 @@ Started StartChild(const Options& o, bool root, Report& r) {
 }
 
 [[noreturn]] void Supervise(const Options& o, const Ids& ids, const Started& child, bool root, const int go[2],
-                            const int err[2]) {
+                            const int err[2], int relay) {
   const pid_t pid = static_cast<pid_t>(child.pid);
   childPid = pid;
   close(go[0]);
@@ -113,11 +145,24 @@ Started StartChild(const Options& o, bool root, Report& r) {
   for (const int s : {SIGTERM, SIGINT, SIGHUP}) sigaction(s, &sa, nullptr);
   Release(o, ids, pid, root, child.userns, go[1]);
   SayChildFailure(err[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) Die(Errno("wait"));
-  }
-  Mirror(status);
+  const int status = WaitRunner(pid, relay);
+  if (relay < 0) Mirror(status);
+  if (write(relay, &status, sizeof status) < 0) _exit(kSetupFailed);
+  _exit(0);
+}
+
+Launched Launch(const Options& o, int relay) {
+  const bool root = geteuid() == 0;
+  Report r;
+  const Ids ids = PickIds(o, root, r);
+  int go[2], err[2];
+  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) Die(Errno("pipe"));
+  const Started child = StartChild(o, root, r);
+  if (child.pid != 0) Supervise(o, ids, child, root, go, err, relay);
+  close(go[1]);
+  close(err[0]);
+  if (relay >= 0) close(relay);
+  return {Child(o, r, ids, child.ns, child.userns, go[0], err[1]), err[1]};
 }
 
 }  // namespace jail

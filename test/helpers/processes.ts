@@ -1,6 +1,7 @@
 /**
- * A node's runner processes, from Linux's /proc: a jailed runner is the child of its hearth-jail
- * launcher (itself the node's child); an unjailed one is the node's child.
+ * A node's runner processes, from Linux's /proc: a jailed runner is forked by the runner template's
+ * supervisor (or, without the template, is its hearth-jail launcher's child); an unjailed one is the
+ * node's child.
  */
 import { readdir, readFile } from 'node:fs/promises';
 
@@ -30,17 +31,24 @@ export async function processes(): Promise<ProcessInfo[]> {
   return out;
 }
 
-/** The runner processes of the node `nodePid` (the spare among them). */
+/**
+ * The runner processes of the node `nodePid` (the spare among them): its descendants that run
+ * Node's permission model, but for the runner template and its supervisors (their arguments name
+ * the template's folder; a runner forked from it has its own).
+ */
 export async function runnerProcesses(nodePid: number): Promise<ProcessInfo[]> {
   const all = await processes();
-  const launchers = new Set(
-    all.filter((p) => p.ppid === nodePid && p.args[0]?.endsWith('/hearth-jail')).map((p) => p.pid),
-  );
-  // Its other children (esbuild's service) are not runners.
+  const byPid = new Map(all.map((p) => [p.pid, p]));
+  const descends = (p: ProcessInfo): boolean => {
+    for (let q = byPid.get(p.ppid); q; q = byPid.get(q.ppid)) if (q.pid === nodePid) return true;
+    return false;
+  };
+  // Its other descendants (esbuild's service, hearth-jail) are not runners.
   return all.filter(
     (p) =>
-      (launchers.has(p.ppid) || p.ppid === nodePid) &&
+      descends(p) &&
+      p.args.includes('--experimental-permission') &&
       !p.args[0]?.endsWith('/hearth-jail') &&
-      p.args.includes('--experimental-permission'),
+      !p.args.some((a) => a.includes('/runner-template-')),
   );
 }

@@ -55,16 +55,9 @@ export function runnerEnv(files: RunnerFiles, intraOpThreads: number | undefined
   return env;
 }
 
-/**
- * The program and its arguments: Node (under its permission model unless `permissions` is false)
- * on the runner's entry, inside hearth-jail where `jail` is given.
- */
-export function runnerCommand(
-  files: RunnerFiles,
-  permissions: boolean,
-  jail: Omit<JailOptions, 'home' | 'read'> | undefined,
-): [string, string[]] {
-  const { entry, hookWorker, addon, dir } = files;
+/** Node's arguments for a runner: its permission flags (unless `permissions` is false) and its entry. */
+export function nodeArguments(files: RunnerFiles, permissions: boolean): string[] {
+  const { entry, addon, dir } = files;
   const flags = permissions
     ? [
         '--experimental-permission',
@@ -75,10 +68,33 @@ export function runnerCommand(
         '--allow-addons',
       ]
     : [];
-  const node = [...flags, '--no-warnings', entry];
+  return [...flags, '--no-warnings', entry];
+}
+
+/**
+ * The program and its arguments: Node (under its permission model unless `permissions` is false)
+ * on the runner's entry, inside hearth-jail where `jail` is given — forked by the runner template
+ * listening on `template` where one is given (./runner-template.ts), else exec'd.
+ */
+export function runnerCommand(
+  files: RunnerFiles,
+  permissions: boolean,
+  jail: Omit<JailOptions, 'home' | 'read'> | undefined,
+  template?: string,
+): [string, string[]] {
+  const { entry, hookWorker, addon, dir } = files;
+  const node = nodeArguments(files, permissions);
   if (!jail) return [process.execPath, node];
   const read = [NODE_MODULES, addon, ...[entry, hookWorker].map(packagesOf)];
-  return [jailPath(), [...jailArguments({ ...jail, home: dir, read }), process.execPath, ...node]];
+  return [
+    jailPath(),
+    [
+      ...(template ? [`--template=${template}`] : []),
+      ...jailArguments({ ...jail, home: dir, read }),
+      process.execPath,
+      ...node,
+    ],
+  ];
 }
 
 /**

@@ -12,9 +12,8 @@
  *   (hooks) and load the addon; it cannot start processes or write files (JavaScript only);
  * - hooks in V8 isolates (runtime/hooks/sandbox.ts).
  */
-import { readdirSync } from 'node:fs';
-import { chmod, chown, copyFile, link, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { setPriority, tmpdir } from 'node:os';
+import { chmod, chown, copyFile, link, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -28,7 +27,9 @@ import { MemoryBudget } from './memory-budget.js';
 import { ParkedRunners } from './parked-runners.js';
 import type { RunnerFiles } from './runner-command.js';
 import { runnerCommand, runnerEnv, spawnRunner } from './runner-command.js';
+import { ROOT_PREFIX, renice, sweepRoots } from './runner-os.js';
 import { RunnerProcess } from './runner-process.js';
+import { RunnerTemplate, TemplateSlot } from './runner-template.js';
 import type { SandboxReport } from './sandbox-record.js';
 import { SandboxRecord } from './sandbox-record.js';
 
@@ -63,6 +64,13 @@ export interface RunnerHostOptions {
   memoryBudgetBytes?: number;
   /** Keep one runner started ahead of need (default true). */
   spare?: boolean;
+  /**
+   * Fork jailed runners from a runner template with the runtime loaded (./runner-template.ts;
+   * default true); without it, or where it cannot start, each runner execs Node.
+   */
+  template?: boolean;
+  /** Hears, once, why the runner template could not start (runners then exec Node). */
+  onTemplateFailed?: (why: string) => void;
   /** Where a runner's output lines go (its function's log). */
   onLine?: (line: string, runner: RunnerProcess) => void;
 }
@@ -74,9 +82,6 @@ const UID_SPAN = 65_536;
 
 /** Where a root node's runners lock their uids: one place per host, so two nodes never share one. */
 const UID_LOCKS = '/run/hearth/runner-uids';
-
-/** Runner folders' parents are named hearth-runners-<node pid>-…; a started node removes its dead peers'. */
-const ROOT_PREFIX = 'hearth-runners-';
 
 /**
  * The runner's entry as one ES module (runners start without a TypeScript loader): bundled here on
@@ -116,10 +121,15 @@ export class RunnerHost {
   readonly reported: Promise<SandboxReport> = this.#record.reported;
   readonly #parked = new ParkedRunners();
   #arenaFailed = false;
+  readonly #template: TemplateSlot;
   readonly #budget: MemoryBudget | undefined;
 
   constructor(options: RunnerHostOptions) {
     this.#o = options;
+    this.#template = new TemplateSlot(
+      async () => RunnerTemplate.start(await this.#code(), options.permissions !== false, await this.#root()),
+      (why) => options.onTemplateFailed?.(why),
+    );
     const budget = options.memoryBudgetBytes;
     this.#budget = budget === undefined ? undefined : new MemoryBudget(budget, (runner) => runner.usedBytes());
   }
@@ -205,24 +215,50 @@ export class RunnerHost {
     }
   }
 
-  /** A new runner process, in its jail where it has one, once it is up (its hello has come). */
+  /**
+   * A new runner process, in its jail where it has one, once it is up (its hello has come): forked
+   * by the runner template where there is one, else exec'd — and exec'd again should a fork fail.
+   */
   async #spawn(spare: boolean): Promise<RunnerProcess> {
-    const [entry, hookWorker] = await Promise.all([runnerEntryFile(), hookWorkerFile()]);
-    const n = ++this.#count;
+    const code = await this.#code();
     const mode = this.#o.sandbox ?? 'auto';
     const jailed = mode !== 'off' && this.#record.jailFound(mode);
+    const template = jailed && this.#o.template !== false ? await this.#template.get() : undefined;
+    if (!template) return this.#spawnIn(spare, code, jailed);
+    try {
+      return await this.#spawnIn(spare, code, jailed, template.socket);
+    } catch (error) {
+      if (this.#closed || !template.alive) throw error;
+      await this.#template.giveUp(`a runner it forked failed to start: ${(error as Error).message}`);
+      return this.#spawnIn(spare, code, jailed);
+    }
+  }
+
+  /** What every runner runs: its entry, the hook worker and the addon. */
+  async #code(): Promise<Omit<RunnerFiles, 'dir'>> {
+    const [entry, hookWorker] = await Promise.all([runnerEntryFile(), hookWorkerFile()]);
+    return { entry, hookWorker, addon: process.env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH };
+  }
+
+  async #spawnIn(
+    spare: boolean,
+    code: Omit<RunnerFiles, 'dir'>,
+    jailed: boolean,
+    template?: string,
+  ): Promise<RunnerProcess> {
+    const n = ++this.#count;
+    const mode = this.#o.sandbox ?? 'auto';
     const user = this.#o.users && { uid: this.#o.users.firstUid + (n % UID_SPAN), gid: this.#o.users.gid };
     // A jailed runner's folder is made its uid's by hearth-jail, which picks the uid.
     const owner = user && !jailed && process.getuid?.() === 0 ? user : undefined;
     const dir = await this.#runnerDir(n, owner);
-    const addon = process.env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH;
-    const files: RunnerFiles = { entry, hookWorker, addon, dir };
+    const files: RunnerFiles = { ...code, dir };
     const env = runnerEnv(files, this.#o.intraOpThreads);
     const cgroup = jailed ? await this.#record.cgroup(`r${n}`, mode) : undefined;
     const command = runnerCommand(
       files,
       this.#o.permissions !== false,
-      jailed
+      jailed && mode !== 'off'
         ? {
             mode,
             hint: n,
@@ -232,12 +268,14 @@ export class RunnerHost {
             tmpBytes: this.#o.tmpBytes ?? 64 * 2 ** 20,
           }
         : undefined,
+      template,
     );
     // Its arena is its own: made for it, inherited by it alone as fd 4 (the node's copy is closed
     // once it is spawned; the mapping stays). Nothing is awaited between the two.
     const arenaBytes = this.#o.arenaBytes ?? DEFAULT_ARENA_MB * 2 ** 20;
     const arena = arenaBytes > 0 ? this.#arena(arenaBytes) : undefined;
     if (arena) env.HEARTH_ARENA_FD = '4';
+    if (spare) env.HEARTH_PREFAULT = '1';
     const child = spawnRunner(command, { dir, env, arenaFd: arena?.fd, user: owner });
     const runner = new RunnerProcess(child, dir, (line) => this.#o.onLine?.(line, runner), cgroup, arena?.buffer);
     // hearth-jail sets a jailed runner's; an unjailed one's is set here, before it is given a
@@ -352,45 +390,11 @@ export class RunnerHost {
           await r.cleaned;
         }),
       );
+      await this.#template.close();
       if (this.#dir && !this.#o.dir) await rm(await this.#dir, { recursive: true, force: true });
       await this.#record.close();
     } finally {
       clearInterval(hold);
-    }
-  }
-}
-
-/**
- * Sets the scheduling priority of every thread of a runner (Linux schedules threads: a process's
- * priority is its threads'). A spare boots at a lower one; only where it can be raised back (root).
- */
-function renice(runner: RunnerProcess, priority: number): void {
-  if (process.getuid?.() !== 0 || runner.pid === undefined) return;
-  let threads: string[];
-  try {
-    threads = readdirSync(`/proc/${runner.pid}/task`);
-  } catch {
-    threads = [String(runner.pid)];
-  }
-  for (const tid of threads) {
-    try {
-      setPriority(Number(tid), priority);
-    } catch {
-      // A thread that ended meanwhile.
-    }
-  }
-}
-
-/** Removes the runner folders of nodes that died (their runners died with them). */
-async function sweepRoots(): Promise<void> {
-  for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
-    const pid = Number(new RegExp(`^${ROOT_PREFIX}(\\d+)-`).exec(name)?.[1]);
-    if (!(pid > 0) || pid === process.pid) continue;
-    try {
-      process.kill(pid, 0);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ESRCH')
-        await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
     }
   }
 }

@@ -1,0 +1,48 @@
+/**
+ * What the runner host asks of the operating system besides spawning: a runner's threads'
+ * priority, and the folders of runners whose node died.
+ */
+import { readdirSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
+import { setPriority, tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import type { RunnerProcess } from './runner-process.js';
+
+/** Runner folders' parents are named hearth-runners-<node pid>-…; a started node removes its dead peers'. */
+export const ROOT_PREFIX = 'hearth-runners-';
+
+/**
+ * Sets the scheduling priority of every thread of a runner (Linux schedules threads: a process's
+ * priority is its threads'). A spare boots at a lower one; only where it can be raised back (root).
+ */
+export function renice(runner: RunnerProcess, priority: number): void {
+  if (process.getuid?.() !== 0 || runner.pid === undefined) return;
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${runner.pid}/task`);
+  } catch {
+    threads = [String(runner.pid)];
+  }
+  for (const tid of threads) {
+    try {
+      setPriority(Number(tid), priority);
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+}
+
+/** Removes the runner folders of nodes that died (their runners died with them). */
+export async function sweepRoots(): Promise<void> {
+  for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
+    const pid = Number(new RegExp(`^${ROOT_PREFIX}(\\d+)-`).exec(name)?.[1]);
+    if (!(pid > 0) || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH')
+        await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The runner template (native/jail/template.cc): a Node process stopped before its main, with the
+ * addon and LibTorch loaded, that forks each jailed runner where hearth-jail would exec Node and
+ * load LibTorch again. A runner's start on this machine: ~0.8 s exec'd, of which the libraries'
+ * load is ~0.6 s; forked, that part is paid once per node.
+ *
+ * The template holds nothing of the node's: it is started with a runner's environment (no
+ * credentials), reads no request, and answers only hearth-jail processes this node started. A
+ * runner it forks goes through hearth-jail's setup unchanged (namespaces, uid, mounts, Landlock,
+ * seccomp, cgroups) before Node's main runs, and closes every descriptor but its own.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+import { jailPath } from '../walls/index.js';
+import type { RunnerFiles } from './runner-command.js';
+import { nodeArguments, runnerEnv } from './runner-command.js';
+
+/** How long a template may take to load the runtime (LibTorch, CUDA's libraries) before it is given up. */
+const READY_MS = 60_000;
+
+/** The template's library, beside hearth-jail. */
+export function templateLibrary(): string {
+  return join(dirname(jailPath()), 'libhearth-template.so');
+}
+
+export class RunnerTemplate {
+  readonly socket: string;
+  readonly #child: ChildProcess;
+  #alive = true;
+
+  private constructor(child: ChildProcess, socket: string) {
+    this.#child = child;
+    this.socket = socket;
+    child.unref();
+    child.once('exit', () => {
+      this.#alive = false;
+    });
+  }
+
+  get alive(): boolean {
+    return this.#alive;
+  }
+
+  /**
+   * Starts a template for runners of `files` (its command line has a runner's shape: the runner's
+   * arguments take the place of its own), its socket in `dir`; resolves once it listens, or rejects
+   * with why it could not (its last lines).
+   */
+  static start(files: Omit<RunnerFiles, 'dir'>, permissions: boolean, dir: string): Promise<RunnerTemplate> {
+    const library = templateLibrary();
+    if (!existsSync(library)) return Promise.reject(new Error(`no runner template library at ${library}`));
+    const socket = join(dir, 'template.sock');
+    // Its folder in its arguments is padded: a runner's arguments are written over them where they
+    // fit (its /proc/PID/cmdline is then the runner's own).
+    const own = { ...files, dir: join(dir, `runner-template${'-'.repeat(24)}`) };
+    const child = spawn(process.execPath, nodeArguments(own, permissions), {
+      cwd: dir,
+      env: {
+        ...runnerEnv(own, undefined),
+        LD_PRELOAD: library,
+        HEARTH_TEMPLATE_SOCKET: socket,
+        HEARTH_TEMPLATE_PRELOAD: files.addon,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines: string[] = [];
+    child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+      // Its last lines, for the reason it failed; the pipe is drained for as long as it lives.
+      for (const line of text.split('\n')) if (line) lines.push(line);
+      lines.splice(0, lines.length - 20);
+    });
+    return new Promise((resolve, reject) => {
+      const fail = (why: string): void => {
+        child.kill('SIGKILL');
+        reject(new Error(`the runner template did not start (${why}): ${lines.slice(-3).join(' | ')}`));
+      };
+      const timer = setTimeout(() => fail(`not ready in ${READY_MS / 1000} s`), READY_MS);
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        fail(signal ?? `code ${code}`);
+      });
+      child.stdout!.setEncoding('utf8').once('data', (text: string) => {
+        clearTimeout(timer);
+        child.removeAllListeners('exit');
+        if (!text.startsWith('ready')) return fail(`it said ${JSON.stringify(text.slice(0, 100))}`);
+        resolve(new RunnerTemplate(child, socket));
+      });
+    });
+  }
+
+  /** Ends it (the runners it forked live on: each is its own supervisor's). */
+  close(): void {
+    this.#alive = false;
+    this.#child.kill('SIGKILL');
+  }
+}
+
+/**
+ * A host's runner template: started on first need (and again should it die), given up for good
+ * where it could not start or a runner it forked could not (runners then exec Node).
+ */
+export class TemplateSlot {
+  #template: Promise<RunnerTemplate | undefined> | undefined;
+  readonly #start: () => Promise<RunnerTemplate>;
+  readonly #onFailed: (why: string) => void;
+
+  constructor(start: () => Promise<RunnerTemplate>, onFailed: (why: string) => void) {
+    this.#start = start;
+    this.#onFailed = onFailed;
+  }
+
+  async get(): Promise<RunnerTemplate | undefined> {
+    const current = this.#template && (await this.#template);
+    if (current?.alive || (this.#template && !current)) return current;
+    this.#template = this.#start().catch((error: Error) => {
+      this.#onFailed(error.message);
+      return undefined;
+    });
+    return this.#template;
+  }
+
+  /** Ends it for good: what a runner it forked met (`why`) would meet the next. */
+  async giveUp(why: string): Promise<void> {
+    const current = await this.#template;
+    this.#template = Promise.resolve(undefined);
+    current?.close();
+    this.#onFailed(why);
+  }
+
+  async close(): Promise<void> {
+    (await this.#template)?.close();
+  }
+}
