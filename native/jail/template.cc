@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -126,7 +127,11 @@ void Supervisor(int conn, int argc, char** argv) {
   ScratchEnv(runner.scratch);
   SetArgv(argc, argv, o.argv, runner.err);
   ResetSignals();
-  close(runner.err);
+  // What an exec would close: the uid's lock (the supervisor holds it), the setup's pipes, whatever
+  // took 3 or 4 where the handoff brought none.
+  for (const int fd : {3, 4})
+    if (std::find(h.numbers.begin(), h.numbers.end(), static_cast<uint32_t>(fd)) == h.numbers.end()) close(fd);
+  close_range(5, ~0U, 0);
 }
 
 // The template's life: libraries loaded, then a fork per handoff. Returns in a runner only.
