@@ -27,6 +27,7 @@ export type { RunnerCrash, SandboxReport } from './runner/index.js';
 // Runner processes.
 export {
   DEFAULT_ARENA_MB,
+  discardEarlyTemplate,
   groupOf,
   limitedLines,
   RunnerHost,

@@ -1,5 +1,5 @@
 /** The runner host: each function version's runner process, jailed, with its output in the logs. */
-import { groupOf, RunnerHost } from '../../runtime/index.js';
+import { discardEarlyTemplate, groupOf, RunnerHost } from '../../runtime/index.js';
 import type { Config } from '../config/index.js';
 import type { FunctionLogs } from '../functions/index.js';
 import type { Logger } from '../log/index.js';
@@ -10,6 +10,8 @@ export async function createRunners(
   functionLogs: FunctionLogs,
   runnerLog: Logger,
 ): Promise<RunnerHost | undefined> {
+  // The template platform/entry started, where the config turns out to need none.
+  if (config.isolation !== 'process' || config.sandbox === 'off') await discardEarlyTemplate();
   return config.isolation === 'process'
     ? new RunnerHost({
         // A root node runs user code as other users; a node that is not root gives its runners
@@ -22,6 +24,8 @@ export async function createRunners(
         intraOpThreads: config.intraOpThreads,
         arenaBytes: config.arenaMb * 2 ** 20,
         memoryBudgetBytes: config.runnerMemoryBudgetMb * 2 ** 20,
+        onTemplateFailed: (why) =>
+          runnerLog.warn({ why }, 'runners are not forked from a template; each starts Node and LibTorch itself'),
         onArenaFailed: (why) =>
           runnerLog.warn({ why }, 'runners get no shared-memory arena; tensors go on their sockets'),
         onLine: (line, runner) => {

@@ -1,7 +1,9 @@
 /**
  * What a starting node waits for before it says it is ready: the functions that keep instances warm
- * (scaling.minInstances ≥ 1) and its spare runner (for at most SPARE_WAIT_MS); and what it says of
- * the runners' jail (HEARTH_SANDBOX=strict refuses to start without every layer).
+ * (scaling.minInstances ≥ 1), and under HEARTH_SANDBOX=strict its spare runner's report (for at most
+ * SPARE_WAIT_MS: strict refuses to start without every layer). Otherwise it serves as soon as its
+ * stores answer: its spare, forked from the runner template, comes up beside the first requests (a
+ * cold start takes it when it is up, holding its requests meanwhile).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -55,7 +57,7 @@ export async function warmUp(
     log.warn({ reason: (error as Error).message }, 'could not list the functions to warm at start');
     return { warm: [], failed: [] };
   });
-  if (spareUp) await waitForSpare(spareUp, log);
+  if (spareUp && config.sandbox === 'strict') await waitForSpare(spareUp, log);
   if (runners && config.sandbox !== 'off') reportSandbox(runners, config.sandbox, log);
   return await minimum;
 }

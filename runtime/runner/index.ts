@@ -6,5 +6,12 @@
  */
 
 export type { RunnerCrash, RunnerHostOptions, RunnerPoolOptions, SandboxReport } from './supervision/index.js';
-export { groupOf, RunnerHost, RunnerPool, runnerEntryFile } from './supervision/index.js';
+export {
+  discardEarlyTemplate,
+  groupOf,
+  RunnerHost,
+  RunnerPool,
+  runnerEntryFile,
+  startTemplateEarly,
+} from './supervision/index.js';
 export { DEFAULT_ARENA_MB, limitedLines } from './wire/index.js';

@@ -8,7 +8,9 @@
  */
 export type { RunnerCrash } from './crash-loop.js';
 export type { RunnerHostOptions } from './runner-host.js';
-export { groupOf, RunnerHost, runnerEntryFile } from './runner-host.js';
+export { RunnerHost, runnerEntryFile } from './runner-host.js';
+export { groupOf } from './runner-os.js';
 export type { RunnerPoolOptions } from './runner-pool.js';
 export { RunnerPool } from './runner-pool.js';
+export { discardEarlyTemplate, startTemplateEarly } from './runner-template.js';
 export type { SandboxReport } from './sandbox-record.js';

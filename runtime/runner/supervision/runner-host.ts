@@ -12,7 +12,7 @@
  *   (hooks) and load the addon; it cannot start processes or write files (JavaScript only);
  * - hooks in V8 isolates (runtime/hooks/sandbox.ts).
  */
-import { chmod, chown, copyFile, link, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, link, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,7 +29,7 @@ import type { RunnerFiles } from './runner-command.js';
 import { runnerCommand, runnerEnv, spawnRunner } from './runner-command.js';
 import { ROOT_PREFIX, renice, sweepRoots } from './runner-os.js';
 import { RunnerProcess } from './runner-process.js';
-import { RunnerTemplate, TemplateSlot } from './runner-template.js';
+import { claimEarlyTemplate, RunnerTemplate, TemplateSlot } from './runner-template.js';
 import type { SandboxReport } from './sandbox-record.js';
 import { SandboxRecord } from './sandbox-record.js';
 
@@ -94,16 +94,6 @@ export function runnerEntryFile(): Promise<string> {
   return runnerFile;
 }
 
-/** The primary group of a user by name, from /etc/passwd. */
-export async function groupOf(name: string): Promise<number> {
-  const passwd = await readFile('/etc/passwd', 'utf8');
-  for (const line of passwd.split('\n')) {
-    const [user, , , gid] = line.split(':');
-    if (user === name) return Number(gid);
-  }
-  throw new Error(`no user "${name}" on this machine (HEARTH_RUNNER_USER)`);
-}
-
 export class RunnerHost {
   readonly #o: RunnerHostOptions;
   #spare: Promise<RunnerProcess> | undefined;
@@ -126,9 +116,16 @@ export class RunnerHost {
 
   constructor(options: RunnerHostOptions) {
     this.#o = options;
+    // The node's early template (./runner-template.ts), where it is one this host would start.
+    const early =
+      !options.dir && options.template !== false && options.sandbox !== 'off' && options.permissions !== false
+        ? claimEarlyTemplate()
+        : undefined;
+    if (early) this.#dir = sweepRoots().then(() => early.root);
     this.#template = new TemplateSlot(
-      async () => RunnerTemplate.start(await this.#code(), options.permissions !== false, await this.#root()),
+      async () => RunnerTemplate.start((await this.#code()).addon, options.permissions !== false, await this.#root()),
       (why) => options.onTemplateFailed?.(why),
+      early?.template,
     );
     const budget = options.memoryBudgetBytes;
     this.#budget = budget === undefined ? undefined : new MemoryBudget(budget, (runner) => runner.usedBytes());

@@ -1,9 +1,9 @@
 /**
  * What the runner host asks of the operating system besides spawning: a runner's threads'
- * priority, and the folders of runners whose node died.
+ * priority, the folders of runners whose node died, and a user's group.
  */
 import { readdirSync } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -45,4 +45,14 @@ export async function sweepRoots(): Promise<void> {
         await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
     }
   }
+}
+
+/** The primary group of a user by name, from /etc/passwd. */
+export async function groupOf(name: string): Promise<number> {
+  const passwd = await readFile('/etc/passwd', 'utf8');
+  for (const line of passwd.split('\n')) {
+    const [user, , , gid] = line.split(':');
+    if (user === name) return Number(gid);
+  }
+  throw new Error(`no user "${name}" on this machine (HEARTH_RUNNER_USER)`);
 }

@@ -11,12 +11,14 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
+import { DEFAULT_ADDON_PATH } from '../../engine/index.js';
 import { jailPath } from '../walls/index.js';
-import type { RunnerFiles } from './runner-command.js';
 import { nodeArguments, runnerEnv } from './runner-command.js';
+import { ROOT_PREFIX } from './runner-os.js';
 
 /** How long a template may take to load the runtime (LibTorch, CUDA's libraries) before it is given up. */
 const READY_MS = 60_000;
@@ -45,24 +47,25 @@ export class RunnerTemplate {
   }
 
   /**
-   * Starts a template for runners of `files` (its command line has a runner's shape: the runner's
-   * arguments take the place of its own), its socket in `dir`; resolves once it listens, or rejects
-   * with why it could not (its last lines).
+   * Starts a template for runners loading `addon` (its command line has a runner's shape: the
+   * runner's arguments take the place of its own), its socket in `dir`; resolves once it listens, or
+   * rejects with why it could not (its last lines).
    */
-  static start(files: Omit<RunnerFiles, 'dir'>, permissions: boolean, dir: string): Promise<RunnerTemplate> {
+  static start(addon: string, permissions: boolean, dir: string): Promise<RunnerTemplate> {
     const library = templateLibrary();
     if (!existsSync(library)) return Promise.reject(new Error(`no runner template library at ${library}`));
     const socket = join(dir, 'template.sock');
-    // Its folder in its arguments is padded: a runner's arguments are written over them where they
+    // Its paths in its arguments are padded: a runner's arguments are written over them where they
     // fit (its /proc/PID/cmdline is then the runner's own).
-    const own = { ...files, dir: join(dir, `runner-template${'-'.repeat(24)}`) };
-    const child = spawn(process.execPath, nodeArguments(own, permissions), {
+    const own = join(dir, `runner-template-${'-'.repeat(200)}`);
+    const files = { entry: `${own}/entry.mjs`, hookWorker: `${own}/worker.mjs`, addon, dir: own };
+    const child = spawn(process.execPath, nodeArguments(files, permissions), {
       cwd: dir,
       env: {
-        ...runnerEnv(own, undefined),
+        ...runnerEnv(files, undefined),
         LD_PRELOAD: library,
         HEARTH_TEMPLATE_SOCKET: socket,
-        HEARTH_TEMPLATE_PRELOAD: files.addon,
+        HEARTH_TEMPLATE_PRELOAD: addon,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -107,18 +110,28 @@ export class TemplateSlot {
   readonly #start: () => Promise<RunnerTemplate>;
   readonly #onFailed: (why: string) => void;
 
-  constructor(start: () => Promise<RunnerTemplate>, onFailed: (why: string) => void) {
+  /** `started`: one already on its way (the node's early one). */
+  constructor(
+    start: () => Promise<RunnerTemplate>,
+    onFailed: (why: string) => void,
+    started?: Promise<RunnerTemplate>,
+  ) {
     this.#start = start;
     this.#onFailed = onFailed;
+    if (started) this.#template = this.#failed(started);
+  }
+
+  #failed(started: Promise<RunnerTemplate>): Promise<RunnerTemplate | undefined> {
+    return started.catch((error: Error) => {
+      this.#onFailed(error.message);
+      return undefined;
+    });
   }
 
   async get(): Promise<RunnerTemplate | undefined> {
     const current = this.#template && (await this.#template);
     if (current?.alive || (this.#template && !current)) return current;
-    this.#template = this.#start().catch((error: Error) => {
-      this.#onFailed(error.message);
-      return undefined;
-    });
+    this.#template = this.#failed(this.#start());
     return this.#template;
   }
 
@@ -133,4 +146,36 @@ export class TemplateSlot {
   async close(): Promise<void> {
     (await this.#template)?.close();
   }
+}
+
+let early: { root: string; template: Promise<RunnerTemplate> } | undefined;
+
+/**
+ * Starts the node's runner template before the node's own modules load (platform/entry/main.ts),
+ * where its environment says runners will be jailed: LibTorch's load (~0.7 s here) then overlaps
+ * the node's start instead of following it. Its folder is the runner host's, who claims both.
+ */
+export function startTemplateEarly(env: NodeJS.ProcessEnv = process.env): void {
+  if (early || process.platform !== 'linux') return;
+  if ((env.HEARTH_ISOLATION ?? 'process') !== 'process' || env.HEARTH_SANDBOX === 'off') return;
+  const root = mkdtempSync(join(tmpdir(), `${ROOT_PREFIX}${process.pid}-`));
+  chmodSync(root, 0o711);
+  const template = RunnerTemplate.start(env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH, true, root);
+  template.catch(() => undefined);
+  early = { root, template };
+}
+
+/** The early template and its folder, once (undefined: none was started, or it was claimed). */
+export function claimEarlyTemplate(): { root: string; template: Promise<RunnerTemplate> } | undefined {
+  const claimed = early;
+  early = undefined;
+  return claimed;
+}
+
+/** Ends an early template nobody will claim (the node runs no runners). */
+export async function discardEarlyTemplate(): Promise<void> {
+  const unclaimed = claimEarlyTemplate();
+  if (!unclaimed) return;
+  (await unclaimed.template.catch(() => undefined))?.close();
+  rmSync(unclaimed.root, { recursive: true, force: true });
 }
