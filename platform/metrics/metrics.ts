@@ -10,7 +10,7 @@ import type { ServerOptions as HttpsOptions } from 'node:https';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
-import { Counter, collectDefaultMetrics, Histogram, Registry as PromRegistry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry as PromRegistry } from 'prom-client';
 
 import type { ColdStart, GpuMetric, PoolSummary } from '../../runtime/index.js';
 import { gpuGauges } from './gpu-series.js';
@@ -20,6 +20,7 @@ export class Metrics {
   readonly registry = new PromRegistry();
   readonly #coldStart: Histogram<'model' | 'version' | 'phase'>;
   readonly #uploaded: Counter;
+  readonly #nodeStart: Gauge<'phase'>;
 
   readonly #refresh: () => Promise<void>;
 
@@ -43,13 +44,24 @@ export class Metrics {
       help: 'Bytes of artifact uploads this node stored',
       registers: [this.registry],
     });
+    this.#nodeStart = new Gauge({
+      name: 'hearth_node_start_seconds',
+      help: "This node's start, from its process's: modules (its code loaded), stores (registry, artifacts, runners opened), port_live (HTTP answers), ready (it serves)",
+      labelNames: ['phase'],
+      registers: [this.registry],
+    });
     this.#coldStart = new Histogram({
       name: 'hearth_cold_start_seconds',
-      help: "Cold start time by phase: queue (the first request's whole wait), fetch, load, warmup",
+      help: "Cold start time by phase: queue (the first request's whole wait), fetch, runner (the wait for a runner process past the fetch), runner_jail and runner_runtime (that runner's own start), load, warmup",
       labelNames: [...LABELS, 'phase'],
       registers: [this.registry],
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     });
+  }
+
+  /** Sets when each phase of this node's start ended, in seconds since its process began. */
+  observeNodeStart(phases: Record<string, number>): void {
+    for (const [phase, seconds] of Object.entries(phases)) this.#nodeStart.set({ phase }, seconds);
   }
 
   /** Counts the bytes of an artifact upload this node stored. */
@@ -59,8 +71,9 @@ export class Metrics {
 
   /** Observes each phase given (queue arrives later than the others, on its own). */
   observeColdStart(name: string, version: number, phases: Partial<ColdStart>): void {
-    for (const phase of ['queue', 'fetch', 'load', 'warmup'] as const) {
-      const seconds = phases[phase];
+    const named = { ...phases, runner_jail: phases.runnerJail, runner_runtime: phases.runnerRuntime };
+    for (const phase of ['queue', 'fetch', 'runner', 'runner_jail', 'runner_runtime', 'load', 'warmup'] as const) {
+      const seconds = named[phase];
       if (seconds !== undefined) this.#coldStart.observe({ model: name, version: String(version), phase }, seconds);
     }
   }

@@ -56,11 +56,14 @@ function listening(
 }
 
 export async function startNode(config: Config): Promise<HearthNode> {
+  // When each phase of the start ended, in seconds of the process's life (its modules are loaded now).
+  const phases: Record<string, number> = { modules: process.uptime() };
   const root = createLogger({ level: config.logLevel });
   // The node's own lines (start, drain, TLS, cluster sweeps) and each component's.
   const log = root.child({ component: 'node' });
   const logOf = (component: string) => root.child({ component });
   const stores = await openStores(config, log, logOf);
+  phases.stores = process.uptime();
   const { registry, artifacts, cluster, runners } = stores;
   const { service, metrics, jobs } = createServices(config, stores, logOf);
   const serving = startClusterSweep(registry, jobs, service, log);
@@ -78,6 +81,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     log: logOf('http'),
   });
   const http = await listenHttp(config, handle, tlsOptions, metricsServer.server, log);
+  phases.port_live = process.uptime();
   const grpc = await listenGrpc(config, service, kserve, logOf('grpc'));
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const scheme = config.tls ? 'https' : 'http';
@@ -89,9 +93,14 @@ export async function startNode(config: Config): Promise<HearthNode> {
   );
   const warmed = await warmUp(config, service, runners, stores.spareUp, log);
   readiness.serve();
+  phases.ready = process.uptime();
+  metrics.observeNodeStart(phases);
   resumeCanaries(service, log);
   log.info(
-    listening(config, stores, warmed, { http: http.port, grpc: grpc.port, metrics: metricsServer.port }),
+    {
+      ...listening(config, stores, warmed, { http: http.port, grpc: grpc.port, metrics: metricsServer.port }),
+      startedIn: Object.fromEntries(Object.entries(phases).map(([k, s]) => [k, Math.round(s * 1000)])),
+    },
     'hearth listening',
   );
   const running = {

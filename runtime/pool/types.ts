@@ -81,6 +81,16 @@ export interface ColdStart {
   warmup: number;
   /** Where the model came from: the store on disk, the local cache, or fetched from remote. */
   source?: string;
+  /**
+   * In a runner process: how long the cold start waited for its runner once the model was fetched
+   * (0: a runner was up by then — the spare, or one started beside the fetch).
+   */
+  runner?: number;
+  /** That runner's own start: spawn to its jail applied, then to its runtime up (its hello). */
+  runnerJail?: number;
+  runnerRuntime?: number;
+  /** How that runner started: forked from the runner template, or Node exec'd. */
+  runnerFrom?: 'template' | 'exec';
 }
 
 export interface PoolStats extends PoolCounters {

@@ -269,6 +269,10 @@ export const PoolInfoSchema = z.looseObject({
       load: z.number(),
       warmup: z.number(),
       source: z.string().optional(),
+      runner: z.number().optional(),
+      runnerJail: z.number().optional(),
+      runnerRuntime: z.number().optional(),
+      runnerFrom: z.enum(['template', 'exec']).optional(),
     })
     .optional(),
   /** On CUDA: the pool's process's caching allocator on its device, and its cap (instances.gpuMemory). */

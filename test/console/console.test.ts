@@ -185,6 +185,22 @@ describe('the console in a browser', () => {
     expect(await page.locator('details pre').nth(1).textContent()).toContain('hearth invoke tabular-mlp --data');
   }, 60_000);
 
+  it("draws tabular-mlp's cold start as the API reports it: fetch, the runner it waited for and how that runner started, load, warm-up", async () => {
+    const info = await client.describe('tabular-mlp');
+    const c = info.pools.find((p) => p.coldStart)!.coldStart!;
+    // A jailed node: its runner was forked from the template, and its start is in phases.
+    expect(c.runnerFrom).toBe('template');
+    const ms = (s: number | undefined) => `${((s ?? 0) * 1000).toFixed(0)} ms`;
+    const waterfall = page.getByRole('img', { name: /^v\d+: fetch / }).first();
+    await waterfall.waitFor();
+    expect(await waterfall.getAttribute('aria-label')).toMatch(
+      new RegExp(
+        `fetch ${ms(c.fetch)}, runner ${ms(c.runner)}, load ${ms(c.load)}, warmup ${ms(c.warmup)} ` +
+          `\\(its runner forked from the template: jail ${ms(c.runnerJail)}, runtime ${ms(c.runnerRuntime)}\\)$`,
+      ),
+    );
+  }, 60_000);
+
   it('starts an image-sized function with an empty body that says what it takes, not 150,528 zeros', async () => {
     await page.goto(`${node.httpUrl}/console/#/fn/pixels`);
     await page.getByRole('heading', { name: 'Try it' }).waitFor();

@@ -275,6 +275,7 @@ export class RunnerHost {
     if (spare) env.HEARTH_PREFAULT = '1';
     const child = spawnRunner(command, { dir, env, arenaFd: arena?.fd, user: owner });
     const runner = new RunnerProcess(child, dir, (line) => this.#o.onLine?.(line, runner), cgroup, arena?.buffer);
+    runner.start.forked = template !== undefined;
     // hearth-jail sets a jailed runner's; an unjailed one's is set here, before it is given a
     // version to load (no tenant code runs before that).
     if (!jailed && child.pid)

@@ -109,6 +109,7 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
       const artifacts = await this.#o.artifacts();
       const fetch = (performance.now() - t0) / 1000;
       runner = await taken;
+      const waited = Math.max(0, (performance.now() - t0) / 1000 - fetch);
       if (this.state === 'stopped' || this.state === 'draining')
         throw new UnavailableError(`function ${this.spec.name} v${this.version} stopped while it loaded`);
       this.#runner = runner;
@@ -138,11 +139,12 @@ export class RunnerPool extends PoolLifecycle implements ServingPool {
       this.#crashLoop.up();
       this.setState('warm');
       if (first && loaded) {
-        this.#coldStart = { ...loaded, fetch, ...(artifacts.source ? { source: artifacts.source } : {}) };
+        const source = artifacts.source ? { source: artifacts.source } : {};
+        this.#coldStart = { ...loaded, fetch, runner: waited, ...runner.startPhases(), ...source };
         this.event(
           'cold-start',
           'warm',
-          `fetch ${fetch.toFixed(3)} s, load ${loaded.load.toFixed(3)} s, warm-up ${loaded.warmup.toFixed(3)} s (in a runner, pid ${runner.pid})`,
+          `fetch ${fetch.toFixed(3)} s, runner ${waited.toFixed(3)} s more, load ${loaded.load.toFixed(3)} s, warm-up ${loaded.warmup.toFixed(3)} s (in a runner, pid ${runner.pid})`,
         );
         this.emit('cold-start', this.#coldStart);
       }

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 
 import { UnavailableError } from '../../../sdk/errors.js';
+import type { ColdStart } from '../../pool/index.js';
 import type { JailReport, RunnerCgroup } from '../walls/index.js';
 import type {
   Asked,
@@ -84,6 +85,8 @@ export class RunnerProcess {
   cleaned: Promise<void> = Promise.resolve();
   /** The function version it serves (`name@version`), once it has one. */
   label: string | undefined;
+  /** Its start, performance.now() ms: spawned, jail applied (its report), up (its hello); and how. */
+  readonly start: { at: number; jailedAt?: number; upAt?: number; forked?: boolean } = { at: performance.now() };
   /** Frames the runner sends unasked (events, snapshots, hangs). */
   onMessage: (message: RunnerMessage) => void = () => undefined;
 
@@ -128,11 +131,13 @@ export class RunnerProcess {
       case 'jail': {
         const { t, ...report } = header;
         this.jail = report;
+        this.start.jailedAt = performance.now();
         this.#jailed(report);
         return;
       }
       case 'hello':
         if (this.#waiting.size === 0) this.#channel.hold(false);
+        this.start.upAt = performance.now();
         this.#hello();
         return;
       case 'reply':
@@ -198,6 +203,15 @@ export class RunnerProcess {
   /** What it uses now: its cgroup's usage (its tmpfs files included), else its resident set; undefined once gone. */
   async usedBytes(): Promise<number | undefined> {
     return (await this.cgroup?.usage()) ?? (this.pid === undefined ? undefined : residentBytes(this.pid));
+  }
+
+  /** Its start's phases in seconds, for a cold start's record (pool/types.ts ColdStart). */
+  startPhases(): Pick<ColdStart, 'runnerJail' | 'runnerRuntime' | 'runnerFrom'> {
+    const { at, jailedAt, upAt, forked } = this.start;
+    const runnerFrom = forked ? 'template' : 'exec';
+    if (upAt === undefined) return { runnerFrom };
+    const jailed = jailedAt ?? at;
+    return { runnerJail: (jailed - at) / 1000, runnerRuntime: (upAt - jailed) / 1000, runnerFrom };
   }
 
   /** The runner's own pid (a jailed runner's, not its launcher's). */

@@ -48,8 +48,14 @@ describe('metrics on the metrics port', () => {
       expect(value(text, 'nv_inference_pending_request_count', l)).toBe(0);
       expect(value(text, 'hearth_pool_instances', `${l},state="idle"`)).toBe(1);
       expect(value(text, 'hearth_hook_duration_us', `${l},phase="pre"`)).toBeGreaterThan(0);
-      for (const phase of ['fetch', 'load', 'warmup'])
+      for (const phase of ['fetch', 'runner', 'runner_jail', 'runner_runtime', 'load', 'warmup'])
         expect(value(text, 'hearth_cold_start_seconds_count', `${l},phase="${phase}"`)).toBe(1);
+      // The node's own start, in order: modules, stores, port live, ready (seconds of its process).
+      const start = ['modules', 'stores', 'port_live', 'ready'].map((phase) =>
+        value(text, 'hearth_node_start_seconds', `phase="${phase}"`),
+      );
+      expect(start.every((s) => s !== undefined && s > 0)).toBe(true);
+      expect([...start].sort((a, b) => a! - b!)).toEqual(start);
       // The deploy's cold start had nobody waiting: no queue phase. Unloaded, the next request
       // cold-starts the pool and waits through it: a second cold start, now with its queue wait.
       expect(value(text, 'hearth_cold_start_seconds_count', `${l},phase="queue"`)).toBeUndefined();
@@ -66,7 +72,7 @@ describe('metrics on the metrics port', () => {
         pools: { events: { type: string; detail?: string }[] }[];
       };
       expect(pools[0]!.events.filter((e) => e.type === 'cold-start').map((e) => e.detail)).toEqual([
-        expect.stringMatching(/^fetch .* load .* warm-up/),
+        expect.stringMatching(/^fetch .* runner .* load .* warm-up/),
         expect.stringMatching(/^the first request waited/),
       ]);
       expect((await fetch(node.metricsUrl.replace('/metrics', '/other'))).status).toBe(404);
