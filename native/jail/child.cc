@@ -114,6 +114,10 @@ std::string Child(const Options& o, Report r, const Ids& ids, bool ns, bool user
     SetUpMounts(o, r);
     scratch = "/tmp";
   }
+  // Its working directory is its home, as its own mounts show it: the folder it was started in is
+  // the host's, under the private /tmp (its `..` would be its siblings' folders, or the runner
+  // template's), which a path resolved inside the new mounts no longer reaches.
+  if (chdir(o.home.empty() ? "/" : o.home.c_str()) != 0) Fail(err, Errno("chdir " + o.home));
   DropCapabilities();
   // After the uid change (which clears it): die with the parent.
   prctl(PR_SET_PDEATHSIG, SIGKILL);

@@ -18,6 +18,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -46,13 +47,17 @@ int Threads() {
   return n;
 }
 
-// Only hearth-jail started by this template's node may hand over a runner: a peer of the same uid
-// whose parent is the node. (A runner cannot even ask: its seccomp filter refuses socket().)
-bool FromNode(int conn, pid_t node) {
+// Only hearth-jail (beside this library), started by this template's node, may hand over a runner:
+// a peer of the same uid whose parent is the node and whose program is hearth-jail. (A runner cannot
+// even ask: its seccomp filter refuses socket().)
+bool FromNode(int conn, pid_t node, const std::string& jail) {
   ucred peer{};
   socklen_t size = sizeof peer;
   if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0 || peer.uid != geteuid()) return false;
-  char path[64], stat[512];
+  char path[64], stat[512], exe[4096];
+  std::snprintf(path, sizeof path, "/proc/%d/exe", peer.pid);
+  const ssize_t length = readlink(path, exe, sizeof exe - 1);
+  if (length <= 0 || std::string(exe, static_cast<size_t>(length)) != jail) return false;
   std::snprintf(path, sizeof path, "/proc/%d/stat", peer.pid);
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
@@ -63,6 +68,22 @@ bool FromNode(int conn, pid_t node) {
   const char* after = std::strrchr(stat, ')');
   int ppid = 0;
   return after && std::sscanf(after, ") %*c %d", &ppid) == 1 && ppid == node;
+}
+
+// hearth-jail beside this library (the one the node runs), resolved as /proc/PID/exe shows it.
+std::string JailBeside() {
+  Dl_info self{};
+  dladdr(reinterpret_cast<void*>(&JailBeside), &self);
+  const std::string library = self.dli_fname ? self.dli_fname : "";
+  char resolved[4096];
+  const std::string jail = library.substr(0, library.rfind('/') + 1) + "hearth-jail";
+  return realpath(jail.c_str(), resolved) ? resolved : jail;
+}
+
+// A handoff must ask for every wall (what the host lacks, hearth-jail says; `auto` goes on without).
+void RequireWalls(const Options& o) {
+  if (!o.namespaces || !o.landlock || !o.seccomp || o.reportFd < 0)
+    Die("the runner template forks jailed runners only (--namespaces --landlock --seccomp --report-fd)");
 }
 
 // The handoff's descriptors under the numbers they had in hearth-jail (0-4), the relay's moved above
@@ -113,11 +134,14 @@ void Supervisor(int conn, int argc, char** argv) {
   // Not tied to the template's life: it ends as its runner or its hearth-jail does.
   Handoff h;
   std::string why;
+  const timeval patience{10, 0};  // a peer that connects and sends nothing
+  setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
   if (!ReceiveHandoff(conn, h, why)) Die(why);
   conn = Install(h, conn);
   std::vector<char*> args{const_cast<char*>("hearth-jail")};
   for (auto& a : h.args) args.push_back(a.data());
   const Options o = Parse(static_cast<int>(args.size()), args.data());
+  RequireWalls(o);
   // The environment the handoff brought, for the runner (kept: it is Node's environ from now on).
   auto* env = new std::vector<char*>();
   for (auto& e : h.env) env->push_back(strdup(e.c_str()));
@@ -147,6 +171,7 @@ void Serve(const std::string& socketPath, const std::string& preload, int argc, 
   }
   // A fork keeps only the calling thread: a library that started one would be broken in a runner.
   if (const int n = Threads(); n != 1) Die("the runner template has " + std::to_string(n) + " threads: it cannot fork");
+  const std::string jail = JailBeside();
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (socketPath.size() >= sizeof addr.sun_path) Die("the runner template's socket path is too long");
@@ -166,7 +191,7 @@ void Serve(const std::string& socketPath, const std::string& preload, int argc, 
       if (errno == EINTR || errno == ECONNABORTED) continue;
       Die(Errno("the runner template: accept"));
     }
-    if (FromNode(conn, node) && fork() == 0) {
+    if (FromNode(conn, node, jail) && fork() == 0) {
       signal(SIGCHLD, SIG_DFL);
       close(listener);
       Supervisor(conn, argc, argv);

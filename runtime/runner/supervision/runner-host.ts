@@ -116,11 +116,7 @@ export class RunnerHost {
 
   constructor(options: RunnerHostOptions) {
     this.#o = options;
-    // The node's early template (./runner-template.ts), where it is one this host would start.
-    const early =
-      !options.dir && options.template !== false && options.sandbox !== 'off' && options.permissions !== false
-        ? claimEarlyTemplate()
-        : undefined;
+    const early = claimEarlyTemplate(options);
     if (early) this.#dir = sweepRoots().then(() => early.root);
     this.#template = new TemplateSlot(
       async () => RunnerTemplate.start((await this.#code()).addon, options.permissions !== false, await this.#root()),
@@ -225,8 +221,10 @@ export class RunnerHost {
     try {
       return await this.#spawnIn(spare, code, jailed, template.socket);
     } catch (error) {
-      if (this.#closed || !template.alive) throw error;
-      await this.#template.giveUp(`a runner it forked failed to start: ${(error as Error).message}`);
+      // Given up only where the template failed it (a runner's own failure would meet an exec too).
+      const message = (error as Error).message;
+      if (this.#closed || !/runner template/.test(message)) throw error;
+      await this.#template.giveUp(`a runner it forked failed to start: ${message}`);
       return this.#spawnIn(spare, code, jailed);
     }
   }
@@ -306,7 +304,10 @@ export class RunnerHost {
       else renice(runner, 10);
     }
     this.#live.add(runner);
-    runner.cleaned = runner.exited.then(async () => {
+    runner.cleaned = runner.exited.then(async (exit) => {
+      // A forked runner that crashed: the next is forked from a new template (./runner-template.ts).
+      if (runner.start.forked && exit.signal && !['SIGKILL', 'SIGTERM'].includes(exit.signal))
+        void this.#template.retire();
       this.#live.delete(runner);
       this.#budget?.release(runner);
       await cgroup?.remove().catch(() => undefined);

@@ -11,7 +11,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -22,6 +22,9 @@ import { ROOT_PREFIX } from './runner-os.js';
 
 /** How long a template may take to load the runtime (LibTorch, CUDA's libraries) before it is given up. */
 const READY_MS = 60_000;
+
+/** Runners one template forks before it is replaced by a new one (a new layout and stack canary). */
+const FORKS_PER_TEMPLATE = 32;
 
 /** The template's library, beside hearth-jail. */
 export function templateLibrary(): string {
@@ -54,13 +57,16 @@ export class RunnerTemplate {
   static start(addon: string, permissions: boolean, dir: string): Promise<RunnerTemplate> {
     const library = templateLibrary();
     if (!existsSync(library)) return Promise.reject(new Error(`no runner template library at ${library}`));
-    const socket = join(dir, 'template.sock');
+    // Its socket in a folder of its own that only the node's user may enter (the runners' root is 0711).
+    const own = join(dir, 'template');
+    mkdirSync(own, { mode: 0o700 });
+    const socket = join(own, 'template.sock');
     // Its paths in its arguments are padded: a runner's arguments are written over them where they
     // fit (its /proc/PID/cmdline is then the runner's own).
-    const own = join(dir, `runner-template-${'-'.repeat(200)}`);
-    const files = { entry: `${own}/entry.mjs`, hookWorker: `${own}/worker.mjs`, addon, dir: own };
+    const padded = join(dir, `runner-template-${'-'.repeat(200)}`);
+    const files = { entry: `${padded}/entry.mjs`, hookWorker: `${padded}/worker.mjs`, addon, dir: padded };
     const child = spawn(process.execPath, nodeArguments(files, permissions), {
-      cwd: dir,
+      cwd: own,
       env: {
         ...runnerEnv(files, undefined),
         LD_PRELOAD: library,
@@ -107,6 +113,7 @@ export class RunnerTemplate {
  */
 export class TemplateSlot {
   #template: Promise<RunnerTemplate | undefined> | undefined;
+  #forks = 0;
   readonly #start: () => Promise<RunnerTemplate>;
   readonly #onFailed: (why: string) => void;
 
@@ -128,11 +135,26 @@ export class TemplateSlot {
     });
   }
 
+  /** The template for the next fork (one that forked FORKS_PER_TEMPLATE runners is replaced first). */
   async get(): Promise<RunnerTemplate | undefined> {
+    if (++this.#forks > FORKS_PER_TEMPLATE) await this.retire();
     const current = this.#template && (await this.#template);
     if (current?.alive || (this.#template && !current)) return current;
     this.#template = this.#failed(this.#start());
     return this.#template;
+  }
+
+  /**
+   * Replaces the template with a new one at once (its runners live on): every runner it forks shares
+   * its address layout and stack canary, so one that crashed — perhaps probed — is not followed by
+   * another with the same, nor are more than FORKS_PER_TEMPLATE runners.
+   */
+  async retire(): Promise<void> {
+    const current = this.#template && (await this.#template);
+    if (!current) return;
+    this.#forks = 0;
+    this.#template = this.#failed(this.#start());
+    current.close();
   }
 
   /** Ends it for good: what a runner it forked met (`why`) would meet the next. */
@@ -165,8 +187,15 @@ export function startTemplateEarly(env: NodeJS.ProcessEnv = process.env): void {
   early = { root, template };
 }
 
-/** The early template and its folder, once (undefined: none was started, or it was claimed). */
-export function claimEarlyTemplate(): { root: string; template: Promise<RunnerTemplate> } | undefined {
+/**
+ * The early template and its folder, once, for a runner host with `options` where it is one that
+ * host would start (undefined: none was started, it was claimed, or it is not that host's).
+ */
+export function claimEarlyTemplate(
+  options: { dir?: string; template?: boolean; sandbox?: string; permissions?: boolean } = {},
+): { root: string; template: Promise<RunnerTemplate> } | undefined {
+  const { dir, template, sandbox, permissions } = options;
+  if (dir || template === false || sandbox === 'off' || permissions === false) return undefined;
   const claimed = early;
   early = undefined;
   return claimed;

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ADDON_PATH } from '../../../runtime/engine/index.js';
 import { RunnerHost } from '../../../runtime/index.js';
 import { jailPath, runtimeReadable } from '../../../runtime/runner/walls/index.js';
+import { processes } from '../../helpers/processes.js';
 
 const run = promisify(execFile);
 const root = process.getuid?.() === 0;
@@ -36,6 +37,9 @@ const out = {
   cmdline: fs.readFileSync('/proc/self/cmdline', 'latin1').split('\0').filter(Boolean).slice(1),
   env: Object.keys(process.env).sort(),
   readSecret: attempt(() => fs.readFileSync(secret)),
+  cwd: process.cwd(),
+  parent: (() => { try { return fs.readdirSync('..'); } catch (e) { return e.code; } })(),
+  sibling: attempt(() => fs.statSync('../sibling/model.pt')),
   writeTmp: attempt(() => fs.writeFileSync('/tmp/x', 'x')),
   spawn: attempt(() => cp.execFileSync('/bin/true')),
 };
@@ -50,6 +54,7 @@ const layers = (home: string) => {
     '--namespaces',
     '--landlock',
     '--seccomp',
+    '--report-fd=3',
     `--home=${home}`,
     ...(root ? ['--uid', '--uid-range=310000:1000', '--gid=65534', `--lock-dir=${join(dir, 'locks')}`] : []),
     ...read.map((p) => `--ro=${p}`),
@@ -76,12 +81,36 @@ async function startTemplate(): Promise<ChildProcess> {
   return child;
 }
 
+/** hearth-jail with `args`, its report channel (fd 3) open: how it ended and what it printed. */
+async function jail(
+  args: string[],
+): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  const child = spawn(jailPath(), args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d));
+  (child.stdio[3] as NodeJS.ReadableStream).resume();
+  const [code, signal] = await new Promise<[number | null, string | null]>((r) =>
+    child.once('close', (c, s) => r([c, s])),
+  );
+  return { code, signal, stdout, stderr };
+}
+
+/** A home for a runner, beside another tenant's folder (`sibling/model.pt`) and the template's socket. */
+async function home(): Promise<string> {
+  const own = join(dir, randomUUID());
+  await run('mkdir', ['-m', '777', '-p', join(own, 'tmp'), join(dir, 'sibling')]);
+  await writeFile(join(dir, 'sibling', 'model.pt'), 'another tenant');
+  return own;
+}
+
 async function probe(how: 'exec' | 'template'): Promise<Record<string, unknown>> {
-  const home = join(dir, randomUUID());
-  await run('mkdir', ['-m', '777', '-p', join(home, 'tmp')]);
+  const own = await home();
   const template = how === 'template' ? [`--template=${socket}`] : [];
-  const { stdout } = await run(jailPath(), [...template, ...layers(home), '--', ...probeArgs]);
-  return JSON.parse(stdout) as Record<string, unknown>;
+  const { stdout, stderr } = await jail([...template, ...layers(own), '--', ...probeArgs]);
+  expect(stderr).not.toMatch(/hearth-jail/);
+  return { ...(JSON.parse(stdout) as Record<string, unknown>), home: own };
 }
 
 beforeAll(async () => {
@@ -105,7 +134,14 @@ describe('a runner forked from the template', () => {
       unmatched.splice(unmatched.indexOf(fd), 1);
     }
     expect(unmatched.filter((fd) => !fd.startsWith('pipe:'))).toEqual([]);
-    expect({ ...forked, fds: [], uid: 0 }).toEqual({ ...execd, fds: [], uid: 0 });
+    const same = { fds: [], uid: 0, cwd: '', home: '', parent: '' };
+    expect({ ...forked, ...same }).toEqual({ ...execd, ...same });
+    // Its working directory is its home inside its own mounts: no way up to its siblings' folders.
+    for (const p of [execd, forked]) {
+      expect(p.cwd).toBe(p.home);
+      expect(JSON.stringify(p.parent)).not.toMatch(/sibling|template\.sock|secret/);
+      expect(p.sibling).toBe('ENOENT');
+    }
     // The reference is walled (the attacks are refused), and the runner's arguments are its own.
     // (A private /tmp of its own: the node's folder there does not exist for it.)
     expect(forked).toMatchObject({ pid: 1, readSecret: 'ENOENT', spawn: 'EPERM', redis: 'EPERM' });
@@ -115,32 +151,52 @@ describe('a runner forked from the template', () => {
     if (root) expect(forked.uid).toBeGreaterThanOrEqual(310_000);
   });
 
-  it('is handed over only to hearth-jail started by the template’s own parent', async () => {
+  it('is handed over only to hearth-jail started by the template’s own parent, asking for every wall', async () => {
     // sh is hearth-jail's parent here, not this process: the template closes the connection unanswered.
+    const own = await home();
+    const walls = layers(own).join(' ');
     const failed = await run('sh', [
       '-c',
-      `"$0" --template=${socket} -- ${process.execPath} -e 'console.log("ran")'; exit $?`,
+      `"$0" --template=${socket} ${walls} -- ${process.execPath} -e 'console.log("ran")' 3>/dev/null; exit $?`,
       jailPath(),
     ]).catch((error: { code: number; stdout: string; stderr: string }) => error);
     expect(failed).toMatchObject({ code: 125, stdout: '' });
     expect((failed as { stderr: string }).stderr).toMatch(/^hearth-jail: the (handoff to the )?runner template/);
+    // Another program of this process (not hearth-jail): closed unanswered, nothing forked.
+    const peer = await run('/usr/bin/python3', [
+      '-c',
+      `import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.connect(${JSON.stringify(socket)})\ntry: s.send(b"x"); print(repr(s.recv(16)))\nexcept OSError: print("closed")`,
+    ]);
+    expect(["b''", 'closed']).toContain(peer.stdout.trim());
+    // hearth-jail itself, asking for no walls: refused before anything runs.
+    const bare = await jail([`--template=${socket}`, '--', process.execPath, '-e', 'console.log("ran")']);
+    expect(bare).toMatchObject({ code: 125, stdout: '' });
+    expect(bare.stderr).toMatch(/forks jailed runners only/);
   });
 
-  it('ends as the runner ends (its signal mirrored), and a killed hearth-jail takes the runner with it', async () => {
+  it('ends as the runner ends (its exit mirrored), and a killed hearth-jail takes the runner with it', async () => {
     const pad = 'x'.repeat(PROBE.length);
-    const crash = `process.kill(process.pid, 'SIGSEGV') // ${pad}`;
-    const crashed = await run(jailPath(), [`--template=${socket}`, '--', process.execPath, '-e', crash, secret]).catch(
-      (error: { signal: string }) => error,
-    );
-    expect(crashed).toMatchObject({ signal: 'SIGSEGV' });
+    const walls = layers(await home());
+    const ended = await jail([
+      `--template=${socket}`,
+      ...walls,
+      '--',
+      process.execPath,
+      '-e',
+      `process.exit(42) // ${pad}`,
+      secret,
+    ]);
+    expect(ended).toMatchObject({ code: 42, signal: null });
 
-    const pidFile = join(dir, `pid-${randomUUID()}`);
-    const live = `require('fs').writeFileSync(process.argv[1], String(process.pid)); setInterval(() => {}, 1000) // ${pad}`;
-    const relay = spawn(jailPath(), [`--template=${socket}`, '--', process.execPath, '-e', live, pidFile], {
-      stdio: 'ignore',
+    const marker = `live-${randomUUID()}`;
+    const live = `setInterval(() => {}, 1000) // ${pad}`;
+    const relay = spawn(jailPath(), [`--template=${socket}`, ...walls, '--', process.execPath, '-e', live, marker], {
+      stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
     });
-    let pid = 0;
-    while (!pid) pid = Number(await readFile(pidFile, 'utf8').catch(() => '0'));
+    // The runner as the host sees it: its command line is its own (the marker in it).
+    let pid: number | undefined;
+    while (!pid)
+      pid = (await processes()).find((p) => p.args.includes(marker) && !p.args[0]!.endsWith('/hearth-jail'))?.pid;
     expect(await alive(pid)).toBe(true);
     relay.kill('SIGKILL');
     while (await alive(pid)) await new Promise((r) => setTimeout(r, 20));
