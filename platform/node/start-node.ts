@@ -28,6 +28,8 @@ export interface HearthNode {
   /** host:port of the gRPC service. */
   grpcAddress: string;
   metricsUrl: string;
+  /** Settles once its spare runner is up (or could not start); at once with no runners. */
+  spareUp: Promise<void>;
   /** Readiness 503, in-flight requests finish, then everything closes. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -126,6 +128,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
     httpUrl,
     grpcAddress: `${host}:${grpc.port}`,
     metricsUrl: `${scheme}://${host}:${metricsServer.port}/metrics`,
+    spareUp: stores.spareUp ?? Promise.resolve(),
     drain: drainer(running, config.drainTimeoutMs, close, log),
     close,
   };

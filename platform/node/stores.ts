@@ -50,11 +50,17 @@ async function secureDataDir(dir: string, log: Logger): Promise<void> {
   });
 }
 
+/** The longest a starting node waits for its registry's connection (Redis down: it starts, and says so). */
+const REGISTRY_WAIT_MS = 5000;
+
 export async function openStores(config: Config, log: Logger, logOf: (component: string) => Logger): Promise<Stores> {
   if (config.redisUrl) await checkNoEviction(config.redisUrl);
   await secureDataDir(config.dataDir, log);
   setIntraOpThreads(config.intraOpThreads);
   const registry = createRegistry(config);
+  // Ready as soon as its stores answer: not before its registry's connection is up (a node that
+  // listed its functions to warm before, on a fresh Redis connection, found "Redis not answering").
+  await registry.opened?.(REGISTRY_WAIT_MS);
   const artifacts = createArtifactStore(config, (sha256, actual) =>
     logOf('artifacts').error({ sha256, actual }, 'artifact refused: its bytes do not match its hash'),
   );

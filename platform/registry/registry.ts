@@ -51,6 +51,11 @@ export interface FunctionRecord {
 export interface Registry {
   readonly kind: 'fs' | 'redis';
   /**
+   * Resolves once it takes calls (Redis: its connection is up), or after `waitMs` if it does not
+   * (its calls then fail fast until it does). Absent: it always does.
+   */
+  opened?(waitMs: number): Promise<void>;
+  /**
    * Adds version n+1 of spec.name (creating the function, `by`'s tenant's), status pending, traffic
    * unchanged; another tenant's function is a ConflictError unless `by` is an admin.
    */

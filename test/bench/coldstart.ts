@@ -4,8 +4,9 @@
  *   raw_s3:    S3 GET of the artifact (s3rver on loopback) streamed to a file + engine load + one
  *              warm-up forward, timed directly;
  *   raw_cache: engine load from the local file + one warm-up forward;
- *   hearth_s3: a new node (empty cache; registry in Redis, artifacts in the same S3) gets a KServe
- *              binary infer request for the function, at zero instances: time to its response;
+ *   hearth_s3: a new node (empty cache; registry in Redis, artifacts in the same S3), once its spare
+ *              runner is up, gets a KServe binary infer request for the function, at zero
+ *              instances: time to its response;
  *   hearth_cache: the same node after `unload` (zero instances, artifact in its cache).
  * Hearth's runners are jailed (HEARTH_SANDBOX=auto: namespaces, uid, Landlock, seccomp, cgroup); each
  * round also measures the same two cold starts on a node with HEARTH_SANDBOX=off, so the jail's
@@ -13,7 +14,9 @@
  * Rounds alternate raw and Hearth; the medians are reported. Writes
  * test/bench/results/coldstart.json {raw_s3_ms, raw_cache_ms, hearth_s3_ms, hearth_cache_ms,
  * ratio_s3, ratio_cache, unjailed_s3_ms, unjailed_cache_ms, jail_cost_s3_ms, jail_cost_cache_ms}
- * plus the per-phase cold starts Hearth recorded.
+ * plus the per-phase cold starts Hearth recorded, and ./coldstart-cases.ts's: a runner's start
+ * (forked from the template vs exec'd), a node restarted with one request as soon as its port
+ * answers, and a burst of four cold functions, each against python3-torch's load+forward.
  */
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -32,6 +35,8 @@ import { loadModel } from '../../runtime/index.js';
 import { ensureModels, modelPath, REPO_ROOT } from '../helpers/fixtures.js';
 import { dropKeys, postFunction, uniquePrefix, upload } from '../helpers/node.js';
 import { startS3 } from '../helpers/s3.js';
+import { deployCases, issue44Cases } from './coldstart-cases.js';
+import { infer as inferOnce } from './coldstart-restart.js';
 import { randomRows } from './engine-reference.js';
 
 const { values: flags } = parseArgs({
@@ -53,16 +58,6 @@ const SPEC = {
   outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }],
 };
 const image = randomRows(3 * 224 * 224, 3);
-const header = new TextEncoder().encode(
-  JSON.stringify({
-    inputs: [
-      { name: 'x', shape: [1, 3, 224, 224], datatype: 'FP32', parameters: { binary_data_size: image.byteLength } },
-    ],
-  }),
-);
-const body = new Uint8Array(header.length + image.byteLength);
-body.set(header);
-body.set(new Uint8Array(image.buffer), header.length);
 const warm = [{ dtype: 'FP32' as const, shape: [1, 3, 224, 224], data: image }];
 
 async function main(): Promise<void> {
@@ -93,6 +88,7 @@ async function main(): Promise<void> {
     unjailed_cache: [] as number[],
   };
   const phases: object[] = [];
+  const cases: Record<string, unknown> = {};
   try {
     // Deploy once through a first node; the artifact lands in S3 under its hash.
     const first = await startNode(loadConfig(env('deployer')));
@@ -100,28 +96,15 @@ async function main(): Promise<void> {
     const sha = await upload(first.httpUrl, new Uint8Array(await readFile(modelPath('resnet50'))));
     const deployed = await postFunction(first.httpUrl, { spec: SPEC, artifacts: { model: sha } });
     if (deployed.status !== 201) throw new Error(`deploy failed: ${await deployed.text()}`);
+    await deployCases(first.httpUrl);
     await first.close();
     const key = `hearth/artifacts/sha256/${sha}`;
     console.log(
       `bench:coldstart — ResNet-50 ${(image.byteLength / 1e6).toFixed(1)} MB input, ${rounds} rounds; artifact s3://${s3.bucket}/${key}`,
     );
 
-    const infer = async (node: HearthNode): Promise<number> => {
-      const t0 = performance.now();
-      const r = await fetch(`${node.httpUrl}/v2/models/resnet50/infer`, {
-        method: 'POST',
-        body,
-        headers: {
-          'content-type': 'application/octet-stream',
-          'inference-header-content-length': String(header.length),
-          'accept-encoding': 'identity',
-        },
-      });
-      const bytes = await r.arrayBuffer();
-      if (r.status !== 200)
-        throw new Error(`infer answered ${r.status}: ${Buffer.from(bytes).toString().slice(0, 500)}`);
-      return performance.now() - t0;
-    };
+    const resnet = { name: 'resnet50', file: modelPath('resnet50'), shape: [3, 224, 224] };
+    const infer = (node: HearthNode): Promise<number> => inferOnce(node.httpUrl, resnet);
 
     for (let i = 0; i < rounds; i++) {
       // Raw: GET to a file, load, one warm-up forward.
@@ -143,6 +126,8 @@ async function main(): Promise<void> {
       for (const sandbox of sandboxes) {
         const node = await startNode(loadConfig(env(`node-${i}-${sandbox}`, sandbox)));
         nodes.push(node);
+        // A node already running (its spare up): a new node's start is the restart case's.
+        await node.spareUp;
         const [s3, cache] =
           sandbox === 'auto' ? (['hearth_s3', 'hearth_cache'] as const) : (['unjailed_s3', 'unjailed_cache'] as const);
         results[s3].push(await infer(node));
@@ -157,6 +142,7 @@ async function main(): Promise<void> {
         `  round ${i + 1}: raw s3 ${round(results.raw_s3[i]!)} ms, raw cache ${round(results.raw_cache[i]!)} ms, hearth s3 ${round(results.hearth_s3[i]!)} ms, hearth cache ${round(results.hearth_cache[i]!)} ms; without the jail ${round(results.unjailed_s3[i]!)} / ${round(results.unjailed_cache[i]!)} ms`,
       );
     }
+    Object.assign(cases, await issue44Cases(rounds, (name) => env(name)));
   } finally {
     for (const n of nodes) await n.close().catch(() => undefined);
     await s3.close();
@@ -176,6 +162,7 @@ async function main(): Promise<void> {
     jail_cost_cache_ms: 0,
     rounds: results,
     phases,
+    ...cases,
   };
   out.ratio_s3 = round(out.hearth_s3_ms / out.raw_s3_ms, 3);
   out.ratio_cache = round(out.hearth_cache_ms / out.raw_cache_ms, 3);

@@ -4,6 +4,8 @@
  * retried on conflict, so two nodes never both create version 3. WATCH belongs to a connection,
  * and EXEC clears every watch on it, so one node runs its transactions one at a time.
  */
+import { once } from 'node:events';
+
 import type { Redis } from 'ioredis';
 
 import { UnavailableError } from '../../../sdk/errors.js';
@@ -23,6 +25,12 @@ export class RedisRegistry extends RegistryBase implements Registry {
     super();
     this.#redis = redis;
     this.#prefix = prefix;
+  }
+
+  async opened(waitMs: number): Promise<void> {
+    if (this.#redis.status === 'ready') return;
+    const timer = new Promise<void>((resolve) => setTimeout(resolve, waitMs).unref());
+    await Promise.race([once(this.#redis, 'ready'), timer]);
   }
 
   #key(name: string): string {
