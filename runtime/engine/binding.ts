@@ -6,6 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 
 import type { EngineDType } from '../../sdk/tensor.js';
 
@@ -196,6 +197,22 @@ let addonPath: string | undefined;
 /** Where this thread loads the addon from, when it is not where its environment or file says (a hook thread's). */
 export function useAddonAt(path: string): void {
   addonPath = path;
+}
+
+/**
+ * Loads the addon (with LibTorch: ~0.5 s here) on a thread of its own, beside whatever this thread
+ * does meanwhile (a starting node loads its modules); the library stays mapped for the process, so
+ * this thread's own load later is quick. Its failure is left to that load to report.
+ */
+export function preloadAddon(): void {
+  const worker = new Worker('try { require(process.argv[2]); } catch {}', {
+    eval: true,
+    argv: [addonLocation()],
+    stdout: true,
+    stderr: true,
+  });
+  worker.unref();
+  worker.on('error', () => undefined);
 }
 
 /** The path this thread loads the addon from. */

@@ -1,7 +1,7 @@
 /** The native LibTorch engine, typed. */
 
 export type { GpuMetric, PackedJson, RawImageStep, RawPixels } from './binding.js';
-export { addonLocation, DEFAULT_ADDON_PATH, useAddonAt } from './binding.js';
+export { addonLocation, DEFAULT_ADDON_PATH, preloadAddon, useAddonAt } from './binding.js';
 export type { DeviceReport, LoadOptions } from './engine.js';
 export {
   capCudaMemory,

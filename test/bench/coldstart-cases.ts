@@ -11,6 +11,7 @@
 import { readFile } from 'node:fs/promises';
 
 import { RunnerHost } from '../../runtime/index.js';
+import { buildNode } from '../../tools/build-node.js';
 import { modelPath } from '../helpers/fixtures.js';
 import { postFunction, upload } from '../helpers/node.js';
 import type { ColdModel } from './coldstart-restart.js';
@@ -68,21 +69,28 @@ export async function issue44Cases(
   rounds: number,
   nodeEnv: (name: string) => Record<string, string>,
 ): Promise<Record<string, unknown>> {
+  await buildNode();
   const forked = await runnerReady(true, 2 * rounds + 1);
   const execd = await runnerReady(false, 2 * rounds + 1);
   console.log(
     `runner ready (jailed, spawn → hello): forked ${round(median(forked))} ms, exec'd ${round(median(execd))} ms (target ≤ 200 ms)`,
   );
-  const restart: Record<string, { python: number[]; portLive: number[]; answer: number[]; total: number[] }> = {};
+  const restart: Record<
+    string,
+    { python: number[]; portLive: number[]; answer: number[]; total: number[]; phases: object[] }
+  > = {};
   const bursts: { answers: number[]; python: number }[] = [];
   for (let i = 0; i < rounds; i++) {
     for (const m of [RESNET, MLP]) {
-      const r = (restart[m.name] ??= { python: [], portLive: [], answer: [], total: [] });
+      restart[m.name] ??= { python: [], portLive: [], answer: [], total: [], phases: [] };
+      const r = restart[m.name]!;
       r.python.push(await pythonLoadForward(m));
       const t = await restartToAnswer(nodeEnv(`restart-${m.name}-${i}`), m);
       r.portLive.push(t.portLive);
       r.answer.push(t.answer);
       r.total.push(t.total);
+      r.phases.push({ node: t.nodeStart, coldStart: t.coldStart });
+      console.log(`    node start ${JSON.stringify(t.nodeStart)}; cold start ${JSON.stringify(t.coldStart)}`);
       console.log(
         `  restart ${m.name} round ${i + 1}: port live ${round(t.portLive)} ms, then the answer ${round(t.answer)} ms (spawn → answer ${round(t.total)} ms); python3-torch load+forward ${round(r.python.at(-1)!)} ms`,
       );

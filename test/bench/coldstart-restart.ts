@@ -1,6 +1,6 @@
 /**
  * bench:coldstart's cases with a node process of its own, as Kubernetes starts a new pod: a node
- * restarted (spawned as `npm start` runs it, an empty cache, its functions in Redis and S3) and one
+ * restarted (spawned as `npm start` runs it, built; an empty cache, its functions in Redis and S3) and one
  * request sent as soon as its port answers; and a burst, four functions cold at once on a node just
  * started. The reference for both: the same model loaded and run once in a fresh python3-torch
  * process (import torch included), timed here in the same run.
@@ -35,7 +35,9 @@ export async function pythonLoadForward(model: ColdModel): Promise<number> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d));
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d;
+  });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0 || !out.includes('done')) throw new Error(`python3 exited ${code}: ${out}`);
   return performance.now() - t0;
@@ -84,16 +86,20 @@ async function freePort(): Promise<number> {
 interface Started {
   child: ChildProcess;
   url: string;
+  metricsUrl: string;
   /** ms from spawn until the port answered. */
   portLive: number;
   stop(): Promise<void>;
 }
 
-/** A node process as `npm start` runs it, with `env`; resolves as soon as its HTTP port answers. */
+/**
+ * A node process as `npm start` runs it (dist/node/main.mjs, built by tools/build-node.ts), with
+ * `env`; resolves as soon as its HTTP port answers.
+ */
 async function startNodeProcess(env: Record<string, string>): Promise<Started> {
   const [http, grpc, metrics] = [await freePort(), await freePort(), await freePort()];
   const t0 = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'platform', 'entry', 'main.ts')], {
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'dist', 'node', 'main.mjs')], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -121,7 +127,7 @@ async function startNodeProcess(env: Record<string, string>): Promise<Started> {
     child.kill('SIGTERM');
     await exited;
   };
-  return { child, url, portLive, stop };
+  return { child, url, metricsUrl: `http://127.0.0.1:${metrics}/metrics`, portLive, stop };
 }
 
 export interface RestartTimes {
@@ -131,6 +137,25 @@ export interface RestartTimes {
   answer: number;
   /** Spawn to the first answer. */
   total: number;
+  /** The node's own start (seconds of its process: modules, stores, port_live, ready). */
+  nodeStart: Record<string, number>;
+  /** The function's cold start as the node recorded it (seconds: fetch, runner, load, warm-up…). */
+  coldStart: Record<string, unknown>;
+}
+
+/** What the node says of its start (its metrics) and of `name`'s cold start (its pools). */
+async function phasesOf(node: Started, name: string): Promise<Pick<RestartTimes, 'nodeStart' | 'coldStart'>> {
+  const metrics = await (await fetch(node.metricsUrl)).text();
+  const nodeStart = Object.fromEntries(
+    [...metrics.matchAll(/^hearth_node_start_seconds\{phase="(\w+)"\} ([\d.e+-]+)$/gm)].map((m) => [
+      m[1]!,
+      Number(m[2]),
+    ]),
+  );
+  const info = (await (await fetch(`${node.url}/api/v1/functions/${name}`)).json()) as {
+    pools: { coldStart?: Record<string, unknown> }[];
+  };
+  return { nodeStart, coldStart: info.pools.find((p) => p.coldStart)?.coldStart ?? {} };
 }
 
 /** A node restarted with `env`, one request for `model` as soon as its port answers. */
@@ -138,7 +163,7 @@ export async function restartToAnswer(env: Record<string, string>, model: ColdMo
   const node = await startNodeProcess(env);
   try {
     const answer = await infer(node.url, model);
-    return { portLive: node.portLive, answer, total: node.portLive + answer };
+    return { portLive: node.portLive, answer, total: node.portLive + answer, ...(await phasesOf(node, model.name)) };
   } finally {
     await node.stop();
   }
@@ -154,12 +179,14 @@ export async function burst(env: Record<string, string>, models: ColdModel[], se
     while ((await fetch(`${node.url}/v2/health/ready`)).status !== 200) await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, settleMs));
     const t0 = performance.now();
-    return await Promise.all(
+    const answers = await Promise.all(
       models.map(async (m) => {
         await infer(node.url, m);
         return performance.now() - t0;
       }),
     );
+    for (const m of models) console.log(`    ${m.name}: ${JSON.stringify((await phasesOf(node, m.name)).coldStart)}`);
+    return answers;
   } finally {
     await node.stop();
   }

@@ -15,31 +15,18 @@
  * Usage: tsx test/gpu/kit.ts [OUT_DIR] (default .gpu/kit). Prints the kit's size.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { esmBundle } from '../../sdk/hooks/bundle.js';
+import { bundleNode } from '../../tools/build-node.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
-/** Packages the bundles leave as imports: resolved from the kit's own node_modules, or never loaded. */
-const EXTERNAL = ['piscina', 'isolated-vm', 'esbuild', 'pino-pretty'];
 
 export async function buildKit(out: string): Promise<{ bytes: number }> {
   rmSync(out, { recursive: true, force: true });
   const node = join(out, 'dist', 'node');
-  const hidden = join(out, 'node_modules', '.hearth');
-  mkdirSync(node, { recursive: true });
-  mkdirSync(hidden, { recursive: true });
-  const bundle = async (entry: string, file: string) =>
-    writeFileSync(file, await esmBundle(join(REPO, entry), { external: EXTERNAL }));
-  await Promise.all([
-    bundle('test/gpu/kit-main.ts', join(node, 'main.mjs')),
-    bundle('test/gpu/seed-bench.ts', join(node, 'seed-bench.mjs')),
-    bundle('runtime/runner/runner-main.ts', join(hidden, 'runner.mjs')),
-    bundle('runtime/hooks/worker-entry.ts', join(hidden, 'hook-worker.mjs')),
-  ]);
-  cpSync(join(REPO, 'platform', 'grpc', 'proto'), join(node, 'proto'), { recursive: true });
+  await bundleNode(out, 'test/gpu/kit-main.ts', { 'seed-bench.mjs': 'test/gpu/seed-bench.ts' });
   cpSync(join(REPO, 'test', 'bench', 'engine_python.py'), join(node, 'engine_python.py'));
   cpSync(join(REPO, 'console', 'dist'), join(out, 'console', 'dist'), { recursive: true });
   const modules = join(REPO, 'node_modules');

@@ -48,7 +48,7 @@ export interface NodeProcess {
   exited: Promise<number | null>;
 }
 
-/** A node in its own process (`platform/entry/main.ts`), as `npm start` runs it; resolves once it listens. */
+/** A node in its own process (`platform/entry/main.ts`, from its sources; `npm start` runs it built); resolves once it listens. */
 /** `onLine` hears every log line the node prints after it listens (a benchmark shows its warnings). */
 /** `entry` replaces `npm start`'s (the GPU kit's bundled main.mjs), run from its own folder. */
 /** `user`: the node runs as that uid and gid (as the container image's USER runs it), not the test's. */

@@ -193,10 +193,17 @@ describe('infra/', () => {
       expect(existsSync(join(REPO_ROOT, path!)), path).toBe(true);
     for (const [, from] of dockerfile.matchAll(/^COPY --from=build \/app\/(\S+)/gm)) {
       if (!from!.startsWith('node_modules'))
-        expect(from).toMatch(/^native\/build\/Release\/(hearth_native\.node|hearth-jail)$/);
+        expect(from).toMatch(
+          /^(native\/build\/Release\/(hearth_native\.node|hearth-jail|libhearth-template\.so)|dist\/node)$/,
+        );
     }
-    expect(existsSync(join(REPO_ROOT, 'platform', 'entry', 'main.ts'))).toBe(true);
-    expect(dockerfile).toContain('"platform/entry/main.ts"');
+    // It runs the node built as `npm start` builds it (tools/build-node.ts).
+    expect(existsSync(join(REPO_ROOT, 'tools', 'build-node.ts'))).toBe(true);
+    expect(dockerfile).toMatch(/^RUN node --import tsx tools\/build-node\.ts$/m);
+    expect(dockerfile).toContain('CMD ["node", "dist/node/main.mjs"]');
+    expect(JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).scripts.start).toBe(
+      'tsx tools/build-node.ts && node dist/node/main.mjs',
+    );
   });
 
   it('has probes that a real node answers', async () => {

@@ -11,8 +11,9 @@ import { join } from 'node:path';
 
 import { afterAll, expect, it } from 'vitest';
 
+import { buildNode } from '../../tools/build-node.js';
 import { stop } from '../bench/load.js';
-import { modelPath } from '../helpers/fixtures.js';
+import { modelPath, REPO_ROOT } from '../helpers/fixtures.js';
 import { deployFixture, spawnNode } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import { pythonForward } from '../helpers/reference.js';
@@ -66,5 +67,33 @@ it('holds a request that arrives while the node starts and answers it once it se
     expect((await fetch(`${url}/v2/health/ready`)).status).toBe(200);
   } finally {
     await stop((await second).child);
+  }
+}, 120_000);
+
+it("serves from the built node as `npm start` runs it (dist/node/main.mjs): a hook function's answer as the model's, its runner forked from the template", async () => {
+  await buildNode();
+  const data = join(dir, 'built');
+  const node = await spawnNode(data, {}, undefined, join(REPO_ROOT, 'dist', 'node', 'main.mjs'));
+  try {
+    const spec = { ...SMALL_SPEC, hook: 'hook.ts' };
+    const r = await deployFixture(node.url, spec, { model: 'small', hook: 'echo', bundles: join(dir, 'bundles') });
+    expect(r.status).toBe(201);
+    const answer = await fetch(`${node.url}/fn/small`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ x: SMALL_X }),
+    });
+    expect(answer.status).toBe(200);
+    const reference = pythonForward(modelPath('small'), [
+      { dtype: 'FP32', shape: [2, 4], data: Float32Array.from(SMALL_X.flat()) },
+    ]).outputs[0]!.data as Float32Array;
+    const { y } = (await answer.json()) as { y: number[][] };
+    expect(maxAbsDiff(Float32Array.from(y.flat()), reference)).toBeLessThan(1e-6);
+    const info = (await (await fetch(`${node.url}/api/v1/functions/small`)).json()) as {
+      pools: { coldStart?: { runnerFrom?: string } }[];
+    };
+    expect(info.pools.find((p) => p.coldStart)?.coldStart?.runnerFrom).toBe('template');
+  } finally {
+    await stop(node.child);
   }
 }, 120_000);

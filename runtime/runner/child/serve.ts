@@ -37,15 +37,15 @@ export function serveRunner(): void {
     process.stderr.write(`runner: uncaught ${error.stack ?? error.message}\n`);
     exitNow(70);
   });
-  // LibTorch loads now (forked from the runner template, it is loaded already), before the hello.
+  // LibTorch loads now (forked from the runner template, it is loaded already), before the hello;
+  // so, in a spare (HEARTH_PREFAULT), do the heap pages its first load and forward will use (engine
+  // prefault: ResNet-50's load 107 → 77 ms, its first forward 190 → 175 ms in a new process). A
+  // runner started for a cold start that is waiting goes straight to its load.
   const intraOp = Number(process.env.HEARTH_INTRA_OP_THREADS);
   if (intraOp > 0) setIntraOpThreads(intraOp);
   devices();
+  if (process.env.HEARTH_PREFAULT) prefault(PREFAULT_BYTES);
   runner.hello();
-  // A spare (HEARTH_PREFAULT) maps, once it is up, the heap pages its first load and forward will
-  // use while it waits (engine prefault: ResNet-50's load 107 → 77 ms, its first forward 190 → 175
-  // ms in a new process); a runner started for a cold start goes straight to its load.
-  if (process.env.HEARTH_PREFAULT) setImmediate(() => prefault(PREFAULT_BYTES));
 }
 
 /** The runner's pool and its requests, as the node asks for them on the channel. */

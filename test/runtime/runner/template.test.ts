@@ -88,8 +88,12 @@ async function jail(
   const child = spawn(jailPath(), args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d));
+  child.stdout!.on('data', (d: Buffer) => {
+    stdout += d;
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d;
+  });
   (child.stdio[3] as NodeJS.ReadableStream).resume();
   const [code, signal] = await new Promise<[number | null, string | null]>((r) =>
     child.once('close', (c, s) => r([c, s])),
