@@ -77,6 +77,8 @@ export interface Config {
    * every layer the host offers and logs which; `strict` refuses to start without all of them.
    */
   sandbox: 'auto' | 'strict' | 'off';
+  /** Jailed runners forked from the runner template (LibTorch loaded once per node), or each exec'd. */
+  runnerTemplate: boolean;
   /** Runners' group is this user's (when the node runs as root). */
   runnerUser: string;
   /** When the node runs as root, each runner runs as a uid of its own from here up (65 536 of them). */

@@ -115,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shmPrefix: e.HEARTH_SHM_PREFIX,
     isolation: e.HEARTH_ISOLATION,
     sandbox: e.HEARTH_SANDBOX,
+    runnerTemplate: e.HEARTH_RUNNER_TEMPLATE === 'on',
     runnerUser: e.HEARTH_RUNNER_USER,
     runnerUidBase: e.HEARTH_RUNNER_UID_BASE,
     arenaMb: e.HEARTH_ARENA_MB,

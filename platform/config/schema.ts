@@ -101,6 +101,12 @@ export const ConfigSchema = z.object({
         "HEARTH_SANDBOX must be auto (every layer of the runners' kernel jail this host offers), strict (all of them, or the node does not start) or off",
     })
     .default('auto'),
+  HEARTH_RUNNER_TEMPLATE: z
+    .enum(['on', 'off'], {
+      message:
+        'HEARTH_RUNNER_TEMPLATE must be on (jailed runners forked from a template with LibTorch loaded) or off (each execs Node)',
+    })
+    .default('on'),
   HEARTH_RUNNER_USER: z
     .string()
     .regex(/^[a-z_][a-z0-9_-]*\$?$/, 'HEARTH_RUNNER_USER must be a user name')

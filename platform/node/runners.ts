@@ -11,7 +11,8 @@ export async function createRunners(
   runnerLog: Logger,
 ): Promise<RunnerHost | undefined> {
   // The template platform/entry started, where the config turns out to need none.
-  if (config.isolation !== 'process' || config.sandbox === 'off') await discardEarlyTemplate();
+  if (config.isolation !== 'process' || config.sandbox === 'off' || !config.runnerTemplate)
+    await discardEarlyTemplate();
   return config.isolation === 'process'
     ? new RunnerHost({
         // A root node runs user code as other users; a node that is not root gives its runners
@@ -21,6 +22,7 @@ export async function createRunners(
           gid: process.getuid?.() === 0 ? await groupOf(config.runnerUser) : config.runnerUidBase,
         },
         sandbox: config.sandbox,
+        template: config.runnerTemplate,
         intraOpThreads: config.intraOpThreads,
         arenaBytes: config.arenaMb * 2 ** 20,
         memoryBudgetBytes: config.runnerMemoryBudgetMb * 2 ** 20,

@@ -42,6 +42,8 @@ import { randomRows } from './engine-reference.js';
 const { values: flags } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
+    // off: the in-process cases alone (an A/B against an older checkout's bench:coldstart).
+    cases: { type: 'string', default: 'on' },
     out: { type: 'string', default: join(REPO_ROOT, 'test', 'bench', 'results', 'coldstart.json') },
   },
 });
@@ -142,7 +144,7 @@ async function main(): Promise<void> {
         `  round ${i + 1}: raw s3 ${round(results.raw_s3[i]!)} ms, raw cache ${round(results.raw_cache[i]!)} ms, hearth s3 ${round(results.hearth_s3[i]!)} ms, hearth cache ${round(results.hearth_cache[i]!)} ms; without the jail ${round(results.unjailed_s3[i]!)} / ${round(results.unjailed_cache[i]!)} ms`,
       );
     }
-    Object.assign(cases, await issue44Cases(rounds, (name) => env(name)));
+    if (flags.cases !== 'off') Object.assign(cases, await issue44Cases(rounds, (name) => env(name)));
   } finally {
     for (const n of nodes) await n.close().catch(() => undefined);
     await s3.close();

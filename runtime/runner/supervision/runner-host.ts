@@ -13,8 +13,8 @@
  * - hooks in V8 isolates (runtime/hooks/sandbox.ts).
  */
 import { chmod, chown, copyFile, link, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { UnavailableError } from '../../../sdk/errors.js';
@@ -27,11 +27,12 @@ import { MemoryBudget } from './memory-budget.js';
 import { ParkedRunners } from './parked-runners.js';
 import type { RunnerFiles } from './runner-command.js';
 import { runnerCommand, runnerEnv, spawnRunner } from './runner-command.js';
-import { ROOT_PREFIX, renice, sweepRoots } from './runner-os.js';
+import { jailUsers, ROOT_PREFIX, renice, sweepRoots } from './runner-os.js';
 import { RunnerProcess } from './runner-process.js';
 import { claimEarlyTemplate, RunnerTemplate, TemplateSlot } from './runner-template.js';
 import type { SandboxReport } from './sandbox-record.js';
 import { SandboxRecord } from './sandbox-record.js';
+import { StartGate } from './start-gate.js';
 
 const RUNNER_ENTRY = fileURLToPath(new URL('../runner-main.ts', import.meta.url));
 
@@ -80,9 +81,6 @@ let runnerFile: Promise<string> | undefined;
 /** Runner uids in use at once at most (a jailed runner takes a free one; an unjailed one wraps round). */
 const UID_SPAN = 65_536;
 
-/** Where a root node's runners lock their uids: one place per host, so two nodes never share one. */
-const UID_LOCKS = '/run/hearth/runner-uids';
-
 /**
  * The runner's entry as one ES module (runners start without a TypeScript loader): bundled here on
  * first use, or prebuilt and named by HEARTH_RUNNER_ENTRY (the GPU kit, which carries no esbuild).
@@ -112,6 +110,8 @@ export class RunnerHost {
   readonly #parked = new ParkedRunners();
   #arenaFailed = false;
   readonly #template: TemplateSlot;
+  /** Runner starts at once: one per core. */
+  readonly #gate = new StartGate(availableParallelism());
   readonly #budget: MemoryBudget | undefined;
 
   constructor(options: RunnerHostOptions) {
@@ -212,7 +212,11 @@ export class RunnerHost {
    * A new runner process, in its jail where it has one, once it is up (its hello has come): forked
    * by the runner template where there is one, else exec'd — and exec'd again should a fork fail.
    */
-  async #spawn(spare: boolean): Promise<RunnerProcess> {
+  #spawn(spare: boolean): Promise<RunnerProcess> {
+    return this.#gate.run(() => this.#spawnOnce(spare));
+  }
+
+  async #spawnOnce(spare: boolean): Promise<RunnerProcess> {
     const code = await this.#code();
     const mode = this.#o.sandbox ?? 'auto';
     const jailed = mode !== 'off' && this.#record.jailFound(mode);
@@ -257,7 +261,7 @@ export class RunnerHost {
         ? {
             mode,
             hint: n,
-            users: await this.#jailUsers(),
+            users: await jailUsers(this.#o.users, UID_SPAN),
             cgroupProcs: cgroup?.procs ?? [],
             cgroupMounts: cgroup?.mounts ?? [],
             tmpBytes: this.#o.tmpBytes ?? 64 * 2 ** 20,
@@ -323,18 +327,6 @@ export class RunnerHost {
     } finally {
       if (this.#booting === runner) this.#booting = undefined;
     }
-  }
-
-  /** Uids for hearth-jail: a root node's from its range, locked per host; any node's inside. */
-  async #jailUsers(): Promise<{ firstUid: number; count: number; gid: number; lockDir: string }> {
-    const users = this.#o.users ?? { firstUid: 200_000, gid: 200_000 };
-    let lockDir = UID_LOCKS;
-    if (process.getuid?.() === 0) {
-      await mkdir(dirname(UID_LOCKS), { recursive: true, mode: 0o755 }).catch(() => {
-        lockDir = join(tmpdir(), 'hearth-runner-uids');
-      });
-    }
-    return { firstUid: users.firstUid, count: UID_SPAN, gid: users.gid, lockDir };
   }
 
   /**

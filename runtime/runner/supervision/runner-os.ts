@@ -1,11 +1,11 @@
 /**
  * What the runner host asks of the operating system besides spawning: a runner's threads'
- * priority, the folders of runners whose node died, and a user's group.
+ * priority, the folders of runners whose node died, a user's group, and the uids a jail takes.
  */
 import { readdirSync } from 'node:fs';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { setPriority, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import type { RunnerProcess } from './runner-process.js';
 
@@ -55,4 +55,22 @@ export async function groupOf(name: string): Promise<number> {
     if (user === name) return Number(gid);
   }
   throw new Error(`no user "${name}" on this machine (HEARTH_RUNNER_USER)`);
+}
+
+/** Where a root node's runners lock their uids: one place per host, so two nodes never share one. */
+const UID_LOCKS = '/run/hearth/runner-uids';
+
+/** Uids for hearth-jail: a root node's from its range, locked per host; any node's inside. */
+export async function jailUsers(
+  users: { firstUid: number; gid: number } | undefined,
+  count: number,
+): Promise<{ firstUid: number; count: number; gid: number; lockDir: string }> {
+  const { firstUid, gid } = users ?? { firstUid: 200_000, gid: 200_000 };
+  let lockDir = UID_LOCKS;
+  if (process.getuid?.() === 0) {
+    await mkdir(dirname(UID_LOCKS), { recursive: true, mode: 0o755 }).catch(() => {
+      lockDir = join(tmpdir(), 'hearth-runner-uids');
+    });
+  }
+  return { firstUid, count, gid, lockDir };
 }

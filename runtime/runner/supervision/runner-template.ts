@@ -180,6 +180,7 @@ let early: { root: string; template: Promise<RunnerTemplate> } | undefined;
 export function startTemplateEarly(env: NodeJS.ProcessEnv = process.env): void {
   if (early || process.platform !== 'linux') return;
   if ((env.HEARTH_ISOLATION ?? 'process') !== 'process' || env.HEARTH_SANDBOX === 'off') return;
+  if (env.HEARTH_RUNNER_TEMPLATE === 'off') return;
   const root = mkdtempSync(join(tmpdir(), `${ROOT_PREFIX}${process.pid}-`));
   chmodSync(root, 0o711);
   const template = RunnerTemplate.start(env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH, true, root);
