@@ -12,7 +12,8 @@
  *   kit/node_modules/piscina/      the two packages that cannot be bundled: piscina (its worker
  *   kit/node_modules/isolated-vm/  file is its own) and isolated-vm (a native module, stripped)
  *
- * Usage: tsx test/gpu/kit.ts [OUT_DIR] (default .gpu/kit). Prints the kit's size.
+ * Usage: tsx test/gpu/kit.ts [OUT.tar.xz] (default .gpu/kit.tar.xz): the kit packed (packKit). Prints
+ * its size.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -46,6 +47,15 @@ export async function buildKit(out: string): Promise<{ bytes: number }> {
   return { bytes: size(out) };
 }
 
+/**
+ * The kit packed as it travels: OUT/kit.tar.xz (xz: the bundles' 24 MiB of JavaScript are ~3 MiB),
+ * which test/gpu/run.sh unpacks with Python's tarfile (the GPU machine has Python, no Node.js).
+ */
+export function packKit(kit: string, file: string): number {
+  execFileSync('tar', ['-cJf', file, '-C', kit, '.'], { env: { ...process.env, XZ_OPT: '-6 -T0' } });
+  return statSync(file).size;
+}
+
 function size(path: string): number {
   const s = statSync(path);
   if (!s.isDirectory()) return s.size;
@@ -53,9 +63,13 @@ function size(path: string): number {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const out = resolve(process.argv[2] ?? join(REPO, '.gpu', 'kit'));
+  // tsx test/gpu/kit.ts [OUT.tar.xz]: built in a folder beside it, packed, the folder removed.
+  const file = resolve(process.argv[2] ?? join(REPO, '.gpu', 'kit.tar.xz'));
+  const out = `${file}.d`;
   const { bytes } = await buildKit(out);
-  console.log(`gpu kit: ${out} (${(bytes / 2 ** 20).toFixed(1)} MiB)`);
+  const packed = packKit(out, file);
+  rmSync(out, { recursive: true, force: true });
+  console.log(`gpu kit: ${file} (${(bytes / 2 ** 20).toFixed(1)} MiB, packed ${(packed / 2 ** 20).toFixed(1)} MiB)`);
 }
 
 export const KIT_MAIN = (kit: string) => join(kit, 'dist', 'node', 'main.mjs');

@@ -2,7 +2,7 @@
 # On a Linux x86-64 machine with an NVIDIA GPU and PyTorch (no Node.js, no network): builds the
 # addon with the same CMake file against PyTorch's own LibTorch, then runs the engine's GPU tests,
 # the engine benchmark on cuda:0, and seed 000's benchmark end to end on a node started from the kit
-# (.gpu/kit). Prepare here first with `npm run gpu:prepare`, and carry .gpu.
+# (.gpu/kit.tar.xz). Prepare here first with `npm run gpu:prepare`, and carry .gpu.
 # Results land in $OUT (or .gpu/out), eight files at most: build.log (the CMake build and the test
 # models), gpu-tests.log, bench-cuda.log, engine-cuda.json, seed-bench.log, gpu-serve.json, node.log.
 # HEARTH_SEED_SECONDS (default 8) sets the length of each of seed 000's cells.
@@ -13,8 +13,13 @@ OUT=${OUT:-$ROOT/.gpu/out}
 mkdir -p "$OUT"
 PY=${HEARTH_PYTHON:-python3}
 
-[ -f .gpu/node.gz ] || { echo "missing .gpu/node.gz: run npm run gpu:prepare on the dev machine and carry .gpu" >&2; exit 2; }
-if [ ! -x .gpu/bin/node ]; then mkdir -p .gpu/bin && gunzip -c .gpu/node.gz > .gpu/bin/node && chmod +x .gpu/bin/node; fi
+[ -f .gpu/node.xz ] && [ -f .gpu/kit.tar.xz ] || { echo "missing .gpu/node.xz or .gpu/kit.tar.xz: run npm run gpu:prepare on the dev machine and carry .gpu" >&2; exit 2; }
+# Unpacked with Python's lzma and tarfile: the machine has Python, perhaps no xz.
+if [ ! -x .gpu/bin/node ]; then
+  mkdir -p .gpu/bin
+  "$PY" -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' .gpu/node.xz .gpu/bin/node
+  chmod +x .gpu/bin/node
+fi
 export PATH="$ROOT/.gpu/bin:$PATH"
 node --version
 
@@ -44,8 +49,10 @@ node .gpu/bench-engine.mjs --device "${HEARTH_BENCH_DEVICE:-cuda:0}" --threads 4
 # and if PyTorch's libraries are out of their reach (a venv under /root) the node runs functions in
 # its own process instead (HEARTH_ISOLATION=none), and says so.
 kit=$(mktemp -d /tmp/hearth-kit.XXXXXX)
-# hearth-jail (the runners' kernel sandbox) is built beside the addon, and found beside it.
-cp -r .gpu/kit/. "$kit/" && cp "$HEARTH_NATIVE_ADDON" .gpu/build/hearth-jail "$kit/" && chmod -R a+rX "$kit"
+# hearth-jail (the runners' kernel sandbox) and the runner template's library are built beside the
+# addon, and found beside it.
+"$PY" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' .gpu/kit.tar.xz "$kit"
+cp "$HEARTH_NATIVE_ADDON" .gpu/build/hearth-jail .gpu/build/libhearth-template.so "$kit/" && chmod -R a+rX "$kit"
 torchlib=$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch.so"))')
 if [ "$(id -u)" = 0 ] && ! "$PY" -c 'import os, sys; os.setgid(65534); os.setuid(200001); open(sys.argv[1], "rb").close(); open(sys.argv[2], "rb").close()' \
     "$torchlib" "$kit/node_modules/.hearth/runner.mjs" 2>/dev/null; then

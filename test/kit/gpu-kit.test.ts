@@ -8,7 +8,7 @@
  * gpu-serve.json checked.
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,8 +16,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { DEFAULT_ADDON_PATH } from '../../runtime/engine/index.js';
-import { buildKit, KIT_BENCH, KIT_MAIN } from '../gpu/kit.js';
-import { modelPath, PYTHON } from '../helpers/fixtures.js';
+import { buildKit, KIT_BENCH, KIT_MAIN, packKit } from '../gpu/kit.js';
+import { modelPath, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
 import type { NodeProcess } from '../helpers/node.js';
 import { deployFixture, spawnNode } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
@@ -32,12 +32,23 @@ const kit = join(dir, 'run', 'kit');
 /** What the kit's processes get: the addon built here (the GPU machine builds its own), no loaders. */
 const env = { HEARTH_NATIVE_ADDON: DEFAULT_ADDON_PATH, NODE_OPTIONS: '', NODE_PATH: '' };
 
+/**
+ * What travels to a GPU machine besides the kit: the working tree git tracks, the engine's test and
+ * benchmark bundles and headers (~1.3 MiB), and Node's binary xz'd (Node 20's: ~23 MiB; a budget).
+ */
+const NODE_XZ_BUDGET = 28 * 2 ** 20;
+const OTHERS = 2 * 2 ** 20;
+/** The device tool carries 64 MiB; this fails well before (room for the tree and Node to grow). */
+const CARRY_LIMIT = 48 * 2 ** 20;
+
 describe('the GPU kit, on the CPU', () => {
   let node: NodeProcess;
+  let packed = 0;
   beforeAll(async () => {
     const built = join(dir, 'built');
     const { bytes } = await buildKit(built);
     expect(bytes).toBeLessThan(32 * 2 ** 20);
+    packed = packKit(built, join(dir, 'kit.tar.xz'));
     cpSync(built, kit, { recursive: true });
     node = await spawnNode(join(dir, 'data'), env, undefined, KIT_MAIN(kit));
   }, 120_000);
@@ -45,6 +56,16 @@ describe('the GPU kit, on the CPU', () => {
     node?.child.kill('SIGKILL');
     await node?.exited;
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("travels well within the device's carry limit, packed as npm run gpu:prepare packs it", async () => {
+    const { stdout } = await run('git', ['ls-files', '-z'], { cwd: REPO_ROOT, maxBuffer: 64 * 2 ** 20 });
+    const tree = stdout
+      .split('\0')
+      .filter(Boolean)
+      .reduce((n, f) => n + (existsSync(join(REPO_ROOT, f)) ? statSync(join(REPO_ROOT, f)).size : 0), 0);
+    expect(packed).toBeGreaterThan(0);
+    expect(packed + tree + NODE_XZ_BUDGET + OTHERS).toBeLessThan(CARRY_LIMIT);
   });
 
   it('carries no node_modules but its own two packages and prebuilt entries', () => {
