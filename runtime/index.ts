@@ -7,7 +7,15 @@
 export type { SequenceFlags } from './batcher/index.js';
 export type { GpuMetric } from './engine/index.js';
 // The engine, where the node calls it itself: devices and GPU metrics, threads, the KServe JSON parse.
-export { devices, gpuMetrics, loadModel, parseInferJsonAsync, setIntraOpThreads, threads } from './engine/index.js';
+export {
+  devices,
+  gpuMetrics,
+  loadModel,
+  parseInferJsonAsync,
+  setIntraOpThreads,
+  threads,
+  usableCores,
+} from './engine/index.js';
 // Hooks: bundled once per version, run on hook threads.
 export { bundleHook, hookWorkerFile } from './hooks/index.js';
 export type {

@@ -2,10 +2,11 @@
  * The node's configuration, from environment variables, validated at start: a bad value stops the
  * node with a message that names the variable.
  */
-import { availableParallelism, totalmem } from 'node:os';
+import { totalmem } from 'node:os';
 
 import type { z } from 'zod';
 
+import { usableCores } from '../../runtime/engine/index.js';
 import { InvalidInputError } from '../../sdk/errors.js';
 import { parseAllowHosts } from '../jobs/index.js';
 import type { ApiKey } from './api-keys.js';
@@ -106,7 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: secretsKey(e.HEARTH_SECRETS_KEY, e.HEARTH_SECRETS_KEY_FILE),
     ...tlsOf(e),
     logLevel: e.HEARTH_LOG_LEVEL,
-    intraOpThreads: e.HEARTH_INTRA_OP_THREADS ?? Math.max(1, availableParallelism() - 1),
+    intraOpThreads: e.HEARTH_INTRA_OP_THREADS ?? Math.max(1, usableCores().cores - 1),
     autoscaleTickMs: e.HEARTH_AUTOSCALE_TICK_MS,
     drainTimeoutMs: e.HEARTH_DRAIN_TIMEOUT_MS,
     webhookSecret: e.HEARTH_WEBHOOK_SECRET,

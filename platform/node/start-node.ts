@@ -2,6 +2,8 @@
  * The composition root of a Hearth node: configuration → stores, services, servers, then ready. The
  * ports it listens on (0 picks a free one) are logged as one JSON line, `hearth listening`.
  */
+
+import { usableCores } from '../../runtime/engine/index.js';
 import type { Config } from '../config/index.js';
 import type { FunctionService } from '../functions/index.js';
 import type { JobQueue } from '../jobs/index.js';
@@ -48,6 +50,8 @@ function listening(
     ...(warmed.failed.length ? { failedAtStart: warmed.failed } : {}),
     ...ports,
     intraOpThreads: config.intraOpThreads,
+    // The cores it may use: its CPUs, or fewer where its cgroup sets a CPU quota (a container's limit).
+    cores: usableCores(),
     isolation: config.isolation,
     host: config.host,
     tls: config.tls ? (config.tls.clientCaFile ? 'mutual' : 'on') : 'off',
@@ -97,6 +101,12 @@ export async function startNode(config: Config): Promise<HearthNode> {
   readiness.serve();
   phases.ready = process.uptime();
   metrics.observeNodeStart(phases);
+  const { cores } = usableCores();
+  if (config.intraOpThreads > cores)
+    log.warn(
+      { intraOpThreads: config.intraOpThreads, cores },
+      `HEARTH_INTRA_OP_THREADS=${config.intraOpThreads} is more than the ${cores} cores this node may use: a forward's threads would wait for each other`,
+    );
   resumeCanaries(service, log);
   log.info(
     {

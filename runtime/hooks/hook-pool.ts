@@ -13,13 +13,13 @@
  * time limit — no hop to a thread and back, which on a busy machine costs more than the hook. The
  * thread is the function's own, so a hook that runs long there holds up only its own function.
  */
-import { availableParallelism } from 'node:os';
 
 import type { HearthError } from '../../sdk/errors.js';
 import { CancelledError, HookError, InvalidInputError, QueueFullError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import { clipBytes } from '../../sdk/text.js';
+import { usableCores } from '../engine/index.js';
 import type { HookCallOptions } from './hook-threads.js';
 import { HookThreads } from './hook-threads.js';
 import type { HookFailure, HookWorkerData, PostResult, PreResult, RawRequest, SetupResult } from './messages.js';
@@ -123,7 +123,7 @@ export class HookPool {
       maxResponseBytes: options.maxResponseBytes ?? 64 * 2 ** 20,
       webAssembly: options.webAssembly ?? false,
     };
-    const threads = options.threads ?? Math.max(1, availableParallelism());
+    const threads = options.threads ?? usableCores().cores;
     const sandboxed = Boolean(options.sandbox && options.bundlePath);
     const hookThreads = await HookThreads.start(workerData, {
       threads,

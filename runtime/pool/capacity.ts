@@ -3,12 +3,11 @@
  * took beyond its weights, measured at load) and, on the CPU, by engine lanes (an instance per lane:
  * each lane's forwards use `intraOp` threads of the cores); and the cores a lone forward is lent.
  */
-import { availableParallelism } from 'node:os';
 
 import { DeviceUnavailableError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import { gpuMemoryBytes } from '../../sdk/spec/function-spec.js';
-import { capCudaMemory, cudaMemory, devices, threads } from '../engine/index.js';
+import { capCudaMemory, cudaMemory, devices, threads, usableCores } from '../engine/index.js';
 
 /** A device's memory as the engine reports it; a model kept on its saved devices (KIND_MODEL) counts on the CPU. */
 export function deviceMemory(device: string): { memoryFreeBytes: number; memoryTotalBytes: number } | undefined {
@@ -34,7 +33,7 @@ export function room(device: string, instanceBytes: number, instances: number): 
   if (!memory || instanceBytes === 0) return 0;
   const fits = Math.max(0, Math.floor((memory.memoryFreeBytes - memory.memoryTotalBytes / 10) / instanceBytes));
   if (device !== 'cpu' && device !== 'model') return fits;
-  const lanes = Math.max(1, Math.floor(availableParallelism() / threads().intraOp));
+  const lanes = Math.max(1, Math.floor(usableCores().cores / threads().intraOp));
   return Math.min(fits, Math.max(0, lanes - instances));
 }
 
@@ -79,7 +78,7 @@ export function roomUnderCap(device: string, capBytes: number, instanceBytes: nu
 }
 
 /** The cores this process may use: what a lone forward is lent (lentThreads). */
-const CORES = Math.max(1, availableParallelism());
+const CORES = usableCores().cores;
 
 /**
  * A forward this long (ms) outweighs the JavaScript around its requests (HTTP, hooks, batching: a

@@ -13,12 +13,12 @@
  * - hooks in V8 isolates (runtime/hooks/sandbox.ts).
  */
 import { chmod, chown, copyFile, link, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { UnavailableError } from '../../../sdk/errors.js';
-import { createArena, DEFAULT_ADDON_PATH } from '../../engine/index.js';
+import { createArena, DEFAULT_ADDON_PATH, usableCores } from '../../engine/index.js';
 import { bundleEntry, hookWorkerFile } from '../../hooks/index.js';
 import type { RunnerCgroup, SandboxMode } from '../walls/index.js';
 import { RUNNER_OOM_SCORE_ADJ } from '../walls/index.js';
@@ -111,7 +111,7 @@ export class RunnerHost {
   #arenaFailed = false;
   readonly #template: TemplateSlot;
   /** Runner starts at once: one per core. */
-  readonly #gate = new StartGate(availableParallelism());
+  readonly #gate = new StartGate(usableCores().cores);
   readonly #budget: MemoryBudget | undefined;
 
   constructor(options: RunnerHostOptions) {
