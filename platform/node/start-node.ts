@@ -7,6 +7,7 @@ import { usableCores } from '../../runtime/engine/index.js';
 import type { Config } from '../config/index.js';
 import type { FunctionService } from '../functions/index.js';
 import type { JobQueue } from '../jobs/index.js';
+import type { Logger } from '../log/index.js';
 import { createLogger } from '../log/index.js';
 import { createFront } from './front.js';
 import { closer, drainer } from './lifecycle.js';
@@ -61,6 +62,16 @@ function listening(
   };
 }
 
+/** A warning where the intra-op threads asked for are more than the cores the node may use. */
+function warnThreads(config: Config, log: Logger): void {
+  const { cores } = usableCores();
+  if (config.intraOpThreads > cores)
+    log.warn(
+      { intraOpThreads: config.intraOpThreads, cores },
+      `HEARTH_INTRA_OP_THREADS=${config.intraOpThreads} is more than the ${cores} cores this node may use: a forward's threads would wait for each other`,
+    );
+}
+
 export async function startNode(config: Config): Promise<HearthNode> {
   // When each phase of the start ended, in seconds of the process's life (its modules are loaded now).
   const phases: Record<string, number> = { modules: process.uptime() };
@@ -101,12 +112,7 @@ export async function startNode(config: Config): Promise<HearthNode> {
   readiness.serve();
   phases.ready = process.uptime();
   metrics.observeNodeStart(phases);
-  const { cores } = usableCores();
-  if (config.intraOpThreads > cores)
-    log.warn(
-      { intraOpThreads: config.intraOpThreads, cores },
-      `HEARTH_INTRA_OP_THREADS=${config.intraOpThreads} is more than the ${cores} cores this node may use: a forward's threads would wait for each other`,
-    );
+  warnThreads(config, log);
   resumeCanaries(service, log);
   log.info(
     {
