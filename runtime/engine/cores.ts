@@ -10,16 +10,26 @@ import { availableParallelism } from 'node:os';
 
 export interface UsableCores {
   cores: number;
-  /** What bounds them: the CPUs it may run on, or its cgroup's quota (in cores, maybe fractional). */
-  from: 'cpus' | 'cgroup-quota';
+  /**
+   * What bounds them: the CPUs it may run on, its cgroup's quota (in cores, maybe fractional), or its
+   * node's count (a runner: its own cgroup, inside the node's, sets no quota of its own).
+   */
+  from: 'cpus' | 'cgroup-quota' | 'node';
   quota?: number;
 }
+
+/** A runner's environment names its node's count here (runtime/runner/supervision/runner-command.ts). */
+export const CORES_ENV = 'HEARTH_USABLE_CORES';
 
 let usable: UsableCores | undefined;
 
 /** The cores this process may use (read once). */
 export function usableCores(): UsableCores {
-  usable ??= readUsable(availableParallelism(), cgroupQuota());
+  const node = Number(process.env[CORES_ENV]);
+  usable ??=
+    node > 0
+      ? { cores: Math.min(node, availableParallelism()), from: 'node' }
+      : readUsable(availableParallelism(), cgroupQuota());
   return usable;
 }
 

@@ -3,7 +3,7 @@
 export type { GpuMetric, PackedJson, RawImageStep, RawPixels } from './binding.js';
 export { addonLocation, DEFAULT_ADDON_PATH, preloadAddon, useAddonAt } from './binding.js';
 export type { UsableCores } from './cores.js';
-export { usableCores } from './cores.js';
+export { CORES_ENV, usableCores } from './cores.js';
 export type { DeviceReport, LoadOptions } from './engine.js';
 export {
   capCudaMemory,

@@ -6,10 +6,10 @@
  * process (import torch included), timed here in the same run.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 import { PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
+import { freePort } from '../helpers/redis.js';
 import { randomRows } from './engine-reference.js';
 
 export interface ColdModel {
@@ -73,14 +73,6 @@ export async function infer(url: string, model: ColdModel): Promise<number> {
   if (r.status !== 200)
     throw new Error(`${model.name} answered ${r.status}: ${Buffer.from(bytes).toString().slice(0, 300)}`);
   return performance.now() - t0;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 interface Started {

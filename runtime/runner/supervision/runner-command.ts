@@ -9,6 +9,7 @@ import { closeSync, existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { CORES_ENV, usableCores } from '../../engine/index.js';
 import type { JailOptions } from '../walls/index.js';
 import { jailArguments, jailPath } from '../walls/index.js';
 
@@ -52,6 +53,8 @@ export function runnerEnv(files: RunnerFiles, intraOpThreads: number | undefined
   for (const [name, value] of Object.entries(process.env))
     if (value !== undefined && PASSED_ENV.test(name)) env[name] = value;
   if (intraOpThreads !== undefined) env.HEARTH_INTRA_OP_THREADS = String(intraOpThreads);
+  // Its own cgroup sets no CPU quota (a weight at most): the node's count, its quota's included.
+  env[CORES_ENV] = String(usableCores().cores);
   return env;
 }
 

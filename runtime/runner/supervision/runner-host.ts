@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { UnavailableError } from '../../../sdk/errors.js';
-import { createArena, DEFAULT_ADDON_PATH, usableCores } from '../../engine/index.js';
+import { addonLocation, createArena, usableCores } from '../../engine/index.js';
 import { bundleEntry, hookWorkerFile } from '../../hooks/index.js';
 import type { RunnerCgroup, SandboxMode } from '../walls/index.js';
 import { RUNNER_OOM_SCORE_ADJ } from '../walls/index.js';
@@ -236,7 +236,7 @@ export class RunnerHost {
   /** What every runner runs: its entry, the hook worker and the addon. */
   async #code(): Promise<Omit<RunnerFiles, 'dir'>> {
     const [entry, hookWorker] = await Promise.all([runnerEntryFile(), hookWorkerFile()]);
-    return { entry, hookWorker, addon: process.env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH };
+    return { entry, hookWorker, addon: addonLocation() };
   }
 
   async #spawnIn(

@@ -11,11 +11,11 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-import { DEFAULT_ADDON_PATH } from '../../engine/index.js';
+import { addonLocation } from '../../engine/index.js';
 import { jailPath } from '../walls/index.js';
 import { nodeArguments, runnerEnv } from './runner-command.js';
 import { ROOT_PREFIX } from './runner-os.js';
@@ -24,7 +24,7 @@ import { ROOT_PREFIX } from './runner-os.js';
 const READY_MS = 60_000;
 
 /** Runners one template forks before it is replaced by a new one (a new layout and stack canary). */
-const FORKS_PER_TEMPLATE = 32;
+export const FORKS_PER_TEMPLATE = 32;
 
 /** The template's library, beside hearth-jail. */
 export function templateLibrary(): string {
@@ -57,9 +57,9 @@ export class RunnerTemplate {
   static start(addon: string, permissions: boolean, dir: string): Promise<RunnerTemplate> {
     const library = templateLibrary();
     if (!existsSync(library)) return Promise.reject(new Error(`no runner template library at ${library}`));
-    // Its socket in a folder of its own that only the node's user may enter (the runners' root is 0711).
-    const own = join(dir, 'template');
-    mkdirSync(own, { mode: 0o700 });
+    // Its socket in a folder of its own (each template's: one replacing another starts beside it)
+    // that only the node's user may enter (mkdtemp makes it 0700; the runners' root is 0711).
+    const own = mkdtempSync(join(dir, 'template-'));
     const socket = join(own, 'template.sock');
     // Its paths in its arguments are padded: a runner's arguments are written over them where they
     // fit (its /proc/PID/cmdline is then the runner's own).
@@ -153,8 +153,10 @@ export class TemplateSlot {
     const current = this.#template && (await this.#template);
     if (!current) return;
     this.#forks = 0;
-    this.#template = this.#failed(this.#start());
-    current.close();
+    const next = this.#failed(this.#start());
+    this.#template = next;
+    // Ended once the new one is up: a start handed the old one just before still reaches it.
+    void next.finally(() => current.close());
   }
 
   /** Ends it for good: what a runner it forked met (`why`) would meet the next. */
@@ -183,7 +185,7 @@ export function startTemplateEarly(env: NodeJS.ProcessEnv = process.env): void {
   if (env.HEARTH_RUNNER_TEMPLATE === 'off') return;
   const root = mkdtempSync(join(tmpdir(), `${ROOT_PREFIX}${process.pid}-`));
   chmodSync(root, 0o711);
-  const template = RunnerTemplate.start(env.HEARTH_NATIVE_ADDON ?? DEFAULT_ADDON_PATH, true, root);
+  const template = RunnerTemplate.start(addonLocation(), true, root);
   template.catch(() => undefined);
   early = { root, template };
 }

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { DEFAULT_ADDON_PATH } from '../../../runtime/engine/index.js';
 import { RunnerHost } from '../../../runtime/index.js';
+import { FORKS_PER_TEMPLATE } from '../../../runtime/runner/supervision/runner-template.js';
 import { jailPath, runtimeReadable } from '../../../runtime/runner/walls/index.js';
 import { processes } from '../../helpers/processes.js';
 
@@ -199,8 +200,10 @@ describe('a runner forked from the template', () => {
     });
     // The runner as the host sees it: its command line is its own (the marker in it).
     let pid: number | undefined;
-    while (!pid)
+    while (!pid) {
       pid = (await processes()).find((p) => p.args.includes(marker) && !p.args[0]!.endsWith('/hearth-jail'))?.pid;
+      await new Promise((r) => setTimeout(r, 20));
+    }
     expect(await alive(pid)).toBe(true);
     relay.kill('SIGKILL');
     while (await alive(pid)) await new Promise((r) => setTimeout(r, 20));
@@ -224,6 +227,36 @@ describe.skipIf(!root)('what of the node reaches a forked runner', () => {
     }
   });
 });
+
+it('replaces its template after FORKS_PER_TEMPLATE forks, the next runner forked by the new one (not exec’d)', async () => {
+  const failures: string[] = [];
+  const host = new RunnerHost({ spare: false, onTemplateFailed: (why) => failures.push(why) });
+  const templates = async () =>
+    (await processes())
+      .filter((p) => p.ppid === process.pid && p.args.some((a) => a.includes('/runner-template-')))
+      .map((p) => p.pid);
+  try {
+    let first: number[] = [];
+    for (let i = 0; i <= FORKS_PER_TEMPLATE; i++) {
+      const runner = await host.take(`many@${i}`);
+      expect(runner.start.forked, `runner ${i}`).toBe(true);
+      if (i === 0) first = await templates();
+      runner.kill();
+      await runner.cleaned;
+    }
+    expect(failures).toEqual([]);
+    expect(first).toHaveLength(1);
+    // The first is ended once the new one is up.
+    let now = await templates();
+    while (now.includes(first[0]!)) {
+      await new Promise((r) => setTimeout(r, 20));
+      now = await templates();
+    }
+    expect(now).toHaveLength(1);
+  } finally {
+    await host.close();
+  }
+}, 120_000);
 
 it('falls back to exec’ing runners, saying why, where the template cannot start', async () => {
   const jail = join(dir, 'bare', 'hearth-jail');
