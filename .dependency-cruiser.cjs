@@ -40,7 +40,8 @@ module.exports = {
     byIndex('runtime'),
     byIndex('runtime/runner'),
     forbid('runner-root-by-index', 'The runner\'s face (index.ts) and entry (runner-main.ts) enter its rooms through their index.ts too.', { path: '^runtime/runner/[^/]+\\.ts$' }, { path: '^runtime/runner/[^/]+/.+', pathNot: '^runtime/runner/[^/]+/index\\.ts$' }),
-    forbid('servers-stay-in-platform', 'The data plane and the public SDK never reach Redis, S3, HTTP servers or gRPC: those are the platform\'s adapters (DESIGN.md, ports and adapters).', { path: '^(runtime|sdk)/' }, { path: SERVER_LIBRARIES }),
+    // hearth bench's gRPC load (sdk/bench/grpc-target.ts) is a client of the node, as Triton's perf_analyzer is: loaded only for --protocol grpc.
+    forbid('servers-stay-in-platform', 'The data plane and the public SDK never reach Redis, S3, HTTP servers or gRPC: those are the platform\'s adapters (DESIGN.md, ports and adapters).', { path: '^(runtime|sdk)/', pathNot: '^sdk/bench/grpc-target\\.ts$' }, { path: SERVER_LIBRARIES }),
     forbid('functions-use-the-sdk', 'An example function is a folder a user copies: it imports @hearth/sdk (sdk/), never the platform or runtime.', { path: '^functions/' }, { path: '^(platform|runtime|native)/' }),
     forbid('enter-runtime-by-index', 'platform uses runtime through runtime/index.ts (or a folder\'s index.ts).', { path: '^platform/' }, { path: '^runtime/[^/]+/.+', pathNot: '^runtime/[^/]+/index\\.ts$' }),
   ],

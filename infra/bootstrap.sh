@@ -28,6 +28,7 @@ PACKAGES=(
   redis-server            # the registry/queue backend exercised by the integration tests
   python3-flask gunicorn python3-fastapi uvicorn   # bench:serve's peers: the traditional deployment
   stress-ng               # npm run test:stress keeps a core busy beside the suite
+  wrk                     # bench:tool checks hearth bench's own overhead against it
   chromium                # the console's tests drive it with playwright-core (no browser download)
   universal-ctags         # npm run arch measures C++ functions with it (tools/sizes.ts)
 )

@@ -4,6 +4,7 @@
  */
 
 export * from './api/index.js';
+export * from './bench/index.js';
 export * from './client.js';
 export * from './errors.js';
 export * from './event-stream.js';

@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 
 import { Hearth } from '../client.js';
 import { HearthError } from '../errors.js';
+import { register as benchVerb } from './commands/bench.js';
 import { register as deleteVerb } from './commands/delete.js';
 import { register as deployVerb } from './commands/deploy.js';
 import { register as describeVerb } from './commands/describe.js';
@@ -68,6 +69,7 @@ for (const register of [
   logsVerb,
   secretsVerb,
   topVerb,
+  benchVerb,
 ])
   register(program, context);
 

@@ -118,6 +118,8 @@ export async function bundleCli(dist: string): Promise<string> {
   const cli = join(dist, 'hearth.mjs');
   await bundle('sdk/cli/main.ts', cli, { external: CLI_DEPENDENCIES, shebang: true });
   await chmod(cli, 0o755);
+  // Triton's .proto files, which `hearth bench --protocol grpc` loads from beside the bundle.
+  await cp(join(REPO, 'platform', 'grpc', 'proto'), join(dist, 'proto'), { recursive: true });
   // What `@hearth/sdk` means inside a hook: bundled once here, aliased by `hearth deploy`.
   // No require banner: the hook's own bundle brings one.
   await bundle('sdk/hook-sdk.ts', join(dist, 'hook-sdk.mjs'), { banner: false });

@@ -1,0 +1,192 @@
+/**
+ * The bodies a bench run sends, made once before it starts (never per request): random tensors of
+ * each input's dtype and shape, the spec's example, or a file's bodies. A few distinct random
+ * bodies are cycled, so a cache keyed on the body could not serve them all.
+ */
+import { open } from 'node:fs/promises';
+
+import { encodeBinary } from '../kserve-binary.js';
+import type { DType } from '../tensor.js';
+import { allocate, bytesOf, numel } from '../tensor.js';
+import type { BenchBody } from './types.js';
+import { BenchUsageError } from './usage-error.js';
+
+/** The largest input file read (its bodies stay in memory for the run). */
+export const MAX_INPUT_FILE_BYTES = 64 * 2 ** 20;
+/** The most bodies one file may hold (JSON lines). */
+export const MAX_BODIES = 100_000;
+/** The largest random body made (a tensor past it needs --input-file). */
+export const MAX_RANDOM_BYTES = 64 * 2 ** 20;
+/** How many distinct random bodies are cycled. */
+const RANDOM_BODIES = 8;
+
+/** An input as the model's metadata gives it: name, datatype and shape (-1: variable). */
+export interface InputTensor {
+  name: string;
+  datatype: string;
+  shape: number[];
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * A file's bodies: one JSON document a line (JSON lines: every non-empty line parses), else the
+ * whole file as one body, sent with `contentType` (default application/octet-stream). Refuses a
+ * file over MAX_INPUT_FILE_BYTES, or one that is not a regular file, before reading it.
+ */
+export async function readBodies(path: string, contentType?: string): Promise<BenchBody[]> {
+  const file = await open(path, 'r');
+  try {
+    const info = await file.stat();
+    if (!info.isFile()) throw new BenchUsageError(`--input-file ${path} is not a regular file`);
+    if (info.size > MAX_INPUT_FILE_BYTES)
+      throw new BenchUsageError(
+        `--input-file ${path} is ${info.size} bytes: the most it may be is ${MAX_INPUT_FILE_BYTES}`,
+      );
+    if (info.size === 0) throw new BenchUsageError(`--input-file ${path} is empty`);
+    const bytes = new Uint8Array(info.size);
+    const { bytesRead } = await file.read(bytes, 0, info.size, 0);
+    return splitBodies(bytes.subarray(0, bytesRead), contentType);
+  } finally {
+    await file.close();
+  }
+}
+
+/** JSON lines if every non-empty line is JSON (and no content type says otherwise), else one raw body. */
+export function splitBodies(bytes: Uint8Array, contentType?: string): BenchBody[] {
+  if (contentType === undefined || /json/.test(contentType)) {
+    const lines = new TextDecoder('utf-8', { fatal: false })
+      .decode(bytes)
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '');
+    if (lines.length > 0 && lines.every(isJson)) {
+      if (lines.length > MAX_BODIES)
+        throw new BenchUsageError(`the input file has ${lines.length} bodies: the most it may hold is ${MAX_BODIES}`);
+      return lines.map((l) => ({ bytes: encoder.encode(l), contentType: contentType ?? 'application/json' }));
+    }
+  }
+  return [{ bytes, contentType: contentType ?? 'application/octet-stream' }];
+}
+
+function isJson(line: string): boolean {
+  try {
+    JSON.parse(line);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The body of a spec's `example` (a function URL's JSON). */
+export function exampleBody(example: unknown): BenchBody {
+  return { bytes: encoder.encode(JSON.stringify(example)), contentType: 'application/json' };
+}
+
+/** The shape sent: each variable dimension (-1, the batch one included) as 1. */
+export const concreteShape = (shape: readonly number[]): number[] => shape.map((d) => (d < 0 ? 1 : d));
+
+/** Random values of a dtype: floats in [0, 1), small integers, booleans, short strings. */
+export function randomValues(datatype: string, count: number): { json: unknown[]; bytes: Uint8Array } {
+  if (datatype === 'BYTES') {
+    const json = Array.from({ length: count }, () => `bench-${Math.random().toString(36).slice(2, 8)}`);
+    const parts = json.map((s) => encoder.encode(s));
+    // Triton's BYTES on the wire: each element as a 4-byte little-endian length and its bytes.
+    const bytes = new Uint8Array(parts.reduce((n, p) => n + 4 + p.byteLength, 0));
+    let at = 0;
+    for (const p of parts) {
+      new DataView(bytes.buffer).setUint32(at, p.byteLength, true);
+      bytes.set(p, at + 4);
+      at += 4 + p.byteLength;
+    }
+    return { json, bytes };
+  }
+  const data = allocate(datatype as DType, count);
+  const json: unknown[] = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const r = Math.random();
+    if (datatype === 'BOOL') {
+      json[i] = r < 0.5;
+      data[i] = r < 0.5 ? 1 : 0;
+    } else if (datatype === 'FP32' || datatype === 'FP64') {
+      json[i] = r;
+      data[i] = r;
+    } else {
+      // Integers (and the 16-bit floats' raw words, which stay small positive numbers).
+      const n = Math.floor(r * 10);
+      json[i] = n;
+      data[i] = datatype.endsWith('64') ? BigInt(n) : n;
+    }
+  }
+  return { json, bytes: bytesOf(data) };
+}
+
+function checkSize(inputs: readonly InputTensor[]): void {
+  const bytes = inputs.reduce((n, i) => n + numel(concreteShape(i.shape)) * 8, 0);
+  if (bytes > MAX_RANDOM_BYTES)
+    throw new BenchUsageError(`random inputs of ${bytes} bytes are too large to make: give --input-file instead`);
+}
+
+/** Nested arrays of `shape` over flat `values`. */
+function nest(values: readonly unknown[], shape: readonly number[]): unknown {
+  if (shape.length === 0) return values[0];
+  if (shape.length === 1) return values;
+  const inner = numel(shape.slice(1));
+  return Array.from({ length: shape[0]! }, (_, i) => nest(values.slice(i * inner, (i + 1) * inner), shape.slice(1)));
+}
+
+/** Random bodies for a function URL's default hook: `{"inputs": {name: nested array}}`. */
+export function randomFunctionBodies(inputs: readonly InputTensor[]): BenchBody[] {
+  checkSize(inputs);
+  return Array.from({ length: RANDOM_BODIES }, () => {
+    const fields = Object.fromEntries(
+      inputs.map((i) => {
+        const shape = concreteShape(i.shape);
+        return [i.name, nest(randomValues(i.datatype, numel(shape)).json, shape)];
+      }),
+    );
+    return { bytes: encoder.encode(JSON.stringify({ inputs: fields })), contentType: 'application/json' };
+  });
+}
+
+/** Random KServe v2 infer bodies, JSON or with Triton's binary tensor extension. */
+export function randomKserveBodies(inputs: readonly InputTensor[], format: 'json' | 'binary'): BenchBody[] {
+  checkSize(inputs);
+  return Array.from({ length: RANDOM_BODIES }, () => {
+    const values = inputs.map((i) => randomValues(i.datatype, numel(concreteShape(i.shape))));
+    if (format === 'json') {
+      const request = {
+        inputs: inputs.map((i, k) => ({
+          name: i.name,
+          shape: concreteShape(i.shape),
+          datatype: i.datatype,
+          data: values[k]!.json,
+        })),
+      };
+      return { bytes: encoder.encode(JSON.stringify(request)), contentType: 'application/json' };
+    }
+    const header = {
+      inputs: inputs.map((i, k) => ({
+        name: i.name,
+        shape: concreteShape(i.shape),
+        datatype: i.datatype,
+        parameters: { binary_data_size: values[k]!.bytes.byteLength },
+      })),
+      parameters: { binary_data_output: true },
+    };
+    const { body, headerLength } = encodeBinary(
+      header,
+      values.map((v) => v.bytes),
+    );
+    return { bytes: body, contentType: 'application/octet-stream', headerLength };
+  });
+}
+
+/** Random ModelInfer requests' tensors: each input's shape and raw bytes. */
+export function randomRawInputs(inputs: readonly InputTensor[]): { shapes: number[][]; raw: Uint8Array[] }[] {
+  checkSize(inputs);
+  return Array.from({ length: RANDOM_BODIES }, () => ({
+    shapes: inputs.map((i) => concreteShape(i.shape)),
+    raw: inputs.map((i) => randomValues(i.datatype, numel(concreteShape(i.shape))).bytes),
+  }));
+}
