@@ -132,6 +132,16 @@ export class ConflictError extends HearthError {
   override readonly code = 'CONFLICT';
 }
 
+/**
+ * A repository load whose `file:` parameters could not be laid out as a model's files (a name that
+ * is not `file:<version>/<name>`, a path component past 255 bytes): Triton's "failed to poll from
+ * model repository", which it answers as INTERNAL (HTTP 500, gRPC INTERNAL) and its clients check.
+ */
+export class ModelPollError extends HearthError {
+  override readonly name = 'ModelPollError';
+  override readonly code = 'MODEL_POLL_FAILED';
+}
+
 /** A feature this node does not have (CUDA shared memory without a GPU); Triton's UNSUPPORTED (HTTP 400, gRPC UNIMPLEMENTED). */
 export class UnsupportedError extends HearthError {
   override readonly name = 'UnsupportedError';
@@ -156,6 +166,7 @@ const BY_CODE: Record<string, new (message: string, options?: HearthErrorOptions
   PERMISSION_DENIED: PermissionDeniedError,
   PAYLOAD_TOO_LARGE: PayloadTooLargeError,
   UNSUPPORTED: UnsupportedError,
+  MODEL_POLL_FAILED: ModelPollError,
   IDEMPOTENCY_CONFLICT: IdempotencyConflictError,
   CONFLICT: ConflictError,
 };

@@ -17,6 +17,12 @@ export interface Config {
   metricsPort: number;
   host: string;
   dataDir: string;
+  /**
+   * Where Triton's trace extension writes its traces (`trace.json` and its indexed files): the
+   * operator's folder, never a caller's (HEARTH_TRACE_DIR; default `<data dir>/traces`). Absent:
+   * tracing cannot be turned on.
+   */
+  traceDir?: string;
   redisUrl?: string;
   redisPrefix: string;
   s3?: { bucket: string; endpoint?: string; region: string; prefix: string };

@@ -3,6 +3,7 @@
  * node with a message that names the variable.
  */
 import { totalmem } from 'node:os';
+import { join } from 'node:path';
 
 import type { z } from 'zod';
 
@@ -88,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: e.HEARTH_METRICS_PORT,
     host: e.HEARTH_HOST,
     dataDir: e.HEARTH_DATA_DIR,
+    traceDir: e.HEARTH_TRACE_DIR ?? join(e.HEARTH_DATA_DIR, 'traces'),
     redisUrl: e.REDIS_URL,
     redisPrefix: e.HEARTH_REDIS_PREFIX,
     s3: e.HEARTH_S3_BUCKET

@@ -23,6 +23,7 @@ export const ConfigSchema = z.object({
   HEARTH_METRICS_PORT: port('HEARTH_METRICS_PORT', 8002),
   HEARTH_HOST: z.string().min(1, 'HEARTH_HOST must not be empty').default('127.0.0.1'),
   HEARTH_DATA_DIR: z.string().min(1, 'HEARTH_DATA_DIR must not be empty').default('./.hearth'),
+  HEARTH_TRACE_DIR: z.string().min(1, 'HEARTH_TRACE_DIR must not be empty').optional(),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')

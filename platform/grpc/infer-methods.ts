@@ -1,10 +1,13 @@
 /**
  * ModelInfer and ModelStreamInfer: each request admitted (Kserve.admit), its tensors read by the
- * gRPC codec (./tensors.ts), answered by the protocol's core.
+ * gRPC codec (./tensors.ts), answered by the protocol's core. A request the trace settings sample
+ * is traced: GRPC_WAITREAD_END when its message has been read (grpc-js reads it before the method
+ * runs, so the read's start is not seen), GRPC_SEND_START and GRPC_SEND_END around its response
+ * handed to the HTTP/2 stream.
  */
 import type * as grpc from '@grpc/grpc-js';
 
-import type { InferCall, Kserve, ShmContext } from '../kserve/index.js';
+import type { InferCall, Kserve, ShmContext, Trace } from '../kserve/index.js';
 import { parseVersion } from '../registry/index.js';
 import type { Calls, GrpcOptions } from './calls.js';
 import { toGrpcStatus } from './status.js';
@@ -23,19 +26,52 @@ interface InferRequest {
 
 export function inferMethods(o: GrpcOptions, calls: Calls) {
   const shm = o.kserve.sharedMemory;
-  return {
-    ModelInfer: calls.unary('invoke', async (call, caller) =>
-      infer(o.kserve.as(caller), call.request as unknown as InferRequest, deadlineOf(call), {
+  // Each call's time of arrival (its message read), and its trace, sampled once its caller is known.
+  const reads = new WeakMap<object, bigint>();
+  const traces = new WeakMap<object, Trace>();
+  const unary = calls.unary('invoke', async (call, caller) => {
+    const trace = traced(o.kserve, call.request.model_name, traces, call, reads.get(call)!);
+    return infer(
+      o.kserve.as(caller),
+      call.request as unknown as InferRequest,
+      deadlineOf(call),
+      {
         regions: shm,
         owner: caller.key,
-      }),
-    ),
-    ModelStreamInfer: streamInfer(o, calls),
+      },
+      trace,
+    );
+  });
+  const ModelInfer: grpc.handleUnaryCall<Record<string, unknown>, unknown> = (call, callback) => {
+    reads.set(call, process.hrtime.bigint());
+    unary(call, (error, response) => {
+      const trace = traces.get(call);
+      trace?.capture('GRPC_SEND_START');
+      callback(error, response);
+      trace?.capture('GRPC_SEND_END');
+      trace?.end();
+    });
   };
+  return { ModelInfer, ModelStreamInfer: streamInfer(o, calls) };
+}
+
+/** The request's trace, if sampled: GRPC_WAITREAD_END at `read`, kept under `key`. */
+function traced(kserve: Kserve, model: unknown, traces: WeakMap<object, Trace>, key: object, read: bigint) {
+  const trace = kserve.startTrace(String(model ?? ''));
+  if (!trace) return undefined;
+  trace.capture('GRPC_WAITREAD_END', read);
+  traces.set(key, trace);
+  return trace;
 }
 
 /** ModelInfer's work, for unary calls and streams alike: each request admitted, then answered. */
-async function infer(kserve: Kserve, r: InferRequest, deadline: number | undefined, shm: ShmContext) {
+async function infer(
+  kserve: Kserve,
+  r: InferRequest,
+  deadline: number | undefined,
+  shm: ShmContext,
+  trace: Trace | undefined,
+) {
   const call: InferCall = {
     model: r.model_name,
     version: parseVersion(r.model_version),
@@ -45,6 +81,7 @@ async function infer(kserve: Kserve, r: InferRequest, deadline: number | undefin
     outputs: requestedOutputs(r.outputs ?? []),
     deadline,
     shm,
+    ...(trace ? { trace } : {}),
   };
   const held = kserve.admit({ deadline });
   if (held) await held;
@@ -87,13 +124,21 @@ function streamInfer(o: GrpcOptions, calls: Calls): grpc.handleBidiStreamingCall
     const finish = () => {
       if (ended && open === 0) call.end();
     };
+    const traces = new WeakMap<object, Trace>();
     call.on('data', (request: Record<string, unknown>) => {
       open++;
-      infer(kserve, request as unknown as InferRequest, undefined, shm)
+      const trace = traced(o.kserve, request.model_name, traces, request, process.hrtime.bigint());
+      const write = (message: object) => {
+        trace?.capture('GRPC_SEND_START');
+        call.write(message);
+        trace?.capture('GRPC_SEND_END');
+        trace?.end();
+      };
+      infer(kserve, request as unknown as InferRequest, undefined, shm, trace)
         .then(
-          (response) => call.write({ error_message: '', infer_response: response }),
+          (response) => write({ error_message: '', infer_response: response }),
           (error: unknown) =>
-            call.write({
+            write({
               error_message: toGrpcStatus(error, { requestId: id, log: o.log }).details ?? 'internal error',
               infer_response: { id: String(request.id ?? ''), model_name: String(request.model_name ?? '') },
             }),

@@ -1,7 +1,8 @@
 /**
  * `inference.GRPCInferenceService` over @grpc/grpc-js, from Triton's own .proto files (./proto):
  * health, metadata, ModelInfer (raw and typed contents, classification), model configuration,
- * statistics and the repository extension. Calls Hearth does not implement answer UNIMPLEMENTED.
+ * statistics, the repository extension, and the trace and logging extensions. Calls Hearth does not
+ * implement answer UNIMPLEMENTED.
  */
 import * as grpc from '@grpc/grpc-js';
 
@@ -10,6 +11,7 @@ import { callsOf } from './calls.js';
 import { inferMethods } from './infer-methods.js';
 import { loadInferenceService } from './inference-service.js';
 import { modelMethods, repositoryMethods, serverMethods, sharedMemoryMethods } from './kserve-methods.js';
+import { settingsMethods } from './settings-methods.js';
 
 export function createGrpcServer(o: GrpcOptions): grpc.Server {
   const server = new grpc.Server({
@@ -23,6 +25,7 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
     ...inferMethods(o, calls),
     ...sharedMemoryMethods(o.kserve, calls),
     ...repositoryMethods(o.kserve, calls, o.maxMessageBytes),
+    ...settingsMethods(o.kserve, calls),
   });
   return server;
 }

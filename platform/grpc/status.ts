@@ -24,6 +24,8 @@ const CODES: Record<string, Status> = {
   DEVICE_UNAVAILABLE: Status.UNAVAILABLE,
   DISPOSED: Status.UNAVAILABLE,
   DEADLINE_EXCEEDED: Status.DEADLINE_EXCEEDED,
+  // Triton answers a load whose files cannot be laid out with INTERNAL; its examples check for it.
+  MODEL_POLL_FAILED: Status.INTERNAL,
 };
 
 /** The status of an error; see ../errors/caller-error.ts for what the caller is told and what is logged. */

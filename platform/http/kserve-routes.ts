@@ -1,7 +1,8 @@
 /**
  * KServe v2 over HTTP, beside infer (./hot/kserve-infer.ts): server and model metadata, readiness, model
- * configuration and statistics, system and CUDA shared memory, and Triton's repository extension —
- * each route a codec over the protocol's core (../kserve).
+ * configuration and statistics, system and CUDA shared memory, Triton's repository extension, and
+ * its trace and logging extensions (./settings-routes.ts) — each route a codec over the protocol's
+ * core (../kserve).
  */
 
 import type { Context } from 'hono';
@@ -14,6 +15,7 @@ import { cudaSharedMemoryUnsupported, parseJson, readLoadParameters } from '../k
 import { refuseFormBody } from './json-body.js';
 import type { AppEnv } from './middleware.js';
 import { auth, callerOf, deployerOf, limit, owner } from './middleware.js';
+import { settingsRoutes } from './settings-routes.js';
 
 export interface KserveRouteOptions {
   kserve: Kserve;
@@ -103,5 +105,5 @@ export function kserveRoutes(o: KserveRouteOptions): Hono<AppEnv> {
     await as(c).unload(name(c));
     return c.json({});
   });
-  return app;
+  return app.route('/', settingsRoutes(o));
 }

@@ -12,6 +12,7 @@ import type { ShmContext } from './shared-memory.js';
 import { sharedInput, sharedMemoryRef, writeToRegion } from './shared-memory.js';
 import type { RequestedOutput, SelectedOutput } from './tensors.js';
 import { inputHead, selectOutputs, sequenceFlags, tensorFromRaw, tensorFromValues } from './tensors.js';
+import type { Trace } from './trace/index.js';
 
 /** Where an input's data is when it is not in shared memory, as its codec found it. */
 export type InputContent = { raw: Uint8Array; field: string } | { values: ArrayLike<unknown>; where: string };
@@ -63,6 +64,8 @@ export interface InferCall {
   deadline?: number;
   signal?: AbortSignal;
   shm: ShmContext;
+  /** Its trace, when the trace settings sampled it (Kserve.startTrace). */
+  trace?: Trace;
 }
 
 /** An output answered: its tensor, or where in the caller's shared memory it was written. */

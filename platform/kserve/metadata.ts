@@ -10,6 +10,8 @@ export function serverExtensions(systemSharedMemory: boolean): string[] {
     'model_configuration',
     'statistics',
     'binary_tensor_data',
+    'trace',
+    'logging',
     ...(systemSharedMemory ? ['system_shared_memory'] : []),
   ];
 }

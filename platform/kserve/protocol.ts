@@ -5,22 +5,29 @@
  * parse their wire format, call one method here, and write the answer back; errors are mapped once
  * per transport, and every call that runs a function is admitted once (./admission.ts).
  */
+
+import { FunctionNotFoundError, InvalidInputError, PermissionDeniedError } from '../../sdk/errors.js';
 import type { ArtifactStore } from '../artifacts/index.js';
 import type { Caller } from '../caller/index.js';
-import { NO_KEYS } from '../caller/index.js';
+import { allows, NO_KEYS } from '../caller/index.js';
 import type { RepositoryEntry, ServingFunctions } from '../functions/serving.js';
 import { servingFor } from '../functions/tenant-view.js';
+import { LogSwitches } from '../log/index.js';
 import { parseVersion as parseModelVersion } from '../registry/index.js';
 import type { Admit } from './admission.js';
 import { refuseUnlessReady } from './admission.js';
 import type { InferAnswer, InferCall } from './infer.js';
 import { inferCall } from './infer.js';
+import type { LogSettingsAnswer, LogUpdate } from './logging.js';
+import { logSettings } from './logging.js';
 import { modelMetadata, serverExtensions } from './metadata.js';
 import { modelConfig } from './model-config.js';
 import type { LoadRequest } from './repository.js';
 import { loadModel } from './repository.js';
 import type { SharedMemoryRegions } from './shared-memory.js';
 import { modelStatistics } from './statistics.js';
+import type { Trace, TraceSettingsAnswer, TraceUpdate } from './trace/index.js';
+import { TRACE_DEFAULTS, Tracer } from './trace/index.js';
 
 export interface KserveOptions {
   functions: ServingFunctions;
@@ -40,6 +47,10 @@ export interface KserveOptions {
   sharedMemory: SharedMemoryRegions;
   /** Whether this node has a CUDA device (a config's instance kind says so). */
   cudaAvailable: () => boolean;
+  /** Triton's trace extension: its settings and the traces it writes (without one: none can be written). */
+  tracer?: Tracer;
+  /** Triton's logging extension: the node logger's switches. */
+  logSwitches?: LogSwitches;
 }
 
 export class Kserve {
@@ -48,7 +59,11 @@ export class Kserve {
   readonly #caller: Caller;
 
   constructor(options: KserveOptions, caller: Caller = NO_KEYS) {
-    this.#o = options;
+    this.#o = {
+      ...options,
+      tracer: options.tracer ?? new Tracer(undefined, TRACE_DEFAULTS),
+      logSwitches: options.logSwitches ?? new LogSwitches(),
+    };
     this.#admit = options.admit ?? refuseUnlessReady(options.ready);
     this.#caller = caller;
   }
@@ -118,8 +133,58 @@ export class Kserve {
     return this.#o.functions.unload(name);
   }
 
-  /** An admitted call's infer (Kserve.admit first). */
+  /** An admitted call's infer (Kserve.admit first); REQUEST_START and REQUEST_END of its trace, if sampled. */
   infer(call: InferCall): Promise<InferAnswer> {
-    return inferCall(this.#o.functions, call);
+    const { trace } = call;
+    if (!trace) return inferCall(this.#o.functions, call);
+    trace.capture('REQUEST_START');
+    return inferCall(this.#o.functions, call).then(
+      (answer) => {
+        trace.identify(Number(answer.model_version), call.id);
+        trace.capture('REQUEST_END');
+        return answer;
+      },
+      (error: unknown) => {
+        trace.capture('REQUEST_END');
+        throw error;
+      },
+    );
+  }
+
+  /** A trace of this request for `model`, if the trace settings sample it (./trace). */
+  startTrace(model: string): Trace | undefined {
+    return this.#o.tracer!.start(model);
+  }
+
+  /**
+   * Triton's trace extension: the settings of `model` (one the caller sees; else "unknown", as one
+   * that does not exist) or the global ones, after `update`. A change of the global settings is
+   * the node's, an admin's; a model's is its tenant's (a deploy key's, as the repository extension).
+   */
+  async traceSetting(model: string | undefined, update?: TraceUpdate): Promise<TraceSettingsAnswer> {
+    if (model !== undefined) {
+      await this.#o.functions.get(model).catch((error: unknown) => {
+        if (!(error instanceof FunctionNotFoundError)) throw error;
+        const name = model.length > 200 ? `${model.slice(0, 200)}…` : model;
+        throw new InvalidInputError(`Request for unknown model : ${name}`);
+      });
+    } else if (update && update.size > 0) this.#manageNode("change the node's trace settings");
+    return this.#o.tracer!.setting(model, update);
+  }
+
+  /** Triton's logging extension: the node's log settings, after `update` (an admin's). */
+  logSettings(update?: LogUpdate): LogSettingsAnswer {
+    if (update && update.size > 0) this.#manageNode("change the node's log settings");
+    return logSettings(this.#o.logSwitches!, update);
+  }
+
+  /** Settles once every trace that ended so far is written; close() writes what is pending. */
+  get tracer(): Pick<Tracer, 'flushed' | 'close'> {
+    return this.#o.tracer!;
+  }
+
+  #manageNode(what: string): void {
+    if (!allows(this.#caller, 'admin'))
+      throw new PermissionDeniedError(`this API key (scope ${this.#caller.scope}) may not ${what} (needs scope admin)`);
   }
 }

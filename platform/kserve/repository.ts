@@ -14,6 +14,7 @@ import {
   FunctionNotFoundError,
   InvalidInputError,
   ModelLoadError,
+  ModelPollError,
   PayloadTooLargeError,
   toHearthError,
 } from '../../sdk/errors.js';
@@ -33,7 +34,12 @@ export interface LoadRequest {
   config?: string;
   /** `file:<version>/<name>` contents, by `<version>/<name>`. */
   files: Map<string, Uint8Array>;
+  /** Why a `file:` parameter's name cannot be laid out as a model's file (the load fails, as Triton's poll). */
+  badFile?: string;
 }
+
+/** Longest file or folder name (Linux's NAME_MAX). */
+const NAME_MAX = 255;
 
 /** The bytes a base64 text decodes to (its whitespace aside), counted without decoding it. */
 function base64Bytes(text: string): number {
@@ -73,10 +79,11 @@ export function readLoadParameters(parameters: unknown, maxFileBytes: number): L
       request.config = value;
     } else if (key.startsWith('file:')) {
       const path = key.slice('file:'.length);
-      if (!/^[1-9]\d*\/[A-Za-z0-9_.-]+$/.test(path) || path.includes('/..'))
-        throw new InvalidInputError(
-          `parameters["${key}"]: a file is named file:<version>/<file name>, as file:1/model.pt`,
-        );
+      const named = /^[1-9]\d*\/[A-Za-z0-9_.-]+$/.test(path) && !path.includes('/..');
+      if (!named || path.split('/').some((part) => Buffer.byteLength(part) > NAME_MAX)) {
+        const shown = key.length > 80 ? `${key.slice(0, 80)}…` : key;
+        request.badFile ??= `parameters["${shown}"]: a file is named file:<version>/<file name> of at most ${NAME_MAX} bytes, as file:1/model.pt`;
+      }
       if (value instanceof Uint8Array) {
         count(key, value.byteLength);
         request.files.set(path, value);
@@ -93,7 +100,8 @@ export function readLoadParameters(parameters: unknown, maxFileBytes: number): L
 /** A failure of a load for `name`, in Triton's words and then Hearth's, with its code kept. */
 function failedToLoad(name: string, error: unknown): Error {
   const e = toHearthError(error);
-  const poll = e instanceof FunctionNotFoundError ? 'failed to poll from model repository: ' : '';
+  const poll =
+    e instanceof FunctionNotFoundError || e instanceof ModelPollError ? 'failed to poll from model repository: ' : '';
   return errorFromBody({ error: `failed to load '${name}', ${poll}${e.message}`, code: e.code });
 }
 
@@ -163,6 +171,7 @@ export interface RepositoryDeps {
 /** Triton's repository load, on this node. */
 export async function loadModel(deps: RepositoryDeps, name: string, request: LoadRequest): Promise<void> {
   try {
+    if (request.badFile !== undefined) throw new ModelPollError(request.badFile);
     if (request.config === undefined) {
       if (request.files.size > 0)
         throw new InvalidInputError('file: contents need parameters.config, the configuration of the model they make');

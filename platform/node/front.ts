@@ -14,8 +14,8 @@ import { DEFAULT_TENANT } from '../config/index.js';
 import type { FunctionService } from '../functions/index.js';
 import { createApp, createHotRoutes, frontDoor, InFlight, toHttpResponse } from '../http/index.js';
 import type { JobQueue } from '../jobs/index.js';
-import { Kserve, SharedMemoryRegions } from '../kserve/index.js';
-import type { Logger } from '../log/index.js';
+import { Kserve, SharedMemoryRegions, TRACE_DEFAULTS, TraceFile, Tracer } from '../kserve/index.js';
+import type { Logger, LogSwitches } from '../log/index.js';
 import type { Metrics } from '../metrics/index.js';
 import type { SecretStore } from '../secrets/index.js';
 import type { Readiness } from './readiness.js';
@@ -30,6 +30,10 @@ export interface FrontParts {
   /** The node's version, as the KServe server metadata says it. */
   version: string;
   log: Logger;
+  /** The node logger's switches (Triton's logging extension). */
+  logSwitches?: LogSwitches;
+  /** Where the trace files' own failures are logged. */
+  traceLog?: Logger;
 }
 
 export interface Front {
@@ -53,6 +57,13 @@ export function createFront(config: Config, parts: FrontParts): Front {
     version: parts.version,
     sharedMemory: new SharedMemoryRegions(config.systemSharedMemory, config.shmPrefix, tenantsOf(config.apiKeys)),
     cudaAvailable: () => devices().cudaAvailable,
+    // Triton's trace extension writes to the operator's folder only (Config.traceDir).
+    tracer: new Tracer(
+      config.traceDir === undefined ? undefined : new TraceFile(config.traceDir, { log: parts.traceLog }),
+      TRACE_DEFAULTS,
+      parts.traceLog,
+    ),
+    ...(parts.logSwitches ? { logSwitches: parts.logSwitches } : {}),
   });
   // What the hono app and the hot routes (function URLs, KServe infer) share.
   const front = {

@@ -61,6 +61,7 @@ export function closer(r: Running): () => Promise<void> {
     await r.service.close();
     await r.secrets.close();
     r.kserve.sharedMemory.close();
+    await r.kserve.tracer.close();
   };
 }
 

@@ -8,7 +8,7 @@ import type { Config } from '../config/index.js';
 import type { FunctionService } from '../functions/index.js';
 import type { JobQueue } from '../jobs/index.js';
 import type { Logger } from '../log/index.js';
-import { createLogger } from '../log/index.js';
+import { createLogger, LogSwitches } from '../log/index.js';
 import { createFront } from './front.js';
 import { closer, drainer } from './lifecycle.js';
 import { Readiness } from './readiness.js';
@@ -75,7 +75,8 @@ function warnThreads(config: Config, log: Logger): void {
 export async function startNode(config: Config): Promise<HearthNode> {
   // When each phase of the start ended, in seconds of the process's life (its modules are loaded now).
   const phases: Record<string, number> = { modules: process.uptime() };
-  const root = createLogger({ level: config.logLevel });
+  const logSwitches = new LogSwitches(config.logLevel);
+  const root = createLogger({ level: config.logLevel, switches: logSwitches });
   // The node's own lines (start, drain, TLS, cluster sweeps) and each component's.
   const log = root.child({ component: 'node' });
   const logOf = (component: string) => root.child({ component });
@@ -96,6 +97,8 @@ export async function startNode(config: Config): Promise<HearthNode> {
     readiness,
     version: VERSION,
     log: logOf('http'),
+    logSwitches,
+    traceLog: logOf('trace'),
   });
   const http = await listenHttp(config, handle, tlsOptions, metricsServer.server, log);
   phases.port_live = process.uptime();

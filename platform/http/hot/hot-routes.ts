@@ -17,7 +17,7 @@ import type { ApiKey } from '../../config/index.js';
 import type { ServingFunctions } from '../../functions/serving.js';
 import { logsTo } from '../../functions/tenant-view.js';
 import type { JobQueue } from '../../jobs/index.js';
-import type { Kserve } from '../../kserve/index.js';
+import type { Kserve, Trace } from '../../kserve/index.js';
 import type { Logger } from '../../log/index.js';
 import { parseVersion } from '../../registry/index.js';
 import { BodyBuffers } from './body-buffers.js';
@@ -75,6 +75,9 @@ interface Served {
   pooled?: Uint8Array;
   /** Who sent it, once its key is known. */
   caller?: Caller;
+  /** When it arrived (process.hrtime), and its trace where the trace settings sampled it (KServe infer). */
+  received: bigint;
+  trace?: Trace;
 }
 
 export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
@@ -94,9 +97,17 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       const v = req.headers[name];
       return Array.isArray(v) ? v.join(', ') : v;
     };
-    const served: Served = { req, route, header, signal: controller.signal, bodyRead: false };
+    const served: Served = {
+      req,
+      route,
+      header,
+      signal: controller.signal,
+      bodyRead: false,
+      received: process.hrtime.bigint(),
+    };
     serve(o, bodyBuffers, served).then(
       (reply) => {
+        sending(served, res);
         send(o, res, reply);
         // Answered and written out: nothing holds the body now. (On any failure it is left to GC.)
         const body = served.pooled;
@@ -107,12 +118,24 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       // drained, so nothing over the limit is ever buffered.
       // The detail goes to the function's log only where the caller sees the function.
       (error: unknown) =>
-        void logsTo(served.caller, o.service, safeDecode(route.match[1]!)).then((fn) =>
-          fail(o, res, error, !served.bodyRead, header('x-request-id'), fn),
-        ),
+        void logsTo(served.caller, o.service, safeDecode(route.match[1]!)).then((fn) => {
+          sending(served, res);
+          fail(o, res, error, !served.bodyRead, header('x-request-id'), fn);
+        }),
     );
     return true;
   };
+}
+
+/** A traced request's HTTP_SEND_START now, its HTTP_SEND_END once written out; then its trace is written. */
+function sending(s: Served, res: ServerResponse): void {
+  const { trace } = s;
+  if (!trace) return;
+  trace.capture('HTTP_SEND_START');
+  res.once('close', () => {
+    if (res.writableFinished) trace.capture('HTTP_SEND_END');
+    trace.end();
+  });
 }
 
 /** The hot route a request is for, or undefined (hono's app answers it). */
@@ -141,7 +164,12 @@ async function serve(o: HotRouteOptions, bodyBuffers: BodyBuffers, s: Served): P
   if (held) await held;
   const name = decode(route.match[1]!);
   const version = parseVersion(route.match[2] === undefined ? undefined : decode(route.match[2]));
+  if (!route.fn) {
+    s.trace = o.kserve.startTrace(name);
+    s.trace?.capture('HTTP_RECV_START', s.received);
+  }
   const body = await readWhole(o, bodyBuffers, s);
+  s.trace?.capture('HTTP_RECV_END');
   const reply = await route.handler({
     name,
     version,
@@ -150,6 +178,7 @@ async function serve(o: HotRouteOptions, bodyBuffers: BodyBuffers, s: Served): P
     body,
     signal: s.signal,
     caller,
+    ...(s.trace ? { trace: s.trace } : {}),
   });
   return encodeReply(reply, header('accept-encoding'));
 }

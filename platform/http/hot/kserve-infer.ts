@@ -45,6 +45,7 @@ export function kserveInfer(o: KserveInferOptions): Handler {
       deadline: deadlineOf(call.header),
       signal: call.signal,
       shm,
+      ...(call.trace ? { trace: call.trace } : {}),
     });
     const out = formatInferResponse(request, answer);
     const headers: Record<string, string> = { 'content-type': out.contentType };

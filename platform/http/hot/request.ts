@@ -5,6 +5,7 @@
  */
 import { InvalidInputError } from '../../../sdk/errors.js';
 import type { Caller } from '../../caller/index.js';
+import type { Trace } from '../../kserve/index.js';
 
 export interface Call {
   name: string;
@@ -16,6 +17,8 @@ export interface Call {
   signal: AbortSignal;
   /** Who sent it (its key: what its shared memory regions belong to; its tenant: what it may call). */
   caller: Caller;
+  /** Its trace, where the trace settings sampled it (KServe infer). */
+  trace?: Trace;
 }
 
 export interface Reply {

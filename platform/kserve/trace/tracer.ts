@@ -1,0 +1,123 @@
+/**
+ * Tracing of sampled KServe infer requests, as Triton's trace extension writes them (level
+ * TIMESTAMPS): per trace, a record of its model and version, then one record per timestamp, in
+ * nanoseconds of a monotonic clock (Triton's steady clock; here process.hrtime).
+ *
+ * The timestamps are those the node measures itself, with Triton's names: HTTP_RECV_START /
+ * HTTP_RECV_END (GRPC_WAITREAD_START / GRPC_WAITREAD_END), REQUEST_START, REQUEST_END,
+ * HTTP_SEND_START / HTTP_SEND_END (GRPC_SEND_START / GRPC_SEND_END). The queue and compute
+ * timestamps (QUEUE_START, COMPUTE_START, COMPUTE_INPUT_END, COMPUTE_OUTPUT_START, COMPUTE_END) are
+ * taken inside the pool — a runner process — and do not come back per request: they are not
+ * written, and the statistics extension has their sums per model.
+ */
+import type { TraceFile, TraceFileLog } from './trace-file.js';
+import type { TraceSetting, TraceSettingsAnswer, TraceUpdate, TraceValues } from './trace-settings.js';
+import { TraceSettings } from './trace-settings.js';
+
+/** One sampled request's trace: its timestamps as they are taken, written once it ends. */
+export class Trace {
+  readonly #stamps: string[] = [];
+  #version = -1;
+  #requestId = '';
+  #ended = false;
+
+  constructor(
+    readonly id: number,
+    readonly model: string,
+    readonly setting: TraceSetting,
+    readonly tracer: Tracer,
+  ) {}
+
+  /** Records timestamp `name` at `ns` (now by default). */
+  capture(name: string, ns: bigint = process.hrtime.bigint()): void {
+    if (!this.#ended) this.#stamps.push(`{"id":${this.id},"timestamps":[{"name":"${name}","ns":${ns}}]}`);
+  }
+
+  /** The version that answered, and the request's own id (its `id` field), once known. */
+  identify(version: number, requestId?: string): void {
+    this.#version = version;
+    if (requestId) this.#requestId = requestId;
+  }
+
+  /** Writes the trace (once): its model's record, then its timestamps in the order taken. */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const head: Record<string, unknown> = { id: this.id, model_name: this.model, model_version: this.#version };
+    if (this.#requestId) head.request_id = this.#requestId;
+    this.tracer.write(this.setting, [JSON.stringify(head), ...this.#stamps].join(','));
+  }
+}
+
+export class Tracer {
+  readonly settings: TraceSettings;
+  readonly #file: TraceFile | undefined;
+  /** Each setting's traces not yet written (log frequency > 0). */
+  readonly #pending = new WeakMap<TraceSetting, string[]>();
+  readonly #replaced = new WeakSet<TraceSetting>();
+  readonly #log: Pick<TraceFileLog, 'info'> | undefined;
+  #nextId = 1;
+
+  /**
+   * With no file, nothing can be traced: turning tracing on is refused, as in Triton. `log` hears
+   * each change of the settings (an info line: who traces what is the operator's to know).
+   */
+  constructor(file: TraceFile | undefined, defaults: TraceValues, log?: Pick<TraceFileLog, 'info'>) {
+    this.#file = file;
+    this.#log = log;
+    this.settings = new TraceSettings(defaults, file?.name ?? '', (old) => {
+      this.#replaced.add(old);
+      this.#flush(old);
+    });
+  }
+
+  /** A trace for this request of `model`, if its setting samples it (cheap when tracing is off). */
+  start(model: string): Trace | undefined {
+    const setting = this.settings.of(model);
+    return setting.take() ? new Trace(this.#nextId++, model, setting, this) : undefined;
+  }
+
+  /** The settings of `model` (undefined: the global ones), after `update` where one is given. */
+  setting(model: string | undefined, update?: TraceUpdate): TraceSettingsAnswer {
+    if (!update || update.size === 0) return this.settings.of(model).answer();
+    this.settings.update(model, update);
+    const answer = this.settings.of(model).answer();
+    this.#log?.info({ model: model ?? null, settings: Object.fromEntries(answer) }, 'trace settings changed');
+    return answer;
+  }
+
+  /** A trace's records, written as its setting says (Triton's TraceSetting::WriteTrace). */
+  write(setting: TraceSetting, records: string): void {
+    if (!this.#file) return;
+    setting.written++;
+    const every = setting.values.logFrequency;
+    if (every === 0) {
+      this.#file.append(records);
+      return;
+    }
+    const pending = this.#pending.get(setting) ?? [];
+    this.#pending.set(setting, pending);
+    pending.push(records);
+    // Triton writes the group at each log_frequency traces, and when trace_count's last one is in.
+    const countDone = setting.remaining === 0 && setting.written === setting.taken;
+    if (pending.length >= every || countDone || this.#replaced.has(setting)) this.#flush(setting);
+  }
+
+  /** Writes what is pending, and settles once every trace is on disk. */
+  async close(): Promise<void> {
+    for (const s of this.settings.all()) this.#flush(s);
+    await this.#file?.close();
+  }
+
+  /** Settles once every trace that ended so far is written. */
+  flushed(): Promise<void> {
+    return this.#file?.flushed() ?? Promise.resolve();
+  }
+
+  #flush(setting: TraceSetting): void {
+    const pending = this.#pending.get(setting);
+    if (!pending?.length) return;
+    this.#pending.delete(setting);
+    this.#file?.appendIndexed(pending);
+  }
+}
