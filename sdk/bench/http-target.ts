@@ -1,9 +1,9 @@
 /**
- * Requests over HTTP/1.1 keep-alive: an undici Pool of exactly `connections` sockets to the node,
- * each request dispatched with a bare handler (no fetch, no streams: the least a Node client can
- * spend on a request). Answers are read whole and dropped; an error's first bytes are kept as its
- * message.
+ * Requests over HTTP/1.1 keep-alive: exactly `connections` sockets to the node (./h1-connection.ts),
+ * each request one prepared buffer written whole, one request per connection at a time. An answer's
+ * body is read and dropped; an error's first bytes are kept as its message.
  */
+import { H1Connection } from './h1-connection.js';
 import type { BenchBody } from './types.js';
 
 /** One request's outcome: undefined when it succeeded, else its error code (and a message). */
@@ -15,14 +15,8 @@ export interface Sender {
   close(): Promise<void>;
 }
 
-/** The most bytes of an error answer read for its message, and the most characters of it kept. */
-const ERROR_BYTES = 4096;
+/** The most characters of an error's message kept. */
 const MESSAGE_CHARS = 200;
-
-interface Prepared {
-  body: Buffer;
-  headers: string[];
-}
 
 export interface HttpTargetOptions {
   url: string;
@@ -34,65 +28,69 @@ export interface HttpTargetOptions {
   timeoutMs: number;
 }
 
-/**
- * `POST url+path` with the bodies in turn over `connections` keep-alive sockets. undici is loaded
- * here, on first use: the CLI's bundle leaves it out, and its other verbs never pay for it.
- */
-export async function httpTarget(o: HttpTargetOptions): Promise<Sender> {
-  const { Pool } = await import('undici');
-  const pool = new Pool(o.url, {
-    connections: o.connections,
-    pipelining: 1,
-    keepAliveTimeout: 60_000,
-    headersTimeout: o.timeoutMs,
-    bodyTimeout: o.timeoutMs,
-    ...(o.tls ? { connect: o.tls } : {}),
+/** Each body as a whole request: the head (Host, content type and length, key) and the bytes. */
+function prepare(o: HttpTargetOptions, host: string): Buffer[] {
+  return o.bodies.map((b) => {
+    const head = [
+      `POST ${o.path} HTTP/1.1`,
+      `host: ${host}`,
+      `content-type: ${b.contentType}`,
+      `content-length: ${b.bytes.byteLength}`,
+      ...(o.apiKey ? [`authorization: Bearer ${o.apiKey}`] : []),
+      ...(b.headerLength === undefined ? [] : [`inference-header-content-length: ${b.headerLength}`]),
+      '',
+      '',
+    ].join('\r\n');
+    return Buffer.concat([Buffer.from(head, 'latin1'), b.bytes]);
   });
-  const prepared: Prepared[] = o.bodies.map((b) => ({
-    body: Buffer.from(b.bytes.buffer, b.bytes.byteOffset, b.bytes.byteLength),
-    headers: [
-      'content-type',
-      b.contentType,
-      'accept-encoding',
-      'identity',
-      ...(o.apiKey ? ['authorization', `Bearer ${o.apiKey}`] : []),
-      ...(b.headerLength === undefined ? [] : ['inference-header-content-length', String(b.headerLength)]),
-    ],
-  }));
-  const { path } = o;
-  return {
-    send(index, done) {
-      const p = prepared[index % prepared.length]!;
-      let status = 0;
-      let error: Buffer[] | undefined;
-      let kept = 0;
-      pool.dispatch(
-        { path, method: 'POST', body: p.body, headers: p.headers },
-        {
-          onConnect() {},
-          onHeaders(statusCode) {
-            status = statusCode;
-            if (statusCode >= 300) error = [];
-            return true;
-          },
-          onData(chunk) {
-            if (error && kept < ERROR_BYTES) {
-              error.push(chunk);
-              kept += chunk.byteLength;
-            }
-            return true;
-          },
-          onComplete() {
-            if (!error) return done(undefined);
-            done(String(status), errorMessage(Buffer.concat(error).subarray(0, ERROR_BYTES).toString('utf8')));
-          },
-          onError(e) {
-            done((e as { code?: string }).code ?? e.name, e.message);
-          },
-        },
-      );
+}
+
+/** `POST url+path` with the bodies in turn over `connections` keep-alive sockets. */
+export async function httpTarget(o: HttpTargetOptions): Promise<Sender> {
+  const url = new URL(o.url);
+  if (/[\r\n]/.test(`${o.path}${o.apiKey ?? ''}${o.bodies.map((b) => b.contentType).join('')}`))
+    throw new RangeError('a path, key or content type holds a line break');
+  const https = url.protocol === 'https:';
+  const endpoint = {
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port: Number(url.port || (https ? 443 : 80)),
+    ...(https ? { tls: o.tls ?? {} } : {}),
+  };
+  const requests = prepare(o, url.host);
+  const connections = Array.from({ length: o.connections }, () => new H1Connection(endpoint));
+  const idle = [...connections];
+  const waiting: { index: number; done: Done }[] = [];
+  // One sweep for every deadline, not a timer per request.
+  const sweep = setInterval(
+    () => {
+      const now = performance.now();
+      for (const c of connections) if (c.busy && now - c.startedAt > o.timeoutMs) c.destroy('ETIMEDOUT');
     },
-    close: () => pool.close(),
+    Math.min(1000, Math.max(10, o.timeoutMs / 4)),
+  );
+  sweep.unref();
+  const send = (index: number, done: Done): void => {
+    const connection = idle.pop();
+    if (!connection) {
+      waiting.push({ index, done });
+      return;
+    }
+    connection.startedAt = performance.now();
+    connection.send(requests[index % requests.length]!, (status, error, body) => {
+      idle.push(connection);
+      const next = waiting.shift();
+      if (status === 0) done(error?.split(':')[0] ?? 'ERROR', error);
+      else if (status < 300) done(undefined);
+      else done(String(status), errorMessage(body?.toString('utf8') ?? ''));
+      if (next) send(next.index, next.done);
+    });
+  };
+  return {
+    send,
+    close: async () => {
+      clearInterval(sweep);
+      for (const c of connections) c.destroy();
+    },
   };
 }
 

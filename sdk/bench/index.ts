@@ -95,7 +95,7 @@ async function runStep(o: BenchOptions, target: ResolvedTarget, s: Planned): Pro
       await loop({ durationMs: warmupMs });
     }
     // The server's counters around the measured part only: the warm-up's answers are all in.
-    const before = await target.stats().catch(() => undefined);
+    const before = await target.stats?.().catch(() => undefined);
     const durationMs = o.requests === undefined ? (o.durationMs ?? DEFAULT_DURATION_MS) : o.durationMs;
     const total = o.requests ?? (s.rate !== undefined ? Math.round((s.rate * durationMs!) / 1000) : undefined);
     const r = await loop({
@@ -111,7 +111,7 @@ async function runStep(o: BenchOptions, target: ResolvedTarget, s: Planned): Pro
           totalMs: o.requests ? undefined : durationMs,
         }),
     });
-    const after = before && (await settledSnapshot(target.stats, before, r.ok).catch(() => undefined));
+    const after = before && target.stats && (await settledSnapshot(target.stats, before, r.ok).catch(() => undefined));
     const result = stepResult(s, r, before && after ? split(before, after) : undefined);
     o.onProgress?.({ kind: 'stepDone', step: s.step, result });
     return result;

@@ -20,7 +20,8 @@ export interface ResolvedTarget {
   input: BenchInputSource;
   /** A sender with `connections` sockets (HTTP; gRPC multiplexes one channel). */
   sender(connections: number): Promise<Sender>;
-  stats(): Promise<StatsSnapshot>;
+  /** The server's statistics for the split (none for a route that is not Hearth's). */
+  stats?(): Promise<StatsSnapshot>;
 }
 
 /** The PEM text of the TLS files, read by the caller. */
@@ -82,7 +83,7 @@ async function functionTarget(o: BenchOptions, node: Transport, tls: TlsText): P
 }
 
 function requireBodies(o: BenchOptions): BenchBody[] {
-  if (!o.bodies?.length) throw new BenchUsageError('--input file needs --input-file');
+  if (!o.bodies?.length) throw new BenchUsageError(`${o.path ? '--path' : '--input file'} needs --input-file`);
   return o.bodies;
 }
 
@@ -147,6 +148,19 @@ async function kserveTarget(o: BenchOptions, node: Transport, tls: TlsText): Pro
   };
 }
 
-export function resolveTarget(o: BenchOptions, node: Transport, tls: TlsText): Promise<ResolvedTarget> {
+/** `--path`: POST the file's bodies to any route. */
+function routeTarget(o: BenchOptions & { path: string }, node: Transport, tls: TlsText): ResolvedTarget {
+  if (!/^\/[\x21-\x7e]{0,2047}$/.test(o.path))
+    throw new BenchUsageError(`--path ${o.path}: give a route starting with / (printable ASCII, no spaces)`);
+  const bodies = requireBodies(o);
+  return {
+    target: `POST ${node.url}${o.path}`,
+    input: 'file',
+    sender: (connections) => httpTarget({ ...common(o, node, tls), path: o.path, bodies, connections }),
+  };
+}
+
+export async function resolveTarget(o: BenchOptions, node: Transport, tls: TlsText): Promise<ResolvedTarget> {
+  if (o.path !== undefined) return routeTarget({ ...o, path: o.path }, node, tls);
   return (o.protocol ?? 'function') === 'function' ? functionTarget(o, node, tls) : kserveTarget(o, node, tls);
 }

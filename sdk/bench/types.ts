@@ -20,6 +20,11 @@ export interface BenchOptions {
   certFile?: string;
   keyFile?: string;
   protocol?: BenchProtocol;
+  /**
+   * Any HTTP route instead (`/predict`): POST url+path with `bodies`, no spec read and no server
+   * split — to load a server that is not Hearth, or to compare with another tool on the same route.
+   */
+  path?: string;
   /** A version (function URL `/versions/V`, KServe `/versions/V`) instead of the traffic split. */
   version?: number;
   /** Closed loop: each step keeps exactly this many requests in flight, on as many connections. */

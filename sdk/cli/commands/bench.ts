@@ -16,13 +16,14 @@ import { durationMs } from '../context.js';
 
 interface BenchFlags {
   protocol: BenchProtocol;
+  path?: string;
   grpcUrl?: string;
   concurrency?: number[];
   rate?: number[];
   maxInFlight?: number;
   duration?: number;
   requests?: number;
-  warmup: number;
+  warmup?: number;
   input?: 'random' | 'example' | 'file';
   inputFile?: string;
   contentType?: string;
@@ -65,6 +66,7 @@ export function register(program: Command, context: CliContext): void {
       oneOf('--protocol', ['function', 'http', 'grpc']),
       'function',
     )
+    .option('--path <route>', "any HTTP route instead (POST --url + route with --input-file's bodies; no server split)")
     .option('--grpc-url <host:port>', "the node's gRPC address (default: --url's host, port 8001)")
     .option(
       '--concurrency <steps>',
@@ -87,7 +89,11 @@ export function register(program: Command, context: CliContext): void {
       duration('--duration', false),
     )
     .option('--requests <n>', 'each step sends exactly this many requests', context.integer('--requests'))
-    .option('--warmup <d>', 'load before each step, not counted (0 for none)', duration('--warmup', true), 1000)
+    .option(
+      '--warmup <d>',
+      'load before each step, not counted: a duration, 0 for none (default 1s)',
+      duration('--warmup', true),
+    )
     .option(
       '--input <source>',
       "random (tensors of the spec's or metadata's dtypes and shapes), example (the spec's), or file",
@@ -131,6 +137,7 @@ async function benchAction(context: CliContext, name: string, o: BenchFlags, com
       certFile: globals.cert,
       keyFile: globals.key,
       protocol: o.protocol,
+      path: o.path,
       grpcUrl: o.grpcUrl,
       concurrency: o.concurrency,
       rate: o.rate,
