@@ -2,10 +2,10 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
 
 import { Redis } from 'ioredis';
+
+import { freePort } from '../../tools/cluster/children.js';
 
 export interface TestRedis {
   port: number;
@@ -16,13 +16,8 @@ export interface TestRedis {
   start(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
+// One free-port picker for the tests and the local cluster (npm run cluster).
+export { freePort } from '../../tools/cluster/children.js';
 
 async function answering(port: number): Promise<boolean> {
   const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
