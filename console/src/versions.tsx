@@ -6,12 +6,17 @@ import type { FunctionInfo } from './api.js';
 import { send } from './api.js';
 import { DataTable, splitText } from './ui.js';
 
+type Version = FunctionInfo['versions'][number];
+
+/** Whether a split may give the version traffic: a ready one, or one its canary rolled back (it is loaded and can). */
+const takesTraffic = (v: Version) => v.status === 'ready' || v.status === 'rolled-back';
+
 /**
  * The traffic form's state: the weights being edited, the split awaiting confirmation, and the
  * node's answer to a change or a rollback, as a line.
  */
 function useTrafficChange(info: FunctionInfo, path: string, onChange: () => void) {
-  const ready = info.versions.filter((v) => v.status === 'ready');
+  const ready = info.versions.filter(takesTraffic);
   const [weights, setWeights] = useState<Record<string, string>>({});
   const [confirming, setConfirming] = useState<Record<string, number> | undefined>();
   const [message, setMessage] = useState<string | undefined>();
@@ -103,8 +108,6 @@ export function Versions({ info, path, onChange }: { info: FunctionInfo; path: s
   );
 }
 
-type Version = FunctionInfo['versions'][number];
-
 /** A version's row: its status (and why), when it was made, and its traffic weight, editable once it is ready. */
 function VersionRow({
   version: v,
@@ -118,13 +121,13 @@ function VersionRow({
   return (
     <tr>
       <th scope="row">v{v.version}</th>
-      <td>
-        {v.status}
+      <td data-status={v.status}>
+        <span class={v.status === 'rolled-back' ? 'error' : undefined}>{v.status}</span>
         {v.reason && <span class="muted"> — {v.reason}</span>}
       </td>
       <td>{new Date(v.createdAt).toLocaleString()}</td>
       <td>
-        {v.status === 'ready' ? (
+        {takesTraffic(v) ? (
           <input
             type="number"
             min="0"

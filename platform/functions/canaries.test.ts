@@ -17,6 +17,7 @@ import { FakePools, MemoryRegistry, specOf } from './test-fakes.js';
 import { TrafficControl } from './traffic.js';
 
 const REQUEST = { percent: 10, windowMs: 60_000 };
+const NOTHING_SEEN = { calls: 0, failed: 0, sampled: 0, p50Ms: null, p90Ms: null, p99Ms: null };
 
 /** `f`: v1 serving all the traffic, v2 ready and loaded here. */
 async function setUp(cluster?: CanariesParts['cluster']) {
@@ -45,12 +46,12 @@ describe('Canaries', () => {
     expect(canary).toMatchObject({ version: 2, split: { 1: 90, 2: 10 }, state: 'watching' });
     expect(registry.writes).toEqual(['setCanary f watching', 'setTraffic f {"1":90,"2":10}']);
     expect(logs.recent('f').map((e) => e.msg)).toEqual([
-      'canary: v2 takes 10% for 60 s against v1; it rolls back past 5 points more errors, a p99 over 1.5×, or with fewer than 10 calls',
+      'canary: v2 takes 10% for 60 s against v1; it rolls back past 5 points more errors, a latency over 1.5× theirs (p99, or p90 or p50 where the calls are too few), or with fewer than 10 calls',
     ]);
     const record = (await registry.get('f'))!;
     expect(canaries.of(record)?.observed).toEqual({
-      canary: { calls: 0, failed: 0, p99Ms: null },
-      baseline: { calls: 0, failed: 0, p99Ms: null },
+      canary: NOTHING_SEEN,
+      baseline: NOTHING_SEEN,
     });
     canaries.close();
     expect(canaries.of(record)).toEqual(record.canary);
@@ -65,10 +66,38 @@ describe('Canaries', () => {
     const record = (await registry.get('f'))!;
     expect(record.traffic).toEqual({ 1: 100 });
     expect(record.versions.map((v) => v.rolledBackBy)).toEqual([undefined, 'canary']);
+    expect(record.versions[1]!.reason).toBe(
+      'its canary rolled it back: v2 failed 10 of 10 calls (100.0%) against 0.0% on v1: more than 5 points over',
+    );
     expect(logs.recent('f', { level: 'warn' }).map((e) => e.msg)).toEqual([
-      'canary: rolled back to {"1":100}: v2 failed 10 of 10 calls (100.0%) against 0.0% on v1: more than 5 points over',
+      'canary: rolled back to v1 100%: v2 failed 10 of 10 calls (100.0%) against 0.0% on v1: more than 5 points over',
     ]);
     expect(pools.asked).toContain('drain f@2');
+    canaries.close();
+  });
+
+  it("times both sides' routed calls over the window: a slower canary rolled back at the p90 they reach", async () => {
+    const { registry, routed, canaries } = await setUp();
+    // v1's slow calls before the canary are not the window's.
+    for (let i = 0; i < 500; i++) routed.count('f', 1, 900_000, false);
+    // A window of 1 ms: decided at the next look.
+    await canaries.start('f', 2, { 1: 100 }, { ...REQUEST, windowMs: 1 });
+    for (let i = 0; i < 900; i++) routed.count('f', 1, 20_000, false);
+    for (let i = 0; i < 100; i++) routed.count('f', 2, 60_000, false);
+    await canaries.check();
+    const record = (await registry.get('f'))!;
+    expect(record.traffic).toEqual({ 1: 100 });
+    expect(record.canary).toMatchObject({
+      state: 'rolled-back',
+      cause: 'latency',
+      percentile: 'p90',
+      reason: "v2's p90 60 ms against 20 ms on v1 is over 1.5× (errors 0.0% over 100 calls against 0.0% on v1)",
+      observed: { canary: { sampled: 100, p90Ms: 60 }, baseline: { sampled: 900, p90Ms: 20, p99Ms: null } },
+    });
+    expect(record.versions[1]).toMatchObject({
+      rolledBackBy: 'canary',
+      reason: `its canary rolled it back: ${record.canary?.reason}`,
+    });
     canaries.close();
   });
 
@@ -108,8 +137,8 @@ describe('Canaries', () => {
     expect(record.canary?.state).toBe('watching');
     expect(record.traffic).toEqual({ 1: 90, 2: 10 });
     expect(canaries.of(record)?.observed).toEqual({
-      canary: { calls: 0, failed: 0, p99Ms: null },
-      baseline: { calls: 0, failed: 0, p99Ms: null },
+      canary: NOTHING_SEEN,
+      baseline: NOTHING_SEEN,
     });
     // Calls the split routes count, on the side it picked.
     const routedCalls = 40;

@@ -20,7 +20,7 @@ export interface CanariesParts {
   records: Pick<RecordCache, 'forget'>;
   pools: Pick<PoolSet, 'refreshStats'>;
   /** The calls the traffic split sent to each version here: what a canary is judged by (both sides). */
-  routed: Pick<RoutedCalls, 'counts' | 'p99'>;
+  routed: Pick<RoutedCalls, 'counts' | 'latencies'>;
   traffic: Pick<TrafficControl, 'setTraffic'>;
   logs: Pick<FunctionLogs, 'add'>;
   log?: NodeLog;
@@ -49,9 +49,11 @@ export class Canaries {
       serving,
     )
       .map((v) => `v${v}`)
-      .join(
-        '+',
-      )}; it rolls back past ${canary.maxErrorRate} points more errors, a p99 over ${canary.maxP99Ratio}×, or with fewer than ${canary.minCalls} calls`;
+      .join('+')}; it rolls back past ${canary.maxErrorRate} points more errors, ${
+      canary.maxP99Ratio === 'off'
+        ? '(latency not judged: its limit is off)'
+        : `a latency over ${canary.maxP99Ratio}× theirs (p99, or p90 or p50 where the calls are too few)`
+    }, or with fewer than ${canary.minCalls} calls`;
     this.#o.logs.add({ function: name, version, source: 'lifecycle', level: 'info', msg });
     this.#o.log?.info({ function: name, version, canary: canary.split }, msg);
     return canary;
@@ -96,7 +98,7 @@ export class Canaries {
       },
       refresh: () => pools.refreshStats(),
       counts: (name, version) => this.#counts(name, version),
-      p99: (name, version, of) => routed.p99(name, version, of),
+      latencies: (name, version, since) => routed.latencies(name, version, since),
       note: (name, version, level, msg) => {
         logs.add({ function: name, version, source: 'lifecycle', level, msg });
         log?.[level]({ function: name, version }, msg);

@@ -1,22 +1,26 @@
 /**
  * Canaries with automatic rollback (`hearth deploy --canary 10 --canary-window 60s`): a new version
  * takes a share of the traffic while the node compares its calls with the serving versions' —
- * error rate as it goes, p99 at the end of the window — and then, on its own, rolls the traffic back
- * to the split before (past a limit, or with too few calls to judge) or promotes the new version.
- * Argo Rollouts' and Flagger's canary analysis, per function, with the numbers the pools count.
+ * error rate as it goes, latency at the end of the window at a percentile both sides' calls can
+ * estimate (canary-judge.ts) — and then, on its own, rolls the traffic back to the split before
+ * (past a limit, or with too few calls to judge) or promotes the new version. Argo Rollouts' and
+ * Flagger's canary analysis, per function, with the numbers the pools count.
  *
  * The canary's state lives in the function's record (registry), so the CLI, the console and every
  * node read one answer. One node watches it: the one that took the deploy, resumed when an embedded
  * node restarts; in a cluster the watcher holds a lease it renews each look, and should it die
- * another node takes the lease and the watch (counting every node's calls, from their heartbeats). A traffic change made by hand while it watches (`hearth traffic`,
- * `hearth rollback`, another deploy) ends it as `cancelled`, leaving that split alone.
+ * another node takes the lease and the watch (counting every node's calls, from their heartbeats;
+ * latency is timed on the watching node). A traffic change made by hand while it watches
+ * (`hearth traffic`, `hearth rollback`, another deploy) ends it as `cancelled`, leaving that split alone.
  */
-import type { Canary, CanaryObserved, CanaryRequest } from '../../sdk/api/index.js';
+import type { Canary, CanaryRequest } from '../../sdk/api/index.js';
+import { splitShares } from '../../sdk/api/index.js';
 import type { FunctionRecord } from '../registry/index.js';
+import { CANARY_DEFAULTS, decisionText, judge, percentilesOf, seconds } from './canary-judge.js';
 
-export const CANARY_DEFAULTS = { maxErrorRate: 5, maxP99Ratio: 1.5, minCalls: 10 } as const;
-/** A p99 this close to the serving versions' is never a regression (timer noise on sub-ms models). */
-export const P99_FLOOR_MS = 2;
+export type { Verdict } from './canary-judge.js';
+export { CALLS_ABOVE, CANARY_DEFAULTS, judge, LATENCY_FLOOR_MS, latencyRule, samplesFor } from './canary-judge.js';
+
 const TICK_MS = 1000;
 
 /** Answered and failed calls of one version in one place (this node, or another node's pool). */
@@ -36,8 +40,11 @@ export interface CanaryHost {
   refresh(): Promise<void>;
   /** A version's cumulative calls by where they ran ("local", a node id). */
   counts(name: string, version: number): Map<string, Counted>;
-  /** A version's p99 over its latest calls on this node, when it has at least `of` of them. */
-  p99(name: string, version: number, of: number): number | undefined;
+  /**
+   * The durations (µs) of a version's answered calls on this node after its `since`-th (the latest
+   * 1024 at most); `counts(...).get('local').success` is how many it has answered so far.
+   */
+  latencies(name: string, version: number, since: number): Float64Array;
   /** A line in the function's own log (and the node's). */
   note(name: string, version: number, level: 'info' | 'warn', msg: string): void;
   /** Cluster mode: takes or renews the lease of watching the function's canary (false: another node has it). */
@@ -52,51 +59,6 @@ export function canarySplit(serving: Record<string, number>, version: number, pe
   for (const [v, w] of Object.entries(serving)) split[v] = Math.round(((w * (100 - percent)) / total) * 1e6) / 1e6;
   split[version] = percent;
   return split;
-}
-
-export type Verdict = { verdict: 'watch' } | { verdict: 'promote' | 'rollback'; reason: string };
-
-const rate = (o: CanaryObserved) => (o.calls > 0 ? o.failed / o.calls : 0);
-const pct = (r: number) => `${(r * 100).toFixed(1)}%`;
-const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
-const versions = (split: Record<string, number>) =>
-  Object.keys(split)
-    .map((v) => `v${v}`)
-    .join('+');
-
-/**
- * The decision, from what each side saw since the canary started: roll back as soon as the
- * canary's error rate is more than `maxErrorRate` points over the serving versions' (once it has
- * `minCalls` calls); at the end of the window roll back with fewer calls than that, or with a p99
- * over `maxP99Ratio` × theirs (and P99_FLOOR_MS over it); else promote.
- */
-export function judge(c: Canary, canary: CanaryObserved, baseline: CanaryObserved, ended: boolean): Verdict {
-  const base = versions(c.baseline);
-  const over = (rate(canary) - rate(baseline)) * 100;
-  if (canary.calls >= c.minCalls && canary.failed > 0 && over > c.maxErrorRate)
-    return {
-      verdict: 'rollback',
-      reason: `v${c.version} failed ${canary.failed} of ${canary.calls} calls (${pct(rate(canary))}) against ${pct(rate(baseline))} on ${base}: more than ${c.maxErrorRate} points over`,
-    };
-  if (!ended) return { verdict: 'watch' };
-  if (canary.calls < c.minCalls)
-    return {
-      verdict: 'rollback',
-      reason: `only ${canary.calls} call${canary.calls === 1 ? '' : 's'} reached v${c.version} in ${seconds(c.windowMs)}, fewer than the ${c.minCalls} it needs to be judged`,
-    };
-  const errors = `errors ${pct(rate(canary))} over ${canary.calls} calls against ${pct(rate(baseline))} on ${base}`;
-  if (canary.p99Ms === null || baseline.p99Ms === null)
-    return {
-      verdict: 'promote',
-      reason: `${errors}; p99 not compared (no ${canary.p99Ms === null ? `v${c.version}` : base} calls sampled on this node)`,
-    };
-  const latency = `p99 ${canary.p99Ms} ms against ${baseline.p99Ms} ms`;
-  if (canary.p99Ms > baseline.p99Ms * c.maxP99Ratio && canary.p99Ms - baseline.p99Ms >= P99_FLOOR_MS)
-    return {
-      verdict: 'rollback',
-      reason: `v${c.version}'s ${latency} on ${base}: over ${c.maxP99Ratio}× (${errors})`,
-    };
-  return { verdict: 'promote', reason: `${errors}; ${latency}` };
 }
 
 /** The canary a deploy starts, before it is written. */
@@ -131,6 +93,8 @@ interface Watched {
   deadline: number;
   /** The last cumulative count of each (version, place), and what the two sides added since the start. */
   last: Map<string, Counted>;
+  /** Each version's answered calls on this node when the watch began: its latencies are those after. */
+  from: Map<number, number>;
   seen: { canary: { calls: number; failed: number }; baseline: { calls: number; failed: number } };
 }
 
@@ -158,9 +122,12 @@ export class CanaryWatch {
       canary,
       deadline,
       last: new Map(),
+      from: new Map(),
       seen: { canary: { calls: 0, failed: 0 }, baseline: { calls: 0, failed: 0 } },
     };
     this.#count(name, w);
+    for (const v of [canary.version, ...Object.keys(canary.baseline).map(Number)])
+      w.from.set(v, this.#host.counts(name, v).get('local')?.success ?? 0);
     w.seen = { canary: { calls: 0, failed: 0 }, baseline: { calls: 0, failed: 0 } };
     this.#watched.set(name, w);
     this.#timer ??= setInterval(() => void this.tick(), this.#tickMs).unref();
@@ -241,7 +208,7 @@ export class CanaryWatch {
         name,
         w,
         'cancelled',
-        `the traffic was changed while it was watched (now ${JSON.stringify(record.traffic)}): the canary stops and leaves that split`,
+        `the traffic was changed while it was watched (now ${splitShares(record.traffic)}): the canary stops and leaves that split`,
       );
       return;
     }
@@ -252,30 +219,35 @@ export class CanaryWatch {
     if (verdict.verdict === 'rollback') {
       // A later `hearth rollback` goes back to the canary's split, as after any change.
       await this.#host.setTraffic(name, c.baseline, c.split);
-      await this.#decide(name, w, 'rolled-back', verdict.reason);
+      await this.#decide(name, w, 'rolled-back', verdict.reason, {
+        cause: verdict.cause,
+        percentile: verdict.percentile,
+      });
     } else {
       // After a promotion, `hearth rollback` returns to the versions that served before the canary.
       await this.#host.setTraffic(name, { [c.version]: 100 }, c.baseline);
-      await this.#decide(name, w, 'promoted', verdict.reason);
+      await this.#decide(name, w, 'promoted', verdict.reason, { percentile: verdict.percentile });
     }
   }
 
-  async #decide(name: string, w: Watched, state: Canary['state'], reason: string): Promise<void> {
+  async #decide(
+    name: string,
+    w: Watched,
+    state: Canary['state'],
+    reason: string,
+    how: Pick<Canary, 'cause' | 'percentile'> = {},
+  ): Promise<void> {
     const c = w.canary;
+    const defined = Object.fromEntries(Object.entries(how).filter(([, v]) => v !== undefined));
     await this.#host.setCanary(name, {
       ...c,
       state,
       reason,
+      ...defined,
       decidedAt: new Date().toISOString(),
       observed: this.#observed(name, w),
     });
-    const what =
-      state === 'rolled-back'
-        ? `rolled back to ${JSON.stringify(c.baseline)}`
-        : state === 'promoted'
-          ? `promoted v${c.version} to 100%`
-          : 'cancelled';
-    this.#host.note(name, c.version, state === 'promoted' ? 'info' : 'warn', `canary: ${what}: ${reason}`);
+    this.#host.note(name, c.version, state === 'promoted' ? 'info' : 'warn', decisionText(c, state, reason));
   }
 
   /** Adds what each (version, place) counted since the last look: a pool that restarted counts again from 0. */
@@ -296,15 +268,22 @@ export class CanaryWatch {
     for (const v of Object.keys(w.canary.baseline)) side(Number(v), w.seen.baseline);
   }
 
+  /** Both sides' counts, and their latency over the calls timed here since the watch began (the baseline's pooled). */
   #observed(name: string, w: Watched): NonNullable<Canary['observed']> {
     const c = w.canary;
-    const of = c.minCalls;
-    const baseP99 = Object.keys(c.baseline)
-      .map((v) => this.#host.p99(name, Number(v), of))
-      .filter((p): p is number => p !== undefined);
+    const timed = (versions: number[]) => {
+      const parts = versions.map((v) => this.#host.latencies(name, v, w.from.get(v) ?? 0));
+      const all = new Float64Array(parts.reduce((n, p) => n + p.length, 0));
+      let at = 0;
+      for (const p of parts) {
+        all.set(p, at);
+        at += p.length;
+      }
+      return percentilesOf(all);
+    };
     return {
-      canary: { ...w.seen.canary, p99Ms: this.#host.p99(name, c.version, of) ?? null },
-      baseline: { ...w.seen.baseline, p99Ms: baseP99.length > 0 ? Math.max(...baseP99) : null },
+      canary: { ...w.seen.canary, ...timed([c.version]) },
+      baseline: { ...w.seen.baseline, ...timed(Object.keys(c.baseline).map(Number)) },
     };
   }
 }

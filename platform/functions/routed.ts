@@ -3,7 +3,7 @@
  * version (`/fn/NAME/versions/N`, KServe's `/v2/models/NAME/versions/N/infer`): what a canary is
  * judged by, on both sides, so calls pinned to a version by anyone cannot roll it back or promote
  * it. Counted where the version was picked (a call forwarded to another node counts here), with
- * the durations of the latest answered ones for the p99. Each node's counts reach the canary's
+ * the durations of the latest answered ones for its latency. Each node's counts reach the canary's
  * watcher in its heartbeat (cluster/presence.ts).
  */
 import { LRUCache } from 'lru-cache';
@@ -48,10 +48,14 @@ export class RoutedCalls {
     return { success: t?.success ?? 0, failure: t?.failure ?? 0 };
   }
 
-  /** The p99 (ms) of the version's latest answered routed calls, when there are at least `of` of them. */
-  p99(name: string, version: number, of: number): number | undefined {
-    const recent = this.#tallies.peek(versionKey(name, version))?.latencies.percentiles();
-    return recent && recent.of >= of ? recent.p99Ms : undefined;
+  /**
+   * The durations (µs) of the version's answered routed calls after its `since`-th (the latest
+   * 1024 at most): a canary's, over its window. Counted anew (fewer than `since`): all it holds.
+   */
+  latencies(name: string, version: number, since: number): Float64Array {
+    const t = this.#tallies.peek(versionKey(name, version));
+    if (!t) return new Float64Array(0);
+    return t.latencies.latest(t.success >= since ? t.success - since : t.success);
   }
 
   /** A deleted function's counts go. */

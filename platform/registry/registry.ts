@@ -22,7 +22,11 @@ export interface FunctionVersion {
   waitsFor?: 'gpu';
   /** With waitsFor: once it is loaded the split stays as it is (the deploy's keepTraffic). */
   keepTraffic?: boolean;
-  /** A canary rolled the traffic back from this version (canary.ts); cleared when it takes traffic again. */
+  /**
+   * A canary rolled the traffic back from this version (canary.ts), `reason` saying why; both are
+   * cleared when it takes traffic again. Its status stays `ready` (it can: `hearth traffic`); the
+   * API shows it `rolled-back` (shownVersion).
+   */
   rolledBackBy?: 'canary';
   /** The tenant whose secrets it binds: its function's when it was made (absent: the default tenant). */
   tenant?: string;
@@ -151,7 +155,7 @@ export function applyTraffic(
   return { ...record, versions, traffic, ...(previousTraffic ? { previousTraffic } : {}) };
 }
 
-const withoutRollback = ({ rolledBackBy: _, ...v }: FunctionVersion): FunctionVersion => v;
+const withoutRollback = ({ rolledBackBy: _, reason: _r, ...v }: FunctionVersion): FunctionVersion => v;
 
 const sorted = (split: Record<string, number>) => Object.entries(split).sort(([a], [b]) => Number(a) - Number(b));
 
@@ -180,13 +184,21 @@ export function applyStatus(record: FunctionRecord, version: number, ...change: 
 
 const stateless = ({ waitsFor: _w, keepTraffic: _k, ...v }: FunctionVersion): FunctionVersion => v;
 
-/** The function's latest canary; one that rolled back marks its version (`rolledBackBy`). */
+/** The function's latest canary; one that rolled back marks its version (`rolledBackBy`, and why). */
 export function applyCanary(record: FunctionRecord, canary: Canary): FunctionRecord {
   if (canary.state !== 'rolled-back') return { ...record, canary };
+  const reason = `its canary rolled it back${canary.reason ? `: ${canary.reason}` : ''}`;
   const versions = record.versions.map((v) =>
-    v.version === canary.version ? { ...v, rolledBackBy: 'canary' as const } : v,
+    v.version === canary.version ? { ...v, rolledBackBy: 'canary' as const, reason } : v,
   );
   return { ...record, versions, canary };
+}
+
+/** A version as the API shows it: one its canary rolled back is `rolled-back` (with why), not `ready`. */
+export function shownVersion<V extends Pick<FunctionVersion, 'status' | 'rolledBackBy'>>(
+  v: V,
+): Omit<V, 'status'> & { status: string } {
+  return v.rolledBackBy && v.status === 'ready' ? { ...v, status: 'rolled-back' } : v;
 }
 
 /** A name as an error may show it: a valid one as is, else escaped and cut to 200 characters. */

@@ -15,7 +15,7 @@ import { parseSpec } from '../../sdk/spec/index.js';
 import { FsRegistry } from './fs/fs-registry.js';
 import { RedisRegistry } from './redis/redis-registry.js';
 import type { FunctionRecord, FunctionVersion } from './registry.js';
-import { applyCanary, applyStatus, applyTraffic } from './registry.js';
+import { applyCanary, applyStatus, applyTraffic, shownVersion } from './registry.js';
 import { readRecord, upgradeRecord } from './stored-record.js';
 
 const spec = parseSpec({
@@ -57,15 +57,26 @@ describe('a version state written as typed fields', () => {
     expect(ready.versions[1]!.reason).toBeUndefined();
   });
 
-  it('marks the version a canary rolled back, and unmarks it once it takes traffic again', () => {
-    const canary = { version: 2, state: 'rolled-back' } as Canary;
+  it('marks the version a canary rolled back, and why, and unmarks it once it takes traffic again', () => {
+    const canary = {
+      version: 2,
+      state: 'rolled-back',
+      reason: "v2's p90 9 ms against 3 ms on v1 is over 1.5×",
+    } as Canary;
     const record = { ...legacy, versions: [version(1), version(2)] };
     const rolledBack = applyCanary(record, canary);
     expect(rolledBack.canary).toBe(canary);
     expect(rolledBack.versions.map((v) => v.rolledBackBy)).toEqual([undefined, 'canary']);
+    const why = "its canary rolled it back: v2's p90 9 ms against 3 ms on v1 is over 1.5×";
+    expect(rolledBack.versions[1]).toMatchObject({ status: 'ready', reason: why });
+    // The API shows it rolled back; the registry keeps it ready, so a split may give it traffic again.
+    expect(rolledBack.versions.map((v) => shownVersion(v).status)).toEqual(['ready', 'rolled-back']);
     expect(applyCanary(record, { ...canary, state: 'promoted' }).versions[1]).not.toHaveProperty('rolledBackBy');
     expect(applyTraffic(rolledBack, { 1: 100 }).versions[1]!.rolledBackBy).toBe('canary');
-    expect(applyTraffic(rolledBack, { 1: 50, 2: 50 }).versions[1]).not.toHaveProperty('rolledBackBy');
+    const again = applyTraffic(rolledBack, { 1: 50, 2: 50 }).versions[1]!;
+    expect(again).not.toHaveProperty('rolledBackBy');
+    expect(again).not.toHaveProperty('reason');
+    expect(shownVersion(again).status).toBe('ready');
   });
 });
 

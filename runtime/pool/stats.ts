@@ -150,6 +150,18 @@ export class RecentLatencies {
     if (this.#filled < this.#ring.length) this.#filled++;
   }
 
+  /** The latest `n` durations (all it holds, when fewer), oldest first. */
+  latest(n: number): Float64Array {
+    const k = Math.max(0, Math.min(n, this.#filled));
+    const size = this.#ring.length;
+    const start = (this.#next - k + size) % size;
+    if (start + k <= size) return this.#ring.slice(start, start + k);
+    const out = new Float64Array(k);
+    out.set(this.#ring.subarray(start));
+    out.set(this.#ring.subarray(0, k - (size - start)), size - start);
+    return out;
+  }
+
   /** p50 and p99 in milliseconds over the recent requests (undefined before any). */
   percentiles(): { p50Ms: number; p99Ms: number; of: number } | undefined {
     if (this.#filled === 0) return undefined;

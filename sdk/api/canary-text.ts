@@ -1,9 +1,32 @@
-/** A canary in one line, as `hearth describe` and the console show it. */
-import type { Canary, CanaryObserved } from './schemas.js';
+/** A canary in one line, as `hearth describe`, `hearth deploy` and the console show it. */
+// Types only: the console imports this file, and zod stays out of its bundle.
+import type { Canary, CanaryObserved, CanaryPercentile } from './canary-schemas.js';
 
-/** One side's calls: `12 calls, 0 failed, p99 3.1 ms`. */
-export const canarySide = (o: CanaryObserved) =>
-  `${o.calls} calls, ${o.failed} failed${o.p99Ms === null ? '' : `, p99 ${o.p99Ms} ms`}`;
+const HIGHEST_FIRST: readonly CanaryPercentile[] = ['p99', 'p90', 'p50'];
+
+/** The highest latency percentile a side's sample estimates, as `p90 3.1 ms` (undefined: none yet). */
+export function sideLatency(o: CanaryObserved): string | undefined {
+  for (const p of HIGHEST_FIRST) {
+    const ms = o[`${p}Ms`];
+    if (typeof ms === 'number') return `${p} ${ms} ms`;
+  }
+  return undefined;
+}
+
+/** One side's calls: `12 calls, 0 failed, p50 3.1 ms`. */
+export const canarySide = (o: CanaryObserved) => {
+  const latency = sideLatency(o);
+  return `${o.calls} calls, ${o.failed} failed${latency ? `, ${latency}` : ''}`;
+};
+
+/** A traffic split as shares: `v1 100%`, `v1 90%, v2 10%` (weights need not add up to 100). */
+export function splitShares(split: Record<string, number>): string {
+  const total = Object.values(split).reduce((n, w) => n + w, 0);
+  const shares = Object.entries(split)
+    .filter(([, w]) => w > 0)
+    .map(([v, w]) => `v${v} ${Math.round((w / total) * 1000) / 10}%`);
+  return shares.join(', ') || 'no version';
+}
 
 /** What the canary watches and has seen, or what it decided and why. */
 export function canaryText(c: Canary): string {

@@ -7,8 +7,10 @@
 import { z } from 'zod';
 
 import type { FunctionSpec } from '../spec/function-spec.js';
+import { CanaryRequestSchema, CanarySchema } from './canary-schemas.js';
 
-// Jobs' and function logs' bodies, in a file of their own.
+// Jobs' and function logs' bodies, and canaries', in files of their own.
+export * from './canary-schemas.js';
 export * from './job-schemas.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -18,38 +20,6 @@ const sha = (what: string) =>
     .regex(SHA256, `${what} must be 64 lowercase hex digits`);
 
 // --- requests ---------------------------------------------------------------------------------------
-
-/**
- * A deploy's canary (`hearth deploy --canary 10 --canary-window 60s`): the new version takes
- * `percent` of the traffic for `windowMs` while the node compares its error rate and p99 with the
- * serving versions'; past a limit it rolls back on its own, else it promotes.
- */
-export const CanaryRequestSchema = z.strictObject(
-  {
-    percent: z
-      .number({ message: 'canary.percent is the share of traffic the new version takes, 1 to 99' })
-      .min(1, 'canary.percent is 1 to 99')
-      .max(99, 'canary.percent is 1 to 99'),
-    windowMs: z
-      .number({ message: 'canary.windowMs is how long the canary is watched, in milliseconds' })
-      .int('canary.windowMs is a whole number of milliseconds')
-      .min(1000, 'canary.windowMs is at least 1000 (1 s)')
-      .max(86_400_000, 'canary.windowMs is at most 86400000 (24 h)'),
-    /** Roll back when the canary's error rate is this many percentage points over the serving versions' (default 5). */
-    maxErrorRate: z.number().min(0, 'canary.maxErrorRate is 0 to 100 points').max(100).optional(),
-    /** Roll back when the canary's p99 is over this multiple of the serving versions' (default 1.5). */
-    maxP99Ratio: z.number().min(1, 'canary.maxP99Ratio is at least 1').optional(),
-    /** Calls the canary must take before it is judged (default 10). */
-    minCalls: z.number().int().min(1, 'canary.minCalls is at least 1').max(1_000_000).optional(),
-  },
-  {
-    error: (issue) =>
-      issue.code === 'unrecognized_keys'
-        ? `unknown canary setting ${issue.keys.map((k) => `"${k}"`).join(', ')}: send percent, windowMs, maxErrorRate, maxP99Ratio or minCalls`
-        : 'send "canary": {"percent": 10, "windowMs": 60000}',
-  },
-);
-export type CanaryRequest = z.infer<typeof CanaryRequestSchema>;
 
 /** POST /api/v1/functions. `spec` is checked by the function spec's own schema (parseSpec). */
 export const DeployRequestSchema = z.object(
@@ -187,39 +157,6 @@ export type ArtifactInfo = z.infer<typeof ArtifactInfoSchema>;
 export const ArtifactStoredSchema = ArtifactInfoSchema.extend({ created: z.boolean() });
 export type ArtifactStored = z.infer<typeof ArtifactStoredSchema>;
 
-/** What a canary saw of one side (the canary, or the serving versions together) over its window. */
-export const CanaryObservedSchema = z.looseObject({
-  /** Calls answered or failed since the canary started. */
-  calls: z.number(),
-  failed: z.number(),
-  /** p99 of the latest calls on this node, in ms (null: none sampled here). */
-  p99Ms: z.number().nullable(),
-});
-export type CanaryObserved = z.infer<typeof CanaryObservedSchema>;
-
-/**
- * A function's latest canary, kept in its record: what it watches, and once decided, what it did
- * and why (`promoted`, `rolled-back`; `cancelled` when the traffic was changed by hand meanwhile).
- */
-export const CanarySchema = z.looseObject({
-  version: z.number(),
-  percent: z.number(),
-  windowMs: z.number(),
-  maxErrorRate: z.number(),
-  maxP99Ratio: z.number(),
-  minCalls: z.number(),
-  /** The split before the canary: what a rollback returns to. */
-  baseline: z.record(z.string(), z.number()),
-  /** The split while it is watched. */
-  split: z.record(z.string(), z.number()),
-  startedAt: z.string(),
-  state: z.enum(['watching', 'promoted', 'rolled-back', 'cancelled']),
-  reason: z.string().optional(),
-  decidedAt: z.string().optional(),
-  observed: z.looseObject({ canary: CanaryObservedSchema, baseline: CanaryObservedSchema }).optional(),
-});
-export type Canary = z.infer<typeof CanarySchema>;
-
 export const DeployResultSchema = z.looseObject({
   name: z.string(),
   version: z.number(),
@@ -233,6 +170,10 @@ export type DeployResult = z.infer<typeof DeployResultSchema>;
 
 export const FunctionVersionInfoSchema = z.looseObject({
   version: z.number(),
+  /**
+   * `pending`, `ready`, `failed`, or `rolled-back`: ready, but its canary rolled the traffic back
+   * from it (`reason` says why); it takes traffic again when a split gives it some.
+   */
   status: z.string(),
   reason: z.string().optional(),
   /** Cluster mode: pending until a node with a GPU loads it. */

@@ -5,6 +5,7 @@ import type { Catalog, Reply } from '../../../sdk/api/index.js';
 import type { ApiKey } from '../../config/index.js';
 import type { ManagedFunctions } from '../../functions/serving.js';
 import { managedFor } from '../../functions/tenant-view.js';
+import { shownVersion } from '../../registry/index.js';
 import type { AppEnv } from '../middleware.js';
 import { auth, callerOf } from '../middleware.js';
 
@@ -23,7 +24,7 @@ export function catalogRoute(app: Hono<AppEnv>, o: { functions: ManagedFunctions
         traffic: r.traffic,
         versions: r.versions.map((v) => ({
           version: v.version,
-          status: v.status,
+          status: shownVersion(v).status,
           inputs: v.spec.inputs.map(io),
           outputs: v.spec.outputs.map(io),
           maxBatchSize: v.spec.maxBatchSize,

@@ -21,6 +21,7 @@ import { parseSpec } from '../../../sdk/spec/index.js';
 import type { ApiKey } from '../../config/index.js';
 import type { ManagedFunctions } from '../../functions/serving.js';
 import { managedFor } from '../../functions/tenant-view.js';
+import { shownVersion } from '../../registry/index.js';
 import { jsonBody } from '../json-body.js';
 import type { AppEnv } from '../middleware.js';
 import { auth, callerOf, limit } from '../middleware.js';
@@ -95,7 +96,8 @@ function recordRoutes(app: Hono<AppEnv>, o: FunctionRouteOptions, manage: Manage
     await functions.refreshStats();
     const pools = functions.pools().filter((p) => p.function === record.name);
     const canary = functions.canaryOf(record);
-    return c.json({ ...record, ...(canary ? { canary } : {}), pools } satisfies Reply<FunctionInfo>);
+    const versions = record.versions.map(shownVersion);
+    return c.json({ ...record, versions, ...(canary ? { canary } : {}), pools } satisfies Reply<FunctionInfo>);
   });
 }
 

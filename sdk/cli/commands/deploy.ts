@@ -6,12 +6,12 @@
 import { relative } from 'node:path';
 
 import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 
 import type { Canary, CanaryRequest } from '../../api/index.js';
-import { canarySide } from '../../api/index.js';
+import { canarySide, splitShares } from '../../api/index.js';
 import type { Hearth } from '../../client.js';
-import { ConflictError, ModelLoadError } from '../../errors.js';
+import { ModelLoadError } from '../../errors.js';
 import type { CliContext } from '../context.js';
 import { durationMs, numberIn } from '../context.js';
 import type { Deployed } from '../deploy.js';
@@ -28,7 +28,7 @@ interface DeployFlags {
   canary?: number;
   canaryWindow: number;
   canaryMaxErrorRate?: number;
-  canaryMaxP99?: number;
+  canaryMaxP99?: number | 'off';
   canaryMinCalls?: number;
   wait?: boolean;
   typecheck: boolean;
@@ -53,6 +53,15 @@ const windowOption = (value: string): number => {
   if (ms === undefined || ms < 1000 || ms > 86_400_000)
     throw new InvalidArgumentError('--canary-window is a duration from 1s to 24h (30s, 5m, 1h)');
   return ms;
+};
+
+/** --canary-max-p99: a ratio from 1 to 1000, or off (latency not judged). */
+const latencyLimit = (value: string): number | 'off' => {
+  if (value.trim().toLowerCase() === 'off') return 'off';
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 1 || n > 1000)
+    throw new InvalidArgumentError('--canary-max-p99 is a ratio from 1 to 1000, or off');
+  return n;
 };
 
 /** `hearth deploy` */
@@ -84,7 +93,12 @@ function trafficOptions(command: Command, integer: CliContext['integer']): void 
       "send this share of the traffic to the new version and watch it against the serving one's: rolled back on its own past the limits, else promoted",
       numberIn('--canary', 1, 99),
     )
-    .option('--canary-window <duration>', 'how long the canary is watched (default 60s)', windowOption, 60_000)
+    // commander adds "(default: …)" itself: the description does not say it again.
+    .addOption(
+      new Option('--canary-window <duration>', 'how long the canary is watched')
+        .argParser(windowOption)
+        .default(60_000, '60s'),
+    )
     .option(
       '--canary-max-error-rate <points>',
       "roll back when the canary's error rate is this many percentage points over the serving version's (default 5)",
@@ -92,8 +106,8 @@ function trafficOptions(command: Command, integer: CliContext['integer']): void 
     )
     .option(
       '--canary-max-p99 <ratio>',
-      "roll back when the canary's p99 is over this multiple of the serving version's (default 1.5)",
-      numberIn('--canary-max-p99', 1, 1000),
+      "roll back when the canary's latency is over this multiple of the serving version's (default 1.5): at p99, or p90 or p50 when either side has too few calls to estimate it (1000, 100, 20); off: latency not judged, errors still are",
+      latencyLimit,
     )
     .option(
       '--canary-min-calls <n>',
@@ -162,7 +176,7 @@ async function deployAction(context: CliContext, dir: string, o: DeployFlags): P
 }
 
 /** The canary the flags ask for, if any. */
-function canaryRequest(o: DeployFlags): CanaryRequest | undefined {
+export function canaryRequest(o: DeployFlags): CanaryRequest | undefined {
   return o.canary === undefined
     ? undefined
     : {
@@ -229,9 +243,8 @@ async function awaitCanary({ json, print }: CliContext, hearth: Hearth, r: Deplo
   const done = { ...r, canary: decided, url: `${hearth.url}${r.url}` };
   if (decided.state === 'rolled-back') {
     if (json()) print(done, () => '');
-    throw new ConflictError(
-      `${r.name} v${r.version} rolled back by its canary: ${printable(decided.reason ?? '')} (traffic is back on ${JSON.stringify(decided.baseline)}; its failed calls: hearth logs ${r.name} --errors --version ${r.version})`,
-    );
+    // Not a HearthError: the verdict is no error code of the API's (the CLI prints none after it).
+    throw new Error(rolledBackText(r, decided));
   }
   if (!json())
     process.stderr.write(
@@ -242,6 +255,21 @@ async function awaitCanary({ json, print }: CliContext, hearth: Hearth, r: Deplo
           : `canary ${decided.state}: ${printable(decided.reason ?? '')}\n`,
     );
   return done;
+}
+
+/**
+ * A rollback in sentences: why, where the traffic is, and what to look at — the failed calls'
+ * log only when errors decided it (a node before `cause`: when the canary had failed calls).
+ */
+export function rolledBackText(r: Pick<Deployed, 'name' | 'version'>, c: Canary): string {
+  const reason = printable(c.reason ?? 'no reason recorded');
+  const errors = c.cause ? c.cause === 'errors' : (c.observed?.canary.failed ?? 0) > 0;
+  const next = errors
+    ? ` Its failed calls: hearth logs ${r.name} --errors --version ${r.version}`
+    : c.cause === 'calls'
+      ? ' Send it more traffic, or give it a longer --canary-window or a lower --canary-min-calls.'
+      : '';
+  return `${r.name} v${r.version} was rolled back by its canary: ${reason}. Traffic is back on ${splitShares(c.baseline)}.${next}`;
 }
 
 /**

@@ -353,7 +353,7 @@ describe('three nodes on one Redis and one S3', () => {
       (await (await fetch(`${c.url}/api/v1/functions/canaried/logs`)).json()) as { entries: { msg: string }[] }
     ).entries.map((e) => e.msg);
     expect(log).toContain('canary: its watcher stopped; this node watches v2 again for 600 s');
-    expect(log.some((m) => m.startsWith('canary: rolled back to {"1":100}'))).toBe(true);
+    expect(log.some((m) => m.startsWith('canary: rolled back to v1 100%: v2 failed'))).toBe(true);
     // Every call after it goes to v1.
     const after = await fetch(`${c.url}/fn/canaried`, {
       method: 'POST',

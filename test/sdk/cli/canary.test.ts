@@ -88,7 +88,7 @@ it('rolls a failing canary back by itself within its window, and promotes a heal
     expect(failing.run.code, failing.run.err).toBe(1);
     expect(failing.run.err).toMatch(/v2 ready: canary at 20% for 120 s against v1/);
     expect(failing.run.err).toMatch(
-      /error: .* v2 rolled back by its canary: v2 failed (\d+) of \1 calls \(100\.0%\) against 0\.0% on v1: more than 5 points over \(traffic is back on \{"1":100\}/,
+      /error: \S+ v2 was rolled back by its canary: v2 failed (\d+) of \1 calls \(100\.0%\) against 0\.0% on v1: more than 5 points over\. Traffic is back on v1 100%\. Its failed calls: hearth logs \S+ --errors --version 2$/m,
     );
     // Both versions took traffic while it watched; v1's answers are python3-torch's.
     const v1 = failing.answers.filter((a) => a.version === '1');
@@ -107,12 +107,12 @@ it('rolls a failing canary back by itself within its window, and promotes a heal
     expect(Date.parse(info.canary.decidedAt) - Date.parse(info.canary.startedAt)).toBeLessThan(info.canary.windowMs);
     expect((await parsed<Versions[]>(url, 'versions', name)).map((v) => [v.version, v.status, v.traffic])).toEqual([
       [1, 'ready', 100],
-      [2, 'ready', 0],
+      [2, 'rolled-back', 0],
     ]);
     expect((await hearth(url, 'describe', name)).out).toMatch(/^canary: v2 rolled-back after \d+ s: v2 failed \d+ of/m);
     // Why, in the function's log; what failed, under v2 in --errors.
     expect((await hearth(url, 'logs', name)).out).toMatch(
-      / v2 lifecycle +warn +canary: rolled back to \{"1":100\}: v2 failed/,
+      / v2 lifecycle +warn +canary: rolled back to v1 100%: v2 failed/,
     );
     expect((await hearth(url, 'logs', name, '--errors', '--version', '2')).out).toMatch(/v2 cannot take a 7/);
     // The calls after it all go to v1.
@@ -124,8 +124,8 @@ it('rolls a failing canary back by itself within its window, and promotes a heal
     expect([after.status, after.headers.get('hearth-version')]).toEqual([200, '1']);
 
     // v3 is healthy: promoted when its 10 s window ends (its 10 calls come on a loaded machine too).
-    // (The p99 limit is loose here: two small p99s on a
-    // shared machine differ by its load, not by the code; the rule itself is canary.test.ts's.)
+    // (The latency limit is loose here: two small percentiles on a shared machine differ by its
+    // load, not by the code; the rule is canary.test.ts's, and canary-latency.test.ts's.)
     await writeFile(join(fn, 'hook.ts'), hook.replace('pre(request, ctx) {', 'pre(request, ctx) {\n    // v3'));
     const healthy = await trafficDuring(
       url,
@@ -135,7 +135,7 @@ it('rolls a failing canary back by itself within its window, and promotes a heal
     );
     expect(healthy.run.code, healthy.run.err).toBe(0);
     expect(healthy.run.err).toMatch(
-      /canary passed: v3 promoted to 100% \(errors 0\.0% over \d+ calls against 0\.0% on v1; p99 [\d.]+ ms against [\d.]+ ms\)/,
+      /canary passed: v3 promoted to 100% \(errors 0\.0% over \d+ calls against 0\.0% on v1; (p50|p90|p99) [\d.]+ ms against [\d.]+ ms\)/,
     );
     const v3 = healthy.answers.filter((a) => a.version === '3');
     expect(v3.length).toBeGreaterThanOrEqual(10);
