@@ -59,9 +59,9 @@ export class TraceFile {
       // Over the closing bracket of what is there: the file stays one JSON array.
       const at = this.#size === 0 ? 0 : this.#size - 1;
       const bytes = Buffer.from(text);
+      this.#log?.debug({ file: this.name, bytes: bytes.byteLength }, 'writing a trace');
       await this.#handle.write(bytes, 0, bytes.byteLength, at);
       this.#size = at + bytes.byteLength;
-      this.#log?.debug({ file: this.name, bytes: bytes.byteLength }, 'trace written');
     });
   }
 
@@ -72,9 +72,9 @@ export class TraceFile {
     if (!this.#budget(text.length)) return;
     const path = `${this.#path}.${this.#index++}`;
     this.#enqueue(async () => {
+      this.#log?.debug({ file: basename(path), traces: traces.length }, 'writing traces');
       await mkdir(this.#dir, { recursive: true, mode: 0o700 });
       await writeFile(path, text, { mode: 0o600 });
-      this.#log?.debug({ file: basename(path), traces: traces.length }, 'traces written');
     });
   }
 

@@ -2,7 +2,8 @@
  * Hostile repository loads (issue 42), over HTTP and gRPC: a `parameters.config` nested thousands
  * deep is the caller's bad input (400 / INVALID_ARGUMENT), not a stack overflow (500); `file:`
  * contents past HEARTH_MAX_BODY_BYTES (1 MiB here) are refused with 413 before they are decoded
- * or buffered, and the node goes on answering.
+ * or buffered, and the node goes on answering; a `file:` name that cannot be laid out answers
+ * Triton's INTERNAL / 500 (its own examples check that code).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -58,6 +59,25 @@ describe('repository load bounds', () => {
     }).catch((e: grpc.ServiceError) => e);
     expect((error as grpc.ServiceError).code).toBe(grpc.status.INVALID_ARGUMENT);
     expect((error as grpc.ServiceError).details).toMatch(/nests deeper than 32 levels/);
+    expect(await live()).toBe(200);
+  });
+
+  it("answers a file: name past NAME_MAX as Triton's examples check: 500 / INTERNAL, failed to poll", async () => {
+    // Triton's qa/L0_http/http_test.py test_load_oversized_file_parameter, as it sends it.
+    const long = `file:${'A'.repeat(256)}`;
+    const http = await load('simple', { [long]: 'YQ==', config: '{}' });
+    expect(http.status, http.error).toBe(500);
+    expect(http.error).toMatch(/^failed to load 'simple', failed to poll from model repository/);
+    // Triton's simple_grpc_model_control.py: load_model(config="{}", files={long_path: b"a"}).
+    const error = (await grpcCall(rpc, 'RepositoryModelLoad', {
+      model_name: 'simple',
+      parameters: { config: { string_param: '{}' }, [long]: { bytes_param: Buffer.from('a') } },
+    }).catch((e: grpc.ServiceError) => e)) as grpc.ServiceError;
+    expect(error.code).toBe(grpc.status.INTERNAL);
+    expect(error.details).toContain('failed to poll from model repository');
+    // A long file name under a version folder too, and a name that is no version's file.
+    expect((await load('simple', { [`file:1/${'b'.repeat(300)}`]: 'YQ==', config: '{}' })).status).toBe(500);
+    expect((await load('simple', { 'file:model.pt': 'YQ==', config: '{}' })).status).toBe(500);
     expect(await live()).toBe(200);
   });
 

@@ -192,10 +192,12 @@ describe('server metadata', () => {
     const expected = [
       'binary_tensor_data',
       'classification',
+      'logging',
       'model_configuration',
       'model_repository',
       'statistics',
       'system_shared_memory',
+      'trace',
     ];
     const meta = (await (await fetch(`${suite.node.httpUrl}/v2`)).json()) as { extensions: string[] };
     expect([...meta.extensions].sort()).toEqual(expected);
