@@ -18,6 +18,7 @@ export {
 } from './engine/index.js';
 // Hooks: bundled once per version, run on hook threads.
 export { bundleHook, hookWorkerFile } from './hooks/index.js';
+// Pools, wherever they run, and what they report.
 export type {
   CallOptions,
   ColdStart,
@@ -28,9 +29,9 @@ export type {
   PoolStats,
   PoolSummary,
   ServingPool,
+  ThreadPlan,
 } from './pool/index.js';
-// Pools, wherever they run, and what they report.
-export { addCounters, newCounters, Pool, RecentLatencies } from './pool/index.js';
+export { addCounters, newCounters, Pool, RecentLatencies, threadPlan } from './pool/index.js';
 export type { RunnerCrash, SandboxReport } from './runner/index.js';
 // Runner processes.
 export {

@@ -109,6 +109,23 @@ export function Charts({ name }: { name: string }) {
   );
 }
 
+/**
+ * The y-axis as wide as its longest label (uPlot's axis-autosize): a fixed width clipped "12,000"
+ * to ",000". Measured in the axis's own font; the second sizing cycle keeps the first's answer.
+ */
+export function fitLabels(self: uPlot, values: string[] | null, axisIdx: number, cycleNum: number): number {
+  const axis = self.axes[axisIdx]!;
+  const sized = (axis as { _size?: number })._size;
+  if (cycleNum > 1 && sized !== undefined) return sized;
+  let size = (axis.ticks?.size ?? 10) + (axis.gap ?? 5);
+  const longest = (values ?? []).reduce((a, v) => (v.length > a.length ? v : a), '');
+  if (longest !== '') {
+    self.ctx.font = (axis.font as unknown as string[])[0]!;
+    size += self.ctx.measureText(longest).width / devicePixelRatio;
+  }
+  return Math.ceil(size);
+}
+
 function Chart({
   title,
   samples,
@@ -133,7 +150,7 @@ function Chart({
         height: 160,
         legend: { show: true },
         series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i], width: 1.5, spanGaps: false }))],
-        axes: [{}, { size: 44 }],
+        axes: [{}, { size: fitLabels }],
       },
       data,
       box.current,

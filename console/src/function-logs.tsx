@@ -26,9 +26,7 @@ export function Logs({ name }: { name: string }) {
         ) : (
           <ul>
             {errors.slice(-10).map((e) => (
-              <li key={`${e.at}${e.msg}`}>
-                {new Date(e.at).toLocaleTimeString()} {e.msg} {e.requestId && <code>{e.requestId}</code>}
-              </li>
+              <RecentError key={`${e.at}${e.msg}`} entry={e} />
             ))}
           </ul>
         )}
@@ -47,5 +45,32 @@ export function Logs({ name }: { name: string }) {
         </pre>
       </section>
     </>
+  );
+}
+
+/**
+ * One error: when, which version, from where and for which request; its message's first line, and a
+ * traceback (TorchScript's, a hook's stack) below it with its lines kept, folded until opened.
+ */
+function RecentError({ entry: e }: { entry: FunctionLogEntry }) {
+  const [first, ...rest] = e.msg.split('\n');
+  const trace = rest.join('\n').trimEnd();
+  return (
+    <li class="recent-error">
+      <span class="muted">{new Date(e.at).toLocaleTimeString()}</span>{' '}
+      {e.version !== undefined && <strong>v{e.version}</strong>} <span class="muted">{e.source}</span> {first}{' '}
+      {e.requestId && <code>{e.requestId}</code>}
+      {trace && (
+        <details>
+          <summary>
+            Traceback ({rest.length} line{rest.length === 1 ? '' : 's'})
+          </summary>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take the keyboard's focus (WCAG 2.1.1) */}
+          <pre class="traceback" tabIndex={0}>
+            {trace}
+          </pre>
+        </details>
+      )}
+    </li>
   );
 }

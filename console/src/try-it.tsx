@@ -8,15 +8,26 @@ import { useState } from 'preact/hooks';
 import type { FunctionInfo } from './api.js';
 import { headers } from './api.js';
 
-/** What Try it needs of a version: its inputs, batching, and whether a hook reads the body. */
+/**
+ * What Try it needs of a version: its inputs, batching, whether a hook reads the body, and the
+ * spec's example (the body its deploy was checked with) or the name of its example file.
+ */
 export interface TryIo {
   inputs: { name: string; dtype: string; dims: number[] }[];
   maxBatchSize: number;
   hook: boolean;
+  example?: unknown;
+  exampleFile?: string;
 }
 
 export const ioOf = (spec: FunctionInfo['versions'][number]['spec'] | undefined): TryIo | undefined =>
-  spec && { inputs: spec.inputs, maxBatchSize: spec.maxBatchSize, hook: Boolean(spec.hook) };
+  spec && {
+    inputs: spec.inputs,
+    maxBatchSize: spec.maxBatchSize,
+    hook: Boolean(spec.hook),
+    example: spec.example,
+    exampleFile: spec.exampleFile,
+  };
 
 /** Past this many values a row, zeros to start from are no help (an image is 150,528): a file is. */
 const MAX_SAMPLE_VALUES = 1024;
@@ -25,6 +36,8 @@ const valuesOf = (dims: number[]): number => dims.reduce((n, d) => n * Math.max(
 
 /** What a body too large to pre-fill should hold, said in the empty box. */
 function bodyHint(io: TryIo | undefined): string | undefined {
+  if (io?.example !== undefined) return undefined;
+  if (io?.exampleFile) return `this function's example is a file, ${io.exampleFile}: choose it (or another) below`;
   const big = io?.inputs.find((i) => valuesOf(i.dims) > MAX_SAMPLE_VALUES);
   return (
     big &&
@@ -33,11 +46,16 @@ function bodyHint(io: TryIo | undefined): string | undefined {
 }
 
 /**
- * A body to start from: the default hook's {"inputs": {name: zeros}}, or rows of zeros for a hook;
- * empty, with a hint, where an input is too large for zeros to help.
+ * A body to start from: the spec's example, else the default hook's {"inputs": {name: zeros}}, or
+ * rows of zeros for a hook; empty, with a hint, where the example is a file or an input is too large
+ * for zeros to help.
  */
-function sampleBody(io: TryIo | undefined): string {
+export function sampleBody(io: TryIo | undefined): string {
   if (!io) return '{}';
+  if (io.example !== undefined) {
+    const line = JSON.stringify(io.example);
+    return line.length <= 80 ? line : JSON.stringify(io.example, null, 2);
+  }
   if (bodyHint(io) !== undefined) return '';
   const zeros = (dims: number[]): unknown =>
     dims.length === 0 ? 0 : Array.from({ length: Math.max(1, dims[0]!) }, () => zeros(dims.slice(1)));

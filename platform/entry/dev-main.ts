@@ -17,7 +17,8 @@ import { join, relative, resolve } from 'node:path';
 import chokidar from 'chokidar';
 
 import { logLine } from '../../sdk/cli/commands/logs.js';
-import { deployFolder } from '../../sdk/cli/deploy.js';
+import { deployFolder, readSpec } from '../../sdk/cli/deploy.js';
+import { curlLine, deploys } from '../../sdk/cli/dev-watch.js';
 import { Hearth } from '../../sdk/client.js';
 import { loadConfig } from '../config/index.js';
 import { startNode } from '../node/index.js';
@@ -26,7 +27,6 @@ import { startNode } from '../node/index.js';
 const IGNORED = /(^|\/)(node_modules|\.git|\.hearth[^/]*)(\/|$)|(~|\.swp|\.swx|\.tmp|\.DS_Store)$/;
 /** Changes this close together are one reload (an editor writes a file in several steps). */
 const SETTLE_MS = 300;
-
 const args = process.argv.slice(2);
 const option = (name: string) => {
   const at = args.indexOf(name);
@@ -82,6 +82,8 @@ async function deploy(why: string): Promise<{ name: string; version: number } | 
   }
 }
 
+/** The folder's spec as deployed last (what decides which changes reload). */
+let spec = await readSpec(folder).catch(() => undefined);
 const first = await deploy('deployed');
 if (!first) {
   await node.close();
@@ -101,7 +103,7 @@ const watcher = chokidar.watch(folder, {
 });
 watcher.on('all', (_event, path) => {
   const file = relative(folder, path);
-  if (!file || IGNORED.test(file)) return;
+  if (!file || IGNORED.test(file) || !deploys(file, spec)) return;
   changed.add(file);
   clearTimeout(timer);
   timer = setTimeout(() => {
@@ -112,16 +114,17 @@ watcher.on('all', (_event, path) => {
         .sort()
         .join(', ') || 'a file removed';
     changed.clear();
-    running = running.then(() => deploy(`reloaded (${files})`).then(() => undefined));
+    running = running.then(async () => {
+      spec = (await readSpec(folder).catch(() => undefined)) ?? spec;
+      await deploy(`reloaded (${files})`);
+    });
   }, SETTLE_MS);
 });
 await new Promise<void>((ready) => watcher.once('ready', ready));
 
 const url = `${node.httpUrl}/fn/${first.name}`;
 console.log(JSON.stringify({ msg: 'hearth dev ready', url, node: node.httpUrl, function: first.name }));
-console.log(
-  `${first.name} on ${url}\n  curl -s ${url} -H 'content-type: application/json' -d '…'\nwatching ${folder} (Ctrl-C stops)`,
-);
+console.log(`${first.name} on ${url}\n  ${curlLine(url, folder, spec)}\nwatching ${folder} (Ctrl-C stops)`);
 
 // Every line of the function's log, as it comes.
 void (async () => {

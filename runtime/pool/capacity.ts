@@ -105,3 +105,37 @@ export function lentThreads(
   if (load.requests === 1 && load.pending === 1) return CORES;
   return load.alone && load.lastForwardMs >= LONG_FORWARD_MS ? CORES : undefined;
 }
+
+/** How a CPU function's forwards share the node's cores: what `hearth describe` and a deploy say. */
+export interface ThreadPlan {
+  /** The cores this node may use (its CPUs, or its cgroup's CPU quota). */
+  cores: number;
+  /** Intra-op threads of each forward: the spec's instances.threads, else the node's default. */
+  threadsPerInstance: number;
+  /** The most instances that run forwards at once: instances.count, or the autoscaler's ceiling (lanes). */
+  instances: number;
+  /** Whether a lone request's forward is lent every core (lentThreads: the spec sets no threads). */
+  lentWhenAlone: boolean;
+  /** Said where threads × instances is more than the cores. */
+  warning?: string;
+}
+
+/**
+ * The plan for `spec` on this node, or undefined off the CPU. The autoscaler adds CPU instances up to
+ * the lanes of the pool's runner (cores ÷ its intra-op threads, which are the spec's where it sets
+ * them: room()), never past scaling.maxInstances; instances.count starts that many regardless, and a
+ * spec's threads may be more than the cores.
+ */
+export function threadPlan(spec: FunctionSpec): ThreadPlan | undefined {
+  const device = placeDevice(spec.instances.device);
+  if (device !== 'cpu' && device !== 'model') return undefined;
+  const cores = usableCores().cores;
+  const threadsPerInstance = spec.instances.threads > 0 ? spec.instances.threads : threads().intraOp;
+  const lanes = Math.max(1, Math.floor(cores / threadsPerInstance));
+  const instances = Math.max(spec.instances.count, Math.min(spec.scaling.maxInstances, lanes));
+  const plan: ThreadPlan = { cores, threadsPerInstance, instances, lentWhenAlone: spec.instances.threads === 0 };
+  const total = threadsPerInstance * instances;
+  if (total > cores)
+    plan.warning = `${spec.name} may run ${instances} instance${instances === 1 ? '' : 's'} × ${threadsPerInstance} intra-op thread${threadsPerInstance === 1 ? '' : 's'} = ${total} threads on the ${cores} core${cores === 1 ? '' : 's'} this node may use: its forwards would wait for each other (set instances.threads to ${Math.max(1, Math.floor(cores / instances))}${spec.instances.count > 1 ? ' or fewer instances.count' : ''}, --threads on a deploy)`;
+  return plan;
+}

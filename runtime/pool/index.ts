@@ -1,3 +1,5 @@
+export type { ThreadPlan } from './capacity.js';
+export { threadPlan } from './capacity.js';
 export { namedIndex } from './io-binding.js';
 export type { PoolEvent, PoolState } from './lifecycle.js';
 export { PoolLifecycle } from './lifecycle.js';

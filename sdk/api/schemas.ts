@@ -165,6 +165,8 @@ export const DeployResultSchema = z.looseObject({
   url: z.string(),
   /** Present when the deploy started a canary (its state as it began). */
   canary: CanarySchema.optional(),
+  /** What the node thinks the caller should know, as sentences (threads × instances past its cores). */
+  warnings: z.array(z.string()).optional(),
 });
 export type DeployResult = z.infer<typeof DeployResultSchema>;
 
@@ -226,6 +228,16 @@ export const PoolInfoSchema = z.looseObject({
 });
 export type PoolInfo = z.infer<typeof PoolInfoSchema>;
 
+/** How a CPU version's forwards share the answering node's cores (runtime/pool/capacity.ts threadPlan). */
+export const ThreadPlanSchema = z.looseObject({
+  cores: z.number(),
+  threadsPerInstance: z.number(),
+  instances: z.number(),
+  lentWhenAlone: z.boolean(),
+  warning: z.string().optional(),
+});
+export type ThreadPlanInfo = z.infer<typeof ThreadPlanSchema>;
+
 export const FunctionInfoSchema = z.looseObject({
   name: z.string(),
   createdAt: z.string(),
@@ -235,6 +247,8 @@ export const FunctionInfoSchema = z.looseObject({
   /** The latest canary: watching, or what it decided. */
   canary: CanarySchema.optional(),
   pools: z.array(PoolInfoSchema),
+  /** Each CPU version's threads on the node that answered (absent for versions placed on a GPU). */
+  threads: z.record(z.string(), ThreadPlanSchema).optional(),
 });
 export type FunctionInfo = z.infer<typeof FunctionInfoSchema>;
 
@@ -261,6 +275,10 @@ export const CatalogSchema = z.looseObject({
           maxBatchSize: z.number(),
           /** Whether a hook shapes its requests (else the body is {"inputs": {name: value}}). */
           hook: z.boolean(),
+          /** The spec's example: a body the version answered before it took traffic. */
+          example: z.json().optional(),
+          /** The name of the spec's example file, when the example is a file. */
+          exampleFile: z.string().optional(),
         }),
       ),
     }),

@@ -5,7 +5,7 @@
  * and its editor — and, where python3 with torch is found, model.pt made by running export.py.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 
 import { InvalidInputError } from '../errors.js';
@@ -133,7 +133,7 @@ export function functionName(dir: string): string {
 export async function initFunction(
   dir: string,
   options: { name?: string; python?: string; template?: string } = {},
-): Promise<{ name: string; files: string[]; model: boolean; python?: string; hint?: string }> {
+): Promise<{ name: string; files: string[]; model: boolean; python?: string; note?: string; hint?: string }> {
   const template = TEMPLATES[options.template ?? 'json'];
   if (!template)
     throw new InvalidInputError(`--template ${options.template}: one of ${Object.keys(TEMPLATES).join(', ')}`);
@@ -161,12 +161,23 @@ export async function initFunction(
     (candidate) => spawnSync(candidate, ['export.py'], { cwd: dir, encoding: 'utf8' }).status === 0,
   );
   const model = python !== undefined;
+  // The PATH's python3 was tried and has no PyTorch: the folder's README names the one that has.
+  const pathPythonLacks =
+    python !== undefined &&
+    candidates.indexOf('python3') >= 0 &&
+    candidates.indexOf('python3') < candidates.indexOf(python);
+  if (python && pathPythonLacks) {
+    const readme = join(dir, 'README.md');
+    const text = await readFile(readme, 'utf8').catch(() => undefined);
+    if (text !== undefined) await writeFile(readme, text.replaceAll('python3 export.py', `${python} export.py`));
+  }
   return {
     name,
     files: [...files.map(([f]) => f), ...(model ? ['model.pt'] : [])],
     model,
     // Which Python made model.pt: a user with several should know (HEARTH_PYTHON chooses).
     ...(python ? { python } : {}),
+    ...(pathPythonLacks ? { note: `the python3 on PATH has no PyTorch: run export.py with ${python}` } : {}),
     ...(model
       ? {}
       : {

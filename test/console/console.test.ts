@@ -28,6 +28,7 @@ import { Hearth } from '../../sdk/client.js';
 import { HEARTH_CLI, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
 import { deployFixture, testNode } from '../helpers/node.js';
 import { SMALL_SPEC, SMALL_X } from '../helpers/specs.js';
+import { waitFor } from '../helpers/wait.js';
 
 const run = promisify(execFile);
 const KEY = 'console-admin-key-7f3a';
@@ -89,6 +90,15 @@ describe('the console in a browser', () => {
       { authorization: `Bearer ${KEY}` },
     );
     expect(r.status).toBe(201);
+    // A function whose spec has an example: Try it starts from it.
+    const exampled = { ...chatty, name: 'exampled', example: { x: [[1, 2, 3, 4]], tag: 'example' } };
+    const e = await deployFixture(
+      node.httpUrl,
+      exampled,
+      { model: 'small', hook: 'chatty' },
+      { authorization: `Bearer ${KEY}` },
+    );
+    expect(e.status).toBe(201);
     // An image-sized input, which Try it does not pre-fill with 150,528 zeros.
     const pixels = {
       name: 'pixels',
@@ -161,7 +171,7 @@ describe('the console in a browser', () => {
     await page.getByRole('heading', { name: 'Functions' }).waitFor();
     await page.getByRole('link', { name: 'tabular-mlp' }).waitFor();
     await page.getByRole('link', { name: 'chatty' }).waitFor();
-    expect(await page.locator('tbody tr').count()).toBe(5);
+    expect(await page.locator('tbody tr').count()).toBe(6);
     const brokenRow = page.locator('tbody tr', { hasText: 'broken' });
     expect(await brokenRow.locator('.state').textContent()).toBe('failing');
     expect(await brokenRow.locator('.reason').textContent()).toMatch(
@@ -209,6 +219,13 @@ describe('the console in a browser', () => {
     expect(await box.getAttribute('placeholder')).toBe(
       'x takes FP32 [3, 224, 224] (150,528 values a row): choose a file below, or paste a body',
     );
+    // A spec with an example starts from it, and it answers.
+    await page.goto(`${node.httpUrl}/console/#/fn/exampled`);
+    await page.getByRole('heading', { name: 'Try it' }).waitFor();
+    expect(await page.getByLabel('Request body (JSON)').inputValue()).toBe('{"x":[[1,2,3,4]],"tag":"example"}');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByTestId('try-status').waitFor();
+    expect(await page.getByTestId('try-status').textContent()).toBe('200');
     await page.goto(`${node.httpUrl}/console/#/fn/tabular-mlp`);
     await page.getByRole('heading', { name: 'Try it' }).waitFor();
     // A small input still starts from rows of zeros.
@@ -243,6 +260,31 @@ describe('the console in a browser', () => {
     expect(await axe()).toEqual([]);
   }, 60_000);
 
+  it('shows a version its canary rolled back as rolled-back, with why, and still offers it traffic', async () => {
+    const bearer = { authorization: `Bearer ${KEY}` };
+    const rolled = { ...SMALL_SPEC, name: 'rolled', hook: 'hook.ts' };
+    expect((await deployFixture(node.httpUrl, rolled, { model: 'small', hook: 'echo' }, bearer)).status).toBe(201);
+    // A window of one second and no calls: rolled back, too few to judge.
+    const canary = { canary: { percent: 10, windowMs: 1000 } };
+    expect((await deployFixture(node.httpUrl, rolled, { model: 'small', hook: 'echo' }, bearer, canary)).status).toBe(
+      201,
+    );
+    await waitFor(
+      "rolled's canary to decide",
+      () => client.describe('rolled'),
+      (i) => i.canary?.state === 'rolled-back',
+    );
+    await page.goto(`${node.httpUrl}/console/#/fn/rolled`);
+    const status = page.locator('td[data-status="rolled-back"]');
+    await status.waitFor();
+    expect(await status.textContent()).toBe(
+      'rolled-back — its canary rolled it back: only 0 calls reached v2 in 1 s, fewer than the 10 it needs to be judged',
+    );
+    // Still loaded: a split may give it traffic again.
+    await page.getByLabel('Traffic weight of v2').waitFor();
+    expect(await axe()).toEqual([]);
+  }, 60_000);
+
   // How soon the line comes (target 2 s) is bench:console's figure; a timed assertion here failed
   // on a busy machine for reasons that were not the console's.
   it("shows a hook's console.log in the log pane as it is logged, and charts the load", async () => {
@@ -266,6 +308,18 @@ describe('the console in a browser', () => {
     expect(Number(await page.locator('figure.chart').first().getAttribute('data-points'))).toBeGreaterThanOrEqual(3);
     const label = await page.locator('figure.chart').first().getAttribute('aria-label');
     expect(label).toMatch(/^Requests per second: \d+ samples; now req\/s/);
+    // Each y-axis as wide as its labels (ticks and gap, 15 px, plus the longest label), not a fixed
+    // 44 px that clipped "12,000" to ",000": here the labels are a few digits wide.
+    // uPlot's axes in order, x then y: the second of each chart is its y-axis.
+    type Axes = { querySelectorAll(s: string): { style: { width: string } }[] };
+    const yWidths = await page
+      .locator('figure.chart')
+      .evaluateAll((charts) =>
+        charts.map((c) => Number.parseFloat((c as unknown as Axes).querySelectorAll('.u-axis')[1]!.style.width)),
+      );
+    expect(yWidths).toHaveLength(4);
+    for (const w of yWidths) expect(w).toBeGreaterThan(15);
+    expect(yWidths.some((w) => w < 44)).toBe(true);
     // What the charts draw adds up to the requests sent: 1 tagged + 30, counted here, the only
     // calls chatty got (its pool was warm and idle before this test).
     const ring = (await client.series('chatty'))['1']!;
@@ -291,6 +345,24 @@ describe('the console in a browser', () => {
     expect(await item.textContent()).toMatch(
       /HOOK_FAILED in pre: hook .* failed in pre: send JSON[\s\S]*chatty\.ts:6:\d+/,
     );
+    // Which version failed, and the stack with its lines kept (folded until opened), not one paragraph.
+    expect(await item.locator('strong').textContent()).toBe('v1');
+    const trace = item.locator('pre.traceback');
+    expect(await trace.isVisible()).toBe(false);
+    await item.getByText(/^Traceback \(\d+ lines?\)$/).click();
+    expect(await trace.isVisible()).toBe(true);
+    expect(await trace.innerText()).toMatch(/chatty\.ts:6:\d+/);
+    // The stack is not run into the message's first line.
+    type Li = {
+      cloneNode(deep: boolean): { querySelector(s: string): { remove(): void } | null; textContent: string };
+    };
+    const line = await item.evaluate((li) => {
+      const copy = (li as unknown as Li).cloneNode(true);
+      copy.querySelector('details')?.remove();
+      return copy.textContent;
+    });
+    expect(line).toMatch(/ v1 \w+ HOOK_FAILED in pre: .*send JSON req-console-1$/);
+    expect(line).not.toMatch(/chatty\.ts/);
     await page.screenshot({ path: join(ARTIFACTS, 'function-logs.png'), fullPage: true });
   }, 60_000);
 

@@ -29,6 +29,9 @@ export function catalogRoute(app: Hono<AppEnv>, o: { functions: ManagedFunctions
           outputs: v.spec.outputs.map(io),
           maxBatchSize: v.spec.maxBatchSize,
           hook: v.spec.hook !== undefined,
+          // The body the deploy was checked with: what Try it starts from.
+          ...(v.spec.example !== undefined ? { example: v.spec.example } : {}),
+          ...(v.spec.exampleFile !== undefined ? { exampleFile: v.spec.exampleFile } : {}),
         })),
       })),
     } satisfies Reply<Catalog>);

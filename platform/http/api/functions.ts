@@ -6,6 +6,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
 
+import { threadPlan } from '../../../runtime/index.js';
 import type {
   DeployResult,
   FunctionDeleted,
@@ -74,6 +75,8 @@ function recordRoutes(app: Hono<AppEnv>, o: FunctionRouteOptions, manage: Manage
       url: `/fn/${encodeURIComponent(spec.name)}`,
       ...(version.canary ? { canary: version.canary } : {}),
     };
+    const warning = threadPlan(spec)?.warning;
+    if (warning) reply.warnings = [warning];
     return c.json(reply, version.status === 'failed' ? 422 : version.status === 'pending' ? 202 : 201);
   });
   app.get('/functions', manage, async (c) => {
@@ -96,8 +99,14 @@ function recordRoutes(app: Hono<AppEnv>, o: FunctionRouteOptions, manage: Manage
     await functions.refreshStats();
     const pools = functions.pools().filter((p) => p.function === record.name);
     const canary = functions.canaryOf(record);
+    const threads = Object.fromEntries(
+      record.versions.flatMap((v) => {
+        const plan = threadPlan(v.spec);
+        return plan ? [[String(v.version), plan]] : [];
+      }),
+    );
     const versions = record.versions.map(shownVersion);
-    return c.json({ ...record, versions, ...(canary ? { canary } : {}), pools } satisfies Reply<FunctionInfo>);
+    return c.json({ ...record, versions, ...(canary ? { canary } : {}), pools, threads } satisfies Reply<FunctionInfo>);
   });
 }
 

@@ -217,6 +217,7 @@ async function deployOne(
     progress: !json() && process.stderr.isTTY,
   });
   if (!json()) for (const note of r.notes) process.stderr.write(`note: ${note}\n`);
+  if (!json()) for (const warning of r.warnings ?? []) process.stderr.write(`warning: ${printable(warning)}\n`);
   if (r.status === 'failed')
     throw new ModelLoadError(
       `${r.name} v${r.version} failed to load: ${r.reason} (the whole error: hearth logs ${r.name} --version ${r.version})`,

@@ -19,7 +19,7 @@ export function register(program: Command, { print }: CliContext): void {
       print(r, () =>
         [
           `created ${dir}: ${r.files.join(', ')}`,
-          ...(r.python ? [`model.pt made by ${r.python} export.py`] : []),
+          ...(r.python ? [`model.pt made by ${r.python} export.py${r.note ? ` (${r.note})` : ''}`] : []),
           r.hint ?? `next: hearth deploy ${dir}`,
         ].join('\n'),
       );

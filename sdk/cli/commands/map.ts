@@ -7,18 +7,24 @@ import { type Command, CommanderError } from 'commander';
 import type { MapOutcome } from '../../client.js';
 import type { CliContext } from '../context.js';
 
-/** One input per non-empty line, each JSON; a line that is not is a usage error naming it. */
-export function parseJsonLines(text: string, file: string): unknown[] {
+/**
+ * One input per non-empty line, each JSON; a line that is not is a usage error naming it. `lines`
+ * holds each input's line number in the file (1-based: blank lines are skipped, so input i is not
+ * always line i + 1), what a failure is reported by.
+ */
+export function parseJsonLines(text: string, file: string): { inputs: unknown[]; lines: number[] } {
   const inputs: unknown[] = [];
+  const lines: number[] = [];
   text.split('\n').forEach((line, i) => {
     if (line.trim() === '') return;
     try {
       inputs.push(JSON.parse(line));
+      lines.push(i + 1);
     } catch (error) {
       throw new CommanderError(2, 'hearth.usage', `${file}:${i + 1} is not JSON: ${(error as Error).message}`);
     }
   });
-  return inputs;
+  return { inputs, lines };
 }
 
 /** An outcome as its JSONL line: {"index", "output"} or {"index", "error": {"code", "message"}}. */
@@ -45,7 +51,7 @@ export function register(program: Command, { client, json, integer }: CliContext
     .action(
       async (name: string, file: string, o: { out?: string; concurrency?: number; version?: number; key?: string }) => {
         const text = await readFile(file, 'utf8');
-        const inputs = parseJsonLines(text, file);
+        const { inputs, lines: lineOf } = parseJsonLines(text, file);
         if (inputs.length === 0) throw new CommanderError(2, 'hearth.usage', `${file} has no inputs (one JSON a line)`);
         // The same command resumes; after a deploy or a traffic change (another model answers) it runs anew.
         const hearth = client();
@@ -80,7 +86,10 @@ export function register(program: Command, { client, json, integer }: CliContext
           `${name}: ${outcomes.length - failures.length} of ${outcomes.length} succeeded${o.out ? ` → ${o.out}` : ''}\n`,
         );
         for (const f of failures.slice(0, 20))
-          if (!f.ok) process.stderr.write(`  input ${f.index}: ${f.error.message} (${f.error.code})\n`);
+          if (!f.ok)
+            process.stderr.write(
+              `  ${file}:${lineOf[f.index]} (index ${f.index}): ${f.error.message} (${f.error.code})\n`,
+            );
         if (failures.length > 20) process.stderr.write(`  … and ${failures.length - 20} more\n`);
         if (failures.length > 0) process.exitCode = 1;
       },

@@ -54,6 +54,8 @@ it('serves a folder, shows its log lines, and reloads the hook and the model whe
   );
   const { url } = JSON.parse(ready!) as { url: string };
   expect(lines.some((l) => /^✓ deployed: devfn v1 ready/.test(l))).toBe(true);
+  // The call to paste is the spec's own example, not a placeholder.
+  expect(lines).toContain(`  curl -s ${url} -H 'content-type: application/json' -d '{"inputs":[[1,2,3,4]]}'`);
   const v1 = await call(url);
   expect(maxAbsDiff(v1.outputs[0]!, reference(join(fn, 'model.pt')))).toBeLessThan(1e-5);
 
@@ -113,13 +115,14 @@ it('serves a folder, shows its log lines, and reloads the hook and the model whe
     { timeoutMs: 30_000 },
   );
 
-  // A new model (other weights): reloaded; the answer is the new model's.
+  // A new model (other weights): export.py saved, then run. Saving export.py changes nothing
+  // deployed; the model.pt it writes reloads once, as v6.
   const exporter = await readFile(join(fn, 'export.py'), 'utf8');
   await writeFile(join(fn, 'export.py'), exporter.replace('manual_seed(0)', 'manual_seed(7)'));
   execFileSync(PYTHON, ['export.py'], { cwd: fn });
   await waitFor(
     'the model reloaded',
-    () => lines.some((l) => /^✓ reloaded \(.*model\.pt.*\): devfn v\d ready/.test(l)),
+    () => lines.some((l) => /^✓ reloaded \(model\.pt\): devfn v6 ready/.test(l)),
     Boolean,
     {
       timeoutMs: 30_000,
@@ -132,6 +135,7 @@ it('serves a folder, shows its log lines, and reloads the hook and the model whe
   );
   const v3 = await call(url);
   expect(maxAbsDiff(v3.outputs[0]!, reference(join(fn, 'model.pt')))).toBeLessThan(1e-5);
+  expect(lines.filter((l) => l.includes('export.py'))).toEqual([]);
 
   child.kill('SIGINT');
   const code = await new Promise<number | null>((done) => child!.once('exit', done));

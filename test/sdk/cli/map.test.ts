@@ -46,7 +46,10 @@ describe('map over many inputs', () => {
 
   it('hearth map: 197 results in input order, the 3 failures listed, exit 1', async () => {
     const file = join(dir, 'inputs.jsonl');
-    await writeFile(file, `${inputs.map((i) => JSON.stringify(i)).join('\n')}\n`);
+    // A blank line after input 99: failures are named by their line in the file (input 17 is line
+    // 18, input 101 line 103), not by a 0-based index a reader has to add one to.
+    const text = inputs.map((i) => JSON.stringify(i));
+    await writeFile(file, `${[...text.slice(0, 100), '', ...text.slice(100)].join('\n')}\n`);
     const out = join(dir, 'results.jsonl');
     const r = await run(HEARTH_CLI, ['--url', node.httpUrl, 'map', 'small', file, '--out', out, '-c', '8']).then(
       (x) => ({ code: 0, ...x }),
@@ -56,7 +59,11 @@ describe('map over many inputs', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('small: 197 of 200 succeeded');
     for (const i of FAILING)
-      expect(r.stderr).toMatch(new RegExp(`input ${i}: .*post refused this one.*\\(HOOK_FAILED\\)`));
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `inputs\\.jsonl:${i < 100 ? i + 1 : i + 2} \\(index ${i}\\): .*post refused this one.*\\(HOOK_FAILED\\)`,
+        ),
+      );
     const lines = (await readFile(out, 'utf8'))
       .trim()
       .split('\n')
