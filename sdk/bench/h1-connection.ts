@@ -21,6 +21,8 @@ export interface Endpoint {
 const KEEP = 4096;
 const CRLF2 = Buffer.from('\r\n\r\n');
 const CRLF = Buffer.from('\r\n');
+/** Where plain TCP reads land (see #open): valid only during the read's callback. */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 
 type BodyState =
   | { kind: 'length'; left: number }
@@ -70,11 +72,23 @@ export class H1Connection {
 
   #open(): Socket {
     const { host, port, tls } = this.#endpoint;
+    // Plain TCP reads into one buffer reused for every read of every connection (net's onread):
+    // no 64 KiB allocation and no stream machinery per read. What the parser keeps, it copies.
     const socket = tls
       ? tlsConnect({ host, port, servername: tls.servername ?? host, ca: tls.ca, cert: tls.cert, key: tls.key })
-      : netConnect({ host, port });
+      : netConnect({
+          host,
+          port,
+          onread: {
+            buffer: READ_BUFFER,
+            callback: (n) => {
+              this.#read(READ_BUFFER.subarray(0, n));
+              return true;
+            },
+          },
+        });
+    if (tls) socket.on('data', (chunk: Buffer) => this.#read(chunk));
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.#read(chunk));
     // A socket this connection has already let go of (closed after its answer) speaks for no request.
     socket.on('error', (e: Error & { code?: string }) => {
       if (this.#socket !== socket) return;
@@ -103,7 +117,7 @@ export class H1Connection {
       const end = head.indexOf(CRLF2);
       if (end < 0) {
         if (head.length > 64 * 1024) this.destroy('EPROTO');
-        else this.#head = head;
+        else this.#head = Buffer.from(head);
         return;
       }
       if (!this.#parseHead(head.toString('latin1', 0, end))) {
@@ -139,7 +153,7 @@ export class H1Connection {
 
   #keep(bytes: Buffer): void {
     if (this.#kept && this.#keptBytes < KEEP) {
-      this.#kept.push(bytes);
+      this.#kept.push(Buffer.from(bytes));
       this.#keptBytes += bytes.length;
     }
   }

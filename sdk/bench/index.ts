@@ -135,6 +135,7 @@ function stepResult(s: Planned, r: LoopResult, server: ServerSplit | undefined):
     latencyMs: { p50: q(50), p90: q(90), p99: q(99), mean: ms(r.samples.mean()), max: ms(r.samples.max()) },
     ...(r.late === undefined ? {} : { late: r.late }),
     clientCpuUs: r.requests > 0 ? Math.round((r.cpuUs / r.requests) * 10) / 10 : 0,
+    clientCpuPercent: r.seconds > 0 ? Math.round(r.cpuUs / r.seconds / 1000) / 10 : 0,
     ...(server ? { server } : {}),
   };
 }

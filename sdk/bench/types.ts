@@ -99,6 +99,8 @@ export interface BenchStep {
   late?: number;
   /** This client's CPU (user + system) per request, µs: its own overhead. */
   clientCpuUs: number;
+  /** The same as a share of one core over the step (%): near 100, the client, not the server, set the pace. */
+  clientCpuPercent: number;
   server?: ServerSplit;
 }
 

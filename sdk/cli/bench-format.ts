@@ -39,7 +39,7 @@ export function benchTable(report: BenchReport): string {
     n(s.server?.queueUs, 0),
     n(s.server?.computeInferUs, 0),
     ...(hooks ? [n(s.server?.preUs, 0), n(s.server?.postUs, 0)] : []),
-    n(s.clientCpuUs, 1),
+    `${n(s.clientCpuUs, 1)} (${Math.round(s.clientCpuPercent)}%)`,
   ]);
   const messages = new Map<string, string>();
   for (const s of report.steps)
@@ -48,7 +48,7 @@ export function benchTable(report: BenchReport): string {
     `${report.name}: ${report.target}, ${report.input} inputs, ${report.mode === 'rate' ? 'open loop' : 'closed loop'}`,
     table(head, rows),
     "server µs, queue, infer (and pre, post): the server's own statistics over the step, per request; " +
-      "client µs/req: this process's CPU per request (its own overhead).",
+      "client µs/req: this process's CPU per request (its own overhead), and in brackets as a share of one core.",
     ...[...messages].map(([code, m]) => printable(`${code}: ${m}`)),
   ].join('\n');
 }
@@ -69,6 +69,7 @@ const CSV_HEAD = [
   'max_ms',
   'late',
   'client_cpu_us',
+  'client_cpu_percent',
   'server_success',
   'server_failure',
   'server_request_us',
@@ -107,6 +108,7 @@ export function benchCsv(report: BenchReport): string {
       s.latencyMs.max,
       s.late,
       s.clientCpuUs,
+      s.clientCpuPercent,
       s.server?.success,
       s.server?.failure,
       s.server?.requestUs,

@@ -85,6 +85,8 @@ async function bundleDependencies(dir: string, names: string[]): Promise<void> {
 
 async function buildSdk(root: RootPackage, dir: string): Promise<void> {
   await bundle('sdk/package.ts', join(dir, 'dist', 'index.js'), { external: SDK_DEPENDENCIES });
+  // Triton's .proto files, which bench() over gRPC loads from beside the bundle.
+  await cp(join(REPO, 'platform', 'grpc', 'proto'), join(dir, 'dist', 'proto'), { recursive: true });
   execFileSync(
     join(REPO, 'node_modules', '.bin', 'tsc'),
     ['-p', join(REPO, 'sdk', 'packages', 'tsconfig.sdk.json'), '--outDir', join(dir, 'dist', 'types')],
