@@ -14,6 +14,9 @@ import type { TraceFile, TraceFileLog } from './trace-file.js';
 import type { TraceSetting, TraceSettingsAnswer, TraceUpdate, TraceValues } from './trace-settings.js';
 import { TraceSettings } from './trace-settings.js';
 
+/** The most a setting's traces waiting for their log_frequency group may hold (characters). */
+const PENDING_MAX = 4 * 2 ** 20;
+
 /** One sampled request's trace: its timestamps as they are taken, written once it ends. */
 export class Trace {
   readonly #stamps: string[] = [];
@@ -52,8 +55,8 @@ export class Trace {
 export class Tracer {
   readonly settings: TraceSettings;
   readonly #file: TraceFile | undefined;
-  /** Each setting's traces not yet written (log frequency > 0). */
-  readonly #pending = new WeakMap<TraceSetting, string[]>();
+  /** Each setting's traces not yet written (log frequency > 0), and their size. */
+  readonly #pending = new WeakMap<TraceSetting, { traces: string[]; bytes: number }>();
   readonly #replaced = new WeakSet<TraceSetting>();
   readonly #log: Pick<TraceFileLog, 'info'> | undefined;
   #nextId = 1;
@@ -95,12 +98,15 @@ export class Tracer {
       this.#file.append(records);
       return;
     }
-    const pending = this.#pending.get(setting) ?? [];
+    const pending = this.#pending.get(setting) ?? { traces: [], bytes: 0 };
     this.#pending.set(setting, pending);
-    pending.push(records);
-    // Triton writes the group at each log_frequency traces, and when trace_count's last one is in.
+    pending.traces.push(records);
+    pending.bytes += records.length;
+    // Triton writes the group at each log_frequency traces, and when trace_count's last one is in;
+    // Hearth also once the group holds PENDING_MAX bytes (a large log_frequency holds no more memory).
     const countDone = setting.remaining === 0 && setting.written === setting.taken;
-    if (pending.length >= every || countDone || this.#replaced.has(setting)) this.#flush(setting);
+    const full = pending.traces.length >= every || pending.bytes >= PENDING_MAX;
+    if (full || countDone || this.#replaced.has(setting)) this.#flush(setting);
   }
 
   /** Writes what is pending, and settles once every trace is on disk. */
@@ -116,8 +122,8 @@ export class Tracer {
 
   #flush(setting: TraceSetting): void {
     const pending = this.#pending.get(setting);
-    if (!pending?.length) return;
+    if (!pending?.traces.length) return;
     this.#pending.delete(setting);
-    this.#file?.appendIndexed(pending);
+    this.#file?.appendIndexed(pending.traces);
   }
 }
