@@ -5,13 +5,25 @@
  */
 import { Redis } from 'ioredis';
 
-/** For commands: fails fast while Redis is down. */
+/**
+ * For commands: fails fast while Redis is down. A connection still making its first connect is not
+ * Redis down: a command sent then waits for it (ioredis' offline queue, until the first `ready`),
+ * and fails only if that connect fails twice (maxRetriesPerRequest). Without this, a node that
+ * used a connection in its first milliseconds logged "Redis is not answering: Stream isn't
+ * writeable" against a healthy Redis.
+ */
 export function commandConnection(url: string, options: { lazyConnect?: boolean; offlineQueue?: boolean } = {}): Redis {
-  return new Redis(url, {
+  const redis = new Redis(url, {
     maxRetriesPerRequest: 1,
-    enableOfflineQueue: options.offlineQueue ?? false,
+    enableOfflineQueue: true,
     lazyConnect: options.lazyConnect ?? false,
   });
+  // ioredis reads the option at each command: from the first ready on, no queue while Redis is away.
+  if (!options.offlineQueue)
+    redis.once('ready', () => {
+      redis.options.enableOfflineQueue = false;
+    });
+  return redis;
 }
 
 /** For subscribers and blocking commands: retries for as long as Redis is away. */
