@@ -4,8 +4,10 @@
  * JSON, None as null; gRPC: TraceSettingRequest, a value list per setting, None as an empty
  * SettingValue), answered in Triton's shapes; its update-and-clear sequence from Triton's own
  * qa/L0_trace/trace_endpoint_test.py; the refusals; and a sampled request's trace, written to the
- * node's trace folder with Triton's record shapes and ordered timestamps.
+ * node's trace folder with Triton's record shapes and ordered timestamps, which Triton's own
+ * qa/common/trace_summary.py reads (test/fixtures/triton).
  */
+import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -13,7 +15,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { deployFolder } from '../../../sdk/cli/deploy.js';
-import { TRITON_REPO } from '../../helpers/fixtures.js';
+import { PYTHON, REPO_ROOT, TRITON_REPO } from '../../helpers/fixtures.js';
 import { grpcCall } from '../../helpers/grpc.js';
 import { randomTensor } from '../../helpers/random.js';
 import { nodeForFile } from '../../helpers/suite.js';
@@ -185,5 +187,12 @@ describe("Triton's trace extension", () => {
       const ns = stamps.map((s) => s.ns);
       expect(ns.every((t, j) => Number.isInteger(t) && t > 0 && (j === 0 || t >= ns[j - 1]!))).toBe(true);
     }
+    // Triton's own summary tool reads the file: the HTTP request's receive, handler and send spans.
+    const summary = execFileSync(PYTHON, [join(REPO_ROOT, 'test/fixtures/triton/trace_summary.py'), file], {
+      encoding: 'utf8',
+    });
+    expect(summary).toContain(`Summary for ${SIMPLE} (1): trace count = 1`);
+    expect(summary).toMatch(/HTTP infer request \(avg\): [\d.]+us/);
+    expect(summary).toMatch(/Handler \(avg\): [\d.]+us/);
   });
 });
