@@ -1,7 +1,7 @@
 /**
  * Redis connections as Hearth opens them. A command connection fails a command at once while
- * Redis is down (one retry, no offline queue), so a request gets 503 rather than waiting; a
- * blocking one (a subscriber, BullMQ's workers) waits for Redis as long as it takes.
+ * Redis is down (one retry, no offline queue once it has connected), so a request gets 503 rather
+ * than waiting; a blocking one (a subscriber, BullMQ's workers) waits for Redis as long as it takes.
  */
 import { Redis } from 'ioredis';
 
