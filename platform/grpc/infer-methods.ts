@@ -1,15 +1,16 @@
 /**
  * ModelInfer and ModelStreamInfer: each request admitted (Kserve.admit), its tensors read by the
  * gRPC codec (./tensors.ts), answered by the protocol's core. A request the trace settings sample
- * is traced: GRPC_WAITREAD_END when its message has been read (grpc-js reads it before the method
- * runs, so the read's start is not seen), GRPC_SEND_START and GRPC_SEND_END around its response
- * handed to the HTTP/2 stream.
+ * is traced: GRPC_WAITREAD_START when its headers arrived (./read-start.ts; unary calls),
+ * GRPC_WAITREAD_END when its message has been read, GRPC_SEND_START and GRPC_SEND_END around its
+ * response handed to the HTTP/2 stream.
  */
 import type * as grpc from '@grpc/grpc-js';
 
 import type { InferCall, Kserve, ShmContext, Trace } from '../kserve/index.js';
 import { parseVersion } from '../registry/index.js';
 import type { Calls, GrpcOptions } from './calls.js';
+import { readStartOf } from './read-start.js';
 import { toGrpcStatus } from './status.js';
 import type { GrpcInput, GrpcRequestedOutput } from './tensors.js';
 import { grpcInputsToTensors, requestedOutputs, tensorsToGrpcOutputs, unwrapParameters } from './tensors.js';
@@ -30,7 +31,8 @@ export function inferMethods(o: GrpcOptions, calls: Calls) {
   const reads = new WeakMap<object, bigint>();
   const traces = new WeakMap<object, Trace>();
   const unary = calls.unary('invoke', async (call, caller) => {
-    const trace = traced(o.kserve, call.request.model_name, traces, call, reads.get(call)!);
+    const read = reads.get(call)!;
+    const trace = traced(o.kserve, call.request.model_name, traces, call, read, readStartOf(call.metadata, read));
     return infer(
       o.kserve.as(caller),
       call.request as unknown as InferRequest,
@@ -55,10 +57,18 @@ export function inferMethods(o: GrpcOptions, calls: Calls) {
   return { ModelInfer, ModelStreamInfer: streamInfer(o, calls) };
 }
 
-/** The request's trace, if sampled: GRPC_WAITREAD_END at `read`, kept under `key`. */
-function traced(kserve: Kserve, model: unknown, traces: WeakMap<object, Trace>, key: object, read: bigint) {
+/** The request's trace, if sampled: GRPC_WAITREAD_START at `start` (where known), _END at `read`, kept under `key`. */
+function traced(
+  kserve: Kserve,
+  model: unknown,
+  traces: WeakMap<object, Trace>,
+  key: object,
+  read: bigint,
+  start?: bigint,
+) {
   const trace = kserve.startTrace(String(model ?? ''));
   if (!trace) return undefined;
+  if (start !== undefined) trace.capture('GRPC_WAITREAD_START', start);
   trace.capture('GRPC_WAITREAD_END', read);
   traces.set(key, trace);
   return trace;

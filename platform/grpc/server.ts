@@ -11,12 +11,14 @@ import { callsOf } from './calls.js';
 import { inferMethods } from './infer-methods.js';
 import { loadInferenceService } from './inference-service.js';
 import { modelMethods, repositoryMethods, serverMethods, sharedMemoryMethods } from './kserve-methods.js';
+import { readStartInterceptor } from './read-start.js';
 import { settingsMethods } from './settings-methods.js';
 
 export function createGrpcServer(o: GrpcOptions): grpc.Server {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': o.maxMessageBytes,
     'grpc.max_send_message_length': -1,
+    interceptors: [readStartInterceptor(() => o.kserve.tracing())],
   });
   const calls = callsOf(o);
   server.addService(loadInferenceService(), {

@@ -151,6 +151,11 @@ export class Kserve {
     );
   }
 
+  /** Whether any trace setting traces now (a transport's cheap test before it stamps a call). */
+  tracing(): boolean {
+    return this.#o.tracer!.settings.tracing;
+  }
+
   /** A trace of this request for `model`, if the trace settings sample it (./trace). */
   startTrace(model: string): Trace | undefined {
     return this.#o.tracer!.start(model);

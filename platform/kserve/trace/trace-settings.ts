@@ -203,6 +203,12 @@ export class TraceSettings {
     return [this.#global, ...this.#models.values()];
   }
 
+  /** Whether any setting in force traces timestamps (kept as settings change: read per request). */
+  get tracing(): boolean {
+    return this.#tracing;
+  }
+  #tracing = false;
+
   /** Applies `update` to `model`'s setting (undefined: the global one), as Triton's UpdateTraceSetting. */
   update(model: string | undefined, update: TraceUpdate): void {
     // Checked whole before anything changes: a refused update changes nothing.
@@ -211,6 +217,10 @@ export class TraceSettings {
     // The models that follow the global setting in some fields take its new values (a combination
     // that cannot trace, such as a model's TIMESTAMPS with a global rate of 0, samples nothing).
     for (const name of [...this.#following]) this.#apply(name, { values: {}, clear: new Set() }, false);
+  }
+
+  #retrace(): void {
+    this.#tracing = this.all().some((s) => s.invalidReason === undefined);
   }
 
   #apply(model: string | undefined, change: NewSetting, check: boolean): void {
@@ -239,5 +249,6 @@ export class TraceSettings {
       this.#following.add(model);
     }
     if (current && current !== setting) this.#onReplaced(current);
+    this.#retrace();
   }
 }

@@ -175,7 +175,14 @@ describe("Triton's trace extension", () => {
     expect(new Set(records.map((r) => r.id)).size).toBe(2);
     const expected: Record<string, string[]> = {
       'req-h': ['HTTP_RECV_START', 'HTTP_RECV_END', 'REQUEST_START', 'REQUEST_END', 'HTTP_SEND_START', 'HTTP_SEND_END'],
-      'req-g': ['GRPC_WAITREAD_END', 'REQUEST_START', 'REQUEST_END', 'GRPC_SEND_START', 'GRPC_SEND_END'],
+      'req-g': [
+        'GRPC_WAITREAD_START',
+        'GRPC_WAITREAD_END',
+        'REQUEST_START',
+        'REQUEST_END',
+        'GRPC_SEND_START',
+        'GRPC_SEND_END',
+      ],
     };
     for (const [requestId, names] of Object.entries(expected)) {
       const head = records.find((r) => r.request_id === requestId)!;
@@ -187,12 +194,13 @@ describe("Triton's trace extension", () => {
       const ns = stamps.map((s) => s.ns);
       expect(ns.every((t, j) => Number.isInteger(t) && t > 0 && (j === 0 || t >= ns[j - 1]!))).toBe(true);
     }
-    // Triton's own summary tool reads the file: the HTTP request's receive, handler and send spans.
+    // Triton's own summary tool reads the file: each transport's request, its handler and send spans.
     const summary = execFileSync(PYTHON, [join(REPO_ROOT, 'test/fixtures/triton/trace_summary.py'), file], {
       encoding: 'utf8',
     });
-    expect(summary).toContain(`Summary for ${SIMPLE} (1): trace count = 1`);
+    expect(summary.match(new RegExp(`Summary for ${SIMPLE} \\(1\\): trace count = 1`, 'g'))).toHaveLength(2);
     expect(summary).toMatch(/HTTP infer request \(avg\): [\d.]+us/);
+    expect(summary).toMatch(/GRPC infer request \(avg\): [\d.]+us/);
     expect(summary).toMatch(/Handler \(avg\): [\d.]+us/);
   });
 });
