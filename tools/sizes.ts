@@ -21,8 +21,9 @@ import ts from 'typescript';
 export const MAX_FILE_LINES = 400;
 export const MAX_FUNCTION_LINES = 80;
 
-/** Tracked files that are data, generated or prose: not code a reader maintains by hand. */
-const NOT_CODE = /\.(proto|json|md|png|svg|lock|txt)$|(^|\/)(LICENSE|package-lock\.json)$|^platform\/grpc\/proto\//;
+/** Tracked files that are data, generated, prose or another project's unchanged: not code a reader maintains by hand. */
+const NOT_CODE =
+  /\.(proto|json|md|png|svg|lock|txt)$|(^|\/)(LICENSE|package-lock\.json)$|^platform\/grpc\/proto\/|^test\/fixtures\/triton\//;
 /** Where functions are measured: sources, not tests or benchmarks. */
 const SOURCE = /^(platform|runtime|sdk|console\/src|functions|native|tools)\/.*\.(ts|tsx|mts|cc|h)$/;
 const TEST = /(^test\/|\.test\.tsx?$)/;
