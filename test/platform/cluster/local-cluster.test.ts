@@ -9,6 +9,8 @@ import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -39,12 +41,14 @@ interface Running {
   exited: Promise<number | null>;
 }
 
-/** `npm run cluster -- ARGS` without npm: the script's own `tsx tools/cluster.ts ARGS`. */
+/** `npm run cluster -- ARGS` without npm (whose SIGTERM does not reach its script): the script's own command. */
 function startCluster(args: string[]): Running {
-  const child = spawn(join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), ['tools/cluster.ts', ...args], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const scripts = (
+    JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { cluster: string } }
+  ).scripts;
+  const [command, ...argv] = scripts.cluster.split(' ');
+  expect(command).toBe('node');
+  const child = spawn(process.execPath, [...argv, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   for (const stream of [child.stdout!, child.stderr!])
     createInterface({ input: stream }).on('line', (l) => lines.push(l));
@@ -89,19 +93,23 @@ async function bannerNodes(cluster: Running, count: number): Promise<Listed[]> {
   });
 }
 
-/** A process's start time in clock ticks (/proc/PID/stat field 22): with its pid, it names one process. */
-function startTime(pid: number): string | undefined {
+/** A live process's state from /proc/PID/stat: its process group and start time (with its pid, it names one process). */
+function procStat(pid: number): { pgrp: number; start: string } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[0] === 'Z' ? undefined : fields[19];
+    return fields[0] === 'Z' ? undefined : { pgrp: Number(fields[2]), start: fields[19]! };
   } catch {
     return undefined;
   }
 }
 
+const startTime = (pid: number): string | undefined => procStat(pid)?.start;
+
+type Tree = { pid: number; ppid: number; start: string; args: string[] }[];
+
 /** Every descendant of `root` now, each with its start time. */
-async function descendants(root: number): Promise<{ pid: number; start: string; args: string[] }[]> {
+async function descendants(root: number): Promise<Tree> {
   const all = await processes();
   const byPid = new Map(all.map((p) => [p.pid, p]));
   const under = (pid: number): boolean => {
@@ -110,20 +118,30 @@ async function descendants(root: number): Promise<{ pid: number; start: string; 
   };
   return all.flatMap((p) => {
     const start = under(p.pid) ? startTime(p.pid) : undefined;
-    return start ? [{ pid: p.pid, start, args: p.args }] : [];
+    return start ? [{ pid: p.pid, ppid: p.ppid, start, args: p.args }] : [];
   });
 }
 
-/** Stops the cluster with SIGINT; its exit code, and which of `tree` still run. */
-async function interrupt(cluster: Running, tree: { pid: number; start: string }[]): Promise<number | null> {
+/**
+ * What still runs of `tree`, and of the process groups of the cluster's children (each child starts
+ * one: a process started after `tree` was seen, a runner, is in its node's), once nothing does (or
+ * the wait's failsafe has passed).
+ */
+function untilGone(cluster: number, tree: { pid: number; ppid: number; start: string }[]): Promise<number[]> {
+  const groups = new Set(tree.filter((p) => p.ppid === cluster).map((p) => p.pid));
+  const left = async () => {
+    const running = tree.filter((p) => startTime(p.pid) === p.start).map((p) => p.pid);
+    const grouped = (await processes()).filter((p) => groups.has(procStat(p.pid)?.pgrp ?? -1)).map((p) => p.pid);
+    return [...new Set([...running, ...grouped])];
+  };
+  return waitFor('every process the cluster started to end', left, (l) => l.length === 0);
+}
+
+/** Stops the cluster with SIGINT; its exit code, once nothing it started runs. */
+async function interrupt(cluster: Running, tree: Tree): Promise<number | null> {
   cluster.child.kill('SIGINT');
   const code = await cluster.exited;
-  const left = await waitFor(
-    'every process the cluster started to end',
-    () => tree.filter((p) => startTime(p.pid) === p.start),
-    (l) => l.length === 0,
-  );
-  expect(left).toEqual([]);
+  expect(await untilGone(cluster.child.pid!, tree)).toEqual([]);
   return code;
 }
 
@@ -184,7 +202,7 @@ describe('npm run cluster', () => {
     }
   });
 
-  it('starts a redis-server of its own with --redis own, keys on, and stops it with the node', async () => {
+  it('starts a redis-server of its own with --redis own, keys on; reports a node that dies and, the last gone, stops', async () => {
     const cluster = startCluster([
       '--nodes',
       '1',
@@ -207,14 +225,57 @@ describe('npm run cluster', () => {
       expect(listed.status).toBe(200);
 
       const tree = await descendants(cluster.child.pid!);
-      const redis = tree.find((p) => p.args.join(' ').includes('redis-server'));
-      expect(redis, 'its redis-server among its processes').toBeDefined();
-      expect(tree.map((p) => p.pid)).toContain(one.pid);
-      expect(await interrupt(cluster, tree)).toBe(0);
+      expect(tree.find((p) => p.args.join(' ').includes('redis-server'))).toBeDefined();
+      process.kill(one.pid, 'SIGKILL');
+      expect(await cluster.exited).toBe(1);
+      expect(cluster.lines).toContain('cluster | node-1 ended (signal SIGKILL)');
+      expect(cluster.lines).toContain('cluster | no node is left: stopping the cluster');
+      expect(await untilGone(cluster.child.pid!, tree)).toEqual([]);
       for (const port of [...one.ports, redisPort]) expect(await portFree(port), `port ${port}`).toBe(true);
       expect(cluster.lines.filter((l) => /not answering|isn't writeable/i.test(l))).toEqual([]);
     } finally {
       cluster.child.kill('SIGKILL');
+    }
+  });
+
+  it('stops what it has started when SIGINT comes while its nodes are still starting', async () => {
+    const cluster = startCluster(['--nodes', '2', '--port', '0', '--data', join(dir, 'early'), '--redis', 'own']);
+    try {
+      // Both nodes spawned (and its redis-server), neither listening yet: a node takes seconds to listen.
+      const tree = await waitFor(
+        'the nodes to be spawned',
+        () => descendants(cluster.child.pid!),
+        (t) => t.filter((p) => p.args.some((a) => a.endsWith('dist/node/main.mjs'))).length === 2,
+        { intervalMs: 20, timeoutMs: 180_000 },
+      );
+      expect(tree.find((p) => p.args.join(' ').includes('redis-server'))).toBeDefined();
+      expect(await interrupt(cluster, tree)).toBe(0);
+      expect(cluster.lines).toContain('cluster | stopped: nothing it started is running');
+    } finally {
+      cluster.child.kill('SIGKILL');
+    }
+  });
+
+  it('refuses a port already taken, naming it and --port', async () => {
+    const held = createServer();
+    await new Promise<void>((r) => held.listen(0, '127.0.0.1', r));
+    const port = (held.address() as AddressInfo).port;
+    try {
+      const cluster = startCluster([
+        '--nodes',
+        '1',
+        '--port',
+        String(port),
+        '--data',
+        join(dir, 'taken'),
+        '--no-build',
+      ]);
+      expect(await cluster.exited).toBe(1);
+      expect(cluster.lines.join('\n')).toContain(
+        `port ${port} (node-1's http) is taken: stop what holds it, or pick others with --port (0: free ones)`,
+      );
+    } finally {
+      held.close();
     }
   });
 });
