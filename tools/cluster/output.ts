@@ -81,7 +81,7 @@ export function banner(f: BannerFacts): string {
     `  npx hearth invoke text-sentiment --data '{"text": "a wonderful film"}' --url ${second.url}${key}   # through ${second.name}`,
     `  curl -s ${second.url}/api/v1/pools${auth}   # every node's pools, each with its node`,
     '',
-    `Ctrl-C stops every node, s3rver and ${f.redis.own ? 'its redis-server' : "this run's Redis keys"}.`,
+    `Ctrl-C (or kill ${process.pid}) stops every node, s3rver and ${f.redis.own ? 'its redis-server' : "this run's Redis keys"}.`,
     '',
   ].join('\n');
 }
