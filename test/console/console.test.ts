@@ -12,9 +12,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HearthNode } from '../../platform/node/index.js';
 import { Hearth } from '../../sdk/client.js';
 import { HEARTH_CLI, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
+import { receiver } from '../helpers/jobs.js';
 import { deployFixture, testNode } from '../helpers/node.js';
 import { SMALL_SPEC, SMALL_X } from '../helpers/specs.js';
 import { waitFor } from '../helpers/wait.js';
@@ -38,26 +37,6 @@ const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const dir = await mkdtemp(join(tmpdir(), 'hearth-console-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-/** A webhook receiver on loopback that answers 204 and counts. */
-async function webhookReceiver() {
-  const state = { received: 0 };
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      state.received++;
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    get received() {
-      return state.received;
-    },
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
-
 const rows = [Array.from({ length: 1024 }, (_, i) => Math.sin(i) / 10)];
 
 describe('the console in a browser', () => {
@@ -66,13 +45,13 @@ describe('the console in a browser', () => {
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
-  let receiver: Awaited<ReturnType<typeof webhookReceiver>>;
+  let webhooks: Awaited<ReturnType<typeof receiver>>;
   const errors: string[] = [];
   const hearth = (...args: string[]) => run(HEARTH_CLI, ['--url', node.httpUrl, '--api-key', KEY, ...args]);
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
-    receiver = await webhookReceiver();
+    webhooks = await receiver();
     node = await testNode(join(dir, 'node'), {
       HEARTH_API_KEYS: `${KEY}:admin,${INVOKE_KEY}:invoke`,
       HEARTH_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}`,
@@ -134,7 +113,7 @@ describe('the console in a browser', () => {
   afterAll(async () => {
     await browser?.close();
     await node?.close();
-    await receiver?.close();
+    await webhooks?.close();
   });
 
   const axe = async () => {
@@ -367,7 +346,7 @@ describe('the console in a browser', () => {
   }, 60_000);
 
   it('lists jobs by state with attempts and webhook deliveries, and shows one in detail', async () => {
-    const ok = await client.invokeAsync('tabular-mlp', { rows }, { webhook: receiver.url });
+    const ok = await client.invokeAsync('tabular-mlp', { rows }, { webhook: webhooks.url });
     const bad = await client.invokeAsync('tabular-mlp', { rows: [[1, 2, 3]] });
     await client.waitForJob(ok.id);
     await client.waitForJob(bad.id);
@@ -385,7 +364,7 @@ describe('the console in a browser', () => {
     expect(await page.getByTestId('job-status').textContent()).toBe('failed');
     await page.screenshot({ path: join(ARTIFACTS, 'jobs.png'), fullPage: true });
     expect(await axe()).toEqual([]);
-    expect(receiver.received).toBe(1);
+    expect(webhooks.tries).toBe(1);
   }, 60_000);
 
   it('shows the nodes with their pools', async () => {
