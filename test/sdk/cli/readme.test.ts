@@ -65,6 +65,11 @@ it("runs the README's walk-through as written", async () => {
     expect(v1.outputs[0]).toHaveLength(3);
     // The second model is another model: its answer differs.
     expect(v2.outputs[0]).not.toEqual(v1.outputs[0]);
+    // A step a row, the spec's example as the body (a step whose every request failed would exit 1).
+    const bench = of(/^hearth bench my-model/);
+    expect(bench).toMatch(/my-model: POST \S+\/fn\/my-model, example inputs, closed loop/);
+    expect(bench).toMatch(/│ c=1 +│/);
+    expect(bench).toMatch(/│ c=8 +│/);
     expect(of(/^hearth traffic my-model 1=90/)).toContain('v1=90 v2=10');
     expect(of(/^hearth rollback/)).toContain('v1=90 v2=10 → v1=100');
     expect(of(/^hearth traffic my-model 2=100/)).toContain('v2=100');
