@@ -8,6 +8,8 @@ import { open } from 'node:fs/promises';
 import { encodeBinary } from '../kserve-binary.js';
 import type { DType } from '../tensor.js';
 import { allocate, bytesOf, numel } from '../tensor.js';
+import { encodeBytes } from '../tensor-bytes.js';
+import { flatten, floatToBFloat16, floatToHalf } from '../tensor-json.js';
 import type { BenchBody } from './types.js';
 import { BenchUsageError } from './usage-error.js';
 
@@ -86,39 +88,65 @@ export function exampleBody(example: unknown): BenchBody {
 /** The shape sent: each variable dimension (-1, the batch one included) as 1. */
 export const concreteShape = (shape: readonly number[]): number[] => shape.map((d) => (d < 0 ? 1 : d));
 
+/** JSON values (numbers, booleans) as a dtype's raw little-endian elements. */
+export function packValues(datatype: string, values: readonly unknown[]): Uint8Array {
+  // Triton's BYTES: each element as a 4-byte little-endian length and its bytes.
+  if (datatype === 'BYTES') return encodeBytes(values.map(String));
+  const data = allocate(datatype as DType, values.length) as unknown as (number | bigint)[];
+  for (let i = 0; i < values.length; i++) {
+    const v = Number(values[i]);
+    if (datatype.endsWith('64') && !datatype.startsWith('FP')) data[i] = BigInt(Math.trunc(Number.isFinite(v) ? v : 0));
+    else if (datatype === 'FP16') data[i] = floatToHalf(v);
+    else if (datatype === 'BF16') data[i] = floatToBFloat16(v);
+    else data[i] = v;
+  }
+  return bytesOf(data as unknown as ArrayBufferView);
+}
+
+/**
+ * KServe JSON infer requests (a file's bodies, one a line) as ModelInfer's tensors: each of the
+ * model's inputs by name, its shape as given and its `data` packed raw. The server judges them.
+ */
+export function rawFromKserveJson(
+  bodies: readonly BenchBody[],
+  inputs: readonly InputTensor[],
+): { shapes: number[][]; raw: Uint8Array[] }[] {
+  const decoder = new TextDecoder();
+  return bodies.map((b, line) => {
+    let request: { inputs?: { name?: unknown; shape?: unknown; data?: unknown }[] };
+    try {
+      request = JSON.parse(decoder.decode(b.bytes)) as typeof request;
+    } catch {
+      throw new BenchUsageError(`--input-file body ${line + 1}: gRPC takes KServe JSON infer requests, one a line`);
+    }
+    const given = new Map((request.inputs ?? []).map((i) => [i.name, i]));
+    return {
+      shapes: inputs.map((i) => {
+        const shape = given.get(i.name)?.shape;
+        if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d)))
+          throw new BenchUsageError(`--input-file body ${line + 1}: input "${i.name}" needs a shape of whole numbers`);
+        return shape as number[];
+      }),
+      raw: inputs.map((i) => {
+        const data = given.get(i.name)?.data;
+        if (!Array.isArray(data))
+          throw new BenchUsageError(`--input-file body ${line + 1}: input "${i.name}" needs data`);
+        return packValues(i.datatype, flatten(data));
+      }),
+    };
+  });
+}
+
 /** Random values of a dtype: floats in [0, 1), small integers, booleans, short strings. */
 export function randomValues(datatype: string, count: number): { json: unknown[]; bytes: Uint8Array } {
-  if (datatype === 'BYTES') {
-    const json = Array.from({ length: count }, () => `bench-${Math.random().toString(36).slice(2, 8)}`);
-    const parts = json.map((s) => encoder.encode(s));
-    // Triton's BYTES on the wire: each element as a 4-byte little-endian length and its bytes.
-    const bytes = new Uint8Array(parts.reduce((n, p) => n + 4 + p.byteLength, 0));
-    let at = 0;
-    for (const p of parts) {
-      new DataView(bytes.buffer).setUint32(at, p.byteLength, true);
-      bytes.set(p, at + 4);
-      at += 4 + p.byteLength;
-    }
-    return { json, bytes };
-  }
-  const data = allocate(datatype as DType, count);
-  const json: unknown[] = new Array(count);
-  for (let i = 0; i < count; i++) {
+  const float = datatype.startsWith('FP') || datatype === 'BF16';
+  const json = Array.from({ length: count }, () => {
     const r = Math.random();
-    if (datatype === 'BOOL') {
-      json[i] = r < 0.5;
-      data[i] = r < 0.5 ? 1 : 0;
-    } else if (datatype === 'FP32' || datatype === 'FP64') {
-      json[i] = r;
-      data[i] = r;
-    } else {
-      // Integers (and the 16-bit floats' raw words, which stay small positive numbers).
-      const n = Math.floor(r * 10);
-      json[i] = n;
-      data[i] = datatype.endsWith('64') ? BigInt(n) : n;
-    }
-  }
-  return { json, bytes: bytesOf(data) };
+    if (datatype === 'BYTES') return `bench-${r.toString(36).slice(2, 8)}`;
+    if (datatype === 'BOOL') return r < 0.5;
+    return float ? r : Math.floor(r * 10);
+  });
+  return { json, bytes: packValues(datatype, json) };
 }
 
 function checkSize(inputs: readonly InputTensor[]): void {

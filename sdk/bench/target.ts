@@ -8,7 +8,7 @@ import type { Transport } from '../client/transport.js';
 import type { Sender } from './http-target.js';
 import { httpTarget } from './http-target.js';
 import type { InputTensor } from './inputs.js';
-import { exampleBody, randomFunctionBodies, randomKserveBodies, randomRawInputs } from './inputs.js';
+import { exampleBody, randomFunctionBodies, randomKserveBodies, randomRawInputs, rawFromKserveJson } from './inputs.js';
 import type { StatsSnapshot } from './server-stats.js';
 import { snapshot } from './server-stats.js';
 import type { BenchBody, BenchInputSource, BenchOptions } from './types.js';
@@ -109,11 +109,9 @@ async function kserveTarget(o: BenchOptions, node: Transport, tls: TlsText): Pro
     );
   const stats = () => snapshot(node, o.name, o.version, false);
   if (o.protocol === 'grpc') {
-    if (input === 'file')
-      throw new BenchUsageError(
-        "--protocol grpc sends random tensors of the model metadata's shapes (no --input-file)",
-      );
     const inputs = await modelInputs(node, o.name, o.version);
+    // A file's bodies are KServe JSON infer requests, sent as ModelInfer's raw tensors.
+    const requests = input === 'file' ? rawFromKserveJson(requireBodies(o), inputs) : randomRawInputs(inputs);
     const address = o.grpcUrl ?? `${new URL(node.url).hostname}:8001`;
     return {
       target: `gRPC ${address} ModelInfer ${o.name}`,
@@ -126,7 +124,7 @@ async function kserveTarget(o: BenchOptions, node: Transport, tls: TlsText): Pro
           model: o.name,
           version: o.version,
           inputs,
-          requests: randomRawInputs(inputs),
+          requests,
           apiKey,
           tls,
           timeoutMs,

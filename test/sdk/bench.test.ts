@@ -179,6 +179,34 @@ describe('hearth bench', () => {
     }
   });
 
+  it(
+    'counts a gRPC input the model refuses under its gRPC status, beside the ones it answers',
+    { timeout: 120_000 },
+    async () => {
+      const request = (x: number[][]) =>
+        JSON.stringify({ inputs: [{ name: 'x', shape: [x.length, x[0]!.length], datatype: 'FP32', data: x }] });
+      const file = join(dir, 'grpc.jsonl');
+      await writeFile(file, `${request([[1, 2, 3, 4]])}\n${request([[1, 2, 3]])}\n`);
+      const before = await serverCounts(plain);
+      const { code, report, err } = await benchJson(
+        plain,
+        '--protocol',
+        'grpc',
+        '--grpc-url',
+        node.grpcAddress,
+        '--input-file',
+        file,
+        '--requests',
+        '10',
+        '--warmup',
+        '0',
+      );
+      expect(code, err).toBe(0);
+      expect(report.steps[0]).toMatchObject({ requests: 10, ok: 5, errors: { INVALID_ARGUMENT: 5 } });
+      expect((await serverCounts(plain)).success - before.success).toBe(5);
+    },
+  );
+
   it('sends rate × duration requests in rate mode, late ones counted not dropped', { timeout: 120_000 }, async () => {
     const before = await serverCounts(plain);
     const { code, report, err } = await benchJson(plain, '--rate', '20,40', '--duration', '1s', '--warmup', '0');

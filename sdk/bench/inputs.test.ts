@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+
+import { packValues, rawFromKserveJson, splitBodies } from './inputs.js';
+import { BenchUsageError } from './usage-error.js';
+
+const encode = (text: string) => new TextEncoder().encode(text);
+const bytes = (view: ArrayBufferView) => new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+
+describe('bench inputs', () => {
+  it("packs JSON values as the dtype's little-endian elements, as typed arrays lay them out", () => {
+    expect(packValues('FP32', [1.5, -2, 0.25])).toEqual(bytes(new Float32Array([1.5, -2, 0.25])));
+    expect(packValues('INT64', [3, -1])).toEqual(bytes(new BigInt64Array([3n, -1n])));
+    expect(packValues('INT32', [7, 8])).toEqual(bytes(new Int32Array([7, 8])));
+    expect(packValues('BOOL', [true, false, true])).toEqual(new Uint8Array([1, 0, 1]));
+    // 1.0 in IEEE half precision is 0x3c00.
+    expect(packValues('FP16', [1])).toEqual(new Uint8Array([0x00, 0x3c]));
+    // Triton's BYTES: a 4-byte little-endian length before each element.
+    expect(packValues('BYTES', ['ab'])).toEqual(new Uint8Array([2, 0, 0, 0, 97, 98]));
+  });
+
+  it('reads JSON lines as bodies, and anything else as one raw body', () => {
+    const lines = splitBodies(encode('{"a":1}\n\n[2]\n'));
+    expect(lines.map((b) => new TextDecoder().decode(b.bytes))).toEqual(['{"a":1}', '[2]']);
+    expect(lines[0]!.contentType).toBe('application/json');
+    const raw = splitBodies(encode('{"a":\n1}'));
+    expect(raw).toHaveLength(1);
+    expect(raw[0]!.contentType).toBe('application/octet-stream');
+    expect(splitBodies(new Uint8Array([0xff, 0xd8]), 'image/jpeg')[0]!.contentType).toBe('image/jpeg');
+  });
+
+  it("turns KServe JSON requests into ModelInfer's tensors in the model's input order", () => {
+    const [request] = rawFromKserveJson(
+      [
+        {
+          bytes: encode(
+            JSON.stringify({
+              inputs: [
+                { name: 'b', shape: [1], datatype: 'INT64', data: [5] },
+                { name: 'a', shape: [1, 2], datatype: 'FP32', data: [[1, 2]] },
+              ],
+            }),
+          ),
+          contentType: 'application/json',
+        },
+      ],
+      [
+        { name: 'a', datatype: 'FP32', shape: [-1, 2] },
+        { name: 'b', datatype: 'INT64', shape: [1] },
+      ],
+    );
+    expect(request!.shapes).toEqual([[1, 2], [1]]);
+    expect(request!.raw).toEqual([bytes(new Float32Array([1, 2])), bytes(new BigInt64Array([5n]))]);
+    expect(() =>
+      rawFromKserveJson(
+        [{ bytes: encode('{"inputs": []}'), contentType: 'application/json' }],
+        [{ name: 'a', datatype: 'FP32', shape: [2] }],
+      ),
+    ).toThrow(BenchUsageError);
+  });
+});
