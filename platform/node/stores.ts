@@ -50,7 +50,7 @@ async function secureDataDir(dir: string, log: Logger): Promise<void> {
   });
 }
 
-/** The longest a starting node waits for its registry's connection (Redis down: it starts, and says so). */
+/** The longest a starting node waits for its registry's connection (slow to connect: it starts, and says so; down: checkNoEviction refused it). */
 const REGISTRY_WAIT_MS = 5000;
 
 export async function openStores(config: Config, log: Logger, logOf: (component: string) => Logger): Promise<Stores> {

@@ -3,7 +3,9 @@
  * after a restart — is held and answered once the node serves, as a cold start is; readiness stays
  * 503 until then for load balancers. A node's own process, restarted on its data dir with a
  * function that keeps an instance warm (scaling.minInstances 1), which it loads before it serves.
+ * A node whose Redis does not answer refuses to start, saying so.
  */
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -96,4 +98,38 @@ it("serves from the built node as `npm start` runs it (dist/node/main.mjs): a ho
   } finally {
     await stop(node.child);
   }
+}, 120_000);
+
+it('refuses to start, in a sentence and exit code 1, where its Redis does not answer (the built node: it died of SIGABRT)', async () => {
+  await buildNode();
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'dist', 'node', 'main.mjs')], {
+    env: {
+      ...process.env,
+      REDIS_URL: `redis://user:hunter2@127.0.0.1:${port}`,
+      HEARTH_S3_BUCKET: 'startup-test',
+      HEARTH_S3_ENDPOINT: 'http://127.0.0.1:9',
+      HEARTH_DATA_DIR: join(dir, 'no-redis'),
+      HEARTH_HTTP_PORT: '0',
+      HEARTH_GRPC_PORT: '0',
+      HEARTH_METRICS_PORT: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  for (const stream of [child.stdout!, child.stderr!])
+    stream.on('data', (b: Buffer) => {
+      output += b;
+    });
+  const [code, signal] = await new Promise<[number | null, string | null]>((done) =>
+    child.once('exit', (c, s) => done([c, s])),
+  );
+  // The addon's preload thread was still loading LibTorch when the node exited: node-addon-api
+  // threw where nothing could catch, and std::terminate aborted the process.
+  expect({ code, signal }, output).toEqual({ code: 1, signal: null });
+  expect(output).not.toContain('terminate called');
+  expect(output).toContain(
+    `"msg":"Redis at redis://127.0.0.1:${port} is not answering (connect ECONNREFUSED 127.0.0.1:${port}): start it, or point REDIS_URL at one that runs"`,
+  );
+  expect(output).not.toContain('hunter2');
 }, 120_000);

@@ -6,16 +6,32 @@
 import { InvalidInputError, UnavailableError } from '../../../sdk/errors.js';
 import { commandConnection } from '../../redis/index.js';
 
-/** Throws unless the Redis server's maxmemory-policy is noeviction. */
+/** A Redis URL as it may be said: without its password. */
+const shown = (redisUrl: string) => redisUrl.replace(/\/\/[^@]*@/, '//');
+
+/**
+ * Throws unless the Redis server's maxmemory-policy is noeviction; and, said as such, when it does
+ * not answer (a node in cluster mode cannot start without it: its orchestrator restarts it).
+ */
 export async function checkNoEviction(redisUrl: string): Promise<void> {
   const redis = commandConnection(redisUrl, { lazyConnect: true, offlineQueue: true });
-  redis.on('error', () => undefined);
+  let cause: Error | undefined;
+  redis.on('error', (error: Error) => {
+    cause ??= error;
+  });
   try {
-    await redis.connect();
-    const [, policy] = (await redis.config('GET', 'maxmemory-policy')) as [string, string];
+    const [, policy] = (await redis
+      .connect()
+      .then(() => redis.config('GET', 'maxmemory-policy'))
+      .catch((error: Error) => {
+        throw new UnavailableError(
+          `Redis at ${shown(redisUrl)} is not answering (${(cause ?? error).message}): start it, or point REDIS_URL at one that runs`,
+          { cause: cause ?? error },
+        );
+      })) as [string, string];
     if (policy !== 'noeviction') {
       throw new InvalidInputError(
-        `Redis at ${redisUrl.replace(/\/\/[^@]*@/, '//')} has maxmemory-policy ${policy}: Hearth's job queues need noeviction (an evicted queue key loses jobs). Run CONFIG SET maxmemory-policy noeviction, or set it in redis.conf`,
+        `Redis at ${shown(redisUrl)} has maxmemory-policy ${policy}: Hearth's job queues need noeviction (an evicted queue key loses jobs). Run CONFIG SET maxmemory-policy noeviction, or set it in redis.conf`,
       );
     }
   } finally {
