@@ -27,7 +27,14 @@ beforeAll(async () => {
         res
           .writeHead(400, { 'content-type': 'application/json' })
           .end('{"error":"no such input","code":"INVALID_INPUT"}');
-      else if (req.url === '/close') res.writeHead(200, { connection: 'close', 'content-length': 2 }).end('ok');
+      else if (req.url === '/refuse-chunked') {
+        res.writeHead(503, { 'content-type': 'application/json', trailer: 'x-done' });
+        res.write('{"error":"not ready');
+        setTimeout(() => {
+          res.addTrailers({ 'x-done': '1' });
+          res.end(' yet","code":"UNAVAILABLE"}');
+        }, 5);
+      } else if (req.url === '/close') res.writeHead(200, { connection: 'close', 'content-length': 2 }).end('ok');
       else if (req.url === '/hang-up') req.socket.destroy();
       else if (req.url === '/slow') setTimeout(() => res.end('late'), 2000);
       else res.writeHead(204).end();
@@ -82,6 +89,10 @@ describe('httpTarget over its own HTTP/1.1 connections', () => {
   it("gives an error's status as its code and Hearth's error body as its message", async () => {
     expect(await sendAll('/refuse', 2)).toEqual(
       Array(2).fill({ code: '400', message: 'no such input (INVALID_INPUT)' }),
+    );
+    // Chunked, split across reads, with a trailer.
+    expect(await sendAll('/refuse-chunked', 2)).toEqual(
+      Array(2).fill({ code: '503', message: 'not ready yet (UNAVAILABLE)' }),
     );
   });
 

@@ -20,13 +20,21 @@ export interface Endpoint {
 /** The most bytes of an error answer's body kept. */
 const KEEP = 4096;
 const CRLF2 = Buffer.from('\r\n\r\n');
-const CRLF = Buffer.from('\r\n');
 /** Where plain TCP reads land (see #open): valid only during the read's callback. */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 
+/** Where a chunked body's reading stands: bytes left to skip, a line being read, trailers. */
+interface Chunked {
+  skip: number;
+  line: string;
+  trailers: boolean;
+}
+/** The longest chunk-size or trailer line read. */
+const MAX_LINE = 8192;
+
 type BodyState =
   | { kind: 'length'; left: number }
-  | { kind: 'chunked'; pending: Buffer }
+  | ({ kind: 'chunked' } & Chunked)
   | { kind: 'close' }
   | { kind: 'none' };
 
@@ -144,7 +152,7 @@ export class H1Connection {
       status === 204 || status === 304 || (status >= 100 && status < 200)
         ? { kind: 'none' }
         : chunked
-          ? { kind: 'chunked', pending: Buffer.alloc(0) }
+          ? { kind: 'chunked', skip: 0, line: '', trailers: false }
           : length
             ? { kind: 'length', left: Number(length[1]) }
             : { kind: 'close' };
@@ -170,27 +178,44 @@ export class H1Connection {
     else this.#finish();
   }
 
-  /** Chunked framing: size line, data, CRLF; true at the last chunk's end. */
-  #chunks(body: { pending: Buffer }, chunk: Buffer): boolean {
-    let data = body.pending.length ? Buffer.concat([body.pending, chunk]) : chunk;
-    for (;;) {
-      const line = data.indexOf(CRLF);
-      if (line < 0) break;
-      const size = Number.parseInt(data.toString('latin1', 0, line), 16);
-      if (!Number.isFinite(size)) {
+  /**
+   * Chunked framing, read as it streams: a size line, that many bytes and CRLF skipped (an error's
+   * kept), until the size-0 chunk's trailer lines end in an empty one. Only a line is ever held
+   * (at most MAX_LINE bytes), never a chunk. True at the answer's end.
+   */
+  #chunks(body: Chunked, chunk: Buffer): boolean {
+    let at = 0;
+    while (at < chunk.length) {
+      if (body.skip > 0) {
+        const n = Math.min(body.skip, chunk.length - at);
+        // The chunk's data, not its closing CRLF.
+        if (body.skip > 2) this.#keep(chunk.subarray(at, at + Math.min(n, body.skip - 2)));
+        body.skip -= n;
+        at += n;
+        continue;
+      }
+      const end = chunk.indexOf(0x0a, at);
+      body.line += chunk.toString('latin1', at, end < 0 ? chunk.length : end + 1);
+      at = end < 0 ? chunk.length : end + 1;
+      if (body.line.length > MAX_LINE) {
         this.destroy('EPROTO');
         return false;
       }
-      if (size === 0) {
-        // The last chunk, then trailers (if any) up to an empty line.
-        if (data.indexOf(CRLF2, line) < 0) break;
-        return true;
+      if (end < 0) break;
+      const line = body.line.trim();
+      body.line = '';
+      if (body.trailers) {
+        if (line === '') return true;
+        continue;
       }
-      if (data.length < line + 2 + size + 2) break;
-      this.#keep(data.subarray(line + 2, line + 2 + size));
-      data = data.subarray(line + 2 + size + 2);
+      const size = Number.parseInt(line, 16);
+      if (!Number.isFinite(size) || size < 0) {
+        this.destroy('EPROTO');
+        return false;
+      }
+      if (size === 0) body.trailers = true;
+      else body.skip = size + 2;
     }
-    body.pending = Buffer.from(data);
     return false;
   }
 

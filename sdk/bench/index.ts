@@ -52,6 +52,10 @@ function checkOptions(o: BenchOptions): void {
   for (const c of o.concurrency ?? [])
     if (!(Number.isInteger(c) && c > 0)) throw new BenchUsageError('--concurrency must be whole numbers above 0');
   for (const r of o.rate ?? []) if (!(r > 0)) throw new BenchUsageError('--rate must be above 0');
+  if (o.maxInFlight !== undefined && !(Number.isInteger(o.maxInFlight) && o.maxInFlight >= 1 && o.maxInFlight <= 4096))
+    throw new BenchUsageError('--max-in-flight must be a whole number from 1 to 4096');
+  if (o.timeoutMs !== undefined && !(o.timeoutMs > 0)) throw new BenchUsageError('--timeout must be above 0');
+  if (o.warmupMs !== undefined && !(o.warmupMs >= 0)) throw new BenchUsageError('--warmup must be 0 or more');
 }
 
 /** Runs every step in turn; throws before the first if the target or its inputs cannot be resolved. */

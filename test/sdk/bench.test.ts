@@ -266,6 +266,8 @@ describe('hearth bench', () => {
       [['--rate', '10', '--concurrency', '2'], 'not both'],
       [['--duration', 'soon'], '--duration'],
       [['--protocol', 'smtp'], '--protocol'],
+      [['--rate', '5', '--max-in-flight', '0'], '--max-in-flight'],
+      [['--timeout', '0'], '--timeout'],
     ] as const) {
       const r = await hearth(url, 'bench', plain, ...args);
       expect(r.code, r.err).toBe(2);
