@@ -23,9 +23,20 @@ export interface ClusterRedis {
   close(): Promise<void>;
 }
 
-/** Whether a Redis answers PING at `url` within a second. */
+/**
+ * Whether a Redis answers PING at `url` within a second. connectTimeout bounds the TCP connect only:
+ * a port that accepts and never answers (not a Redis) is bounded by commandTimeout, with no ready
+ * check (its INFO would wait as long).
+ */
 export async function answering(url: string): Promise<boolean> {
-  const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, connectTimeout: 1000 });
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    retryStrategy: () => null,
+    connectTimeout: 1000,
+    commandTimeout: 1000,
+    enableReadyCheck: false,
+    maxRetriesPerRequest: 0,
+  });
   probe.on('error', () => undefined);
   try {
     await probe.connect();
