@@ -7,6 +7,7 @@
  */
 import { InvalidInputError, UnsupportedError } from '../../sdk/errors.js';
 import type { LogSwitches } from '../log/index.js';
+import { clip, MAX_SETTINGS, UINT32_MAX } from './setting-bounds.js';
 
 /** A setting's value as a transport read it: HTTP's JSON value, gRPC's parameter (null: none). */
 export type LogValue = boolean | number | string | null;
@@ -22,11 +23,7 @@ export interface LogSettingsAnswer {
   log_format: string;
 }
 
-const MAX_SETTINGS = 16;
-const UINT32_MAX = 4294967295;
 const SWITCH = { log_info: 'info', log_warning: 'warning', log_error: 'error' } as const;
-
-const clip = (s: string) => (s.length > 64 ? `${s.slice(0, 64)}…` : s);
 
 /** Applies `update` to `switches` (all of it, or none of it on a refusal); returns the settings. */
 export function logSettings(switches: LogSwitches, update?: LogUpdate): LogSettingsAnswer {

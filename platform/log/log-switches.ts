@@ -12,6 +12,17 @@ const DEBUG = 20;
 const INFO = 30;
 const WARN = 40;
 const ERROR = 50;
+const FATAL = 60;
+/** HEARTH_LOG_LEVEL's names (pino's), each a threshold. */
+const LEVELS: Record<string, number> = {
+  trace: 10,
+  debug: DEBUG,
+  info: INFO,
+  warn: WARN,
+  error: ERROR,
+  fatal: FATAL,
+  silent: Infinity,
+};
 
 export type LogFormat = 'default' | 'ISO8601';
 
@@ -21,11 +32,16 @@ export class LogSwitches {
   error: boolean;
   verbose: number;
   format: LogFormat = 'default';
+  /**
+   * Fatal lines: always written (as pino writes them at every level but silent), unless the node
+   * was started silent — then only once log_error turns error lines on.
+   */
+  readonly fatal: boolean;
 
   /** The switches of a pino level name (HEARTH_LOG_LEVEL): that level and those above it on. */
   constructor(level = 'info') {
-    const at = { trace: 10, debug: DEBUG, info: INFO, warn: WARN, error: ERROR, fatal: 60, silent: Infinity }[level];
-    const threshold = at ?? INFO;
+    const threshold = Object.hasOwn(LEVELS, level) ? LEVELS[level]! : INFO;
+    this.fatal = threshold <= FATAL;
     this.info = threshold <= INFO;
     this.warning = threshold <= WARN;
     this.error = threshold <= ERROR;
@@ -34,6 +50,7 @@ export class LogSwitches {
 
   /** Whether a line of pino level `level` is written now. */
   allows(level: number): boolean {
+    if (level >= FATAL) return this.fatal || this.error;
     if (level >= ERROR) return this.error;
     if (level >= WARN) return this.warning;
     if (level >= INFO) return this.info;

@@ -24,7 +24,7 @@ export interface LogOptions {
 export function createLogger(options: LogOptions): Logger {
   const pretty = options.pretty ?? process.stdout.isTTY === true;
   const switches = options.switches ?? new LogSwitches(options.level);
-  return pino({
+  const logger = pino({
     // Every level reaches the hook, which asks the switches: a child's level is fixed when it is made.
     level: options.level === 'silent' && !options.switches ? 'silent' : 'trace',
     base: { service: 'hearth' },
@@ -36,6 +36,11 @@ export function createLogger(options: LogOptions): Logger {
     },
     ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
   });
+  // pino's own answer reads the level, 'trace' here: the switches say what is written (children
+  // inherit this from the logger they are made of).
+  if (logger.level !== 'silent')
+    logger.isLevelEnabled = (level) => switches.allows(logger.levels.values[level] ?? Number.POSITIVE_INFINITY);
+  return logger;
 }
 
 /** A logger that drops everything (tests and embedded use that pass none). */

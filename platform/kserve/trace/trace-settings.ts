@@ -11,6 +11,7 @@
  * level is refused rather than ignored, and each value is bounded.
  */
 import { InvalidInputError, UnsupportedError } from '../../../sdk/errors.js';
+import { clip, MAX_SETTINGS, UINT32_MAX } from '../setting-bounds.js';
 
 /** A setting's values as Triton answers them: `trace_level` a list, the others one string each. */
 export type TraceSettingsAnswer = [name: string, values: string[]][];
@@ -35,10 +36,8 @@ export interface TraceValues {
 /** Triton's defaults (`--trace-config`'s): off, one in 1000, no end, written as they come. */
 export const TRACE_DEFAULTS: TraceValues = { timestamps: false, rate: 1000, count: -1, logFrequency: 0 };
 
-const UINT32_MAX = 4294967295;
 const INT32_MAX = 2147483647;
-/** Most settings one update may name, values one setting may have, and characters one value may have. */
-const MAX_SETTINGS = 16;
+/** Most values one setting may have, and characters one value may have. */
 const MAX_VALUES = 8;
 const MAX_VALUE_CHARS = 64;
 
@@ -95,8 +94,6 @@ interface NewSetting {
   values: Partial<TraceValues>;
   clear: Set<Field>;
 }
-
-const clip = (s: string) => (s.length > MAX_VALUE_CHARS ? `${s.slice(0, MAX_VALUE_CHARS)}…` : s);
 
 /** An integer setting's one value, in Triton's words where it refuses one. */
 function integer(name: string, values: readonly string[], min: number, max: number): number {
