@@ -33,10 +33,11 @@ async function setUp(cluster?: CanariesParts['cluster']) {
   for (const v of (await registry.get('f'))!.versions) pools.obtain('f', v);
   const logs = new FunctionLogs();
   const traffic = new TrafficControl({ registry, records, pools });
-  const routed = new RoutedCalls();
+  const clock = { ms: 0 };
+  const routed = new RoutedCalls(() => clock.ms);
   const calls = new Calls({ records, pools, unloaded: new Set(), routed });
   const parts = { registry, records, pools, routed, traffic, logs, cluster, tickMs: 3_600_000 };
-  return { registry, pools, logs, parts, routed, calls, records, canaries: new Canaries(parts) };
+  return { registry, pools, logs, parts, routed, calls, records, clock, canaries: new Canaries(parts) };
 }
 
 describe('Canaries', () => {
@@ -98,6 +99,29 @@ describe('Canaries', () => {
       rolledBackBy: 'canary',
       reason: `its canary rolled it back: ${record.canary?.reason}`,
     });
+    canaries.close();
+  });
+
+  it('compares both sides over the same span of time when the baseline had more calls than it keeps', async () => {
+    const { registry, routed, canaries, clock } = await setUp();
+    await canaries.start('f', 2, { 1: 100 }, { ...REQUEST, windowMs: 1 });
+    // The window's first half slow for every version, its second fast: at 10%, v1's 1024 latest
+    // calls are all of the second half, and v2's 333 span both. Over each side's own sample, v2's
+    // p90 was the slow half's (100 ms against 10: rolled back); over the span both cover, the same.
+    clock.ms = 1000;
+    for (let i = 0; i < 1500; i++) routed.count('f', 1, 100_000, false);
+    for (let i = 0; i < 167; i++) routed.count('f', 2, 100_000, false);
+    clock.ms = 2000;
+    for (let i = 0; i < 1500; i++) routed.count('f', 1, 10_000, false);
+    for (let i = 0; i < 166; i++) routed.count('f', 2, 10_000, false);
+    await canaries.check();
+    const record = (await registry.get('f'))!;
+    expect(record.canary).toMatchObject({
+      state: 'promoted',
+      percentile: 'p90',
+      observed: { canary: { sampled: 166, p90Ms: 10 }, baseline: { sampled: 1024, p90Ms: 10 } },
+    });
+    expect(record.traffic).toEqual({ 2: 100 });
     canaries.close();
   });
 

@@ -168,7 +168,10 @@ function fakeHost(record: FunctionRecord) {
     },
     refresh: async () => {},
     counts: (_name, version) => new Map([['local', counts.get(version)!]]),
-    latencies: (_name, version, since) => us(durations.get(version)!.slice(since)),
+    latencies: (_name, version, since) => {
+      const kept = us(durations.get(version)!.slice(since));
+      return { us: kept, at: new Float64Array(kept.length), dropped: false };
+    },
     note: (_name, _version, level, msg) => notes.push(`${level} ${msg}`),
   };
   return { host, counts, answer, traffic, notes };

@@ -29,6 +29,16 @@ export interface Counted {
   failure: number;
 }
 
+/** A version's latest answered calls over a window, and whether its ring had to drop some of them. */
+export interface TimedCalls {
+  /** Durations, µs, oldest first. */
+  us: Float64Array;
+  /** When each ended, ms. */
+  at: Float64Array;
+  /** More of the window's calls than the ring holds: these cover only its latest part. */
+  dropped: boolean;
+}
+
 /** What the watch asks of the functions. */
 export interface CanaryHost {
   record(name: string): Promise<FunctionRecord | undefined>;
@@ -41,10 +51,10 @@ export interface CanaryHost {
   /** A version's cumulative calls by where they ran ("local", a node id). */
   counts(name: string, version: number): Map<string, Counted>;
   /**
-   * The durations (µs) of a version's answered calls on this node after its `since`-th (the latest
-   * 1024 at most); `counts(...).get('local').success` is how many it has answered so far.
+   * A version's answered calls on this node after its `since`-th (the latest 1024 at most): their
+   * durations and ends; `counts(...).get('local').success` is how many it has answered so far.
    */
-  latencies(name: string, version: number, since: number): Float64Array;
+  latencies(name: string, version: number, since: number): TimedCalls;
   /** A line in the function's own log (and the node's). */
   note(name: string, version: number, level: 'info' | 'warn', msg: string): void;
   /** Cluster mode: takes or renews the lease of watching the function's canary (false: another node has it). */
@@ -268,22 +278,30 @@ export class CanaryWatch {
     for (const v of Object.keys(w.canary.baseline)) side(Number(v), w.seen.baseline);
   }
 
-  /** Both sides' counts, and their latency over the calls timed here since the watch began (the baseline's pooled). */
+  /**
+   * Both sides' counts, and their latency over the calls timed here since the watch began (the
+   * baseline's pooled), over the same span of time: where a version's ring dropped some of the
+   * window's calls (the baseline's 1024 latest, at nine times the canary's rate), the other sides'
+   * calls from before its oldest are left out too, so load that drifts over the window weighs on
+   * both sides alike.
+   */
   #observed(name: string, w: Watched): NonNullable<Canary['observed']> {
     const c = w.canary;
-    const timed = (versions: number[]) => {
-      const parts = versions.map((v) => this.#host.latencies(name, v, w.from.get(v) ?? 0));
-      const all = new Float64Array(parts.reduce((n, p) => n + p.length, 0));
-      let at = 0;
-      for (const p of parts) {
-        all.set(p, at);
-        at += p.length;
+    const baseline = Object.keys(c.baseline).map(Number);
+    const timed = new Map([c.version, ...baseline].map((v) => [v, this.#host.latencies(name, v, w.from.get(v) ?? 0)]));
+    let from = Number.NEGATIVE_INFINITY;
+    for (const t of timed.values()) if (t.dropped && t.at.length > 0) from = Math.max(from, t.at[0]!);
+    const side = (versions: number[]) => {
+      const kept: number[] = [];
+      for (const v of versions) {
+        const t = timed.get(v)!;
+        for (let i = 0; i < t.us.length; i++) if (t.at[i]! >= from) kept.push(t.us[i]!);
       }
-      return percentilesOf(all);
+      return percentilesOf(Float64Array.from(kept));
     };
     return {
-      canary: { ...w.seen.canary, ...timed([c.version]) },
-      baseline: { ...w.seen.baseline, ...timed(Object.keys(c.baseline).map(Number)) },
+      canary: { ...w.seen.canary, ...side([c.version]) },
+      baseline: { ...w.seen.baseline, ...side(baseline) },
     };
   }
 }

@@ -11,7 +11,7 @@ import { LRUCache } from 'lru-cache';
 import { RecentLatencies } from '../../runtime/index.js';
 import { versionKey } from '../../sdk/spec/index.js';
 import type { RoutedBrief } from '../cluster/index.js';
-import type { Counted } from './canary.js';
+import type { Counted, TimedCalls } from './canary.js';
 
 /** Versions counted at once (the least recently called go first). */
 const MAX_VERSIONS = 10_000;
@@ -21,17 +21,24 @@ interface Tally extends Counted {
   version: number;
   /** The latest answered calls' durations. */
   latencies: RecentLatencies;
+  /** When each of them ended (ms, the same ring's order): what lines two sides' samples up in time. */
+  ended: RecentLatencies;
 }
 
 export class RoutedCalls {
   readonly #tallies = new LRUCache<string, Tally>({ max: MAX_VERSIONS });
+  readonly #now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
 
   /** A call the split sent to `version` finished: answered (with its duration, µs) or failed. */
   count(name: string, version: number, us: number, failed: boolean): void {
     const key = versionKey(name, version);
     let t = this.#tallies.get(key);
     if (!t) {
-      t = { name, version, success: 0, failure: 0, latencies: new RecentLatencies() };
+      t = { name, version, success: 0, failure: 0, latencies: new RecentLatencies(), ended: new RecentLatencies() };
       this.#tallies.set(key, t);
     }
     if (failed) {
@@ -40,6 +47,7 @@ export class RoutedCalls {
     }
     t.success++;
     t.latencies.add(us);
+    t.ended.add(this.#now());
   }
 
   /** The version's routed calls on this node since it started. */
@@ -49,13 +57,15 @@ export class RoutedCalls {
   }
 
   /**
-   * The durations (µs) of the version's answered routed calls after its `since`-th (the latest
-   * 1024 at most): a canary's, over its window. Counted anew (fewer than `since`): all it holds.
+   * The version's answered routed calls after its `since`-th (the latest 1024 at most): a canary's,
+   * over its window. Counted anew (fewer than `since`): all it holds.
    */
-  latencies(name: string, version: number, since: number): Float64Array {
+  latencies(name: string, version: number, since: number): TimedCalls {
     const t = this.#tallies.peek(versionKey(name, version));
-    if (!t) return new Float64Array(0);
-    return t.latencies.latest(t.success >= since ? t.success - since : t.success);
+    if (!t) return { us: new Float64Array(0), at: new Float64Array(0), dropped: false };
+    const n = t.success >= since ? t.success - since : t.success;
+    const us = t.latencies.latest(n);
+    return { us, at: t.ended.latest(n), dropped: n > us.length };
   }
 
   /** A deleted function's counts go. */
