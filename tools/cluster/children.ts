@@ -51,8 +51,15 @@ export function spawnChild(
   args: string[],
   options: Pick<SpawnOptions, 'cwd' | 'env'>,
   onLine: (line: string) => void,
+  /** What its stdin reads (a config with a secret, kept out of argv), then end of file. */
+  input?: string,
 ): Child {
-  const child = spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    ...options,
+    detached: true,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  if (input !== undefined) child.stdin!.end(input);
   let ended: Exit | undefined;
   const exited = new Promise<Exit>((resolve) => {
     child.once('exit', (code, signal) => {

@@ -7,6 +7,7 @@ import { styleText } from 'node:util';
 
 import { prettyFactory } from 'pino-pretty';
 
+import { withoutCredentials } from '../../platform/redis/index.js';
 import type { ClusterNode } from './nodes.js';
 
 const COLORS = ['cyan', 'magenta', 'yellow', 'green', 'blue', 'red'] as const;
@@ -62,7 +63,8 @@ export function banner(f: BannerFacts): string {
   const [first, second = first] = f.nodes as [ClusterNode, ...ClusterNode[]];
   const key = f.apiKey ? ` --api-key ${f.apiKey}` : '';
   const auth = f.apiKey ? ` -H 'authorization: Bearer ${f.apiKey}'` : '';
-  const redis = f.redis.own ? `its own redis-server at ${f.redis.url}` : `${f.redis.url}`;
+  const url = withoutCredentials(f.redis.url);
+  const redis = f.redis.own ? `its own redis-server at ${url} (a password of this run's own)` : url;
   return [
     '',
     `Hearth cluster of ${f.nodes.length} node${f.nodes.length > 1 ? 's' : ''} is up.`,

@@ -71,14 +71,18 @@ async function dropKeys(url: string, prefix: string): Promise<number> {
 async function ownRedis(onLine: (line: string) => void): Promise<{ url: string; child: Child; dir: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'hearth-cluster-redis-'));
   const port = await freePort();
+  // A password of this run's own: loopback is shared by every user of the machine. Given in a
+  // config on stdin, not argv (which `ps` shows them).
+  const password = randomBytes(18).toString('base64url');
   const child = spawnChild(
     'redis',
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    ['-', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
     { cwd: dir },
     onLine,
+    `requirepass ${password}\n`,
   );
-  const url = `redis://127.0.0.1:${port}`;
+  const url = `redis://:${password}@127.0.0.1:${port}`;
   for (let i = 0; i < 400 && !(await answering(url)); i++) {
     if (child.exitCode() !== undefined) break;
     await new Promise((r) => setTimeout(r, 25));

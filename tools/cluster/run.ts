@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 import { stop as stopEsbuild } from 'esbuild';
 
+import { withoutCredentials } from '../../platform/redis/index.js';
 import { buildNode } from '../build-node.js';
 import type { Child } from './children.js';
 import { portFree } from './children.js';
@@ -83,7 +84,8 @@ async function start(o: ClusterOptions, { out, life, children, failed }: Run): P
   const redis = await clusterRedis(o.redis, out.lines('redis'));
   life.defer(() => redis.close());
   checked();
-  if (o.redis !== 'own' && redis.own) out.note(`no Redis answers at ${o.redis}: started its own at ${redis.url}`);
+  if (o.redis !== 'own' && redis.own)
+    out.note(`no Redis answers at ${withoutCredentials(o.redis)}: started its own at ${withoutCredentials(redis.url)}`);
   if (redis.own) children.push(redis.own);
   if (redis.own) watch(redis.own, life, out, () => failed('its redis-server ended'));
   const s3 = await startS3rver(join(o.dataDir, 's3'), BUCKET);

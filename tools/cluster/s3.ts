@@ -3,7 +3,7 @@
  * command's own process, on loopback, its objects in a folder of the cluster's data, the bucket
  * made. It checks signatures against its own fixed credentials, which the nodes are given.
  */
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 // @ts-expect-error s3rver ships no types
@@ -21,7 +21,10 @@ export interface ClusterS3 {
 
 /** s3rver on `port` (0: a free one) with its objects under `directory`, and `bucket` made in it. */
 export async function startS3rver(directory: string, bucket: string, port = 0): Promise<ClusterS3> {
-  await mkdir(directory, { recursive: true });
+  // Its objects (the models and hooks deployed) for this user alone: s3rver takes any request with
+  // its fixed credentials, so on a shared machine its loopback port is the one thing left open.
+  await mkdir(directory, { recursive: true, mode: 0o700 });
+  await chmod(directory, 0o700);
   const server = new S3rver({ port, address: '127.0.0.1', silent: true, directory });
   const address = (await server.run()) as { port: number };
   const endpoint = `http://127.0.0.1:${address.port}`;

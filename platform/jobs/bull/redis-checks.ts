@@ -4,10 +4,7 @@
  * starts; and, while the server is down, a 503 for the caller rather than a wait.
  */
 import { InvalidInputError, UnavailableError } from '../../../sdk/errors.js';
-import { commandConnection } from '../../redis/index.js';
-
-/** A Redis URL as it may be said: without its password. */
-const shown = (redisUrl: string) => redisUrl.replace(/\/\/[^@]*@/, '//');
+import { commandConnection, withoutCredentials } from '../../redis/index.js';
 
 /**
  * Throws unless the Redis server's maxmemory-policy is noeviction; and, said as such, when it does
@@ -25,13 +22,13 @@ export async function checkNoEviction(redisUrl: string): Promise<void> {
       .then(() => redis.config('GET', 'maxmemory-policy'))
       .catch((error: Error) => {
         throw new UnavailableError(
-          `Redis at ${shown(redisUrl)} is not answering (${(cause ?? error).message}): start it, or point REDIS_URL at one that runs`,
+          `Redis at ${withoutCredentials(redisUrl)} is not answering (${(cause ?? error).message}): start it, or point REDIS_URL at one that runs`,
           { cause: cause ?? error },
         );
       })) as [string, string];
     if (policy !== 'noeviction') {
       throw new InvalidInputError(
-        `Redis at ${shown(redisUrl)} has maxmemory-policy ${policy}: Hearth's job queues need noeviction (an evicted queue key loses jobs). Run CONFIG SET maxmemory-policy noeviction, or set it in redis.conf`,
+        `Redis at ${withoutCredentials(redisUrl)} has maxmemory-policy ${policy}: Hearth's job queues need noeviction (an evicted queue key loses jobs). Run CONFIG SET maxmemory-policy noeviction, or set it in redis.conf`,
       );
     }
   } finally {

@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -217,15 +217,30 @@ describe('npm run cluster', () => {
     try {
       const [one] = (await bannerNodes(cluster, 1)) as [Listed];
       const redisPort = Number(
-        (await cluster.line(/^ {2}Redis {3}its own redis-server at redis:\/\/127\.0\.0\.1:(\d+),/))[1],
+        (
+          await cluster.line(
+            /^ {2}Redis {3}its own redis-server at redis:\/\/127\.0\.0\.1:(\d+) \(a password of this run's own\),/,
+          )
+        )[1],
       );
+      // Loopback is every local user's: its own Redis asks a password, said nowhere (not even argv),
+      // and its objects' folder is this user's alone.
+      const stranger = new Redis(`redis://127.0.0.1:${redisPort}`, { lazyConnect: true, maxRetriesPerRequest: 0 });
+      stranger.on('error', () => undefined);
+      await stranger.connect().catch(() => undefined);
+      await expect(stranger.ping()).rejects.toThrow(/NOAUTH/);
+      stranger.disconnect();
+      expect(cluster.lines.filter((l) => /redis:\/\/[^@\s]*:[^@\s]*@/.test(l))).toEqual([]);
+      expect((await stat(join(dir, 'own', 's3'))).mode & 0o777).toBe(0o700);
       const key = (await cluster.line(/^API key \(admin\): (\S+) /))[1]!;
       expect((await fetch(`${one.url}/api/v1/functions`)).status).toBe(401);
       const listed = await fetch(`${one.url}/api/v1/functions`, { headers: { authorization: `Bearer ${key}` } });
       expect(listed.status).toBe(200);
 
       const tree = await descendants(cluster.child.pid!);
-      expect(tree.find((p) => p.args.join(' ').includes('redis-server'))).toBeDefined();
+      const server = tree.find((p) => p.args.join(' ').includes('redis-server'));
+      expect(server).toBeDefined();
+      expect(server!.args.join(' ')).not.toMatch(/requirepass/);
       process.kill(one.pid, 'SIGKILL');
       expect(await cluster.exited).toBe(1);
       expect(cluster.lines).toContain('cluster | node-1 ended (signal SIGKILL)');
