@@ -12,6 +12,7 @@ import { AutoscaleLoop } from '../autoscaler/index.js';
 import type { FunctionRecord } from '../registry/index.js';
 import { Calls } from './calls.js';
 import { Canaries } from './canaries.js';
+import { Deletions } from './deletions.js';
 import { FunctionLogs } from './function-logs.js';
 import { PoolSet } from './pool-set.js';
 import { RecordCache } from './records.js';
@@ -47,6 +48,8 @@ export class FunctionService implements ManagedFunctions {
   readonly #rollout: Rollout;
   readonly #repository: TritonRepository;
   readonly #views: FunctionViews;
+  /** Who hears of a function deleted (./deletions.ts). */
+  readonly deletions = new Deletions();
 
   constructor(options: FunctionServiceOptions) {
     const { registry, cluster, log, secrets, artifacts, dataDir, runners, onColdStart, queuedElsewhere } = options;
@@ -149,7 +152,9 @@ export class FunctionService implements ManagedFunctions {
     this.routed.forget(name);
     this.#o.runners?.discard(name);
     this.#traffic.forget(name, record?.versions.map((v) => v.version) ?? []);
-    return this.#o.registry.delete(name);
+    const deleted = await this.#o.registry.delete(name);
+    this.deletions.deleted(name);
+    return deleted;
   }
 
   async close(): Promise<void> {

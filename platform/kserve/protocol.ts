@@ -167,14 +167,15 @@ export class Kserve {
    * the node's, an admin's; a model's is its tenant's (a deploy key's, as the repository extension).
    */
   async traceSetting(model: string | undefined, update?: TraceUpdate): Promise<TraceSettingsAnswer> {
+    let createdAt: string | undefined;
     if (model !== undefined) {
-      await this.#o.functions.get(model).catch((error: unknown) => {
+      ({ createdAt } = await this.#o.functions.get(model).catch((error: unknown) => {
         if (!(error instanceof FunctionNotFoundError)) throw error;
         const name = model.length > 200 ? `${model.slice(0, 200)}…` : model;
         throw new InvalidInputError(`Request for unknown model : ${name}`);
-      });
+      }));
     } else if (update && update.size > 0) this.#manageNode("change the node's trace settings");
-    return this.#o.tracer!.setting(model, update);
+    return this.#o.tracer!.setting(model, update, createdAt);
   }
 
   /** Triton's logging extension: the node's log settings, after `update` (an admin's). */

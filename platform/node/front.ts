@@ -48,6 +48,14 @@ export function createFront(config: Config, parts: FrontParts): Front {
   const ready = (): boolean => readiness.ready();
   const admit = (options: { deadline?: number; signal?: AbortSignal }) => readiness.admit(options);
   const inflight = new InFlight();
+  // Triton's trace extension writes to the operator's folder only (Config.traceDir).
+  const tracer = new Tracer(
+    config.traceDir === undefined ? undefined : new TraceFile(config.traceDir, { log: parts.traceLog }),
+    TRACE_DEFAULTS,
+    parts.traceLog,
+  );
+  // A model's trace settings are its function's: they go when it is deleted (here, or another node's sweep sees it).
+  service.deletions.listen((name, createdAt) => tracer.forget(name, createdAt));
   // The KServe protocol's core, which HTTP and gRPC speak.
   const kserve = new Kserve({
     functions: service,
@@ -57,12 +65,7 @@ export function createFront(config: Config, parts: FrontParts): Front {
     version: parts.version,
     sharedMemory: new SharedMemoryRegions(config.systemSharedMemory, config.shmPrefix, tenantsOf(config.apiKeys)),
     cudaAvailable: () => devices().cudaAvailable,
-    // Triton's trace extension writes to the operator's folder only (Config.traceDir).
-    tracer: new Tracer(
-      config.traceDir === undefined ? undefined : new TraceFile(config.traceDir, { log: parts.traceLog }),
-      TRACE_DEFAULTS,
-      parts.traceLog,
-    ),
+    tracer,
     ...(parts.logSwitches ? { logSwitches: parts.logSwitches } : {}),
   });
   // What the hono app and the hot routes (function URLs, KServe infer) share.

@@ -12,7 +12,7 @@ const SWEEP_MS = 5000;
 
 /**
  * Cluster mode: this node takes any function's jobs, not only those it accepted, and learns of
- * functions deployed through other nodes within a few seconds. A GPU node also adopts the versions
+ * functions deployed (and deleted) through other nodes within a few seconds. A GPU node also adopts the versions
  * that wait for a GPU (deployed through a node without one). Returns the sweep's timer (none
  * without a cluster), for close() to clear.
  */
@@ -26,6 +26,8 @@ export function startClusterSweep(
     void registry.list().then(
       (fs) => {
         for (const f of fs) jobs.serve(f.name);
+        // Functions deleted through other nodes: what this node keeps of them by name goes.
+        service.deletions.listed(fs);
         void service
           .resumeCanaries(fs)
           .catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'taking over canaries failed'));

@@ -78,6 +78,8 @@ interface Served {
   /** When it arrived (process.hrtime), and its trace where the trace settings sampled it (KServe infer). */
   received: bigint;
   trace?: Trace;
+  /** The response closed (written out, or the client hung up). */
+  closed: boolean;
 }
 
 export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
@@ -89,10 +91,6 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
 
     o.inflight?.enter();
     const controller = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) controller.abort();
-      o.inflight?.leave();
-    });
     const header = (name: string): string | undefined => {
       const v = req.headers[name];
       return Array.isArray(v) ? v.join(', ') : v;
@@ -104,7 +102,13 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       signal: controller.signal,
       bodyRead: false,
       received: process.hrtime.bigint(),
+      closed: false,
     };
+    res.once('close', () => {
+      served.closed = true;
+      if (!res.writableFinished) controller.abort();
+      o.inflight?.leave();
+    });
     serve(o, bodyBuffers, served).then(
       (reply) => {
         sending(served, res);
@@ -127,10 +131,17 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
   };
 }
 
-/** A traced request's HTTP_SEND_START now, its HTTP_SEND_END once written out; then its trace is written. */
+/**
+ * A traced request's HTTP_SEND_START now, its HTTP_SEND_END once written out; then its trace is
+ * written — at once where the client hung up before its answer (its response closed already).
+ */
 function sending(s: Served, res: ServerResponse): void {
   const { trace } = s;
   if (!trace) return;
+  if (s.closed) {
+    trace.end();
+    return;
+  }
   trace.capture('HTTP_SEND_START');
   res.once('close', () => {
     if (res.writableFinished) trace.capture('HTTP_SEND_END');

@@ -5,11 +5,15 @@
  * it (`trace.json.0`, `trace.json.1`, …). Unlike Triton, which writes the main file when it shuts
  * down, each trace is appended as it ends and the file is a whole JSON array after every write.
  *
- * Writes are queued one after another off the request's path; what the node writes in all is
- * bounded (`maxBytes`): past it, traces are dropped and one warning says so.
+ * Writes are queued one after another off the request's path. What the trace files hold on disk
+ * is bounded (`maxBytes`, in bytes), as a rotated log is: the main file is moved aside to
+ * `trace.prev.json` once it holds half the bound (replacing the one before), and the
+ * oldest files (the one moved aside, then the oldest indexed files) are removed to make room for
+ * new traces. Whoever traces, the newest traces are always written: no tenant's traffic can use up
+ * the node's tracing until a restart.
  */
 import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open, writeFile } from 'node:fs/promises';
+import { mkdir, open, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 
 export interface TraceFileLog {
@@ -18,25 +22,35 @@ export interface TraceFileLog {
   debug(o: object, msg?: string): void;
 }
 
-/** The most a node writes to its trace files in its life, unless configured otherwise. */
+/** The most the node's trace files hold on disk together, unless configured otherwise. */
 export const TRACE_MAX_BYTES = 256 * 2 ** 20;
+
+/** A file written and closed: removed, oldest first, to make room. */
+interface Written {
+  path: string;
+  bytes: number;
+}
 
 export class TraceFile {
   readonly #dir: string;
   readonly #path: string;
+  readonly #prev: string;
   readonly #maxBytes: number;
   readonly #log: TraceFileLog | undefined;
   #queue: Promise<void> = Promise.resolve();
   #handle: FileHandle | undefined;
-  /** Bytes in the main file (its closing `]` included), and written in all. */
+  /** Bytes in the main file (its closing `]` included). */
   #size = 0;
-  #written = 0;
+  /** The files written before, oldest first, and their bytes together. */
+  readonly #older: Written[] = [];
+  #olderBytes = 0;
   #index = 0;
   #warned = false;
 
   constructor(dir: string, options: { maxBytes?: number; log?: TraceFileLog } = {}) {
     this.#dir = dir;
     this.#path = join(dir, 'trace.json');
+    this.#prev = join(dir, 'trace.prev.json');
     this.#maxBytes = options.maxBytes ?? TRACE_MAX_BYTES;
     this.#log = options.log;
   }
@@ -46,10 +60,18 @@ export class TraceFile {
     return basename(this.#path);
   }
 
+  /** The most one file holds: half the bound (a trace larger than that is dropped). */
+  get #fileMax(): number {
+    return Math.floor(this.#maxBytes / 2);
+  }
+
   /** Appends one trace's records (a JSON array's items, comma-separated) to the main file. */
   append(records: string): void {
-    if (!this.#budget(records.length + 2)) return;
+    const bytes = Buffer.byteLength(records) + 2;
+    if (!this.#fits(bytes)) return;
     this.#enqueue(async () => {
+      if (this.#handle && this.#size + bytes > this.#fileMax) await this.#rotate();
+      await this.#makeRoom(this.#size === 0 ? bytes : bytes - 1);
       if (!this.#handle) {
         await mkdir(this.#dir, { recursive: true, mode: 0o700 });
         this.#handle = await open(this.#path, 'w', 0o600);
@@ -58,10 +80,10 @@ export class TraceFile {
       const text = this.#size === 0 ? `[${records}]` : `,${records}]`;
       // Over the closing bracket of what is there: the file stays one JSON array.
       const at = this.#size === 0 ? 0 : this.#size - 1;
-      const bytes = Buffer.from(text);
-      this.#log?.debug({ file: this.name, bytes: bytes.byteLength }, 'writing a trace');
-      await this.#handle.write(bytes, 0, bytes.byteLength, at);
-      this.#size = at + bytes.byteLength;
+      const buffer = Buffer.from(text);
+      this.#log?.debug({ file: this.name, bytes: buffer.byteLength }, 'writing a trace');
+      await this.#handle.write(buffer, 0, buffer.byteLength, at);
+      this.#size = at + buffer.byteLength;
     });
   }
 
@@ -69,12 +91,16 @@ export class TraceFile {
   appendIndexed(traces: readonly string[]): void {
     if (traces.length === 0) return;
     const text = `[${traces.join(',')}]`;
-    if (!this.#budget(text.length)) return;
+    const bytes = Buffer.byteLength(text);
+    if (!this.#fits(bytes)) return;
     const path = `${this.#path}.${this.#index++}`;
     this.#enqueue(async () => {
+      await this.#makeRoom(bytes);
       this.#log?.debug({ file: basename(path), traces: traces.length }, 'writing traces');
       await mkdir(this.#dir, { recursive: true, mode: 0o700 });
       await writeFile(path, text, { mode: 0o600 });
+      this.#older.push({ path, bytes });
+      this.#olderBytes += bytes;
     });
   }
 
@@ -89,18 +115,44 @@ export class TraceFile {
     this.#handle = undefined;
   }
 
-  #budget(bytes: number): boolean {
-    if (this.#written + bytes <= this.#maxBytes) {
-      this.#written += bytes;
-      return true;
+  /** Whether a write of `bytes` can be kept at all (one file's share of the bound). */
+  #fits(bytes: number): boolean {
+    if (bytes <= this.#fileMax) return true;
+    this.#log?.warn({ bytes, maxBytes: this.#maxBytes }, 'a trace larger than half the trace files bound is dropped');
+    return false;
+  }
+
+  /** The main file moved aside (to trace.prev.json, replacing the one there); the next write starts it anew. */
+  async #rotate(): Promise<void> {
+    this.#bounded(this.#prev);
+    await this.#handle?.close();
+    this.#handle = undefined;
+    const replaced = this.#older.findIndex((w) => w.path === this.#prev);
+    if (replaced !== -1) this.#olderBytes -= this.#older.splice(replaced, 1)[0]!.bytes;
+    await rename(this.#path, this.#prev);
+    this.#older.push({ path: this.#prev, bytes: this.#size });
+    this.#olderBytes += this.#size;
+    this.#size = 0;
+  }
+
+  /** Removes the oldest files until `bytes` more fit in the bound. */
+  async #makeRoom(bytes: number): Promise<void> {
+    while (this.#older.length > 0 && this.#olderBytes + this.#size + bytes > this.#maxBytes) {
+      const oldest = this.#older.shift()!;
+      this.#olderBytes -= oldest.bytes;
+      this.#bounded(oldest.path);
+      await unlink(oldest.path).catch(() => undefined);
     }
+  }
+
+  /** Says once that the bound is reached (`file` replaced or removed). */
+  #bounded(file: string): void {
     if (!this.#warned)
       this.#log?.warn(
-        { maxBytes: this.#maxBytes },
-        `traces past ${this.#maxBytes} bytes are dropped: the node's trace files are bounded (set trace_level to ["OFF"], or restart the node to write anew)`,
+        { maxBytes: this.#maxBytes, replaced: basename(file) },
+        `the trace files reached ${this.#maxBytes} bytes: trace.json is moved to trace.prev.json and the oldest files removed as new traces are written`,
       );
     this.#warned = true;
-    return false;
   }
 
   #enqueue(write: () => Promise<void>): void {

@@ -216,6 +216,19 @@ export class TraceSettings {
     for (const name of [...this.#following]) this.#apply(name, { values: {}, clear: new Set() }, false);
   }
 
+  /**
+   * Drops `model`'s own setting (its function was deleted): a function created anew under the name
+   * starts from the global setting. Its traces still pending are written.
+   */
+  forget(model: string): void {
+    const current = this.#models.get(model);
+    if (!current) return;
+    this.#models.delete(model);
+    this.#following.delete(model);
+    this.#onReplaced(current);
+    this.#retrace();
+  }
+
   #retrace(): void {
     this.#tracing = this.all().some((s) => s.invalidReason === undefined);
   }

@@ -3,7 +3,7 @@
  * groups of log_frequency traces in indexed files, the last group when trace_count runs out; and
  * a node's trace files bounded in size.
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -31,12 +31,12 @@ const set = (tracer: Tracer, settings: Record<string, string>) =>
   tracer.setting('m', new Map(Object.entries(settings).map(([k, v]) => [k, [v]])));
 
 /** A request of model m through the tracer: its trace, if taken, with two timestamps, ended. */
-function request(tracer: Tracer): boolean {
-  const trace = tracer.start('m');
+function request(tracer: Tracer, id = 'r', model = 'm'): boolean {
+  const trace = tracer.start(model);
   if (!trace) return false;
   trace.capture('REQUEST_START', 10n);
   trace.capture('REQUEST_END', 20n);
-  trace.identify(3, 'r');
+  trace.identify(3, id);
   trace.end();
   return true;
 }
@@ -74,15 +74,95 @@ describe('the tracer', () => {
     await tracer.close();
   });
 
-  it('drops traces past the bound of its files, and says so once', async () => {
-    const { dir, tracer, warnings } = await tracerIn({ maxBytes: 400 });
+  it('keeps the newest traces within its bound: trace.json moved aside to trace.prev.json, the older one removed', async () => {
+    const { dir, tracer, warnings } = await tracerIn({ maxBytes: 2000 });
     set(tracer, { trace_level: 'TIMESTAMPS', trace_rate: '1' });
-    for (let i = 0; i < 10; i++) request(tracer);
+    for (let i = 1; i <= 100; i++) request(tracer, `r${i}`);
     await tracer.close();
-    const written = (await json(join(dir, 'trace.json'))).filter((r) => 'model_name' in r).length;
-    expect(written).toBeGreaterThan(0);
-    expect(written).toBeLessThan(10);
+    expect((await readdir(dir)).sort()).toEqual(['trace.json', 'trace.prev.json']);
+    expect(await bytesIn(dir)).toBeLessThanOrEqual(2000);
+    const ids = [...(await json(join(dir, 'trace.prev.json'))), ...(await json(join(dir, 'trace.json')))]
+      .filter((r) => 'model_name' in r)
+      .map((r) => Number(String(r.request_id).slice(1)));
+    // The newest, without a gap: the last one taken is there, and every one since the oldest kept.
+    expect(ids.at(-1)).toBe(100);
+    expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => 101 - ids.length + i));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/traces past 400 bytes are dropped/);
+    expect(warnings[0]).toMatch(/reached 2000 bytes: trace.json is moved to trace.prev.json/);
+  });
+
+  it('keeps the newest indexed files within its bound, removing the oldest', async () => {
+    const { dir, tracer } = await tracerIn({ maxBytes: 2000 });
+    set(tracer, { trace_level: 'TIMESTAMPS', trace_rate: '1', log_frequency: '2' });
+    for (let i = 1; i <= 60; i++) request(tracer, `r${i}`);
+    await tracer.close();
+    const names = await readdir(dir);
+    expect(names).toContain('trace.json.29');
+    expect(names).not.toContain('trace.json.0');
+    expect(await bytesIn(dir)).toBeLessThanOrEqual(2000);
+    const last = (await json(join(dir, 'trace.json.29'))).filter((r) => 'model_name' in r);
+    expect(last.map((r) => r.request_id)).toEqual(['r59', 'r60']);
+  });
+
+  it('bounds its files in bytes, not UTF-16 characters', async () => {
+    const { dir, tracer } = await tracerIn({ maxBytes: 8000 });
+    set(tracer, { trace_level: 'TIMESTAMPS', trace_rate: '1' });
+    // 200 characters of 3 bytes each in UTF-8.
+    for (let i = 0; i < 40; i++) request(tracer, '€'.repeat(200));
+    await tracer.close();
+    expect(await bytesIn(dir)).toBeLessThanOrEqual(8000);
+  });
+
+  it("clips a caller's request id and model name", async () => {
+    const { dir, tracer } = await tracerIn();
+    tracer.setting(
+      undefined,
+      new Map([
+        ['trace_level', ['TIMESTAMPS']],
+        ['trace_rate', ['1']],
+      ]),
+    );
+    request(tracer, 'x'.repeat(100_000), 'y'.repeat(100_000));
+    await tracer.close();
+    const [head] = await json(join(dir, 'trace.json'));
+    expect(head).toEqual({
+      id: 1,
+      model_name: `${'y'.repeat(256)}…`,
+      model_version: 3,
+      request_id: `${'x'.repeat(256)}…`,
+    });
+  });
+
+  it("forgets a deleted function's own setting, unless made for the function of that name now", async () => {
+    const { dir, tracer } = await tracerIn();
+    const update = new Map([
+      ['trace_level', ['TIMESTAMPS']],
+      ['trace_rate', ['1']],
+      ['log_frequency', ['5']],
+    ]);
+    tracer.setting('m', update, 'created-1');
+    expect(request(tracer)).toBe(true);
+    tracer.forget('m', 'created-1');
+    expect(tracer.settings.of('m')).not.toBe(tracer.settings.of());
+    // Deleted (here, or another node's function of that name created anew): the global setting, OFF.
+    tracer.forget('m', 'created-2');
+    expect(tracer.settings.of('m')).toBe(tracer.settings.of());
+    expect(request(tracer)).toBe(false);
+    // Its pending trace is written; a read for a function created anew finds no setting of the old one.
+    await tracer.flushed();
+    expect(await readdir(dir)).toEqual(['trace.json.0']);
+    tracer.setting('m', update, 'created-3');
+    expect(tracer.setting('m', undefined, 'created-4').find(([k]) => k === 'trace_level')).toEqual([
+      'trace_level',
+      ['OFF'],
+    ]);
+    await tracer.close();
   });
 });
+
+/** Bytes in the files of `dir`. */
+async function bytesIn(dir: string): Promise<number> {
+  let total = 0;
+  for (const name of await readdir(dir)) total += (await stat(join(dir, name))).size;
+  return total;
+}

@@ -10,12 +10,15 @@
  * taken inside the pool — a runner process — and do not come back per request: they are not
  * written, and the statistics extension has their sums per model.
  */
+import { clip } from '../setting-bounds.js';
 import type { TraceFile, TraceFileLog } from './trace-file.js';
 import type { TraceSetting, TraceSettingsAnswer, TraceUpdate, TraceValues } from './trace-settings.js';
 import { TraceSettings } from './trace-settings.js';
 
-/** The most a setting's traces waiting for their log_frequency group may hold (characters). */
+/** The most a setting's traces waiting for their log_frequency group may hold (bytes). */
 const PENDING_MAX = 4 * 2 ** 20;
+/** Characters of a caller's model name or request id a trace keeps (the rest cut, marked `…`). */
+export const TRACE_TEXT_CHARS = 256;
 
 /** One sampled request's trace: its timestamps as they are taken, written once it ends. */
 export class Trace {
@@ -39,14 +42,18 @@ export class Trace {
   /** The version that answered, and the request's own id (its `id` field), once known. */
   identify(version: number, requestId?: string): void {
     this.#version = version;
-    if (requestId) this.#requestId = requestId;
+    if (requestId) this.#requestId = clip(requestId, TRACE_TEXT_CHARS);
   }
 
   /** Writes the trace (once): its model's record, then its timestamps in the order taken. */
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
-    const head: Record<string, unknown> = { id: this.id, model_name: this.model, model_version: this.#version };
+    const head: Record<string, unknown> = {
+      id: this.id,
+      model_name: clip(this.model, TRACE_TEXT_CHARS),
+      model_version: this.#version,
+    };
     if (this.#requestId) head.request_id = this.#requestId;
     this.tracer.write(this.setting, [JSON.stringify(head), ...this.#stamps].join(','));
   }
@@ -59,6 +66,8 @@ export class Tracer {
   readonly #pending = new WeakMap<TraceSetting, { traces: string[]; bytes: number }>();
   readonly #replaced = new WeakSet<TraceSetting>();
   readonly #log: Pick<TraceFileLog, 'info'> | undefined;
+  /** Which function each model's own setting was made for (its creation time): settings are not a name's but a function's. */
+  readonly #madeFor = new Map<string, string>();
   #nextId = 1;
 
   /**
@@ -80,10 +89,15 @@ export class Tracer {
     return setting.take() ? new Trace(this.#nextId++, model, setting, this) : undefined;
   }
 
-  /** The settings of `model` (undefined: the global ones), after `update` where one is given. */
-  setting(model: string | undefined, update?: TraceUpdate): TraceSettingsAnswer {
+  /**
+   * The settings of `model` (undefined: the global ones), after `update` where one is given;
+   * `createdAt` is the function's of that name now (a setting made for an earlier one is dropped).
+   */
+  setting(model: string | undefined, update?: TraceUpdate, createdAt?: string): TraceSettingsAnswer {
+    if (model !== undefined && createdAt !== undefined) this.forget(model, createdAt);
     if (!update || update.size === 0) return this.settings.of(model).answer();
     this.settings.update(model, update);
+    if (model !== undefined && createdAt !== undefined) this.#madeFor.set(model, createdAt);
     const answer = this.settings.of(model).answer();
     this.#log?.info({ model: model ?? null, settings: Object.fromEntries(answer) }, 'trace settings changed');
     return answer;
@@ -101,12 +115,24 @@ export class Tracer {
     const pending = this.#pending.get(setting) ?? { traces: [], bytes: 0 };
     this.#pending.set(setting, pending);
     pending.traces.push(records);
-    pending.bytes += records.length;
+    pending.bytes += Buffer.byteLength(records);
     // Triton writes the group at each log_frequency traces, and when trace_count's last one is in;
     // Hearth also once the group holds PENDING_MAX bytes (a large log_frequency holds no more memory).
     const countDone = setting.remaining === 0 && setting.written === setting.taken;
     const full = pending.traces.length >= every || pending.bytes >= PENDING_MAX;
     if (full || countDone || this.#replaced.has(setting)) this.#flush(setting);
+  }
+
+  /**
+   * `model`'s function was deleted: its own setting goes (a function created anew under the name,
+   * perhaps another tenant's, starts from the global one) — unless it was made for `createdAt`,
+   * the function of that name now.
+   */
+  forget(model: string, createdAt?: string): void {
+    const madeFor = this.#madeFor.get(model);
+    if (createdAt !== undefined && madeFor === createdAt) return;
+    this.#madeFor.delete(model);
+    this.settings.forget(model);
   }
 
   /** Writes what is pending, and settles once every trace is on disk. */
