@@ -42,6 +42,8 @@ export interface GrpcTargetOptions {
   /** Each request's shapes and raw input bytes, in the inputs' order (cycled). */
   requests: { shapes: number[][]; raw: Uint8Array[] }[];
   apiKey?: string;
+  /** TLS (the node's URL is https): with the CA, client certificate and key when given. */
+  secure: boolean;
   tls?: { ca?: string; cert?: string; key?: string };
   timeoutMs: number;
 }
@@ -61,12 +63,9 @@ export function grpcTarget(o: GrpcTargetOptions): Sender {
   const pkg = grpc.loadPackageDefinition(definition) as unknown as {
     inference: { GRPCInferenceService: grpc.ServiceClientConstructor };
   };
-  const credentials = o.tls
-    ? grpc.credentials.createSsl(
-        o.tls.ca ? Buffer.from(o.tls.ca) : null,
-        o.tls.key ? Buffer.from(o.tls.key) : null,
-        o.tls.cert ? Buffer.from(o.tls.cert) : null,
-      )
+  const pem = (text: string | undefined) => (text ? Buffer.from(text) : null);
+  const credentials = o.secure
+    ? grpc.credentials.createSsl(pem(o.tls?.ca), pem(o.tls?.key), pem(o.tls?.cert))
     : grpc.credentials.createInsecure();
   const client = new pkg.inference.GRPCInferenceService(o.address, credentials, {
     'grpc.max_receive_message_length': MAX_MESSAGE,

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 
-import { packValues, rawFromKserveJson, splitBodies } from './inputs.js';
+import {
+  packValues,
+  randomFunctionBodies,
+  randomKserveBodies,
+  randomRawInputs,
+  rawFromKserveJson,
+  splitBodies,
+} from './inputs.js';
 import { BenchUsageError } from './usage-error.js';
 
 const encode = (text: string) => new TextEncoder().encode(text);
@@ -22,10 +29,48 @@ describe('bench inputs', () => {
     const lines = splitBodies(encode('{"a":1}\n\n[2]\n'));
     expect(lines.map((b) => new TextDecoder().decode(b.bytes))).toEqual(['{"a":1}', '[2]']);
     expect(lines[0]!.contentType).toBe('application/json');
-    const raw = splitBodies(encode('{"a":\n1}'));
+    const raw = splitBodies(encode('{"a":\n1'));
     expect(raw).toHaveLength(1);
     expect(raw[0]!.contentType).toBe('application/octet-stream');
     expect(splitBodies(new Uint8Array([0xff, 0xd8]), 'image/jpeg')[0]!.contentType).toBe('image/jpeg');
+  });
+
+  it('sends a file holding one pretty-printed JSON document as one JSON body, as it is', () => {
+    const document = JSON.stringify(
+      { inputs: [{ name: 'x', shape: [1, 2], datatype: 'FP32', data: [1, 2] }] },
+      null,
+      2,
+    );
+    const file = encode(`${document}\n`);
+    const [body, ...rest] = splitBodies(file);
+    expect(rest).toHaveLength(0);
+    expect(body!.contentType).toBe('application/json');
+    expect(JSON.parse(new TextDecoder().decode(body!.bytes))).toEqual(JSON.parse(document));
+    expect(body!.bytes).toEqual(file);
+    // A content type given is kept.
+    expect(splitBodies(file, 'application/vnd+json')[0]!.contentType).toBe('application/vnd+json');
+  });
+
+  it.each([
+    ['FP32', 'json' as const, [1, 3, 1024, 1024], 'JSON'],
+    ['BYTES', 'json' as const, [2, 2 ** 21], 'JSON'],
+    ['FP64', 'binary' as const, [2 ** 24], 'binary'],
+  ])('refuses random %s inputs whose %s body would pass 64 MiB, naming the input and the size', (datatype, format, shape, word) => {
+    const inputs = [
+      { name: 'small', datatype: 'FP32', shape: [4] },
+      { name: 'big', datatype, shape },
+    ];
+    const make = () => (format === 'json' ? randomFunctionBodies(inputs) : randomRawInputs(inputs));
+    expect(make).toThrow(BenchUsageError);
+    expect(make).toThrow(new RegExp(`${word} body of about \\d+ bytes \\(input "big", ${datatype} \\[`));
+    if (format === 'json') expect(() => randomKserveBodies(inputs, 'json')).toThrow('input "big"');
+  });
+
+  it('refuses by the encoded size: FP32 [3, 1024, 1024] is 12 MiB raw but about 75 MiB as JSON', () => {
+    const inputs = [{ name: 'x', datatype: 'FP32', shape: [-1, 3, 1024, 1024] }];
+    expect(() => randomKserveBodies(inputs, 'json')).toThrow(BenchUsageError);
+    expect(() => randomFunctionBodies(inputs)).toThrow('input "x", FP32 [1, 3, 1024, 1024]');
+    expect(randomFunctionBodies([{ name: 'x', datatype: 'FP32', shape: [1, 4] }])).toHaveLength(8);
   });
 
   it("turns KServe JSON requests into ModelInfer's tensors in the model's input order", () => {

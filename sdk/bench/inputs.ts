@@ -17,7 +17,7 @@ import { BenchUsageError } from './usage-error.js';
 export const MAX_INPUT_FILE_BYTES = 64 * 2 ** 20;
 /** The most bodies one file may hold (JSON lines). */
 export const MAX_BODIES = 100_000;
-/** The largest random body made (a tensor past it needs --input-file). */
+/** The largest random body made, as encoded (a tensor past it needs --input-file). */
 export const MAX_RANDOM_BYTES = 64 * 2 ** 20;
 /** How many distinct random bodies are cycled. */
 const RANDOM_BODIES = 8;
@@ -54,11 +54,15 @@ export async function readBodies(path: string, contentType?: string): Promise<Be
   }
 }
 
-/** JSON lines if every non-empty line is JSON (and no content type says otherwise), else one raw body. */
+/**
+ * One JSON body if the whole file is one JSON document (pretty-printed or not), else JSON lines if
+ * every non-empty line is JSON (unless a content type says otherwise), else one raw body.
+ */
 export function splitBodies(bytes: Uint8Array, contentType?: string): BenchBody[] {
   if (contentType === undefined || /json/.test(contentType)) {
-    const lines = new TextDecoder('utf-8', { fatal: false })
-      .decode(bytes)
+    const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+    if (isJson(text)) return [{ bytes, contentType: contentType ?? 'application/json' }];
+    const lines = text
       .split('\n')
       .map((l) => l.trim())
       .filter((l) => l !== '');
@@ -149,10 +153,30 @@ export function randomValues(datatype: string, count: number): { json: unknown[]
   return { json, bytes: packValues(datatype, json) };
 }
 
-function checkSize(inputs: readonly InputTensor[]): void {
-  const bytes = inputs.reduce((n, i) => n + numel(concreteShape(i.shape)) * 8, 0);
-  if (bytes > MAX_RANDOM_BYTES)
-    throw new BenchUsageError(`random inputs of ${bytes} bytes are too large to make: give --input-file instead`);
+/** About how many bytes a random value takes at most as JSON (with its comma), by dtype. */
+function jsonBytesPerValue(datatype: string): number {
+  if (datatype === 'BYTES') return 16; // "bench-xxxxxx",
+  if (datatype === 'BOOL') return 6; // false,
+  return datatype.startsWith('FP') || datatype === 'BF16' ? 24 : 2; // 0.12345678901234567, or 7,
+}
+
+/**
+ * Refuses random bodies past MAX_RANDOM_BYTES as they would be encoded (JSON: about 20 bytes a
+ * float; binary and raw: 8 bytes an element at most, 16 a BYTES one), naming the largest input.
+ */
+function checkSize(inputs: readonly InputTensor[], format: 'json' | 'binary'): void {
+  const sizes = inputs.map((i) => {
+    const per = format === 'json' ? jsonBytesPerValue(i.datatype) : i.datatype === 'BYTES' ? 16 : 8;
+    return numel(concreteShape(i.shape)) * per;
+  });
+  const bytes = sizes.reduce((a, b) => a + b, 0);
+  if (!(bytes <= MAX_RANDOM_BYTES)) {
+    const k = sizes.indexOf(Math.max(...sizes));
+    const i = inputs[k]!;
+    throw new BenchUsageError(
+      `random inputs would make a ${format === 'json' ? 'JSON' : 'binary'} body of about ${bytes} bytes (input "${i.name}", ${i.datatype} [${concreteShape(i.shape).join(', ')}], about ${sizes[k]}): the most is ${MAX_RANDOM_BYTES}; give --input-file instead`,
+    );
+  }
 }
 
 /** Nested arrays of `shape` over flat `values`. */
@@ -165,7 +189,7 @@ function nest(values: readonly unknown[], shape: readonly number[]): unknown {
 
 /** Random bodies for a function URL's default hook: `{"inputs": {name: nested array}}`. */
 export function randomFunctionBodies(inputs: readonly InputTensor[]): BenchBody[] {
-  checkSize(inputs);
+  checkSize(inputs, 'json');
   return Array.from({ length: RANDOM_BODIES }, () => {
     const fields = Object.fromEntries(
       inputs.map((i) => {
@@ -179,7 +203,7 @@ export function randomFunctionBodies(inputs: readonly InputTensor[]): BenchBody[
 
 /** Random KServe v2 infer bodies, JSON or with Triton's binary tensor extension. */
 export function randomKserveBodies(inputs: readonly InputTensor[], format: 'json' | 'binary'): BenchBody[] {
-  checkSize(inputs);
+  checkSize(inputs, format);
   return Array.from({ length: RANDOM_BODIES }, () => {
     const values = inputs.map((i) => randomValues(i.datatype, numel(concreteShape(i.shape))));
     if (format === 'json') {
@@ -212,7 +236,7 @@ export function randomKserveBodies(inputs: readonly InputTensor[], format: 'json
 
 /** Random ModelInfer requests' tensors: each input's shape and raw bytes. */
 export function randomRawInputs(inputs: readonly InputTensor[]): { shapes: number[][]; raw: Uint8Array[] }[] {
-  checkSize(inputs);
+  checkSize(inputs, 'binary');
   return Array.from({ length: RANDOM_BODIES }, () => ({
     shapes: inputs.map((i) => concreteShape(i.shape)),
     raw: inputs.map((i) => randomValues(i.datatype, numel(concreteShape(i.shape))).bytes),

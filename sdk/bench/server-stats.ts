@@ -21,7 +21,8 @@ export interface StatsSnapshot {
   hooks?: { pre: { count: number; totalUs: number }; post: { count: number; totalUs: number } };
 }
 
-const modelPath = (name: string, version?: number) =>
+/** A model's KServe route: `/v2/models/NAME[/versions/V]`. */
+export const modelPath = (name: string, version?: number): string =>
   `/v2/models/${encodeURIComponent(name)}${version === undefined ? '' : `/versions/${version}`}`;
 
 /** The statistics now, summed over the versions they cover; `hooks` adds the pools' pre and post. */

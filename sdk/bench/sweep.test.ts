@@ -51,4 +51,30 @@ describe('parseSweep', () => {
   it(`refuses a sweep of more than ${MAX_STEPS} steps before making them all`, () => {
     expect(() => parseSweep('1:4096:+1', 'c', whole)).toThrow(`more than ${MAX_STEPS} steps`);
   });
+
+  it.each([
+    '1:2:+0.00000001',
+    '1:2:+0.0000000001',
+    '1:2:x1.0000000001',
+  ])('refuses a tiny rate step %j at once, as a usage error, not by looping through it', (text) => {
+    const rate = { min: 0.001, max: 1e6, whole: false };
+    // The count is known before any step is made: this returns in microseconds, not minutes.
+    expect(() => parseSweep(text, '--rate', rate)).toThrow(BenchUsageError);
+    expect(() => parseSweep(text, '--rate', rate)).toThrow(`more than ${MAX_STEPS} steps`);
+  });
+
+  it.each([
+    ['1:2:+0.00000001', 'a concurrency is a whole number'],
+    ['1:8:+0.5', 'a concurrency is a whole number'],
+    ['1:2:x1.0000000001', `more than ${MAX_STEPS} steps`],
+  ])('refuses %j for a concurrency, stepping by a fraction or past MAX_STEPS', (text, message) => {
+    expect(() => parseSweep(text, '--concurrency', whole)).toThrow(BenchUsageError);
+    expect(() => parseSweep(text, '--concurrency', whole)).toThrow(message);
+  });
+
+  it('still sweeps by a factor that moves the start, rounding to whole numbers', () => {
+    expect(parseSweep('1:8:x1.5', 'c', whole)).toEqual([1, 2, 3, 5, 8]);
+    expect(parseSweep('10:20:x1.1', 'c', whole)).toEqual([10, 11, 12, 13, 15, 16, 18, 19]);
+    expect(parseSweep('4:8:x1.1', 'c', whole)).toEqual([4, 5, 6, 7, 8]);
+  });
 });

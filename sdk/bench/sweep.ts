@@ -44,8 +44,19 @@ export function parseSweep(
     const grows = op === '+' ? step > 0 : step > 1;
     if (!Number.isFinite(step) || !grows)
       throw new BenchUsageError(`${what}: "${part}" must grow: a factor above 1 (x2) or a step above 0 (+8)`);
-    for (let n = start; n <= end * (1 + 1e-9); n = op === '+' ? n + step : n * step)
-      push(limits.whole === false ? Number(n.toPrecision(12)) : Math.round(n));
+    const whole = limits.whole !== false;
+    if (whole && op === '+' && !Number.isInteger(step))
+      throw new BenchUsageError(`${what}: "${part}" steps by ${by}: a concurrency is a whole number, so step by one`);
+    // How many steps, counted before making any: a tiny step or factor would otherwise loop for
+    // ages (and, rounded to whole numbers, repeat the same concurrency all the while).
+    const top = end * (1 + 1e-9);
+    const count = Math.floor(op === '+' ? (top - start) / step : Math.log(top / start) / Math.log(step)) + 1;
+    if (!(count <= MAX_STEPS)) throw new BenchUsageError(`${what}: "${part}" makes more than ${MAX_STEPS} steps`);
+    for (let i = 0; i < count; i++) {
+      const n = op === '+' ? start + i * step : start * step ** i;
+      if (n > top) break;
+      push(whole ? Math.round(n) : Number(n.toPrecision(12)));
+    }
   }
   return steps;
 }

@@ -10,7 +10,7 @@ import { httpTarget } from './http-target.js';
 import type { InputTensor } from './inputs.js';
 import { exampleBody, randomFunctionBodies, randomKserveBodies, randomRawInputs, rawFromKserveJson } from './inputs.js';
 import type { StatsSnapshot } from './server-stats.js';
-import { snapshot } from './server-stats.js';
+import { modelPath, snapshot } from './server-stats.js';
 import type { BenchBody, BenchInputSource, BenchOptions } from './types.js';
 import { BenchUsageError } from './usage-error.js';
 
@@ -26,9 +26,6 @@ export interface ResolvedTarget {
 
 /** The PEM text of the TLS files, read by the caller. */
 export type TlsText = { ca?: string; cert?: string; key?: string } | undefined;
-
-const modelPath = (name: string, version?: number) =>
-  `/v2/models/${encodeURIComponent(name)}${version === undefined ? '' : `/versions/${version}`}`;
 
 /** The function's spec (of `version`, else of the version taking most traffic) and whether it has a hook. */
 async function functionSpec(node: Transport, name: string, version?: number) {
@@ -127,6 +124,7 @@ async function kserveTarget(o: BenchOptions, node: Transport, tls: TlsText): Pro
           requests,
           apiKey,
           tls,
+          secure: new URL(node.url).protocol === 'https:',
           timeoutMs,
         });
       },
