@@ -7,10 +7,12 @@ import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 
+import * as grpc from '@grpc/grpc-js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { deployFolder } from '../../../sdk/cli/deploy.js';
 import { TRITON_REPO } from '../../helpers/fixtures.js';
+import { randomTensor } from '../../helpers/random.js';
 import { nodeForFile } from '../../helpers/suite.js';
 import { waitFor } from '../../helpers/wait.js';
 import { jsonPoster, SIMPLE } from './requests.js';
@@ -26,6 +28,24 @@ afterEach(async () => {
   const clear = { trace_level: null, trace_rate: null, trace_count: null, log_frequency: null };
   expect((await postJson(SETTING, clear)).status).toBe(200);
 });
+
+type TraceRecord = Record<string, unknown>;
+
+/** The trace file's records, once `done` holds for them (the timeout a failsafe: on the code before, never). */
+const traceRecords = (done: (r: TraceRecord[]) => boolean) =>
+  waitFor(
+    'the trace in the trace file',
+    async () =>
+      JSON.parse(
+        await readFile(join(suite.dir, 'node', 'traces', 'trace.json'), 'utf8').catch(() => '[]'),
+      ) as TraceRecord[],
+    done,
+    { timeoutMs: 20_000 },
+  );
+
+/** The timestamps' names of the trace `head` starts. */
+const stampsOf = (records: TraceRecord[], head: TraceRecord) =>
+  records.filter((r) => r.id === head.id && r !== head).map((r) => (r.timestamps as { name: string }[])[0]!.name);
 
 const settings = async () => (await (await fetch(`${suite.node.httpUrl}${SETTING}`)).json()) as Record<string, unknown>;
 
@@ -43,18 +63,34 @@ describe('trace lifetimes', () => {
     );
     await waitFor('the request sampled', settings, (s) => s.trace_count === '0');
     socket.destroy();
-    const file = join(suite.dir, 'node', 'traces', 'trace.json');
-    const records = await waitFor(
-      'its trace in the trace file',
-      async () => JSON.parse(await readFile(file, 'utf8').catch(() => '[]')) as Record<string, unknown>[],
-      (r) => r.some((x) => x.model_name === SIMPLE),
-      { timeoutMs: 20_000 },
-    );
-    const head = records.find((x) => x.model_name === SIMPLE)!;
-    const names = records
-      .filter((r) => r.id === head.id && r !== head)
-      .map((r) => (r.timestamps as { name: string }[])[0]!.name);
-    expect(names).toEqual(['HTTP_RECV_START']);
+    const records = await traceRecords((r) => r.some((x) => x.model_name === SIMPLE && !('request_id' in x)));
+    const head = records.find((x) => x.model_name === SIMPLE && !('request_id' in x))!;
+    expect(stampsOf(records, head)).toEqual(['HTTP_RECV_START']);
+  });
+
+  it('writes the trace of a gRPC call its client cancelled', async () => {
+    const sampled = { trace_level: ['TIMESTAMPS'], trace_rate: '1', trace_count: '1' };
+    expect((await postJson(SETTING, sampled)).status).toBe(200);
+    const request = {
+      model_name: SIMPLE,
+      id: 'cancelled',
+      inputs: ['INPUT0', 'INPUT1'].map((name) => ({ name, datatype: 'FP32', shape: ['1', '4'] })),
+      raw_input_contents: [1, 2].map((seed) => Buffer.from(randomTensor('FP32', [1, 4], seed).data.buffer)),
+    };
+    // The node answers its initial metadata (x-request-id) as it takes the call: cancelled then.
+    const ended = new Promise<grpc.ServiceError | null>((resolve) => {
+      const call = (suite.rpc.ModelInfer as unknown as (...a: unknown[]) => grpc.ClientUnaryCall)(
+        request,
+        new grpc.Metadata(),
+        resolve,
+      );
+      call.once('metadata', () => call.cancel());
+    });
+    await ended;
+    await waitFor('the call sampled', settings, (s) => s.trace_count === '0');
+    const records = await traceRecords((r) => r.some((x) => x.request_id === 'cancelled'));
+    const head = records.find((x) => x.request_id === 'cancelled')!;
+    expect(stampsOf(records, head)).toContain('GRPC_WAITREAD_END');
   });
 
   it("drops a model's own trace settings when its function is deleted: deployed again, it follows the global ones", async () => {
