@@ -25,6 +25,9 @@ export interface TraceFileLog {
 /** The most the node's trace files hold on disk together, unless configured otherwise. */
 export const TRACE_MAX_BYTES = 256 * 2 ** 20;
 
+/** The most traces waiting to be written may hold (bytes): past it, while the disk is behind, traces are dropped. */
+export const TRACE_QUEUE_BYTES = 16 * 2 ** 20;
+
 /** A file written and closed: removed, oldest first, to make room. */
 interface Written {
   path: string;
@@ -46,8 +49,13 @@ export class TraceFile {
   #olderBytes = 0;
   #index = 0;
   #warned = false;
+  /** Bytes of the writes queued and not yet done, and the most there may be. */
+  #queued = 0;
+  readonly #maxQueued: number;
+  #warnedBehind = false;
 
-  constructor(dir: string, options: { maxBytes?: number; log?: TraceFileLog } = {}) {
+  constructor(dir: string, options: { maxBytes?: number; maxQueuedBytes?: number; log?: TraceFileLog } = {}) {
+    this.#maxQueued = options.maxQueuedBytes ?? TRACE_QUEUE_BYTES;
     this.#dir = dir;
     this.#path = join(dir, 'trace.json');
     this.#prev = join(dir, 'trace.prev.json');
@@ -69,7 +77,7 @@ export class TraceFile {
   append(records: string): void {
     const bytes = Buffer.byteLength(records) + 2;
     if (!this.#fits(bytes)) return;
-    this.#enqueue(async () => {
+    this.#enqueue(bytes, async () => {
       if (this.#handle && this.#size + bytes > this.#fileMax) await this.#rotate();
       await this.#makeRoom(this.#size === 0 ? bytes : bytes - 1);
       if (!this.#handle) {
@@ -94,7 +102,7 @@ export class TraceFile {
     const bytes = Buffer.byteLength(text);
     if (!this.#fits(bytes)) return;
     const path = `${this.#path}.${this.#index++}`;
-    this.#enqueue(async () => {
+    this.#enqueue(bytes, async () => {
       await this.#makeRoom(bytes);
       this.#log?.debug({ file: basename(path), traces: traces.length }, 'writing traces');
       await mkdir(this.#dir, { recursive: true, mode: 0o700 });
@@ -155,9 +163,22 @@ export class TraceFile {
     this.#warned = true;
   }
 
-  #enqueue(write: () => Promise<void>): void {
-    this.#queue = this.#queue.then(write).catch((error: unknown) => {
-      this.#log?.warn({ err: error, dir: this.#dir }, 'a trace could not be written (HEARTH_TRACE_DIR)');
-    });
+  /** Queues `write` (of `bytes`), or drops it while the queue holds its most (the disk is behind). */
+  #enqueue(bytes: number, write: () => Promise<void>): void {
+    if (this.#queued + bytes > this.#maxQueued) {
+      if (!this.#warnedBehind)
+        this.#log?.warn({ maxQueuedBytes: this.#maxQueued }, 'traces are dropped while their writes are behind');
+      this.#warnedBehind = true;
+      return;
+    }
+    this.#queued += bytes;
+    this.#queue = this.#queue
+      .then(write)
+      .catch((error: unknown) => {
+        this.#log?.warn({ err: error, dir: this.#dir }, 'a trace could not be written (HEARTH_TRACE_DIR)');
+      })
+      .finally(() => {
+        this.#queued -= bytes;
+      });
   }
 }

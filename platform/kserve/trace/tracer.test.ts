@@ -18,7 +18,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
 
-async function tracerIn(options: { maxBytes?: number } = {}) {
+async function tracerIn(options: { maxBytes?: number; maxQueuedBytes?: number } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'hearth-tracer-'));
   dirs.push(dir);
   const warnings: string[] = [];
@@ -111,6 +111,22 @@ describe('the tracer', () => {
     for (let i = 0; i < 40; i++) request(tracer, '€'.repeat(200));
     await tracer.close();
     expect(await bytesIn(dir)).toBeLessThanOrEqual(8000);
+  });
+
+  it('drops traces while its writes are behind (a bounded queue), and writes again once they caught up', async () => {
+    const { dir, tracer, warnings } = await tracerIn({ maxQueuedBytes: 1000 });
+    set(tracer, { trace_level: 'TIMESTAMPS', trace_rate: '1' });
+    // Ended in one go: nothing is written before the loop is over.
+    for (let i = 1; i <= 100; i++) request(tracer, `r${i}`);
+    await tracer.flushed();
+    const count = async () => (await json(join(dir, 'trace.json'))).filter((r) => 'model_name' in r).length;
+    const queued = await count();
+    expect(queued).toBeGreaterThan(0);
+    expect(queued).toBeLessThan(100);
+    expect(warnings).toEqual(['traces are dropped while their writes are behind']);
+    request(tracer, 'later');
+    await tracer.close();
+    expect(await count()).toBe(queued + 1);
   });
 
   it("clips a caller's request id and model name", async () => {
