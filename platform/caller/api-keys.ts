@@ -53,16 +53,24 @@ export function allows(caller: Caller, scope: Scope): boolean {
   return GRANTS[caller.scope].includes(scope);
 }
 
+/** What a request without a key that the node knows is told. */
+export const SEND_A_KEY = 'send an API key: Authorization: Bearer <key>';
+
+/** The configured key a request names (Authorization: Bearer, else x-api-key), if it names one. */
+export function keyOf(keys: readonly ApiKey[], header: (name: string) => string | undefined): ApiKey | undefined {
+  const bearer = header('authorization');
+  const given = bearer?.startsWith('Bearer ') ? bearer.slice(7) : header('x-api-key');
+  return given === undefined ? undefined : findKey(keys, given);
+}
+
 /**
  * The caller of a request, by its key, if its scope allows `scope`; else UnauthenticatedError or
  * PermissionDeniedError. `header` reads a request header.
  */
 export function authorize(keys: ApiKey[], scope: Scope, header: (name: string) => string | undefined): Caller {
   if (keys.length === 0) return NO_KEYS;
-  const bearer = header('authorization');
-  const given = bearer?.startsWith('Bearer ') ? bearer.slice(7) : header('x-api-key');
-  const key = given === undefined ? undefined : findKey(keys, given);
-  if (!key) throw new UnauthenticatedError('send an API key: Authorization: Bearer <key>');
+  const key = keyOf(keys, header);
+  if (!key) throw new UnauthenticatedError(SEND_A_KEY);
   const caller = callerOf(key);
   if (!allows(caller, scope))
     throw new PermissionDeniedError(`this API key (scope ${key.scope}) may not ${NEEDS[scope]}`);

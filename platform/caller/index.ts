@@ -4,6 +4,6 @@
  * sent or one made for it (./request-id.ts).
  */
 export type { Caller, Scope } from './api-keys.js';
-export { allows, authorize, findKey, NO_KEYS } from './api-keys.js';
+export { allows, authorize, findKey, keyOf, NO_KEYS, SEND_A_KEY } from './api-keys.js';
 export { callerId } from './caller-id.js';
 export { requestIdOf } from './request-id.js';

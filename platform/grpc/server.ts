@@ -10,6 +10,7 @@ import type { GrpcOptions } from './calls.js';
 import { callsOf } from './calls.js';
 import { inferMethods } from './infer-methods.js';
 import { loadInferenceService } from './inference-service.js';
+import { keyFirstInterceptor } from './key-first.js';
 import { modelMethods, repositoryMethods, serverMethods, sharedMemoryMethods } from './kserve-methods.js';
 import { readStartInterceptor } from './read-start.js';
 import { settingsMethods } from './settings-methods.js';
@@ -18,7 +19,8 @@ export function createGrpcServer(o: GrpcOptions): grpc.Server {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': o.maxMessageBytes,
     'grpc.max_send_message_length': -1,
-    interceptors: [readStartInterceptor(() => o.kserve.tracing())],
+    // The key first (a call without one is not read), then the traced call's read start.
+    interceptors: [keyFirstInterceptor(o.apiKeys), readStartInterceptor(() => o.kserve.tracing())],
   });
   const calls = callsOf(o);
   server.addService(loadInferenceService(), {

@@ -145,6 +145,28 @@ describe('gRPC with API keys', () => {
         code: grpc.status.PERMISSION_DENIED,
       });
       expect(await call(k, 'RepositoryIndex', {}, 'admin-key-5678')).toEqual({ models: [] });
+      // Refused on its headers, its message never read: bytes no protobuf decodes are not
+      // "Error deserializing request" (INTERNAL) without a key, as they were when decoded first.
+      const garbage = new grpc.Client(keyed.grpcAddress, grpc.credentials.createInsecure());
+      const raw = (key?: string) =>
+        new Promise<grpc.ServiceError>((resolve) => {
+          const md = new grpc.Metadata();
+          if (key) md.set('authorization', `Bearer ${key}`);
+          garbage.makeUnaryRequest(
+            '/inference.GRPCInferenceService/ModelInfer',
+            (b: Buffer) => b,
+            (b: Buffer) => b,
+            Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x0a]),
+            md,
+            (error) => resolve(error!),
+          );
+        });
+      expect(await raw()).toMatchObject({
+        code: grpc.status.UNAUTHENTICATED,
+        details: expect.stringMatching(/send an API key/),
+      });
+      expect(await raw('invoke-key-1234')).toMatchObject({ code: grpc.status.INTERNAL });
+      garbage.close();
     } finally {
       k.close();
       await keyed.close();
