@@ -11,7 +11,7 @@ import { Hono } from 'hono';
 import { InvalidInputError } from '../../sdk/errors.js';
 import type { ApiKey } from '../config/index.js';
 import type { Kserve, LogUpdate, LogValue, TraceUpdate } from '../kserve/index.js';
-import { parseJson } from '../kserve/index.js';
+import { clip, parseJson } from '../kserve/index.js';
 import { refuseFormBody } from './json-body.js';
 import type { AppEnv } from './middleware.js';
 import { auth, callerOf, limit } from './middleware.js';
@@ -45,7 +45,7 @@ function traceUpdate(json: Record<string, unknown>): TraceUpdate {
       update.set(name, value as string[]);
     else
       throw new InvalidInputError(
-        `trace setting '${name.slice(0, 64)}' must be a string, a list of strings or null (as "trace_rate": "100")`,
+        `trace setting '${clip(name)}' must be a string, a list of strings or null (as "trace_rate": "100")`,
       );
   }
   return update;
@@ -56,7 +56,7 @@ function logUpdate(json: Record<string, unknown>): LogUpdate {
   const update: LogUpdate = new Map();
   for (const [name, value] of Object.entries(json)) {
     if (value !== null && !['boolean', 'number', 'string'].includes(typeof value))
-      throw new InvalidInputError(`log setting '${name.slice(0, 64)}' must be a boolean, a number or a string`);
+      throw new InvalidInputError(`log setting '${clip(name)}' must be a boolean, a number or a string`);
     update.set(name, value as LogValue);
   }
   return update;

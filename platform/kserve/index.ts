@@ -13,6 +13,7 @@ export type { KserveOptions } from './protocol.js';
 export { Kserve } from './protocol.js';
 export type { LoadRequest } from './repository.js';
 export { readLoadParameters } from './repository.js';
+export { clip } from './setting-bounds.js';
 export type { RegionStatus, ShmContext } from './shared-memory.js';
 export { SharedMemoryRegions } from './shared-memory.js';
 export type { RequestedOutput } from './tensors.js';

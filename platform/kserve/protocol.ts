@@ -24,6 +24,7 @@ import { modelMetadata, serverExtensions } from './metadata.js';
 import { modelConfig } from './model-config.js';
 import type { LoadRequest } from './repository.js';
 import { loadModel } from './repository.js';
+import { clip } from './setting-bounds.js';
 import type { SharedMemoryRegions } from './shared-memory.js';
 import { modelStatistics } from './statistics.js';
 import type { Trace, TraceSettingsAnswer, TraceUpdate } from './trace/index.js';
@@ -171,8 +172,7 @@ export class Kserve {
     if (model !== undefined) {
       ({ createdAt } = await this.#o.functions.get(model).catch((error: unknown) => {
         if (!(error instanceof FunctionNotFoundError)) throw error;
-        const name = model.length > 200 ? `${model.slice(0, 200)}…` : model;
-        throw new InvalidInputError(`Request for unknown model : ${name}`);
+        throw new InvalidInputError(`Request for unknown model : ${clip(model, 200)}`);
       }));
     } else if (update && update.size > 0) this.#manageNode("change the node's trace settings");
     return this.#o.tracer!.setting(model, update, createdAt);
