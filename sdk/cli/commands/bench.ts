@@ -99,7 +99,10 @@ export function register(program: Command, context: CliContext): void {
       "random (tensors of the spec's or metadata's dtypes and shapes), example (the spec's), or file",
       oneOf('--input', ['random', 'example', 'file']),
     )
-    .option('--input-file <path>', 'bodies: one JSON a line, or the whole file as one body')
+    .option(
+      '--input-file <path>',
+      'bodies: one JSON document (the whole file), one JSON a line, or the whole file as one raw body',
+    )
     .option('--content-type <type>', "a raw --input-file body's content type (default application/octet-stream)")
     .option(
       '--format <f>',
