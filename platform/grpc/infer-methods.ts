@@ -31,10 +31,12 @@ export function inferMethods(o: GrpcOptions, calls: Calls) {
   const reads = new WeakMap<object, bigint>();
   const traces = new WeakMap<object, Trace>();
   const unary = calls.unary('invoke', async (call, caller) => {
+    const kserve = o.kserve.as(caller);
     const read = reads.get(call)!;
-    const trace = traced(o.kserve, call.request.model_name, traces, call, read, readStartOf(call.metadata, read));
+    const sampling = traced(kserve, call.request.model_name, traces, call, read, readStartOf(call.metadata, read));
+    const trace = sampling && (await sampling);
     return infer(
-      o.kserve.as(caller),
+      kserve,
       call.request as unknown as InferRequest,
       deadlineOf(call),
       {
@@ -57,7 +59,11 @@ export function inferMethods(o: GrpcOptions, calls: Calls) {
   return { ModelInfer, ModelStreamInfer: streamInfer(o, calls) };
 }
 
-/** The request's trace, if sampled: GRPC_WAITREAD_START at `start` (where known), _END at `read`, kept under `key`. */
+/**
+ * The request's trace, if sampled — by `kserve`, the caller's view: a model it does not see is
+ * never sampled (Kserve.startTrace). GRPC_WAITREAD_START at `start` (where known), _END at `read`,
+ * both taken as numbers before; kept under `key`. Undefined at once while nothing traces.
+ */
 function traced(
   kserve: Kserve,
   model: unknown,
@@ -65,13 +71,15 @@ function traced(
   key: object,
   read: bigint,
   start?: bigint,
-) {
-  const trace = kserve.startTrace(String(model ?? ''));
-  if (!trace) return undefined;
-  if (start !== undefined) trace.capture('GRPC_WAITREAD_START', start);
-  trace.capture('GRPC_WAITREAD_END', read);
-  traces.set(key, trace);
-  return trace;
+): Promise<Trace | undefined> | undefined {
+  if (!kserve.tracing()) return undefined;
+  return kserve.startTrace(String(model ?? '')).then((trace) => {
+    if (!trace) return undefined;
+    if (start !== undefined) trace.capture('GRPC_WAITREAD_START', start);
+    trace.capture('GRPC_WAITREAD_END', read);
+    traces.set(key, trace);
+    return trace;
+  });
 }
 
 /** ModelInfer's work, for unary calls and streams alike: each request admitted, then answered. */
@@ -135,9 +143,8 @@ function streamInfer(o: GrpcOptions, calls: Calls): grpc.handleBidiStreamingCall
       if (ended && open === 0) call.end();
     };
     const traces = new WeakMap<object, Trace>();
-    call.on('data', (request: Record<string, unknown>) => {
-      open++;
-      const trace = traced(o.kserve, request.model_name, traces, request, process.hrtime.bigint());
+    /** One request's answer, written when it finishes. */
+    const answer = (request: Record<string, unknown>, trace: Trace | undefined) => {
       const write = (message: object) => {
         trace?.capture('GRPC_SEND_START');
         call.write(message);
@@ -157,6 +164,12 @@ function streamInfer(o: GrpcOptions, calls: Calls): grpc.handleBidiStreamingCall
           open--;
           finish();
         });
+    };
+    call.on('data', (request: Record<string, unknown>) => {
+      open++;
+      const sampling = traced(kserve, request.model_name, traces, request, process.hrtime.bigint());
+      if (!sampling) answer(request, undefined);
+      else void sampling.then((trace) => answer(request, trace));
     });
     call.on('end', () => {
       ended = true;

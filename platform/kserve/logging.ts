@@ -23,7 +23,12 @@ export interface LogSettingsAnswer {
   log_format: string;
 }
 
-const SWITCH = { log_info: 'info', log_warning: 'warning', log_error: 'error' } as const;
+/** Each switch's setting, by its name: a Map, so no inherited property (`__proto__`, `constructor`) names one. */
+const SWITCH = new Map<string, 'info' | 'warning' | 'error'>([
+  ['log_info', 'info'],
+  ['log_warning', 'warning'],
+  ['log_error', 'error'],
+]);
 
 /** Applies `update` to `switches` (all of it, or none of it on a refusal); returns the settings. */
 export function logSettings(switches: LogSwitches, update?: LogUpdate): LogSettingsAnswer {
@@ -50,10 +55,11 @@ export function logSettings(switches: LogSwitches, update?: LogUpdate): LogSetti
 /** One setting's change, checked (not yet made). */
 function changeOf(switches: LogSwitches, name: string, value: Exclude<LogValue, null>): () => void {
   if (name === 'log_file') throw new UnsupportedError('log file location can not be updated through network protocol');
-  if (name in SWITCH) {
+  const which = SWITCH.get(name);
+  if (which) {
     if (typeof value !== 'boolean') throw new InvalidInputError(`expect boolean for '${name}'`);
     return () => {
-      switches[SWITCH[name as keyof typeof SWITCH]] = value;
+      switches[which] = value;
     };
   }
   if (name === 'log_verbose_level') {

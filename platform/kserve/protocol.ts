@@ -157,23 +157,33 @@ export class Kserve {
     return this.#o.tracer!.settings.tracing;
   }
 
-  /** A trace of this request for `model`, if the trace settings sample it (./trace). */
-  startTrace(model: string): Trace | undefined {
-    return this.#o.tracer!.start(model);
+  /**
+   * A trace of this request for `model`, if the trace settings sample it (./trace) — once `model`
+   * resolves in the caller's view: another tenant's, or a name that names no function, is never
+   * sampled and spends none of a setting's trace_count (no record written, no count an oracle of
+   * which names carry settings). A transport calls it only while tracing() (no lookup otherwise).
+   */
+  async startTrace(model: string): Promise<Trace | undefined> {
+    const record = await this.#o.functions.get(model).catch(() => undefined);
+    return record && this.#o.tracer!.start(model, record.createdAt);
   }
 
   /**
    * Triton's trace extension: the settings of `model` (one the caller sees; else "unknown", as one
    * that does not exist) or the global ones, after `update`. A change of the global settings is
    * the node's, an admin's; a model's is its tenant's (a deploy key's, as the repository extension).
+   * A setting left for a name whose function is gone (a delete this node has not heard of yet) an
+   * admin still reads and clears.
    */
   async traceSetting(model: string | undefined, update?: TraceUpdate): Promise<TraceSettingsAnswer> {
     let createdAt: string | undefined;
     if (model !== undefined) {
-      ({ createdAt } = await this.#o.functions.get(model).catch((error: unknown) => {
+      const record = await this.#o.functions.get(model).catch((error: unknown) => {
         if (!(error instanceof FunctionNotFoundError)) throw error;
+        if (allows(this.#caller, 'admin') && this.#o.tracer!.hasOwn(model)) return undefined;
         throw new InvalidInputError(`Request for unknown model : ${clip(model, 200)}`);
-      }));
+      });
+      createdAt = record?.createdAt;
     } else if (update && update.size > 0) this.#manageNode("change the node's trace settings");
     return this.#o.tracer!.setting(model, update, createdAt);
   }

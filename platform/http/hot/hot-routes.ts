@@ -175,8 +175,10 @@ async function serve(o: HotRouteOptions, bodyBuffers: BodyBuffers, s: Served): P
   if (held) await held;
   const name = decode(route.match[1]!);
   const version = parseVersion(route.match[2] === undefined ? undefined : decode(route.match[2]));
-  if (!route.fn) {
-    s.trace = o.kserve.startTrace(name);
+  // Sampled (spending a setting's trace_count) only once the name resolves in the caller's view;
+  // its arrival, taken as a number, becomes its HTTP_RECV_START.
+  if (!route.fn && o.kserve.tracing()) {
+    s.trace = await o.kserve.as(caller).startTrace(name);
     s.trace?.capture('HTTP_RECV_START', s.received);
   }
   const body = await readWhole(o, bodyBuffers, s);

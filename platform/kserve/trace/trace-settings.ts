@@ -135,7 +135,7 @@ export function readTraceUpdate(update: TraceUpdate): NewSetting {
         `trace setting '${clip(name)}': at most ${MAX_VALUES} values of ${MAX_VALUE_CHARS} characters`,
       );
     const clear = values === null || values.length === 0;
-    const field = FIELD_OF[name];
+    const field = FIELD_OF.get(name);
     if (name === 'trace_file')
       throw new UnsupportedError('trace file location can not be updated through network protocol');
     if (name === 'trace_mode') {
@@ -160,12 +160,13 @@ export function readTraceUpdate(update: TraceUpdate): NewSetting {
   return out;
 }
 
-const FIELD_OF: Record<string, Field | undefined> = {
-  trace_level: 'level',
-  trace_rate: 'rate',
-  trace_count: 'count',
-  log_frequency: 'logFrequency',
-};
+/** Each setting's field, by its name: a Map, so no inherited property (`__proto__`, `constructor`) names one. */
+const FIELD_OF = new Map<string, Field>([
+  ['trace_level', 'level'],
+  ['trace_rate', 'rate'],
+  ['trace_count', 'count'],
+  ['log_frequency', 'logFrequency'],
+]);
 /** Each field's key in TraceValues. */
 const KEY: Record<Field, keyof TraceValues> = {
   level: 'timestamps',
@@ -193,6 +194,11 @@ export class TraceSettings {
   /** The setting a request for `model` is traced by (the global one, with no model or none of its own). */
   of(model?: string): TraceSetting {
     return (model === undefined ? undefined : this.#models.get(model)) ?? this.#global;
+  }
+
+  /** Whether `model` has a setting of its own. */
+  has(model: string): boolean {
+    return this.#models.has(model);
   }
 
   /** Every setting in force. */

@@ -83,8 +83,12 @@ export class Tracer {
     });
   }
 
-  /** A trace for this request of `model`, if its setting samples it (cheap when tracing is off). */
-  start(model: string): Trace | undefined {
+  /**
+   * A trace for this request of `model`, if its setting samples it (cheap when tracing is off);
+   * `createdAt` is the function's of that name now (a setting made for an earlier one is dropped).
+   */
+  start(model: string, createdAt?: string): Trace | undefined {
+    if (createdAt !== undefined) this.forget(model, createdAt);
     const setting = this.settings.of(model);
     return setting.take() ? new Trace(this.#nextId++, model, setting, this) : undefined;
   }
@@ -101,6 +105,11 @@ export class Tracer {
     const answer = this.settings.of(model).answer();
     this.#log?.info({ model: model ?? null, settings: Object.fromEntries(answer) }, 'trace settings changed');
     return answer;
+  }
+
+  /** Whether `model` has a setting of its own. */
+  hasOwn(model: string): boolean {
+    return this.settings.has(model);
   }
 
   /** A trace's records, written as its setting says (Triton's TraceSetting::WriteTrace). */
