@@ -10,12 +10,12 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { parseSpec } from '../../../sdk/spec/index.js';
 import { createArtifactStore } from '../../artifacts/index.js';
 import type { Caller } from '../../caller/index.js';
 import { NO_KEYS } from '../../caller/index.js';
 import { loadConfig } from '../../config/index.js';
 import { FunctionService } from '../../functions/index.js';
-import { specOf } from '../../functions/test-fakes.js';
 import { createRegistry } from '../../registry/index.js';
 import { Kserve } from '../protocol.js';
 import { SharedMemoryRegions } from '../shared-memory.js';
@@ -32,7 +32,13 @@ beforeAll(async () => {
   const registry = createRegistry(config);
   const artifacts = createArtifactStore(config, () => undefined);
   service = new FunctionService({ registry, artifacts, dataDir: dir });
-  await registry.createVersion(specOf('gone'), { model: 'a'.repeat(64) });
+  const spec = parseSpec({
+    name: 'gone',
+    model: 'model.pt',
+    inputs: [{ name: 'x', dtype: 'FP32', dims: [4] }],
+    outputs: [{ name: 'y', dtype: 'FP32', dims: [3] }],
+  });
+  await registry.createVersion(spec, { model: 'a'.repeat(64) });
   kserve = new Kserve({
     functions: service,
     artifacts,
