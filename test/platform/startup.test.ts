@@ -7,7 +7,6 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -18,19 +17,12 @@ import { stop } from '../bench/load.js';
 import { modelPath, REPO_ROOT } from '../helpers/fixtures.js';
 import { deployFixture, spawnNode } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
+import { freePort } from '../helpers/redis.js';
 import { pythonForward } from '../helpers/reference.js';
 import { SMALL_SPEC, SMALL_X } from '../helpers/specs.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'hearth-startup-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 it('holds a request that arrives while the node starts and answers it once it serves', async () => {
   const data = join(dir, 'data');
