@@ -226,17 +226,19 @@ export class CanaryWatch {
     const verdict = judge(c, observed.canary, observed.baseline, Date.now() >= w.deadline);
     if (verdict.verdict === 'watch') return;
     this.#watched.delete(name);
+    // The record keeps what was judged: calls timed meanwhile (setTraffic awaits) are not in it.
     if (verdict.verdict === 'rollback') {
       // A later `hearth rollback` goes back to the canary's split, as after any change.
       await this.#host.setTraffic(name, c.baseline, c.split);
       await this.#decide(name, w, 'rolled-back', verdict.reason, {
         cause: verdict.cause,
         percentile: verdict.percentile,
+        observed,
       });
     } else {
       // After a promotion, `hearth rollback` returns to the versions that served before the canary.
       await this.#host.setTraffic(name, { [c.version]: 100 }, c.baseline);
-      await this.#decide(name, w, 'promoted', verdict.reason, { percentile: verdict.percentile });
+      await this.#decide(name, w, 'promoted', verdict.reason, { percentile: verdict.percentile, observed });
     }
   }
 
@@ -245,7 +247,7 @@ export class CanaryWatch {
     w: Watched,
     state: Canary['state'],
     reason: string,
-    how: Pick<Canary, 'cause' | 'percentile'> = {},
+    { observed = this.#observed(name, w), ...how }: Pick<Canary, 'cause' | 'percentile' | 'observed'> = {},
   ): Promise<void> {
     const c = w.canary;
     const defined = Object.fromEntries(Object.entries(how).filter(([, v]) => v !== undefined));
@@ -255,7 +257,7 @@ export class CanaryWatch {
       reason,
       ...defined,
       decidedAt: new Date().toISOString(),
-      observed: this.#observed(name, w),
+      observed,
     });
     this.#host.note(name, c.version, state === 'promoted' ? 'info' : 'warn', decisionText(c, state, reason));
   }
