@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -111,5 +111,43 @@ describe('httpTarget over its own HTTP/1.1 connections', () => {
     await expect(httpTarget({ url, path: '/x\r\nhost: y', bodies, connections: 1, timeoutMs: 1000 })).rejects.toThrow(
       'line break',
     );
+  });
+});
+
+describe('H1Connection against a server that never ends a line', () => {
+  /** A raw TCP server that writes `answer()` forever in 16 KiB pieces to each request; the outcome of one request. */
+  async function against(answer: string, piece: string): Promise<{ code?: string; message?: string }> {
+    const raw = createNetServer((socket) => {
+      socket.once('data', () => {
+        socket.write(answer);
+        const flood = setInterval(() => socket.write(piece.repeat(16_384 / piece.length)), 1);
+        socket.on('close', () => clearInterval(flood));
+        socket.on('error', () => clearInterval(flood));
+      });
+    });
+    raw.listen(0, '127.0.0.1');
+    await once(raw, 'listening');
+    const port = (raw.address() as AddressInfo).port;
+    const sender = await httpTarget({
+      url: `http://127.0.0.1:${port}`,
+      path: '/',
+      bodies,
+      connections: 1,
+      timeoutMs: 30_000,
+    });
+    try {
+      return await new Promise((resolve) => sender.send(0, (code, message) => resolve({ code, message })));
+    } finally {
+      await sender.close();
+      raw.close();
+    }
+  }
+
+  it('drops a head that grows past 64 KiB without its blank line as EPROTO', async () => {
+    expect((await against('HTTP/1.1 200 OK\r\n', 'x')).code).toBe('EPROTO');
+  });
+
+  it('drops a chunk-size line past 8 KiB as EPROTO', async () => {
+    expect((await against('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n', 'f')).code).toBe('EPROTO');
   });
 });

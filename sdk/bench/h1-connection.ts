@@ -125,7 +125,8 @@ export class H1Connection {
       const end = head.indexOf(CRLF2);
       if (end < 0) {
         if (head.length > 64 * 1024) this.destroy('EPROTO');
-        else this.#head = Buffer.from(head);
+        // A concat is already a copy; a first read is not (its buffer is reused).
+        else this.#head = this.#head ? head : Buffer.from(head);
         return;
       }
       if (!this.#parseHead(head.toString('latin1', 0, end))) {
@@ -159,10 +160,12 @@ export class H1Connection {
     return true;
   }
 
+  /** Copies (a read's buffer is reused) only what is still wanted of an error's first KEEP bytes. */
   #keep(bytes: Buffer): void {
     if (this.#kept && this.#keptBytes < KEEP) {
-      this.#kept.push(Buffer.from(bytes));
-      this.#keptBytes += bytes.length;
+      const wanted = bytes.subarray(0, KEEP - this.#keptBytes);
+      this.#kept.push(Buffer.from(wanted));
+      this.#keptBytes += wanted.length;
     }
   }
 
@@ -229,6 +232,6 @@ export class H1Connection {
     }
     if (!done) return;
     if (this.#status < 300) done(this.#status);
-    else done(this.#status, undefined, Buffer.concat(this.#kept ?? []).subarray(0, KEEP));
+    else done(this.#status, undefined, Buffer.concat(this.#kept ?? []));
   }
 }
