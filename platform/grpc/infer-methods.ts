@@ -32,9 +32,12 @@ export function inferMethods(o: GrpcOptions, calls: Calls) {
   const traces = new WeakMap<object, Trace>();
   const unary = calls.unary('invoke', async (call, caller) => {
     const kserve = o.kserve.as(caller);
-    const read = reads.get(call)!;
-    const sampling = traced(kserve, call.request.model_name, traces, call, read, readStartOf(call.metadata, read));
-    const trace = sampling && (await sampling);
+    const read = reads.get(call);
+    const trace =
+      read === undefined
+        ? undefined
+        : await traced(kserve, call.request.model_name, read, readStartOf(call.metadata, read));
+    if (trace) traces.set(call, trace);
     return infer(
       kserve,
       call.request as unknown as InferRequest,
@@ -47,6 +50,8 @@ export function inferMethods(o: GrpcOptions, calls: Calls) {
     );
   });
   const ModelInfer: grpc.handleUnaryCall<Record<string, unknown>, unknown> = (call, callback) => {
+    // While nothing traces, a call goes straight through: no time taken, nothing kept, no lookup.
+    if (!o.kserve.tracing()) return unary(call, callback);
     reads.set(call, process.hrtime.bigint());
     unary(call, (error, response) => {
       const trace = traces.get(call);
@@ -62,24 +67,14 @@ export function inferMethods(o: GrpcOptions, calls: Calls) {
 /**
  * The request's trace, if sampled — by `kserve`, the caller's view: a model it does not see is
  * never sampled (Kserve.startTrace). GRPC_WAITREAD_START at `start` (where known), _END at `read`,
- * both taken as numbers before; kept under `key`. Undefined at once while nothing traces.
+ * both taken as numbers before. Called only while kserve.tracing().
  */
-function traced(
-  kserve: Kserve,
-  model: unknown,
-  traces: WeakMap<object, Trace>,
-  key: object,
-  read: bigint,
-  start?: bigint,
-): Promise<Trace | undefined> | undefined {
-  if (!kserve.tracing()) return undefined;
-  return kserve.startTrace(String(model ?? '')).then((trace) => {
-    if (!trace) return undefined;
-    if (start !== undefined) trace.capture('GRPC_WAITREAD_START', start);
-    trace.capture('GRPC_WAITREAD_END', read);
-    traces.set(key, trace);
-    return trace;
-  });
+async function traced(kserve: Kserve, model: unknown, read: bigint, start?: bigint): Promise<Trace | undefined> {
+  const trace = await kserve.startTrace(String(model ?? ''));
+  if (!trace) return undefined;
+  if (start !== undefined) trace.capture('GRPC_WAITREAD_START', start);
+  trace.capture('GRPC_WAITREAD_END', read);
+  return trace;
 }
 
 /** ModelInfer's work, for unary calls and streams alike: each request admitted, then answered. */
@@ -142,7 +137,6 @@ function streamInfer(o: GrpcOptions, calls: Calls): grpc.handleBidiStreamingCall
     const finish = () => {
       if (ended && open === 0) call.end();
     };
-    const traces = new WeakMap<object, Trace>();
     /** One request's answer, written when it finishes. */
     const answer = (request: Record<string, unknown>, trace: Trace | undefined) => {
       const write = (message: object) => {
@@ -167,9 +161,8 @@ function streamInfer(o: GrpcOptions, calls: Calls): grpc.handleBidiStreamingCall
     };
     call.on('data', (request: Record<string, unknown>) => {
       open++;
-      const sampling = traced(kserve, request.model_name, traces, request, process.hrtime.bigint());
-      if (!sampling) answer(request, undefined);
-      else void sampling.then((trace) => answer(request, trace));
+      if (!kserve.tracing()) answer(request, undefined);
+      else void traced(kserve, request.model_name, process.hrtime.bigint()).then((trace) => answer(request, trace));
     });
     call.on('end', () => {
       ended = true;
