@@ -53,32 +53,39 @@ export function benchTable(report: BenchReport): string {
   ].join('\n');
 }
 
-const CSV_HEAD = [
-  'step',
-  'concurrency',
-  'rate',
-  'requests',
-  'ok',
-  'errors',
-  'seconds',
-  'req_per_s',
-  'p50_ms',
-  'p90_ms',
-  'p99_ms',
-  'mean_ms',
-  'max_ms',
-  'late',
-  'client_cpu_us',
-  'client_cpu_percent',
-  'server_success',
-  'server_failure',
-  'server_request_us',
-  'queue_us',
-  'compute_input_us',
-  'compute_infer_us',
-  'compute_output_us',
-  'pre_us',
-  'post_us',
+/** Each CSV column: its name and its value in a step (absent: an empty field). */
+const CSV_COLUMNS: [string, (s: BenchStep) => unknown][] = [
+  ['step', (s) => s.step],
+  ['concurrency', (s) => s.concurrency],
+  ['rate', (s) => s.rate],
+  ['requests', (s) => s.requests],
+  ['ok', (s) => s.ok],
+  [
+    'errors',
+    (s) =>
+      Object.entries(s.errors)
+        .map(([code, count]) => `${code}:${count}`)
+        .join(';'),
+  ],
+  ['seconds', (s) => s.seconds],
+  ['req_per_s', (s) => s.reqPerS],
+  ['p50_ms', (s) => s.latencyMs.p50],
+  ['p90_ms', (s) => s.latencyMs.p90],
+  ['p99_ms', (s) => s.latencyMs.p99],
+  ['mean_ms', (s) => s.latencyMs.mean],
+  ['max_ms', (s) => s.latencyMs.max],
+  ['late', (s) => s.late],
+  ['client_cpu_us', (s) => s.clientCpuUs],
+  ['client_cpu_percent', (s) => s.clientCpuPercent],
+  ['server_success', (s) => s.server?.success],
+  ['server_failure', (s) => s.server?.failure],
+  ['server_request_us', (s) => s.server?.requestUs],
+  ['queue_us', (s) => s.server?.queueUs],
+  ['compute_input_us', (s) => s.server?.computeInputUs],
+  ['compute_infer_us', (s) => s.server?.computeInferUs],
+  ['compute_output_us', (s) => s.server?.computeOutputUs],
+  ['pre_us', (s) => s.server?.preUs],
+  ['post_us', (s) => s.server?.postUs],
 ];
 
 /** A CSV field: quoted where it holds a comma, a quote or a line break. */
@@ -89,38 +96,6 @@ const field = (v: unknown): string => {
 
 /** The report as CSV: a header line, then a line per step (errors as `code:count` separated by `;`). */
 export function benchCsv(report: BenchReport): string {
-  const lines = report.steps.map((s) =>
-    [
-      s.step,
-      s.concurrency,
-      s.rate,
-      s.requests,
-      s.ok,
-      Object.entries(s.errors)
-        .map(([code, count]) => `${code}:${count}`)
-        .join(';'),
-      s.seconds,
-      s.reqPerS,
-      s.latencyMs.p50,
-      s.latencyMs.p90,
-      s.latencyMs.p99,
-      s.latencyMs.mean,
-      s.latencyMs.max,
-      s.late,
-      s.clientCpuUs,
-      s.clientCpuPercent,
-      s.server?.success,
-      s.server?.failure,
-      s.server?.requestUs,
-      s.server?.queueUs,
-      s.server?.computeInputUs,
-      s.server?.computeInferUs,
-      s.server?.computeOutputUs,
-      s.server?.preUs,
-      s.server?.postUs,
-    ]
-      .map(field)
-      .join(','),
-  );
-  return [CSV_HEAD.join(','), ...lines].join('\n');
+  const lines = report.steps.map((s) => CSV_COLUMNS.map(([, value]) => field(value(s))).join(','));
+  return [CSV_COLUMNS.map(([name]) => name).join(','), ...lines].join('\n');
 }
