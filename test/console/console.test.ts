@@ -48,6 +48,9 @@ describe('the console in a browser', () => {
   let webhooks: Awaited<ReturnType<typeof receiver>>;
   const errors: string[] = [];
   const hearth = (...args: string[]) => run(HEARTH_CLI, ['--url', node.httpUrl, '--api-key', KEY, ...args]);
+  // Each deployed with the admin key: its answer's status is the deploy's outcome.
+  const deployed = async (spec: object, artifacts: Parameters<typeof deployFixture>[2], extra = {}) =>
+    (await deployFixture(node.httpUrl, spec, artifacts, { authorization: `Bearer ${KEY}` }, extra)).status;
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
@@ -62,22 +65,10 @@ describe('the console in a browser', () => {
     await hearth('deploy', join(REPO_ROOT, 'functions', 'tabular-mlp'));
     await hearth('deploy', join(REPO_ROOT, 'functions', 'tabular-mlp'), '--keep-traffic');
     const chatty = { ...SMALL_SPEC, name: 'chatty', hook: 'hook.ts' };
-    const r = await deployFixture(
-      node.httpUrl,
-      chatty,
-      { model: 'small', hook: 'chatty' },
-      { authorization: `Bearer ${KEY}` },
-    );
-    expect(r.status).toBe(201);
+    expect(await deployed(chatty, { model: 'small', hook: 'chatty' })).toBe(201);
     // A function whose spec has an example: Try it starts from it.
     const exampled = { ...chatty, name: 'exampled', example: { x: [[1, 2, 3, 4]], tag: 'example' } };
-    const e = await deployFixture(
-      node.httpUrl,
-      exampled,
-      { model: 'small', hook: 'chatty' },
-      { authorization: `Bearer ${KEY}` },
-    );
-    expect(e.status).toBe(201);
+    expect(await deployed(exampled, { model: 'small', hook: 'chatty' })).toBe(201);
     // An image-sized input, which Try it does not pre-fill with 150,528 zeros.
     const pixels = {
       name: 'pixels',
@@ -86,20 +77,14 @@ describe('the console in a browser', () => {
       inputs: [{ name: 'x', dtype: 'FP32', dims: [3, 224, 224] }],
       outputs: [{ name: 'y', dtype: 'FP32', dims: [1000] }],
     };
-    const p = await deployFixture(node.httpUrl, pixels, { model: 'zero_image' }, { authorization: `Bearer ${KEY}` });
-    expect(p.status).toBe(201);
+    expect(await deployed(pixels, { model: 'zero_image' })).toBe(201);
     // A function whose only version failed to load (a state_dict, not TorchScript): failing.
-    const broken = { ...SMALL_SPEC, name: 'broken' };
-    const b = await deployFixture(node.httpUrl, broken, { model: 'state_dict' }, { authorization: `Bearer ${KEY}` });
-    expect(b.status).toBe(422);
+    expect(await deployed({ ...SMALL_SPEC, name: 'broken' }, { model: 'state_dict' })).toBe(422);
     // A function with a canary watching (a window longer than the test).
     const canaried = { ...SMALL_SPEC, name: 'canaried', hook: 'hook.ts' };
-    const bearer = { authorization: `Bearer ${KEY}` };
-    expect((await deployFixture(node.httpUrl, canaried, { model: 'small', hook: 'echo' }, bearer)).status).toBe(201);
+    expect(await deployed(canaried, { model: 'small', hook: 'echo' })).toBe(201);
     const canary = { canary: { percent: 10, windowMs: 3_600_000 } };
-    expect((await deployFixture(node.httpUrl, canaried, { model: 'small', hook: 'echo' }, bearer, canary)).status).toBe(
-      201,
-    );
+    expect(await deployed(canaried, { model: 'small', hook: 'echo' }, canary)).toBe(201);
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
     // CSP bypassed only so the test can inject axe-core; the page itself runs under the node's CSP.
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
@@ -241,14 +226,11 @@ describe('the console in a browser', () => {
   }, 60_000);
 
   it('shows a version its canary rolled back as rolled-back, with why, and still offers it traffic', async () => {
-    const bearer = { authorization: `Bearer ${KEY}` };
     const rolled = { ...SMALL_SPEC, name: 'rolled', hook: 'hook.ts' };
-    expect((await deployFixture(node.httpUrl, rolled, { model: 'small', hook: 'echo' }, bearer)).status).toBe(201);
+    expect(await deployed(rolled, { model: 'small', hook: 'echo' })).toBe(201);
     // A window of one second and no calls: rolled back, too few to judge.
     const canary = { canary: { percent: 10, windowMs: 1000 } };
-    expect((await deployFixture(node.httpUrl, rolled, { model: 'small', hook: 'echo' }, bearer, canary)).status).toBe(
-      201,
-    );
+    expect(await deployed(rolled, { model: 'small', hook: 'echo' }, canary)).toBe(201);
     await waitFor(
       "rolled's canary to decide",
       () => client.describe('rolled'),
