@@ -14,7 +14,7 @@
  * "inconclusive", not a failure. The serving side's sample is its versions' calls pooled.
  */
 import type { Canary, CanaryObserved, CanaryPercentile } from '../../sdk/api/index.js';
-import { splitShares } from '../../sdk/api/index.js';
+import { CANARY_PERCENTILES, splitShares } from '../../sdk/api/index.js';
 
 export const CANARY_DEFAULTS = { maxErrorRate: 5, maxP99Ratio: 1.5, minCalls: 10 } as const;
 /** A percentile this close to the serving versions' is never a regression (timer noise on sub-ms models). */
@@ -23,7 +23,6 @@ export const LATENCY_FLOOR_MS = 2;
 export const CALLS_ABOVE = 10;
 /** Each percentile as a fraction in thousandths (whole numbers: no rounding at the sample sizes' edges). */
 const PER_MILLE: Record<CanaryPercentile, number> = { p99: 990, p90: 900, p50: 500 };
-const HIGHEST_FIRST: CanaryPercentile[] = ['p99', 'p90', 'p50'];
 
 /** Timed calls a side needs for `p`: CALLS_ABOVE of them above it (p99: 1000, p90: 100, p50: 20). */
 export const samplesFor = (p: CanaryPercentile): number => Math.ceil((CALLS_ABOVE * 1000) / (1000 - PER_MILLE[p]));
@@ -113,7 +112,7 @@ export function latencyRule(c: Canary, canary: CanaryObserved, baseline: CanaryO
     { who: `v${c.version}`, o: canary },
     { who: versions(c.baseline), o: baseline },
   ];
-  for (const p of HIGHEST_FIRST) {
+  for (const p of CANARY_PERCENTILES) {
     const mine = canary[`${p}Ms`];
     const theirs = baseline[`${p}Ms`];
     if (

@@ -4,9 +4,9 @@
  */
 import { z } from 'zod';
 
-/** The percentiles a canary's latency rule may compare, from the highest (its samples allowing). */
-export const CANARY_PERCENTILES = ['p99', 'p90', 'p50'] as const;
-export type CanaryPercentile = (typeof CANARY_PERCENTILES)[number];
+import { CANARY_PERCENTILES } from './canary-percentiles.js';
+
+export * from './canary-percentiles.js';
 
 /**
  * A deploy's canary (`hearth deploy --canary 10 --canary-window 60s`): the new version takes

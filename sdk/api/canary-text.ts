@@ -1,12 +1,11 @@
 /** A canary in one line, as `hearth describe`, `hearth deploy` and the console show it. */
 // Types only: the console imports this file, and zod stays out of its bundle.
-import type { Canary, CanaryObserved, CanaryPercentile } from './canary-schemas.js';
-
-const HIGHEST_FIRST: readonly CanaryPercentile[] = ['p99', 'p90', 'p50'];
+import { CANARY_PERCENTILES } from './canary-percentiles.js';
+import type { Canary, CanaryObserved } from './canary-schemas.js';
 
 /** The highest latency percentile a side's sample estimates, as `p90 3.1 ms` (undefined: none yet). */
 export function sideLatency(o: CanaryObserved): string | undefined {
-  for (const p of HIGHEST_FIRST) {
+  for (const p of CANARY_PERCENTILES) {
     const ms = o[`${p}Ms`];
     if (typeof ms === 'number') return `${p} ${ms} ms`;
   }
