@@ -75,8 +75,11 @@ interface Served {
   pooled?: Uint8Array;
   /** Who sent it, once its key is known. */
   caller?: Caller;
-  /** When it arrived (process.hrtime), and its trace where the trace settings sampled it (KServe infer). */
-  received: bigint;
+  /**
+   * When it arrived (process.hrtime), taken only for a KServe infer while some setting traces (none
+   * is sampled otherwise), and its trace where the trace settings sampled it.
+   */
+  received: bigint | undefined;
   trace?: Trace;
   /** The response closed (written out, or the client hung up). */
   closed: boolean;
@@ -101,7 +104,7 @@ export function createHotRoutes(o: HotRouteOptions): (req: IncomingMessage, res:
       header,
       signal: controller.signal,
       bodyRead: false,
-      received: process.hrtime.bigint(),
+      received: !route.fn && o.kserve.tracing() ? process.hrtime.bigint() : undefined,
       closed: false,
     };
     res.once('close', () => {
@@ -177,7 +180,7 @@ async function serve(o: HotRouteOptions, bodyBuffers: BodyBuffers, s: Served): P
   const version = parseVersion(route.match[2] === undefined ? undefined : decode(route.match[2]));
   // Sampled (spending a setting's trace_count) only once the name resolves in the caller's view;
   // its arrival, taken as a number, becomes its HTTP_RECV_START.
-  if (!route.fn && o.kserve.tracing()) {
+  if (s.received !== undefined) {
     s.trace = await o.kserve.as(caller).startTrace(name);
     s.trace?.capture('HTTP_RECV_START', s.received);
   }
