@@ -3,8 +3,11 @@
  * function's spec, the model's metadata, the spec's example or a file) and how to read the server's
  * statistics for it.
  */
+
+import { z } from 'zod';
+
 import { describe } from '../client/functions.js';
-import type { Transport } from '../client/transport.js';
+import { parsed, type Transport } from '../client/transport.js';
 import type { Sender } from './http-target.js';
 import { httpTarget } from './http-target.js';
 import type { InputTensor } from './inputs.js';
@@ -91,11 +94,14 @@ const common = (o: BenchOptions, node: Transport, tls: TlsText) => ({
   timeoutMs: o.timeoutMs ?? 60_000,
 });
 
-/** A KServe model's inputs from its metadata (GET /v2/models/NAME). */
+/** One input of a model's metadata: the shape and dtype random bodies are made of. */
+const InputTensorSchema = z.object({ name: z.string(), datatype: z.string(), shape: z.array(z.number().int()) });
+
+/** A KServe model's inputs from its metadata (GET /v2/models/NAME), refused unless each is well formed. */
 async function modelInputs(node: Transport, name: string, version?: number): Promise<InputTensor[]> {
-  const metadata = (await (await node.request(modelPath(name, version))).json()) as { inputs?: InputTensor[] };
+  const metadata = (await (await node.request(modelPath(name, version))).json()) as { inputs?: unknown };
   if (!Array.isArray(metadata.inputs)) throw new BenchUsageError(`model ${name}'s metadata lists no inputs`);
-  return metadata.inputs;
+  return parsed(z.array(InputTensorSchema), metadata.inputs, `model ${name}'s metadata`);
 }
 
 async function kserveTarget(o: BenchOptions, node: Transport, tls: TlsText): Promise<ResolvedTarget> {
