@@ -30,8 +30,12 @@ export interface Child {
   kill(): void;
 }
 
-/** Sends `signal` to the process group `pgid`; false when there is none left. */
+/**
+ * Sends `signal` to the process group `pgid`; false when there is none left. A child that never
+ * started has no pid (-1 here): `kill(-(-1))` would signal pid 1, so nothing is sent.
+ */
 function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  if (pgid <= 0) return false;
   try {
     process.kill(-pgid, signal);
     return true;
@@ -85,10 +89,10 @@ export function spawnChild(
       const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), graceMs);
       const exit = await exited;
       clearTimeout(timer);
-      if (pid > 0) killGroup(pid, 'SIGKILL');
+      killGroup(pid, 'SIGKILL');
       return exit;
     },
-    kill: () => void (pid > 0 && killGroup(pid, 'SIGKILL')),
+    kill: () => void killGroup(pid, 'SIGKILL'),
   };
 }
 
