@@ -6,7 +6,7 @@
  * down, each trace is appended as it ends and the file is a whole JSON array after every write.
  *
  * Writes are queued one after another off the request's path. What the trace files hold on disk
- * is bounded (`maxBytes`, in bytes), as a rotated log is: the main file is moved aside to
+ * is bounded (`maxBytes`, in bytes, and `maxFiles`), as a rotated log is: the main file is moved aside to
  * `trace.prev.json` once it holds half the bound (replacing the one before), and the
  * oldest files (the one moved aside, then the oldest indexed files) are removed to make room for
  * new traces. Whoever traces, the newest traces are always written: no tenant's traffic can use up
@@ -25,6 +25,12 @@ export interface TraceFileLog {
 /** The most the node's trace files hold on disk together, unless configured otherwise. */
 export const TRACE_MAX_BYTES = 256 * 2 ** 20;
 
+/**
+ * The most files the node's traces are kept in, unless configured otherwise: a setting of
+ * log_frequency 1 writes a file per request, and small files would otherwise fill the bound in
+ * bytes only after millions of them (inodes, and an entry each in `#older`).
+ */
+export const TRACE_MAX_FILES = 10_000;
 /** The most traces waiting to be written may hold (bytes): past it, while the disk is behind, traces are dropped. */
 export const TRACE_QUEUE_BYTES = 16 * 2 ** 20;
 
@@ -39,6 +45,7 @@ export class TraceFile {
   readonly #path: string;
   readonly #prev: string;
   readonly #maxBytes: number;
+  readonly #maxFiles: number;
   readonly #log: TraceFileLog | undefined;
   #queue: Promise<void> = Promise.resolve();
   #handle: FileHandle | undefined;
@@ -54,12 +61,16 @@ export class TraceFile {
   readonly #maxQueued: number;
   #warnedBehind = false;
 
-  constructor(dir: string, options: { maxBytes?: number; maxQueuedBytes?: number; log?: TraceFileLog } = {}) {
+  constructor(
+    dir: string,
+    options: { maxBytes?: number; maxFiles?: number; maxQueuedBytes?: number; log?: TraceFileLog } = {},
+  ) {
     this.#maxQueued = options.maxQueuedBytes ?? TRACE_QUEUE_BYTES;
     this.#dir = dir;
     this.#path = join(dir, 'trace.json');
     this.#prev = join(dir, 'trace.prev.json');
     this.#maxBytes = options.maxBytes ?? TRACE_MAX_BYTES;
+    this.#maxFiles = options.maxFiles ?? TRACE_MAX_FILES;
     this.#log = options.log;
   }
 
@@ -103,7 +114,7 @@ export class TraceFile {
     if (!this.#fits(bytes)) return;
     const path = `${this.#path}.${this.#index++}`;
     this.#enqueue(bytes, async () => {
-      await this.#makeRoom(bytes);
+      await this.#makeRoom(bytes, 1);
       this.#log?.debug({ file: basename(path), traces: traces.length }, 'writing traces');
       await mkdir(this.#dir, { recursive: true, mode: 0o700 });
       await writeFile(path, text, { mode: 0o600 });
@@ -143,9 +154,12 @@ export class TraceFile {
     this.#size = 0;
   }
 
-  /** Removes the oldest files until `bytes` more fit in the bound. */
-  async #makeRoom(bytes: number): Promise<void> {
-    while (this.#older.length > 0 && this.#olderBytes + this.#size + bytes > this.#maxBytes) {
+  /** Removes the oldest files until `bytes` more, in `files` new files, fit in the bounds. */
+  async #makeRoom(bytes: number, files = 0): Promise<void> {
+    while (
+      this.#older.length > 0 &&
+      (this.#olderBytes + this.#size + bytes > this.#maxBytes || this.#older.length + files > this.#maxFiles)
+    ) {
       const oldest = this.#older.shift()!;
       this.#olderBytes -= oldest.bytes;
       this.#bounded(oldest.path);

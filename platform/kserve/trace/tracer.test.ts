@@ -18,7 +18,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
 
-async function tracerIn(options: { maxBytes?: number; maxQueuedBytes?: number } = {}) {
+async function tracerIn(options: { maxBytes?: number; maxFiles?: number; maxQueuedBytes?: number } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'hearth-tracer-'));
   dirs.push(dir);
   const warnings: string[] = [];
@@ -102,6 +102,15 @@ describe('the tracer', () => {
     expect(await bytesIn(dir)).toBeLessThanOrEqual(2000);
     const last = (await json(join(dir, 'trace.json.29'))).filter((r) => 'model_name' in r);
     expect(last.map((r) => r.request_id)).toEqual(['r59', 'r60']);
+  });
+
+  it('keeps at most maxFiles indexed files, however small (log_frequency 1 writes one per request)', async () => {
+    const { dir, tracer } = await tracerIn({ maxFiles: 5 });
+    set(tracer, { trace_level: 'TIMESTAMPS', trace_rate: '1', log_frequency: '1' });
+    for (let i = 1; i <= 20; i++) request(tracer, `r${i}`);
+    await tracer.close();
+    const names = (await readdir(dir)).filter((n) => n.startsWith('trace.json.')).sort();
+    expect(names).toEqual(['trace.json.15', 'trace.json.16', 'trace.json.17', 'trace.json.18', 'trace.json.19']);
   });
 
   it('bounds its files in bytes, not UTF-16 characters', async () => {
