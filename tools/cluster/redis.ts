@@ -83,11 +83,12 @@ async function ownRedis(onLine: (line: string) => void): Promise<{ url: string; 
     `requirepass ${password}\n`,
   );
   const url = `redis://:${password}@127.0.0.1:${port}`;
-  for (let i = 0; i < 400 && !(await answering(url)); i++) {
-    if (child.exitCode() !== undefined) break;
+  let up = await answering(url);
+  for (let i = 0; i < 400 && !up && child.exitCode() === undefined; i++) {
     await new Promise((r) => setTimeout(r, 25));
+    up = await answering(url);
   }
-  if (!(await answering(url))) {
+  if (!up) {
     await child.stop();
     await rm(dir, { recursive: true, force: true });
     throw new Error(
