@@ -216,10 +216,12 @@ export class TraceSettings {
   update(model: string | undefined, update: TraceUpdate): void {
     // Checked whole before anything changes: a refused update changes nothing.
     this.#apply(model, readTraceUpdate(update), true);
-    if (model !== undefined) return;
     // The models that follow the global setting in some fields take its new values (a combination
     // that cannot trace, such as a model's TIMESTAMPS with a global rate of 0, samples nothing).
-    for (const name of [...this.#following]) this.#apply(name, { values: {}, clear: new Set() }, false);
+    if (model === undefined)
+      for (const name of [...this.#following]) this.#apply(name, { values: {}, clear: new Set() }, false);
+    // Once, after every setting changed: each #apply's own would cost the number of models again.
+    this.#retrace();
   }
 
   /**
@@ -265,6 +267,5 @@ export class TraceSettings {
       this.#following.add(model);
     }
     if (current && current !== setting) this.#onReplaced(current);
-    this.#retrace();
   }
 }
