@@ -86,8 +86,10 @@ async function start(o: ClusterOptions, { out, life, children, failed }: Run): P
   checked();
   if (o.redis !== 'own' && redis.own)
     out.note(`no Redis answers at ${withoutCredentials(o.redis)}: started its own at ${withoutCredentials(redis.url)}`);
-  if (redis.own) children.push(redis.own);
-  if (redis.own) watch(redis.own, life, out, () => failed('its redis-server ended'));
+  if (redis.own) {
+    children.push(redis.own);
+    watch(redis.own, life, out, () => failed('its redis-server ended'));
+  }
   const s3 = await startS3rver(join(o.dataDir, 's3'), BUCKET);
   life.defer(() => s3.close());
   checked();
