@@ -5,6 +5,7 @@
  * arena between the two ends) and child/ (the runner process itself; runner-main.ts is its entry).
  */
 
+export { growHeapsFurther, HEAP_GROWTH_FLAG } from './heap-growth.js';
 export type { RunnerCrash, RunnerHostOptions, RunnerPoolOptions, SandboxReport } from './supervision/index.js';
 export {
   discardEarlyTemplate,

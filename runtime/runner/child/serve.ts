@@ -11,6 +11,7 @@ import { CancelledError, InferenceError, toHearthError } from '../../../sdk/erro
 import { devices, exitNow, mapArena, prefault, setIntraOpThreads } from '../../engine/index.js';
 import type { PoolEvent } from '../../pool/index.js';
 import { Pool } from '../../pool/index.js';
+import { growHeapsFurther } from '../heap-growth.js';
 import type { Frame, FromRunner, RunnerReply, Snapshot, StartMessage, ToRunner } from '../wire/index.js';
 import {
   arenaCapBytes,
@@ -32,6 +33,7 @@ const PREFAULT_BYTES = 256 * 2 ** 20;
  * (../runner-main.ts) calls it once.
  */
 export function serveRunner(): void {
+  growHeapsFurther();
   const runner = new RunnerChild();
   process.on('uncaughtException', (error) => {
     process.stderr.write(`runner: uncaught ${error.stack ?? error.message}\n`);
