@@ -47,4 +47,24 @@ describe('what crosses a hook isolate for many requests', () => {
       expect(() => viewIn(arena, view, at, n)).toThrow(/could not read back/);
     expect(() => viewIn(new SharedArrayBuffer(16), 'Uint8Array', 0, 1)).toThrow(/could not read back/);
   });
+
+  it('leaves no earlier bytes of the process in the alignment gaps of what it packs (their buffers are not zero-filled first)', () => {
+    // Memory this process just let go of, full of 0xab, is what the next buffers of these sizes
+    // are likely to be made from.
+    const numbers = JSON.stringify({ x: Array.from({ length: 256 }, (_, i) => i / 7) });
+    for (let round = 0; round < 200; round++) {
+      for (const size of [5 + 8 * 256, 24 + 8, 40]) Buffer.allocUnsafeSlow(size).fill(0xab);
+      const b = packBodies([
+        { body: new Uint8Array([1, 2, 3, 4, 5]), contentType: 'application/octet-stream' },
+        { body: new TextEncoder().encode(numbers), contentType: 'application/json' },
+      ]);
+      expect(Array.from(b.bytes.subarray(5, b.parsed[1]!.at))).toEqual([0, 0, 0]);
+      const a = new Uint8Array([7, 7, 7]);
+      const c = new BigInt64Array([9n]);
+      const out = packOutputs([
+        { a: { dtype: 'UINT8', shape: [3], data: a }, c: { dtype: 'INT64', shape: [1], data: c } },
+      ]);
+      expect(Array.from(out.bytes.subarray(3, 8))).toEqual([0, 0, 0, 0, 0]);
+    }
+  });
 });

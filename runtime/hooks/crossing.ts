@@ -9,6 +9,7 @@
 import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
 import type { PackedJson } from '../engine/index.js';
 import { parseJsonPacked } from '../engine/index.js';
+import { unfilled } from '../tensors/index.js';
 import type { RawRequest } from './messages.js';
 
 const JSON_TYPE = /^application\/(.+\+)?json\b|^text\/json\b/i;
@@ -78,7 +79,9 @@ export function packBodies(requests: readonly RawRequest[]): {
     size += p.numbers.byteLength;
     return { value: p.value, at, packs: p.packs };
   });
-  const bytes = new Uint8Array(size);
+  // Every byte is written below: the bodies, the parsed numbers, and the alignment gap between.
+  const bytes = unfilled(size);
+  bytes.fill(0, binary, parsed.find((p) => p !== null)?.at ?? binary);
   const texts: string[] = [];
   let b = 0;
   let t = 0;
@@ -133,8 +136,14 @@ export function packOutputs(outputs: readonly TensorsByName[]): {
     s.at = (size + 7) & ~7;
     size = s.at + (s.to - s.from);
   }
-  const bytes = new Uint8Array(size);
-  for (const [buffer, s] of spans) bytes.set(new Uint8Array(buffer, s.from, s.to - s.from), s.at);
+  // Every byte is written: each span, and the alignment gap before it.
+  const bytes = unfilled(size);
+  let end = 0;
+  for (const [buffer, s] of spans) {
+    bytes.fill(0, end, s.at);
+    bytes.set(new Uint8Array(buffer, s.from, s.to - s.from), s.at);
+    end = s.at + (s.to - s.from);
+  }
   const metas = outputs.map((tensors) => {
     const meta: Record<string, TensorMeta> = {};
     for (const [name, t] of Object.entries(tensors)) {

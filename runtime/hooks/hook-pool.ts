@@ -20,6 +20,7 @@ import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import { clipBytes } from '../../sdk/text.js';
 import { usableCores } from '../engine/index.js';
+import { copyOf } from '../tensors/index.js';
 import type { HookCallOptions } from './hook-threads.js';
 import { HookThreads } from './hook-threads.js';
 import type { HookFailure, HookWorkerData, PostResult, PreResult, RawRequest, SetupResult } from './messages.js';
@@ -195,7 +196,7 @@ export class HookPool {
     const requests =
       group.length === 1
         ? [group[0]!.request]
-        : group.map((w) => ({ body: w.request.body.slice(), contentType: w.request.contentType }));
+        : group.map((w) => ({ body: copyOf(w.request.body), contentType: w.request.contentType }));
     let result: PreResult;
     try {
       result = (await this.#threads.run(

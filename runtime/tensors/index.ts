@@ -1,1 +1,2 @@
+export { copyOf, unfilled } from './bytes.js';
 export { batchSignature, checkTensors, ownTensors } from './validate.js';

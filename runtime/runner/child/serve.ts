@@ -11,6 +11,7 @@ import { CancelledError, InferenceError, toHearthError } from '../../../sdk/erro
 import { devices, exitNow, mapArena, prefault, setIntraOpThreads } from '../../engine/index.js';
 import type { PoolEvent } from '../../pool/index.js';
 import { Pool } from '../../pool/index.js';
+import { copyOf } from '../../tensors/index.js';
 import { growHeapsFurther } from '../heap-growth.js';
 import type { Frame, FromRunner, RunnerReply, Snapshot, StartMessage, ToRunner } from '../wire/index.js';
 import {
@@ -149,7 +150,7 @@ class RunnerChild {
     const options = unpackCall(message, controller.signal);
     try {
       if (message.t === 'invoke') {
-        const body = blobs[0] ? blobs[0].slice() : new Uint8Array();
+        const body = blobs[0] ? copyOf(blobs[0]) : new Uint8Array();
         release();
         const r = await pool.invoke({ body, contentType: message.contentType }, options);
         this.#reply(id, { ok: true, contentType: r.contentType }, [r.body]);
