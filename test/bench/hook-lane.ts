@@ -11,10 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { bundleHook, HookPool } from '../../runtime/hooks/index.js';
+import { growHeapsFurther } from '../../runtime/runner/index.js';
 import { parseSpec } from '../../sdk/spec/index.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { benchFlags } from './flags.js';
 
+// As a runner process sets it (runtime/runner/heap-growth.ts): the lane is measured as it runs there.
+growHeapsFurther();
 const out = await mkdtemp(join(tmpdir(), 'hearth-lane-'));
 const N = Number(process.env.N ?? 4000);
 const flags = benchFlags('hooklane');
