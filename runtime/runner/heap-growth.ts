@@ -6,8 +6,12 @@
  * (Heap::OldGenerationSpaceAvailable), and starts marking once what is left is under the young
  * generation's size. A request's bytes are ArrayBuffers — a body, a reply cut out of the arena, a
  * tensor — so with the node's ~37 MB live and its limit at ~64 MB, about 11 MB of them started a
- * full marking of the whole heap: at 2,000 JSON calls a second, seven a second, and GC was ~20% of
+ * full marking of the whole heap: at 2,000 JSON calls a second, seven a second, and GC took 21–47% of
  * the node's CPU. Both processes that carry requests, the node and its runners, set this first.
+ *
+ * What it costs is memory: a heap may hold up to four times what it keeps before it collects (the
+ * node's heap, committed, went from ~72 to ~115 MB under load). V8 still keeps each limit under
+ * halfway to the heap's maximum, which Node sizes from the memory its cgroup allows.
  */
 import { setFlagsFromString } from 'node:v8';
 
