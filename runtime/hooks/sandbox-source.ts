@@ -53,7 +53,8 @@ class URL {
 const crypto = { getRandomValues(a) { const b = $random.applySync(undefined, [a.byteLength], { result: { copy: true } }); new Uint8Array(a.buffer, a.byteOffset, a.byteLength).set(b); return a; } };
 // The host answers { ok, value } or { ok: false, message, input }: its errors cross as values.
 const $imageCall = (name) => (...args) => {
-  const r = $image.applySync(undefined, [name, ...args], { arguments: { copy: true }, result: { copy: true } });
+  // The host answers an ExternalCopy: its buffers move in (transferIn), not copied again.
+  const r = $image.applySync(undefined, [name, ...args], { arguments: { copy: true } }).copy({ transferIn: true, release: true });
   if (r.ok) return r.value;
   const e = new Error(r.message);
   if (r.input) e.code = 'INVALID_INPUT';

@@ -67,6 +67,37 @@ interface GlueCalls {
   take: ivm.Reference;
 }
 
+/**
+ * The isolate's way to the image functions (`$image`): each answer is an ExternalCopy, so that the
+ * pixels or tensor the addon made move into the isolate rather than being copied (a 224×224 FP32
+ * tensor crossed as a serialized copy, then a zero-filled copy of that); a failure crosses as a value.
+ */
+function imageCalls(ivm: typeof import('isolated-vm'), images: ImageHost) {
+  return (name: string, ...args: unknown[]): unknown => {
+    try {
+      if (!Object.hasOwn(images, name)) throw new Error(`no image function ${name}`);
+      const value = (images[name as keyof ImageHost] as (...a: unknown[]) => unknown)(...args);
+      return new ivm.ExternalCopy({ ok: true, value }, { transferList: movable(value) });
+    } catch (error) {
+      const input = error instanceof InvalidInputError;
+      return new ivm.ExternalCopy({ ok: false, message: (error as Error).message, input });
+    }
+  };
+}
+
+/**
+ * The ArrayBuffer an image function's result holds its bytes in, when the result owns all of it
+ * (the addon's buffers do): moved into the isolate, where it counts against the hook's memory.
+ */
+function movable(value: unknown): ArrayBuffer[] {
+  const data = ArrayBuffer.isView(value) ? value : (value as { data?: unknown } | null)?.data;
+  if (!ArrayBuffer.isView(data)) return [];
+  const buffer = data.buffer;
+  return buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === buffer.byteLength
+    ? [buffer]
+    : [];
+}
+
 export class HookSandbox {
   readonly #isolate: ivm.Isolate;
   readonly #calls: GlueCalls;
@@ -118,17 +149,7 @@ export class HookSandbox {
         }),
       );
       const images = imageHost({ maxPixels: MAX_PIXELS, maxBytes: options.memoryMb * 2 ** 20 });
-      await g.set(
-        '$image',
-        new ivm.Reference((name: string, ...args: unknown[]) => {
-          try {
-            if (!Object.hasOwn(images, name)) throw new Error(`no image function ${name}`);
-            return { ok: true, value: (images[name as keyof ImageHost] as (...a: unknown[]) => unknown)(...args) };
-          } catch (error) {
-            return { ok: false, message: (error as Error).message, input: error instanceof InvalidInputError };
-          }
-        }),
-      );
+      await g.set('$image', new ivm.Reference(imageCalls(ivm, images)));
       await g.set('$encode', new ivm.Reference((text: string) => encoder.encode(text)));
       await g.set('$decode', new ivm.Reference((bytes: Uint8Array) => decoder.decode(bytes)));
       await g.set('$webAssembly', options.webAssembly);

@@ -205,6 +205,20 @@ describe('hooks in a V8 isolate (runner processes run them so)', () => {
     });
     expect(process.memoryUsage().rss).toBeLessThan(2 * 2 ** 30);
   });
+
+  it("counts the image tensors the host moves into a hook's isolate against its memory, on a thread and inline", async () => {
+    // 3 MB each: two fit in 64 MB, two hundred do not, and the hook that keeps them is stopped.
+    for (const inline of [false, true]) {
+      const hoard = await pool('image-hoard', { sandbox: true, maxHeapMb: 64, threads: 1, inline });
+      const two = await hoard.pre(json({ hoard: 2 }), { inline });
+      expect(Array.from(two.tensors.x!.data as Float32Array)).toEqual([(7 / 255) * 2, 2, 0, 0].map(Math.fround));
+      await expect(hoard.pre(json({ hoard: 200 }), { inline })).rejects.toThrow(
+        /memory|allocation failed|its thread failed/i,
+      );
+      expect(Array.from((await hoard.pre(json({ hoard: 1 }), { inline })).tensors.x!.data as Float32Array)[1]).toBe(1);
+    }
+    expect(process.memoryUsage().rss).toBeLessThan(2 * 2 ** 30);
+  });
 });
 
 describe('hooks on the calling thread (inline, as a runner runs a lone request)', () => {
