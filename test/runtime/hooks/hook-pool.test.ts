@@ -1,5 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 
+import { imageEncode } from '../../../runtime/engine/index.js';
 import type { HookPool } from '../../../runtime/hooks/index.js';
 import { DeadlineExceededError, HookError, InvalidInputError } from '../../../sdk/errors.js';
 import { fixtureBundle, json, pool, y } from './hook-pools.js';
@@ -204,6 +205,20 @@ describe('hooks in a V8 isolate (runner processes run them so)', () => {
       error: expect.stringMatching(/Array buffer allocation failed/),
     });
     expect(process.memoryUsage().rss).toBeLessThan(2 * 2 ** 30);
+  });
+
+  it('gives a sandboxed hook every image function, their bytes moved into its isolate intact', async () => {
+    const png = imageEncode(
+      { width: 3, height: 2, channels: 3, data: new Uint8Array(18).map((_, i) => i * 13) },
+      'png',
+      75,
+    );
+    for (const inline of [false, true]) {
+      const calls = await pool('image-calls', { sandbox: true, threads: 1, inline });
+      // The body moves to the hook (a copy each time: the call takes its buffer).
+      const r = await calls.pre({ body: png.slice(), contentType: 'image/png' }, { inline });
+      expect(Array.from(r.tensors.x!.data as Float32Array)).toEqual([3, 2, 1, png.byteLength]);
+    }
   });
 
   it("counts the image tensors the host moves into a hook's isolate against its memory, on a thread and inline", async () => {
