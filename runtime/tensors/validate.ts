@@ -8,6 +8,7 @@ import type { TensorSpec } from '../../sdk/spec/function-spec.js';
 import type { Tensor } from '../../sdk/tensor.js';
 import { bytesOf, elementSize, numel, viewAs } from '../../sdk/tensor.js';
 import { checkBytes } from '../../sdk/tensor-bytes.js';
+import { copyOf } from './bytes.js';
 
 function shapeString(shape: readonly number[]): string {
   return `[${shape.join(', ')}]`;
@@ -103,9 +104,7 @@ export function batchSignature(
 export function ownTensors(tensors: Record<string, Tensor>): Record<string, Tensor> {
   for (const [name, t] of Object.entries(tensors)) {
     if (t.data.buffer instanceof ArrayBuffer) continue;
-    const bytes = new Uint8Array(t.data.byteLength);
-    bytes.set(bytesOf(t.data));
-    tensors[name] = { ...t, data: viewAs(t.dtype, bytes) } as Tensor;
+    tensors[name] = { ...t, data: viewAs(t.dtype, copyOf(bytesOf(t.data))) } as Tensor;
   }
   return tensors;
 }
