@@ -11,6 +11,19 @@ export function moveIn(bytes: Uint8Array): unknown {
   return new lib!.ExternalCopy(bytes.buffer, { transferOut: true }).copyInto({ release: true, transferIn: true });
 }
 
+/**
+ * The ArrayBuffer an image function's result holds its bytes in, when the result owns all of it
+ * (the addon's buffers do): moved into the isolate, where it counts against the hook's memory.
+ */
+export function movableBuffers(value: unknown): ArrayBuffer[] {
+  const data = ArrayBuffer.isView(value) ? value : (value as { data?: unknown } | null)?.data;
+  if (!ArrayBuffer.isView(data)) return [];
+  const buffer = data.buffer;
+  return buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === buffer.byteLength
+    ? [buffer]
+    : [];
+}
+
 /** isolated-vm, once this thread has loaded it (it has made a sandbox). */
 export let lib: typeof ivm | undefined;
 

@@ -24,7 +24,7 @@ import { InvalidInputError } from '../../sdk/errors.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import { crossings, isJson, packBodies, packOutputs, tensorsIn, viewIn } from './crossing.js';
 import { type ImageHost, imageHost, MAX_PIXELS } from './images.js';
-import { isolatedVm, lib, moveIn } from './isolated-vm.js';
+import { isolatedVm, lib, movableBuffers, moveIn } from './isolated-vm.js';
 import type { RawRequest } from './messages.js';
 import { glue, NODE_MODULE_SHIM, PRELUDE } from './sandbox-source.js';
 import { inlineSourceMap, mapStack } from './stack.js';
@@ -77,25 +77,12 @@ function imageCalls(ivm: typeof import('isolated-vm'), images: ImageHost) {
     try {
       if (!Object.hasOwn(images, name)) throw new Error(`no image function ${name}`);
       const value = (images[name as keyof ImageHost] as (...a: unknown[]) => unknown)(...args);
-      return new ivm.ExternalCopy({ ok: true, value }, { transferList: movable(value) });
+      return new ivm.ExternalCopy({ ok: true, value }, { transferList: movableBuffers(value) });
     } catch (error) {
       const input = error instanceof InvalidInputError;
       return new ivm.ExternalCopy({ ok: false, message: (error as Error).message, input });
     }
   };
-}
-
-/**
- * The ArrayBuffer an image function's result holds its bytes in, when the result owns all of it
- * (the addon's buffers do): moved into the isolate, where it counts against the hook's memory.
- */
-function movable(value: unknown): ArrayBuffer[] {
-  const data = ArrayBuffer.isView(value) ? value : (value as { data?: unknown } | null)?.data;
-  if (!ArrayBuffer.isView(data)) return [];
-  const buffer = data.buffer;
-  return buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === buffer.byteLength
-    ? [buffer]
-    : [];
 }
 
 export class HookSandbox {
