@@ -3,6 +3,8 @@
  * share and watched; the watch counts this node's pools and (cluster mode) the other nodes', under
  * the lease; a rollback marks the version in the record; a canary nobody watches is taken up.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { describe, expect, it } from 'vitest';
 
 import { InferenceError } from '../../sdk/errors.js';
@@ -20,6 +22,13 @@ const REQUEST = { percent: 10, windowMs: 60_000 };
 const NOTHING_SEEN = { calls: 0, failed: 0, sampled: 0, p50Ms: null, p90Ms: null, p99Ms: null };
 
 /** `f`: v1 serving all the traffic, v2 ready and loaded here. */
+/**
+ * Past a 1 ms window's end by the wall clock the canary's deadline is read on: the routed calls'
+ * clock is the test's, but the deadline is Date.now()'s, and a fast machine counts a window's calls
+ * within the same millisecond it started in. Sleeping only ever makes it later, never too early.
+ */
+const pastWindow = () => sleep(5);
+
 async function setUp(cluster?: CanariesParts['cluster']) {
   const registry = new MemoryRegistry();
   for (const v of [1, 2]) {
@@ -85,6 +94,7 @@ describe('Canaries', () => {
     await canaries.start('f', 2, { 1: 100 }, { ...REQUEST, windowMs: 1 });
     for (let i = 0; i < 900; i++) routed.count('f', 1, 20_000, false);
     for (let i = 0; i < 100; i++) routed.count('f', 2, 60_000, false);
+    await pastWindow();
     await canaries.check();
     const record = (await registry.get('f'))!;
     expect(record.traffic).toEqual({ 1: 100 });
@@ -114,6 +124,7 @@ describe('Canaries', () => {
     clock.ms = 2000;
     for (let i = 0; i < 1500; i++) routed.count('f', 1, 10_000, false);
     for (let i = 0; i < 166; i++) routed.count('f', 2, 10_000, false);
+    await pastWindow();
     await canaries.check();
     const record = (await registry.get('f'))!;
     expect(record.canary).toMatchObject({

@@ -14,10 +14,21 @@ import { closedLoop, openLoop } from './loops.js';
 
 let server: Server;
 let url: string;
-/** How long the server holds each answer, ms, and what it saw in flight. */
-let holdMs = 0;
+/**
+ * How many requests the server holds its answers for, until that many are at once at it (then it
+ * answers them all), or for a second at most: a barrier, not a timer, so that a busy machine that
+ * opens the connections slowly still sees all of them in flight. 0: it answers at once.
+ */
+let gather = 0;
 let inFlight = 0;
 let maxSeen = 0;
+let held: (() => void)[] = [];
+
+const releaseHeld = (): void => {
+  const answers = held;
+  held = [];
+  for (const answer of answers) answer();
+};
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -29,8 +40,10 @@ beforeAll(async () => {
         inFlight--;
         res.end('{}');
       };
-      if (holdMs > 0) setTimeout(answer, holdMs);
-      else answer();
+      if (gather === 0) return answer();
+      held.push(answer);
+      if (held.length >= gather) releaseHeld();
+      else setTimeout(releaseHeld, 1000).unref();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -49,7 +62,7 @@ const sender = (connections: number) =>
 
 describe('bench loops', () => {
   it.each([1, 3, 8])('the closed loop keeps exactly %i requests in flight at the server', async (c) => {
-    holdMs = 5;
+    gather = c;
     maxSeen = 0;
     const s = await sender(c);
     const r = await closedLoop(s, c, { requests: 20 * c });
@@ -60,7 +73,7 @@ describe('bench loops', () => {
   });
 
   it('rate mode wakes on a timer about once a request, never spinning through setImmediate', async () => {
-    holdMs = 0;
+    gather = 0;
     const requests = 200;
     const s = await sender(4);
     // Spies that call through: every timer and immediate armed in this process while the loop runs.

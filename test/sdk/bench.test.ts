@@ -223,7 +223,8 @@ describe('hearth bench', () => {
   });
 
   it('counts sends held past their time as late, and still sends every one', { timeout: 120_000 }, async () => {
-    // The slow fixture's forward of 1000 rounds takes about 100 ms (longer on a busy machine): one
+    // The slow fixture's forward of 3000 rounds takes about 300 ms here (longer on a busy machine,
+    // and a machine six times faster still takes over the 51 ms that would make no send late): one
     // in flight at 20 a second, every send after the first waits for the answer before it.
     const file = join(dir, 'slow.json');
     await writeFile(
@@ -231,7 +232,7 @@ describe('hearth bench', () => {
       JSON.stringify({
         inputs: [
           { name: 'x', shape: [4, 512], datatype: 'FP32', data: new Array(2048).fill(0.01) },
-          { name: 'n', shape: [], datatype: 'INT64', data: [1000] },
+          { name: 'n', shape: [], datatype: 'INT64', data: [3000] },
         ],
       }),
     );

@@ -40,7 +40,6 @@ const traceRecords = (done: (r: TraceRecord[]) => boolean) =>
         await readFile(join(suite.dir, 'node', 'traces', 'trace.json'), 'utf8').catch(() => '[]'),
       ) as TraceRecord[],
     done,
-    { timeoutMs: 20_000 },
   );
 
 /** The timestamps' names of the trace `head` starts. */
