@@ -44,10 +44,7 @@ export function callsOf(o: GrpcOptions): Calls {
   const calls: Calls = {
     authorize: (call, scope) => {
       if (scope === 'none') return NO_KEYS;
-      return authorizeKey(o.apiKeys, scope, (name) => {
-        const value = call.metadata.get(name)[0];
-        return value === undefined ? undefined : String(value);
-      });
+      return authorizeKey(o.apiKeys, scope, headerOf(call.metadata));
     },
     requestId: (call) => {
       const given = call.metadata.get('x-request-id')[0];
@@ -78,4 +75,12 @@ export function callsOf(o: GrpcOptions): Calls {
     },
   };
   return calls;
+}
+
+/** A call's text header by name, as the key checks read it (a binary `-bin` value is no header of theirs). */
+export function headerOf(metadata: grpc.Metadata): (name: string) => string | undefined {
+  return (name) => {
+    const value = metadata.get(name)[0];
+    return typeof value === 'string' ? value : undefined;
+  };
 }

@@ -162,7 +162,12 @@ function streamInfer(o: GrpcOptions, calls: Calls): grpc.handleBidiStreamingCall
     call.on('data', (request: Record<string, unknown>) => {
       open++;
       if (!kserve.tracing()) answer(request, undefined);
-      else void traced(kserve, request.model_name, process.hrtime.bigint()).then((trace) => answer(request, trace));
+      // A trace that cannot start leaves the request untraced, not unanswered (and the stream open).
+      else
+        void traced(kserve, request.model_name, process.hrtime.bigint()).then(
+          (trace) => answer(request, trace),
+          () => answer(request, undefined),
+        );
     });
     call.on('end', () => {
       ended = true;

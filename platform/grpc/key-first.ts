@@ -10,6 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { UnauthenticatedError } from '../../sdk/errors.js';
 import { keyOf, SEND_A_KEY } from '../caller/index.js';
 import type { ApiKey } from '../config/index.js';
+import { headerOf } from './calls.js';
 import { toGrpcStatus } from './status.js';
 
 const OPEN = new Set(['/inference.GRPCInferenceService/ServerLive', '/inference.GRPCInferenceService/ServerReady']);
@@ -22,11 +23,7 @@ export function keyFirstInterceptor(keys: readonly ApiKey[]): grpc.ServerInterce
       start: (next) =>
         next({
           onReceiveMetadata: (metadata, pass) => {
-            const header = (name: string) => {
-              const value = metadata.get(name)[0];
-              return typeof value === 'string' ? value : undefined;
-            };
-            if (keyOf(keys, header)) return pass(metadata);
+            if (keyOf(keys, headerOf(metadata))) return pass(metadata);
             // Not passed on: the method never starts, and the stream is never read.
             const { code, details } = toGrpcStatus(new UnauthenticatedError(SEND_A_KEY));
             intercepting.sendStatus({ code: code!, details: details!, metadata: new grpc.Metadata() });
