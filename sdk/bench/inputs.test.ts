@@ -25,6 +25,19 @@ describe('bench inputs', () => {
     expect(packValues('BYTES', ['ab'])).toEqual(new Uint8Array([2, 0, 0, 0, 97, 98]));
   });
 
+  it("refuses an input file's values its dtype cannot hold, naming the line and input, rather than sending NaN or 0", () => {
+    const body = (data: unknown[]) => ({
+      bytes: encode(JSON.stringify({ inputs: [{ name: 'x', shape: [2], datatype: 'INT64', data }] })),
+      contentType: 'application/json',
+    });
+    const inputs = [{ name: 'x', datatype: 'INT64', shape: [2] }];
+    expect(() => rawFromKserveJson([body([1, 'two'])], inputs)).toThrow(
+      new BenchUsageError('--input-file body 1: input "x": value[1] must be an integer'),
+    );
+    expect(() => rawFromKserveJson([body([1, 1.5])], inputs)).toThrow(BenchUsageError);
+    expect(() => packValues('FP32', ['x'])).toThrow(/must be a number/);
+  });
+
   it('reads JSON lines as bodies, and anything else as one raw body', () => {
     const lines = splitBodies(encode('{"a":1}\n\n[2]\n'));
     expect(lines.map((b) => new TextDecoder().decode(b.bytes))).toEqual(['{"a":1}', '[2]']);

@@ -5,11 +5,12 @@
  */
 import { open } from 'node:fs/promises';
 
+import { InvalidInputError } from '../errors.js';
 import { encodeBinary } from '../kserve-binary.js';
 import type { DType } from '../tensor.js';
-import { allocate, bytesOf, numel } from '../tensor.js';
+import { bytesOf, numel } from '../tensor.js';
 import { encodeBytes } from '../tensor-bytes.js';
-import { flatten, floatToBFloat16, floatToHalf } from '../tensor-json.js';
+import { flatten, tensorFromJson } from '../tensor-json.js';
 import type { BenchBody } from './types.js';
 import { BenchUsageError } from './usage-error.js';
 
@@ -92,19 +93,15 @@ export function exampleBody(example: unknown): BenchBody {
 /** The shape sent: each variable dimension (-1, the batch one included) as 1. */
 export const concreteShape = (shape: readonly number[]): number[] => shape.map((d) => (d < 0 ? 1 : d));
 
-/** JSON values (numbers, booleans) as a dtype's raw little-endian elements. */
+/**
+ * JSON values (numbers, booleans) as a dtype's raw little-endian elements, read as tensorFromJson
+ * reads them: a value the dtype cannot hold (a string for FP32, 1.5 for INT64) is refused
+ * (InvalidInputError), not sent as NaN or 0.
+ */
 export function packValues(datatype: string, values: readonly unknown[]): Uint8Array {
   // Triton's BYTES: each element as a 4-byte little-endian length and its bytes.
   if (datatype === 'BYTES') return encodeBytes(values.map(String));
-  const data = allocate(datatype as DType, values.length) as unknown as (number | bigint)[];
-  for (let i = 0; i < values.length; i++) {
-    const v = Number(values[i]);
-    if (datatype.endsWith('64') && !datatype.startsWith('FP')) data[i] = BigInt(Math.trunc(Number.isFinite(v) ? v : 0));
-    else if (datatype === 'FP16') data[i] = floatToHalf(v);
-    else if (datatype === 'BF16') data[i] = floatToBFloat16(v);
-    else data[i] = v;
-  }
-  return bytesOf(data as unknown as ArrayBufferView);
+  return bytesOf(tensorFromJson(datatype as DType, values, [values.length]).data);
 }
 
 /**
@@ -135,7 +132,12 @@ export function rawFromKserveJson(
         const data = given.get(i.name)?.data;
         if (!Array.isArray(data))
           throw new BenchUsageError(`--input-file body ${line + 1}: input "${i.name}" needs data`);
-        return packValues(i.datatype, flatten(data));
+        try {
+          return packValues(i.datatype, flatten(data));
+        } catch (error) {
+          if (!(error instanceof InvalidInputError)) throw error;
+          throw new BenchUsageError(`--input-file body ${line + 1}: input "${i.name}": ${error.message}`);
+        }
       }),
     };
   });
