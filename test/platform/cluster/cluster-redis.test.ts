@@ -1,8 +1,10 @@
+// `npm run cluster`'s Redis probe (tools/cluster/redis.ts), here in the integration project: its
+// second test reads the Redis the suite starts on 127.0.0.1:6379.
 import { createServer, type Socket } from 'node:net';
 
 import { expect, it } from 'vitest';
 
-import { answering } from './redis.js';
+import { answering } from '../../../tools/cluster/redis.js';
 
 it('says a port that accepts and never answers is not a Redis, within its second (it waited forever)', async () => {
   const sockets: Socket[] = [];
