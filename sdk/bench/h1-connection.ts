@@ -160,10 +160,13 @@ export class H1Connection {
     return true;
   }
 
-  /** Copies (a read's buffer is reused) only what is still wanted of an error's first KEEP bytes. */
-  #keep(bytes: Buffer): void {
+  /**
+   * Copies (a read's buffer is reused) bytes [from, to) of `bytes`, only what is still wanted of an
+   * error's first KEEP bytes; a 2xx answer's bytes make no view at all.
+   */
+  #keep(bytes: Buffer, from = 0, to = bytes.length): void {
     if (this.#kept && this.#keptBytes < KEEP) {
-      const wanted = bytes.subarray(0, KEEP - this.#keptBytes);
+      const wanted = bytes.subarray(from, Math.min(to, from + KEEP - this.#keptBytes));
       this.#kept.push(Buffer.from(wanted));
       this.#keptBytes += wanted.length;
     }
@@ -172,7 +175,7 @@ export class H1Connection {
   #take(chunk: Buffer): void {
     const body = this.#body!;
     if (body.kind === 'length') {
-      this.#keep(chunk.subarray(0, body.left));
+      this.#keep(chunk, 0, body.left);
       body.left -= Math.min(body.left, chunk.length);
       if (body.left === 0) this.#finish();
     } else if (body.kind === 'chunked') {
@@ -192,7 +195,7 @@ export class H1Connection {
       if (body.skip > 0) {
         const n = Math.min(body.skip, chunk.length - at);
         // The chunk's data, not its closing CRLF.
-        if (body.skip > 2) this.#keep(chunk.subarray(at, at + Math.min(n, body.skip - 2)));
+        if (body.skip > 2) this.#keep(chunk, at, at + Math.min(n, body.skip - 2));
         body.skip -= n;
         at += n;
         continue;

@@ -36,6 +36,10 @@ describe('bench inputs', () => {
     );
     expect(() => rawFromKserveJson([body([1, 1.5])], inputs)).toThrow(BenchUsageError);
     expect(() => packValues('FP32', ['x'])).toThrow(/must be a number/);
+    for (const line of ['null', '3', '[]'])
+      expect(() => rawFromKserveJson([{ bytes: encode(line), contentType: 'application/json' }], inputs)).toThrow(
+        /body 1: gRPC takes KServe JSON infer requests/,
+      );
   });
 
   it('reads JSON lines as bodies, and anything else as one raw body', () => {

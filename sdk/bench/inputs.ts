@@ -115,11 +115,15 @@ export function rawFromKserveJson(
   const decoder = new TextDecoder();
   return bodies.map((b, line) => {
     let request: { inputs?: { name?: unknown; shape?: unknown; data?: unknown }[] };
+    const refuse = () =>
+      new BenchUsageError(`--input-file body ${line + 1}: gRPC takes KServe JSON infer requests, one a line`);
     try {
       request = JSON.parse(decoder.decode(b.bytes)) as typeof request;
     } catch {
-      throw new BenchUsageError(`--input-file body ${line + 1}: gRPC takes KServe JSON infer requests, one a line`);
+      throw refuse();
     }
+    // `null`, a number or a list is JSON too, but no request.
+    if (typeof request !== 'object' || request === null || Array.isArray(request)) throw refuse();
     const given = new Map((request.inputs ?? []).map((i) => [i.name, i]));
     return {
       shapes: inputs.map((i) => {
@@ -163,7 +167,7 @@ function jsonBytesPerValue(datatype: string): number {
 }
 
 /**
- * Refuses random bodies past MAX_RANDOM_BYTES as they would be encoded (JSON: about 20 bytes a
+ * Refuses random bodies past MAX_RANDOM_BYTES as they would be encoded (JSON: at most 24 bytes a
  * float; binary and raw: 8 bytes an element at most, 16 a BYTES one), naming the largest input.
  */
 function checkSize(inputs: readonly InputTensor[], format: 'json' | 'binary'): void {

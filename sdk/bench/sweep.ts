@@ -46,7 +46,9 @@ export function parseSweep(
       throw new BenchUsageError(`${what}: "${part}" must grow: a factor above 1 (x2) or a step above 0 (+8)`);
     const whole = limits.whole !== false;
     if (whole && op === '+' && !Number.isInteger(step))
-      throw new BenchUsageError(`${what}: "${part}" steps by ${by}: a concurrency is a whole number, so step by one`);
+      throw new BenchUsageError(
+        `${what}: "${part}" steps by ${by}: a concurrency is a whole number, so step by a whole number`,
+      );
     // How many steps, counted before making any: a tiny step or factor would otherwise loop for
     // ages (and, rounded to whole numbers, repeat the same concurrency all the while).
     const top = end * (1 + 1e-9);
