@@ -153,7 +153,8 @@ export class FunctionService implements ManagedFunctions {
     this.#o.runners?.discard(name);
     this.#traffic.forget(name, record?.versions.map((v) => v.version) ?? []);
     const deleted = await this.#o.registry.delete(name);
-    this.deletions.deleted(name);
+    // Only a function that was there is gone: what else keys on its name (its trace settings) stays otherwise.
+    if (deleted) this.deletions.deleted(name);
     return deleted;
   }
 
