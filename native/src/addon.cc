@@ -3,6 +3,7 @@
 
 #include <ATen/Parallel.h>
 #include <malloc.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -117,6 +118,14 @@ Napi::Value ExitNow(const Napi::CallbackInfo& info) {
   _exit(code);
 }
 
+// The calling thread's CPU time so far, µs (CLOCK_THREAD_CPUTIME_ID): what a hook's work cost its
+// thread, which a busy machine's wall clock overstates by the time the thread waited for a core.
+Napi::Value ThreadCpuUs(const Napi::CallbackInfo& info) {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return Napi::Number::New(info.Env(), static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) / 1e3);
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   TuneMalloc();
   auto* data = new EnvData();
@@ -137,6 +146,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("threads", Napi::Function::New<Threads>(env, "threads"));
   exports.Set("prefault", Napi::Function::New<Prefault>(env, "prefault"));
   exports.Set("exitNow", Napi::Function::New<ExitNow>(env, "exitNow"));
+  exports.Set("threadCpuUs", Napi::Function::New<ThreadCpuUs>(env, "threadCpuUs"));
   exports.Set("arenaCreate", Napi::Function::New<ArenaCreate>(env, "arenaCreate"));
   exports.Set("arenaMap", Napi::Function::New<ArenaMap>(env, "arenaMap"));
 #ifdef HEARTH_WITH_SIMDJSON

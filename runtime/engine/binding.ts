@@ -146,6 +146,8 @@ export interface RawAddon {
   prefault(bytes: number): void;
   /** Ends the process at once (_exit), with no teardown. */
   exitNow(code: number): never;
+  /** The calling thread's CPU time so far, µs (absent in older builds). */
+  threadCpuUs?(): number;
   /** A new memfd of `bytes`, sealed at that size, and this process's mapping of it (absent in older builds). */
   arenaCreate?(bytes: number): { fd: number; buffer: ArrayBuffer };
   /** A mapping of the sealed memfd `fd` (closed once mapped); throws unless it is one. */

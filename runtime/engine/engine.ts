@@ -116,6 +116,20 @@ export function exitNow(code: number): never {
 }
 
 /**
+ * A clock of the calling thread's CPU time (µs): the addon's, or the wall clock where the addon is
+ * older or absent. Taken once; each call is a read of the clock.
+ */
+export function threadCpuClock(): () => number {
+  try {
+    const read = native().threadCpuUs;
+    if (read) return () => read();
+  } catch {
+    // No addon here (a hook thread in a process without one): the wall clock.
+  }
+  return () => performance.now() * 1000;
+}
+
+/**
  * A shared-memory arena of `bytes` (a sealed memfd: its size never changes) and this process's
  * mapping of it; undefined where the addon has none. Its fd is for one child (stdio), then closed.
  */

@@ -24,6 +24,7 @@ export {
   prefault,
   setExecutorThreads,
   setIntraOpThreads,
+  threadCpuClock,
   threads,
 } from './engine.js';
 export type { ForwardResult, ModelInfo, OutputKind } from './model.js';

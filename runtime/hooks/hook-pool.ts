@@ -8,19 +8,23 @@
  * the hook and the phase. The threads and a task's run on them: hook-threads.ts; here, the requests'
  * path to them (pre in groups, post by batch, inline calls).
  *
- * Inline (runner processes only): the hook is loaded on the calling thread too, and a call made
- * while the pool holds no other request runs there, in the same isolate sandbox under the same
- * time limit — no hop to a thread and back, which on a busy machine costs more than the hook. The
- * thread is the function's own, so a hook that runs long there holds up only its own function.
+ * Inline (runner processes only): the hook is loaded on the calling thread too, and a call runs
+ * there, in the same isolate sandbox under the same time limit, when the pool holds no other
+ * request or when the hook costs a request less than a hop to a thread and back would
+ * (hook-cost.ts) — the pre calls of one turn then cross into the isolate together. The thread is
+ * the function's own, so a hook that runs long there holds up only its own function; its cost
+ * then sends its later calls to the threads.
  */
 
 import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, HookError, InvalidInputError, QueueFullError } from '../../sdk/errors.js';
+import { CancelledError, HookError, InvalidInputError, QueueFullError, toHearthError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import { clipBytes } from '../../sdk/text.js';
 import { usableCores } from '../engine/index.js';
 import { copyOf } from '../tensors/index.js';
+import type { Phase } from './hook-cost.js';
+import { HookCost } from './hook-cost.js';
 import type { HookCallOptions } from './hook-threads.js';
 import { HookThreads } from './hook-threads.js';
 import type { HookFailure, HookWorkerData, PostResult, PreResult, RawRequest, SetupResult } from './messages.js';
@@ -88,6 +92,9 @@ export class HookPool {
   readonly #inline: HookRunner | undefined;
   readonly #sandboxed: boolean;
   #inlineCalls = 0;
+  readonly #cost = new HookCost();
+  /** This turn's pre calls to run inline, together. */
+  #inlinePre: PreWaiter[] = [];
 
   private constructor(
     threads: HookThreads,
@@ -158,7 +165,10 @@ export class HookPool {
   pre(request: RawRequest, options: HookCallOptions): Promise<{ tensors: TensorsByName; body: Uint8Array }> {
     if (options.signal?.aborted)
       return Promise.reject(new CancelledError('the request was cancelled before its pre hook ran'));
-    if (this.#runsInline(options)) return this.#preInline(request);
+    if (this.#runsInline(options, 'pre'))
+      return new Promise((resolve, reject) => {
+        if (this.#inlinePre.push({ request, options, resolve, reject }) === 1) queueMicrotask(this.#flushInlinePre);
+      });
     if (this.#preQueue.length >= this.#maxQueue)
       return Promise.reject(
         new QueueFullError(
@@ -219,10 +229,16 @@ export class HookPool {
       }
       return;
     }
+    this.#settlePre(group, result);
+  }
+
+  /** Answers each of `group` from its item of `result`. */
+  #settlePre(group: readonly PreWaiter[], result: PreResult): void {
     if (!result.ok) {
       for (const w of group) w.reject(this.#failure(result));
       return;
     }
+    this.#cost.observe('pre', result.us, group.length);
     result.items.forEach((item, i) => {
       const w = group[i]!;
       if (item.ok) w.resolve({ tensors: item.tensors, body: item.body });
@@ -236,10 +252,9 @@ export class HookPool {
     options: HookCallOptions,
   ): Promise<PostOutcome[]> {
     let result: PostResult;
-    if (this.#runsInline(options)) {
+    if (this.#runsInline(options, 'post')) {
       this.#inlineCalls++;
       result = (await this.#inline!({ op: 'post', items })).value as PostResult;
-      if (!result.ok) throw this.#failure(result);
     } else {
       // The outputs and the requests' bodies move to the thread: they are not used here again.
       const buffers = new Set<ArrayBufferLike>();
@@ -251,24 +266,43 @@ export class HookPool {
       result = (await this.#threads.run({ op: 'post', items }, 'post', options, [...buffers])) as PostResult;
     }
     if (!result.ok) throw this.#failure(result);
+    this.#cost.observe('post', result.us, items.length);
     return result.items.map((r) => (r.ok ? r : { ok: false, error: this.#failure(r) }));
   }
 
-  /** Whether a call runs on this thread: asked to, allowed to, and with time for the hook's whole limit. */
-  #runsInline(options: HookCallOptions): boolean {
+  /**
+   * Whether a call runs on this thread: the hooks run here, the call is alone in the pool or the
+   * hook is cheap in `phase`, and there is time for the hook's whole limit.
+   */
+  #runsInline(options: HookCallOptions, phase: Phase): boolean {
     return (
       this.#inline !== undefined &&
-      options.inline === true &&
+      (options.inline === true || this.#cost.cheap(phase)) &&
       (options.deadline === undefined || options.deadline - performance.now() >= this.#timeoutMs)
     );
   }
 
-  async #preInline(request: RawRequest): Promise<{ tensors: TensorsByName; body: Uint8Array }> {
+  /** Runs this turn's inline pre calls, in one task (one crossing into the isolate, as a thread's group). */
+  readonly #flushInlinePre = (): void => {
+    const group = this.#inlinePre.filter((w) => {
+      if (!w.options.signal?.aborted) return true;
+      w.reject(new CancelledError('the request was cancelled before its pre hook ran'));
+      return false;
+    });
+    this.#inlinePre = [];
+    if (group.length === 0) return;
     this.#inlineCalls++;
-    const result = (await this.#inline!({ op: 'pre', requests: [request] })).value as PreResult;
-    const item = result.ok ? result.items[0]! : result;
-    if (!item.ok) throw this.#failure(item);
-    return { tensors: item.tensors, body: item.body };
+    this.#inline!({ op: 'pre', requests: group.map((w) => w.request) }).then(
+      (outcome) => this.#settlePre(group, outcome.value as PreResult),
+      (error: unknown) => {
+        for (const w of group) w.reject(toHearthError(error));
+      },
+    );
+  };
+
+  /** The hook's average cost a request in `phase` (µs; Infinity before its first call). */
+  costUs(phase: Phase): number {
+    return this.#cost.of(phase);
   }
 
   /** Calls (pre or post) that ran on the calling thread. */

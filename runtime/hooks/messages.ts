@@ -73,7 +73,8 @@ export interface HookFailure {
 }
 
 export type PreItemResult = { ok: true; tensors: TensorsByName; body: Uint8Array } | HookFailure;
-export type PreResult = { ok: true; items: PreItemResult[] } | HookFailure;
+/** `us`: how long the hook's code took for the task's requests together, on the thread it ran on (µs). */
+export type PreResult = { ok: true; items: PreItemResult[]; us: number } | HookFailure;
 export type PostItemResult = { ok: true; body: Uint8Array; contentType: string } | HookFailure;
-export type PostResult = { ok: true; items: PostItemResult[] } | HookFailure;
+export type PostResult = { ok: true; items: PostItemResult[]; us: number } | HookFailure;
 export type SetupResult = { ok: true } | HookFailure;

@@ -11,7 +11,7 @@ import { Piscina } from 'piscina';
 import type { Hook, HookContext, HookRequest } from '../../sdk/hook.js';
 import { isBinaryResponse } from '../../sdk/hook.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
-import { useAddonAt } from '../engine/index.js';
+import { threadCpuClock, useAddonAt } from '../engine/index.js';
 import { checkTensors, ownTensors } from '../tensors/index.js';
 import { DefaultHookInputError, defaultHook } from './default-hook.js';
 import { imageHost, MAX_PIXELS } from './images.js';
@@ -290,6 +290,8 @@ export type HookRunner = ((task: HookTask) => Promise<TaskOutcome>) & { dispose(
  * createHookWorker), or a runner's own (HookPoolOptions.inline).
  */
 export function createHookRunner(data: HookWorkerData): HookRunner {
+  // What the hook's code costs this thread (the pool sends cheap hooks to no thread: hook-cost.ts).
+  const cpuUs = threadCpuClock();
   let ready: Promise<LoadedHook> | undefined;
   const load = data.bundlePath && data.sandbox ? loadSandboxed(data) : () => loadDirect(data);
   const init = (): Promise<LoadedHook> => {
@@ -316,7 +318,9 @@ export function createHookRunner(data: HookWorkerData): HookRunner {
       case 'setup':
         return { value: { ok: true } satisfies SetupResult, buffers: [] };
       case 'pre': {
+        const t0 = cpuUs();
         const results = await hook.pre(task.requests);
+        const us = cpuUs() - t0;
         const buffers: ArrayBufferLike[] = task.requests.map((r) => r.body.buffer);
         const items = results.map((result, i): PreItemResult => {
           if (!result.ok) return result;
@@ -325,12 +329,15 @@ export function createHookRunner(data: HookWorkerData): HookRunner {
           buffers.push(...tensorBuffers(checked.tensors));
           return { ok: true, tensors: checked.tensors, body: task.requests[i]!.body };
         });
-        return { value: { ok: true, items } satisfies PreResult, buffers };
+        return { value: { ok: true, items, us } satisfies PreResult, buffers };
       }
       case 'post': {
-        const items = (await hook.post(task.items)).map((r) => checkResponse(r, data.maxResponseBytes));
+        const t0 = cpuUs();
+        const results = await hook.post(task.items);
+        const us = cpuUs() - t0;
+        const items = results.map((r) => checkResponse(r, data.maxResponseBytes));
         const buffers = items.flatMap((r) => (r.ok ? [r.body.buffer] : []));
-        return { value: { ok: true, items } satisfies PostResult, buffers };
+        return { value: { ok: true, items, us } satisfies PostResult, buffers };
       }
     }
   };

@@ -1,0 +1,53 @@
+/**
+ * What a function's hook costs a request, per phase: a moving average of the hook's own time (its
+ * code in its isolate, on whichever thread ran it), so the pool can tell a hook worth a thread from
+ * one that is not.
+ *
+ * A hook thread is there to take work off the runner's thread. Sending a task to one and taking
+ * its answer back costs the runner's thread itself (piscina's task message, the structured clone of
+ * the requests and results, two cross-thread wake-ups) and costs the machine the other thread's
+ * wake-up and its own copy of the isolate's work. For a hook that costs less than that, the hop
+ * spares the runner's thread nothing and adds CPU: such a hook runs on the runner's thread even
+ * under load, a turn's requests in one crossing (hook-pool.ts).
+ */
+
+/**
+ * The hook's own time a request (µs) under which it runs on the runner's thread: about what a hop
+ * to a hook thread and back costs that thread (bench:ceiling's fn-binary vector at c=64: the
+ * runner's thread took ~110 µs a request with the hook on threads, a third of it piscina's hops).
+ */
+export const INLINE_UNDER_US = 100;
+
+/** How far one task's figure moves the average. */
+const WEIGHT = 0.2;
+/**
+ * Tasks of fewer requests say nothing of the cost a request: their figure is mostly the crossing's
+ * own, which a task pays once wherever it runs (a lone request's pre, 1 request: ~60-300 µs on
+ * this machine, where the same hook costs ~30 µs a request in a group of 64).
+ */
+const MIN_REQUESTS = 8;
+
+export type Phase = 'pre' | 'post';
+
+export class HookCost {
+  /** µs a request, by phase; Infinity until a task of enough requests says (a hook of unknown cost is not cheap). */
+  readonly #us: Record<Phase, number> = { pre: Number.POSITIVE_INFINITY, post: Number.POSITIVE_INFINITY };
+
+  /** A task of `requests` requests took the hook `us` in `phase`. */
+  observe(phase: Phase, us: number, requests: number): void {
+    if (!(us >= 0) || requests < MIN_REQUESTS) return;
+    const each = us / requests;
+    const last = this.#us[phase];
+    this.#us[phase] = last === Number.POSITIVE_INFINITY ? each : last + WEIGHT * (each - last);
+  }
+
+  /** The average in `phase`, µs a request. */
+  of(phase: Phase): number {
+    return this.#us[phase];
+  }
+
+  /** Whether the hook costs a request so little in `phase` that it runs on the runner's thread. */
+  cheap(phase: Phase): boolean {
+    return this.#us[phase] < INLINE_UNDER_US;
+  }
+}
