@@ -33,10 +33,25 @@ describe('a hook’s cost a request', () => {
     expect(tasks).toBe(Math.ceil(Math.log((INLINE_UNDER_US - 20) / (6048 - 20)) / Math.log(0.8)));
   });
 
+  it('counts a smaller task where it cost a request ten times the line: a cheap hook turned slow', () => {
+    const cost = new HookCost();
+    cost.observe('pre', 16 * 30, 16);
+    expect(cost.cheap('pre')).toBe(true);
+    // Two requests of which one ran 300 ms.
+    cost.observe('pre', 300_000, 2);
+    expect(cost.of('pre')).toBeCloseTo(30 + 0.2 * (150_000 - 30));
+    expect(cost.cheap('pre')).toBe(false);
+    // A lone request under ten times the line is the crossing's own figure: not counted.
+    const quiet = new HookCost();
+    quiet.observe('post', 10 * INLINE_UNDER_US - 1, 1);
+    expect(quiet.of('post')).toBe(Number.POSITIVE_INFINITY);
+  });
+
   it('ignores a figure that is no time at all', () => {
     const cost = new HookCost();
     cost.observe('pre', Number.NaN, 10);
     cost.observe('pre', -5, 10);
+    cost.observe('pre', 5000, 0);
     expect(cost.of('pre')).toBe(Number.POSITIVE_INFINITY);
   });
 });

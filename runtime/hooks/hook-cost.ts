@@ -26,17 +26,24 @@ const WEIGHT = 0.2;
  * this machine, where the same hook costs ~30 µs a request in a group of 64).
  */
 const MIN_REQUESTS = 8;
+/**
+ * A smaller task counts where it cost a request more than ten times the line, far past what any
+ * crossing costs: a hook that turned slow (a larger body, a loop to its time limit) is costly from
+ * its next turn, whether or not its turns still gather eight requests.
+ */
+const SURELY_COSTLY_US = 10 * INLINE_UNDER_US;
 
 export type Phase = 'pre' | 'post';
 
 export class HookCost {
-  /** µs a request, by phase; Infinity until a task of enough requests says (a hook of unknown cost is not cheap). */
+  /** µs a request, by phase; Infinity until a task says (a hook of unknown cost is not cheap). */
   readonly #us: Record<Phase, number> = { pre: Number.POSITIVE_INFINITY, post: Number.POSITIVE_INFINITY };
 
   /** A task of `requests` requests took the hook `us` in `phase`. */
   observe(phase: Phase, us: number, requests: number): void {
-    if (!(us >= 0) || requests < MIN_REQUESTS) return;
+    if (!(us >= 0) || !(requests > 0)) return;
     const each = us / requests;
+    if (requests < MIN_REQUESTS && each < SURELY_COSTLY_US) return;
     const last = this.#us[phase];
     this.#us[phase] = last === Number.POSITIVE_INFINITY ? each : last + WEIGHT * (each - last);
   }

@@ -140,7 +140,8 @@ export class HookPool {
       sandboxed,
       maxHeapMb: options.maxHeapMb ?? 256,
     });
-    const inline = options.inline && options.sandbox ? createHookRunner(workerData) : undefined;
+    const inline =
+      options.inline && options.sandbox ? createHookRunner({ ...workerData, retryElsewhere: true }) : undefined;
     const pool = new HookPool(hookThreads, name, options.timeoutMs ?? 10_000, threads, inline, sandboxed);
     pool.#maxQueue = options.maxQueue ?? pool.#maxQueue;
     try {
@@ -165,7 +166,7 @@ export class HookPool {
   pre(request: RawRequest, options: HookCallOptions): Promise<{ tensors: TensorsByName; body: Uint8Array }> {
     if (options.signal?.aborted)
       return Promise.reject(new CancelledError('the request was cancelled before its pre hook ran'));
-    if (this.#runsInline(options, 'pre'))
+    if (this.#inlinePre.length < MAX_PRE_GROUP && this.#runsInline(options, 'pre'))
       return new Promise((resolve, reject) => {
         if (this.#inlinePre.push({ request, options, resolve, reject }) === 1) queueMicrotask(this.#flushInlinePre);
       });
@@ -232,7 +233,10 @@ export class HookPool {
     this.#settlePre(group, result);
   }
 
-  /** Answers each of `group` from its item of `result`. */
+  /**
+   * Answers each of `group` from its item of `result`; one whose group failed as a whole on this
+   * thread runs again alone on a hook thread.
+   */
   #settlePre(group: readonly PreWaiter[], result: PreResult): void {
     if (!result.ok) {
       for (const w of group) w.reject(this.#failure(result));
@@ -242,6 +246,7 @@ export class HookPool {
     result.items.forEach((item, i) => {
       const w = group[i]!;
       if (item.ok) w.resolve({ tensors: item.tensors, body: item.body });
+      else if (item.again) void this.#runPre([w], false);
       else w.reject(this.#failure(item));
     });
   }
@@ -251,20 +256,31 @@ export class HookPool {
     items: { outputs: TensorsByName; request: RawRequest }[],
     options: HookCallOptions,
   ): Promise<PostOutcome[]> {
-    let result: PostResult;
     if (this.#runsInline(options, 'post')) {
       this.#inlineCalls++;
-      result = (await this.#inline!({ op: 'post', items })).value as PostResult;
-    } else {
-      // The outputs and the requests' bodies move to the thread: they are not used here again.
-      const buffers = new Set<ArrayBufferLike>();
-      for (const item of items) {
-        for (const t of Object.values(item.outputs)) buffers.add(t.data.buffer);
-        const { body } = item.request;
-        if (body.byteOffset === 0 && body.byteLength === body.buffer.byteLength) buffers.add(body.buffer);
-      }
-      result = (await this.#threads.run({ op: 'post', items }, 'post', options, [...buffers])) as PostResult;
+      const result = (await this.#inline!({ op: 'post', items })).value as PostResult;
+      if (!result.ok) throw this.#failure(result);
+      this.#cost.observe('post', result.us, items.length);
+      // Those whose crossing failed as a whole here run again on a thread, each alone there.
+      const again = items.filter((_, i) => !result.items[i]!.ok && (result.items[i] as HookFailure).again);
+      const there = again.length > 0 ? await this.#postOnThread(again, options) : [];
+      return result.items.map((r) => (r.ok ? r : r.again ? there.shift()! : { ok: false, error: this.#failure(r) }));
     }
+    return this.#postOnThread(items, options);
+  }
+
+  async #postOnThread(
+    items: { outputs: TensorsByName; request: RawRequest }[],
+    options: HookCallOptions,
+  ): Promise<PostOutcome[]> {
+    // The outputs and the requests' bodies move to the thread: they are not used here again.
+    const buffers = new Set<ArrayBufferLike>();
+    for (const item of items) {
+      for (const t of Object.values(item.outputs)) buffers.add(t.data.buffer);
+      const { body } = item.request;
+      if (body.byteOffset === 0 && body.byteLength === body.buffer.byteLength) buffers.add(body.buffer);
+    }
+    const result = (await this.#threads.run({ op: 'post', items }, 'post', options, [...buffers])) as PostResult;
     if (!result.ok) throw this.#failure(result);
     this.#cost.observe('post', result.us, items.length);
     return result.items.map((r) => (r.ok ? r : { ok: false, error: this.#failure(r) }));
@@ -292,12 +308,16 @@ export class HookPool {
     this.#inlinePre = [];
     if (group.length === 0) return;
     this.#inlineCalls++;
-    this.#inline!({ op: 'pre', requests: group.map((w) => w.request) }).then(
-      (outcome) => this.#settlePre(group, outcome.value as PreResult),
-      (error: unknown) => {
-        for (const w of group) w.reject(toHearthError(error));
-      },
-    );
+    const fail = (error: unknown) => {
+      for (const w of group) w.reject(toHearthError(error));
+    };
+    this.#inline!({ op: 'pre', requests: group.map((w) => w.request) }).then((outcome) => {
+      try {
+        this.#settlePre(group, outcome.value as PreResult);
+      } catch (error) {
+        fail(error); // those answered already keep their answers
+      }
+    }, fail);
   };
 
   /** The hook's average cost a request in `phase` (µs; Infinity before its first call). */
@@ -305,9 +325,14 @@ export class HookPool {
     return this.#cost.of(phase);
   }
 
-  /** Calls (pre or post) that ran on the calling thread. */
+  /** Tasks (a turn's pre calls, or a batch's post) that ran on the calling thread. */
   get inlineCalls(): number {
     return this.#inlineCalls;
+  }
+
+  /** Tasks (setup, pre calls, a batch's post) handed to the hook threads. */
+  get threadTasks(): number {
+    return this.#threads.tasks;
   }
 
   get threads(): number {

@@ -30,6 +30,7 @@ export const SETUP_LIMIT_MS = 60_000;
 
 export class HookThreads {
   readonly #piscina: Piscina;
+  #tasks = 0;
   readonly #name: string;
   readonly #timeoutMs: number;
   /** Where the threads are asked to quiesce before they end: a sandboxed hook's threads only. */
@@ -81,6 +82,11 @@ export class HookThreads {
     return this.#piscina.queueSize;
   }
 
+  /** Tasks handed to the threads so far. */
+  get tasks(): number {
+    return this.#tasks;
+  }
+
   /**
    * Ends the threads. Sandboxed ones are first asked to dispose their isolates and quiesce
    * (sandbox.ts quiesce says why), each after the call it runs; one that has not answered within
@@ -118,6 +124,7 @@ export class HookThreads {
     options: HookCallOptions,
     transfer: ArrayBufferLike[] = [],
   ): Promise<unknown> {
+    this.#tasks++;
     const now = performance.now();
     // Setup (loading the hook, a vocabulary, a label list) runs once and may take longer than a call.
     const limit = phase === 'setup' ? Math.max(this.#timeoutMs, SETUP_LIMIT_MS) : this.#timeoutMs;

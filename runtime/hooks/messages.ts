@@ -30,6 +30,13 @@ export interface HookWorkerData {
   closeChannel?: string;
   /** The addon's path, as the pool's thread resolved it (the image functions load it). */
   addonPath?: string;
+  /**
+   * A group's crossing that fails as a whole (past the time limit, out of memory) is not run again
+   * here one request at a time: its requests come back failed `again`, for the pool to run each
+   * alone on a hook thread. The runner's own thread (HookPoolOptions.inline) runs hooks this way, so
+   * that a turn's requests that loop hold it for one time limit, not one each.
+   */
+  retryElsewhere?: boolean;
 }
 
 /** What the pool says on its closeChannel before it ends its threads. */
@@ -70,6 +77,8 @@ export interface HookFailure {
   reason?: string;
   /** The thrown error's frames in the hook's own sources (runtime/hooks/stack.ts), for its log. */
   stack?: string;
+  /** Not run to its end: its group failed as a whole; run it again alone (HookWorkerData.retryElsewhere). */
+  again?: true;
 }
 
 export type PreItemResult = { ok: true; tensors: TensorsByName; body: Uint8Array } | HookFailure;

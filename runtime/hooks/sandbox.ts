@@ -57,6 +57,11 @@ export interface SandboxOptions {
   timeoutMs: number;
   /** The hook's console, by level. */
   log(level: string, text: string): void;
+  /**
+   * A crossing that fails as a whole is not run again here one item at a time: its items come back
+   * `lost`, for the caller to run elsewhere (HookWorkerData.retryElsewhere).
+   */
+  retryElsewhere?: boolean;
 }
 
 interface GlueCalls {
@@ -89,6 +94,7 @@ export class HookSandbox {
   readonly #isolate: ivm.Isolate;
   readonly #calls: GlueCalls;
   readonly #timeout: number;
+  readonly #retryElsewhere: boolean;
   /** The most bytes one crossing takes into the isolate (crossing.ts): a sixteenth of its memory. */
   readonly #maxCrossingBytes: number;
   /** The bundle's own source map (esbuild's inline one), to name a failure's frames in hook.ts. */
@@ -98,6 +104,7 @@ export class HookSandbox {
     this.#isolate = isolate;
     this.#calls = calls;
     this.#timeout = options.timeoutMs;
+    this.#retryElsewhere = options.retryElsewhere ?? false;
     this.#maxCrossingBytes = (options.memoryMb * 2 ** 20) / 16;
     this.#sourceMap = sourceMap;
   }
@@ -237,7 +244,8 @@ export class HookSandbox {
    * Runs glue function `name` on `items`, in crossings (crossing.ts) of at most a sixteenth of the
    * isolate's memory; the glue takes new items for half the hook's time limit, and is called again
    * for the rest. A crossing that fails as a whole (past the limit, out of memory) is run again one
-   * item at a time, so only the request that loops or overflows fails.
+   * item at a time, so only the request that loops or overflows fails: here, or (retryElsewhere)
+   * by the caller elsewhere, with every later crossing's items.
    */
   async #many<I, R>(
     name: 'preMany' | 'postMany',
@@ -247,9 +255,12 @@ export class HookSandbox {
     read: (item: SandboxOutcome<Record<string, unknown>>, arena: unknown) => SandboxOutcome<R>,
   ): Promise<SandboxOutcome<R>[]> {
     const results: SandboxOutcome<R>[] = [];
+    let given: SandboxOutcome<R> | undefined;
     for (const group of crossings(items, bytesOf, this.#maxCrossingBytes)) {
       let rest = group;
-      while (rest.length > 0) {
+      // A failed crossing's items and every later one's go back, to be run elsewhere.
+      if (given) for (const _ of rest) results.push(given);
+      while (!given && rest.length > 0) {
         const { args, done } = pack(rest);
         let r: SandboxOutcome<{ items: unknown; arena: unknown }>;
         try {
@@ -260,9 +271,10 @@ export class HookSandbox {
         const answered = r.ok && Array.isArray(r.items) ? r.items.length : 0;
         if (!r.ok || answered === 0 || answered > rest.length) {
           const failed = r.ok ? { ok: false as const, input: false, message: 'the sandbox answered out of turn' } : r;
+          if (this.#retryElsewhere) given = { ...failed, lost: true };
           if (rest.length === 1) results.push(failed);
           // The isolate is gone (out of memory): the caller runs each again alone on a new one.
-          else if (!this.alive) for (const _ of rest) results.push({ ...failed, lost: true });
+          else if (given || !this.alive) for (const _ of rest) results.push({ ...failed, lost: true });
           else for (const item of rest) results.push(...(await this.#many(name, [item], bytesOf, pack, read)));
           break;
         }

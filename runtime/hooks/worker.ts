@@ -177,6 +177,7 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
         maxResponseBytes: data.maxResponseBytes ?? 64 * 2 ** 20,
         webAssembly: data.webAssembly ?? false,
         log: (level, text) => hookLog(data, level, text),
+        retryElsewhere: data.retryElsewhere,
       });
       const setup = await created.setup(contextBase(data));
       if (!setup.ok) {
@@ -189,7 +190,7 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
   };
   const asFailure = (
     phase: HookFailure['phase'],
-    f: { message: string; input: boolean; reason?: string; stack?: string },
+    f: { message: string; input: boolean; reason?: string; stack?: string; lost?: boolean },
   ): HookFailure => ({
     ok: false,
     phase,
@@ -197,7 +198,12 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
     message: f.message,
     reason: f.reason,
     ...(f.stack ? { stack: f.stack } : {}),
+    ...(f.lost && data.retryElsewhere ? { again: true as const } : {}),
   });
+  // A request lost with others runs again alone: here on a new isolate, or elsewhere (retryElsewhere).
+  const again = data.retryElsewhere
+    ? <I, R>(items: readonly I[], run: (group: readonly I[]) => Promise<R[]>) => run(items)
+    : alone;
   return async () => {
     await live();
     return {
@@ -206,11 +212,11 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
         (await sandbox?.catch(() => undefined))?.dispose();
       },
       async pre(raws) {
-        const rs = await alone(raws, async (group) => (await live()).preMany(group));
+        const rs = await again(raws, async (group) => (await live()).preMany(group));
         return rs.map((r) => (r.ok ? { ok: true, tensors: r.tensors } : asFailure('pre', r)));
       },
       async post(items) {
-        const rs = await alone(items, async (group) => (await live()).postMany(group));
+        const rs = await again(items, async (group) => (await live()).postMany(group));
         return rs.map((r) => (r.ok ? { ok: true, body: r.bytes, contentType: r.contentType } : asFailure('post', r)));
       },
     };

@@ -91,7 +91,17 @@ export class Instances {
     const maxOutputBytes = limits.reduce((n, l) => n + l, 0);
     const limitMs = this.spec.limits.forwardTimeoutMs;
     const total = rows.reduce((n, r) => n + r, 0);
-    const timer = setTimeout(() => this.overran(total, limitMs), limitMs);
+    let settled = false;
+    // Judged after the turn's I/O, not in its timers: where this thread was held past the limit (a
+    // hook's turn inline, a long collection), a forward that ended meanwhile has its completion
+    // waiting in that I/O, read before setImmediate's callbacks run.
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (!settled) this.overran(total, limitMs);
+        }),
+      limitMs,
+    );
     let result: ForwardResult;
     try {
       result = await (requests.length === 1
@@ -103,6 +113,7 @@ export class Instances {
           )
         : instance.forwardBatch(args, binding.dictKeys, threads, maxOutputBytes));
     } finally {
+      settled = true;
       clearTimeout(timer);
     }
     const outputs = splitOutputs(this.spec, binding, result, rows);

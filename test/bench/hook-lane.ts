@@ -1,8 +1,11 @@
 /**
  * A microbenchmark of the hook lane alone (no node, no wire): a HookPool running bench:ceiling's
  * hooks in their sandbox, pre then post, serially (inline, as a lone request runs) and 64 at a time
- * (grouped on the hook threads, post by batch). Prints CPU µs per request of this process and
- * writes test/bench/results/hooklane.json: rows {hook, input, concurrency, cpu_us, wall_us, pre_wall_us}.
+ * (pre grouped and post by batch: on the hook threads, or on this thread where the hook costs a
+ * request less than a hop to one, runtime/hooks/hook-cost.ts). Prints CPU µs per request of this
+ * process and writes test/bench/results/hooklane.json: rows {hook, input, concurrency, cpu_us,
+ * wall_us, pre_wall_us, inline_calls, pre_cost_us, post_cost_us} (the calls run on this thread, and
+ * the pool's measure of the hook's own cost a request, per phase).
  * Flags: --only binary:vec,json:vec,binary:image,json:image (all but json:image by default).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -28,7 +31,12 @@ const rows: {
   cpu_us: number;
   wall_us: number;
   pre_wall_us: number;
+  inline_calls: number;
+  pre_cost_us: number | null;
+  post_cost_us: number | null;
 }[] = [];
+
+const finite = (us: number): number | null => (Number.isFinite(us) ? Math.round(us) : null);
 
 async function lane(hook: 'json' | 'binary', input: 'vec' | 'image') {
   const dims = input === 'vec' ? [1024] : [3, 224, 224];
@@ -56,6 +64,7 @@ async function lane(hook: 'json' | 'binary', input: 'vec' | 'image') {
   });
   const count = input === 'vec' ? N : N / 16;
   const measure = async (c: number) => {
+    const inline0 = pool.inlineCalls;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let preMs = 0;
@@ -80,10 +89,14 @@ async function lane(hook: 'json' | 'binary', input: 'vec' | 'image') {
       cpu_us: Math.round((cpu.user + cpu.system) / count),
       wall_us: Math.round(((performance.now() - t0) * 1000) / count),
       pre_wall_us: Math.round((preMs * 1000) / count),
+      inline_calls: pool.inlineCalls - inline0,
+      pre_cost_us: finite(pool.costUs('pre')),
+      post_cost_us: finite(pool.costUs('post')),
     };
     rows.push(row);
     console.log(
-      `${hook}/${input} c=${c}: ${row.cpu_us} µs CPU/req, ${row.wall_us} µs wall/req (pre ${row.pre_wall_us})`,
+      `${hook}/${input} c=${c}: ${row.cpu_us} µs CPU/req, ${row.wall_us} µs wall/req (pre ${row.pre_wall_us}); ` +
+        `${row.inline_calls} calls on this thread; hook's own cost a request pre ${row.pre_cost_us ?? '?'}, post ${row.post_cost_us ?? '?'} µs`,
     );
   };
   if (!process.env.ONLY64) {

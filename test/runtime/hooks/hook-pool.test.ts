@@ -1,7 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 
 import { imageEncode } from '../../../runtime/engine/index.js';
-import { INLINE_UNDER_US } from '../../../runtime/hooks/hook-cost.js';
 import type { HookPool } from '../../../runtime/hooks/index.js';
 import { DeadlineExceededError, HookError, InvalidInputError } from '../../../sdk/errors.js';
 import { fixtureBundle, json, pool, y } from './hook-pools.js';
@@ -297,54 +296,6 @@ describe('hooks on the calling thread (inline, as a runner runs a lone request)'
   });
 
   /** `n` pre calls made in one turn, none saying the pool is idle: what each got ('ok' or its error). */
-  const burst = (hooks: HookPool, n: number, body: (i: number) => unknown = () => ({})) =>
-    Promise.all(
-      Array.from({ length: n }, (_, i) =>
-        hooks.pre(json(body(i)), {}).then(
-          (r) => (r.tensors.x ? 'ok' : 'no x'),
-          (e: Error) => e.message,
-        ),
-      ),
-    );
-
-  /** Bursts until the hook's cost says it is cheap (a new thread's first groups cost it its warm-up too). */
-  const untilCheap = async (hooks: HookPool): Promise<void> => {
-    for (let round = 0; round < 20 && !(hooks.costUs('pre') < INLINE_UNDER_US); round++)
-      expect(await burst(hooks, 16)).toEqual(Array(16).fill('ok'));
-    expect(hooks.costUs('pre')).toBeLessThan(INLINE_UNDER_US);
-  };
-
-  it('runs a cheap hook on this thread under load, a turn of pre calls in one crossing; a costly one on the threads', async () => {
-    const cheap = await pool('loops', { sandbox: true, inline: true, threads: 1 });
-    // Unknown, the hook's cost sends calls under load to the thread; groups there measure it.
-    expect(cheap.costUs('pre')).toBe(Number.POSITIVE_INFINITY);
-    await untilCheap(cheap);
-    expect(cheap.inlineCalls).toBe(0);
-    expect(await burst(cheap, 16)).toEqual(Array(16).fill('ok'));
-    expect(cheap.inlineCalls).toBe(1);
-
-    // 2 ms of CPU a request is worth a thread: the calls stay there.
-    const costly = await pool('loops', { sandbox: true, inline: true, threads: 1 });
-    for (let round = 0; round < 2; round++)
-      expect(await burst(costly, 12, () => ({ spinMs: 2 }))).toEqual(Array(12).fill('ok'));
-    expect(costly.costUs('pre')).toBeGreaterThan(1000);
-    expect(costly.inlineCalls).toBe(0);
-  });
-
-  it('stops a request that loops in a turn run on this thread, answers the rest, and sends the next turns to the threads', async () => {
-    const hooks = await pool('loops', { sandbox: true, inline: true, threads: 1, timeoutMs: 300 });
-    await untilCheap(hooks);
-    const outcomes = await burst(hooks, 10, (i) => ({ loop: i === 4 }));
-    expect(hooks.inlineCalls).toBeGreaterThanOrEqual(1);
-    expect(outcomes.filter((o) => o === 'ok')).toHaveLength(9);
-    expect(outcomes[4]).toMatch(/failed in pre: ran past its 300 ms limit/);
-    // The loop cost the turn its limit: the hook is no longer cheap, and the next turn goes to the thread.
-    expect(hooks.costUs('pre')).toBeGreaterThan(INLINE_UNDER_US);
-    const inline = hooks.inlineCalls;
-    expect(await burst(hooks, 4)).toEqual(Array(4).fill('ok'));
-    expect(hooks.inlineCalls).toBe(inline);
-  });
-
   it('runs on threads when not allowed (no sandbox), or when the deadline is nearer than the limit', async () => {
     const direct = await pool('echo', { inline: true });
     await direct.pre(json(rows), { inline: true });

@@ -2,12 +2,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 
 import { loadModel } from '../../../runtime/engine/index.js';
 import { bundleHook } from '../../../runtime/hooks/index.js';
 import type { PoolOptions } from '../../../runtime/pool/index.js';
 import { Pool } from '../../../runtime/pool/index.js';
+import { Instances } from '../../../runtime/pool/instances.js';
 import {
   CancelledError,
   DeadlineExceededError,
@@ -115,6 +116,34 @@ describe('pool', () => {
     const s = p.stats();
     expect([s.success, s.durations.request.count, s.durations.queue.count]).toEqual([3, 3, 3]);
     expect([s.inferenceCount, s.execCount, s.durations.requestCompute.count]).toEqual([5, 1, 3]);
+  });
+
+  it('does not call a forward hung that ended while this thread was held past its limit', async () => {
+    const p = await pool({ ...SLOW_SPEC, limits: { forwardTimeoutMs: 100 } }, modelPath('slow'));
+    const hung: unknown[] = [];
+    p.on('hung', (detail) => hung.push(detail));
+    // Once the forward is on the engine's thread, this one is held for 800 ms from a callback of its
+    // loop (as a hook's turn run inline holds it): the forward ends meanwhile, and when the hold ends
+    // the limit's timer is due as well as the forward's completion, which must be read first.
+    const run = Instances.prototype.run;
+    const spy = vi.spyOn(Instances.prototype, 'run').mockImplementation(function (this: Instances, ...args) {
+      const answer = run.apply(this, args);
+      setImmediate(() => {
+        const until = performance.now() + 800;
+        while (performance.now() < until);
+      });
+      return answer;
+    });
+    try {
+      const x = randomTensor('FP32', [4, 512], 70);
+      const answer = await p.infer({ x, n: { dtype: 'INT64', shape: [], data: BigInt64Array.from([300n]) } });
+      expect(answer.y!.shape).toEqual([4, 512]);
+      expect(spy).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(hung).toEqual([]);
   });
 
   it('keeps its idle clock from when its last request was answered, not when it arrived', async () => {
