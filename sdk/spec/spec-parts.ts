@@ -283,7 +283,9 @@ export const LimitsSchema = z.strictObject({
     .min(1)
     .max(1_000_000)
     .default(4096)
-    .describe('Requests waiting for a free hook thread at most; beyond it requests fail with QueueFullError (429).'),
+    .describe(
+      "Requests waiting for a free hook thread at most; beyond it requests fail with QueueFullError (429). Calls a cheap hook runs on the runner's own thread (64 a turn at most) wait for no thread and are not counted.",
+    ),
   hookMemoryMb: z
     .number()
     .int()
