@@ -25,15 +25,32 @@ const WEIGHT = 0.2;
  * own, which a task pays once wherever it runs (a lone request's pre, 1 request: ~60-300 µs on
  * this machine, where the same hook costs ~30 µs a request in a group of 64).
  */
-const MIN_REQUESTS = 8;
+export const MIN_REQUESTS = 8;
 /**
- * A smaller task counts where it cost a request more than ten times the line, far past what any
- * crossing costs: a hook that turned slow (a larger body, a loop to its time limit) is costly from
- * its next turn, whether or not its turns still gather eight requests.
+ * A smaller task counts where it cost a request more than this, far past what a crossing, a first
+ * call's compile or a collection in the isolate costs (a lone call here: ~0.1-0.4 ms, its first
+ * ~2 ms): a hook that turned slow (a larger body, a loop to its time limit) is costly from its
+ * next turn, whether or not its turns still gather eight requests. (Under it a small task's figure
+ * would only ever raise the average: the cheap ones among them are not counted.)
  */
-const SURELY_COSTLY_US = 10 * INLINE_UNDER_US;
+export const SURELY_COSTLY_US = 10_000;
 
 export type Phase = 'pre' | 'post';
+
+/**
+ * Starts timing a task of `requests` requests; the returned function gives the µs since. A task
+ * whose figure counts as it is (MIN_REQUESTS or more) is timed by `cpuUs`, the thread's CPU clock
+ * (a system call, ~3 µs here); a smaller one, whose figure counts only past SURELY_COSTLY_US, by
+ * the wall clock, which bounds the CPU time from above and costs a lone request nothing.
+ */
+export function taskClock(requests: number, cpuUs: () => number): () => number {
+  if (requests >= MIN_REQUESTS) {
+    const t0 = cpuUs();
+    return () => cpuUs() - t0;
+  }
+  const t0 = performance.now();
+  return () => (performance.now() - t0) * 1000;
+}
 
 export class HookCost {
   /** µs a request, by phase; Infinity until a task says (a hook of unknown cost is not cheap). */

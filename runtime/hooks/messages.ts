@@ -82,7 +82,10 @@ export interface HookFailure {
 }
 
 export type PreItemResult = { ok: true; tensors: TensorsByName; body: Uint8Array } | HookFailure;
-/** `us`: how long the hook's code took for the task's requests together, on the thread it ran on (µs). */
+/**
+ * `us`: how long the hook's code took for the task's requests together, on the thread it ran on (µs):
+ * CPU time for a task of eight or more, wall time for a smaller one (hook-cost.ts taskClock).
+ */
 export type PreResult = { ok: true; items: PreItemResult[]; us: number } | HookFailure;
 export type PostItemResult = { ok: true; body: Uint8Array; contentType: string } | HookFailure;
 export type PostResult = { ok: true; items: PostItemResult[]; us: number } | HookFailure;

@@ -344,9 +344,11 @@ export class HookSandbox {
 
   /**
    * The arena `id` of a crossing's answer (the glue's take): copied out of the isolate once, and
-   * moved into this one. Undefined if it cannot be had (its items then fail as they read it).
+   * moved into this one; or the arena itself, where the answer held it. Undefined if it cannot be
+   * had (its items then fail as they read it).
    */
   #take(id: unknown): ArrayBuffer | undefined {
+    if (id instanceof ArrayBuffer) return id; // a small one, in the answer itself (SMALL_ARENA_BYTES)
     if (typeof id !== 'number') return undefined;
     try {
       const copy = this.#calls.take.applySync(undefined, [id], {

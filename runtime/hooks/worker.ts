@@ -14,6 +14,7 @@ import type { TensorsByName } from '../../sdk/tensor.js';
 import { threadCpuClock, useAddonAt } from '../engine/index.js';
 import { checkTensors, ownTensors } from '../tensors/index.js';
 import { DefaultHookInputError, defaultHook } from './default-hook.js';
+import { taskClock } from './hook-cost.js';
 import { imageHost, MAX_PIXELS } from './images.js';
 import type {
   HookFailure,
@@ -324,9 +325,9 @@ export function createHookRunner(data: HookWorkerData): HookRunner {
       case 'setup':
         return { value: { ok: true } satisfies SetupResult, buffers: [] };
       case 'pre': {
-        const t0 = cpuUs();
+        const elapsed = taskClock(task.requests.length, cpuUs);
         const results = await hook.pre(task.requests);
-        const us = cpuUs() - t0;
+        const us = elapsed();
         const buffers: ArrayBufferLike[] = task.requests.map((r) => r.body.buffer);
         const items = results.map((result, i): PreItemResult => {
           if (!result.ok) return result;
@@ -338,9 +339,9 @@ export function createHookRunner(data: HookWorkerData): HookRunner {
         return { value: { ok: true, items, us } satisfies PreResult, buffers };
       }
       case 'post': {
-        const t0 = cpuUs();
+        const elapsed = taskClock(task.items.length, cpuUs);
         const results = await hook.post(task.items);
-        const us = cpuUs() - t0;
+        const us = elapsed();
         const items = results.map((r) => checkResponse(r, data.maxResponseBytes));
         const buffers = items.flatMap((r) => (r.ok ? [r.body.buffer] : []));
         return { value: { ok: true, items, us } satisfies PostResult, buffers };

@@ -2,6 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 
 import { imageEncode } from '../../../runtime/engine/index.js';
 import type { HookPool } from '../../../runtime/hooks/index.js';
+import { SMALL_ARENA_BYTES } from '../../../runtime/hooks/sandbox-source.js';
 import { DeadlineExceededError, HookError, InvalidInputError } from '../../../sdk/errors.js';
 import { fixtureBundle, json, pool, y } from './hook-pools.js';
 
@@ -287,6 +288,11 @@ describe('hooks on the calling thread (inline, as a runner runs a lone request)'
       expect(text(await post(json({ a: [1, 2] }), inline))).toEqual({ json: { a: [1, 2] } });
       const bin = await post({ body: new Uint8Array([1, 2, 3]), contentType: 'application/octet-stream' }, inline);
       expect([bin.contentType, Array.from(bin.body)]).toEqual(['application/octet-stream', [3, 2, 1]]);
+      // A response past SMALL_ARENA_BYTES leaves the isolate by the host's take, not in the answer.
+      const large = new Uint8Array(SMALL_ARENA_BYTES + 1001).map((_, i) => i * 7);
+      const reversed = Buffer.from(large).reverse(); // (the body moves to a thread)
+      const back = await post({ body: large, contentType: 'application/octet-stream' }, inline);
+      expect(Buffer.from(back.body).equals(reversed)).toBe(true);
       // A request the hook kept (unread) cannot be read in a later call: its body went with its call.
       await post({ body: new Uint8Array([7]), contentType: 'application/x-keep' }, inline);
       const late = text(await post({ body: new Uint8Array([9]), contentType: 'application/x-late' }, inline));
