@@ -36,6 +36,8 @@ import { treeSeconds, untilQuiet } from './proc-cpu.js';
 const flags = benchFlags('ceiling');
 const seconds = flags.quick ? 1.5 : Math.min(flags.seconds, 3);
 const CONCURRENCY = [1, 16, 64];
+/** Seconds of load at c=8 on each route before its cells. */
+const WARM_UP_S = flags.quick ? 1 : 3;
 
 type Input = 'vec' | 'image';
 const SHAPE: Record<Input, number[]> = { vec: [1, 1024], image: [1, 3, 224, 224] };
@@ -228,8 +230,11 @@ async function main(): Promise<void> {
         if (put.status !== 204) throw new Error(`bare server refused ${route}`);
       }
       const none = NO_HOOKS.has(route);
-      await load(hearth.url, hearth.grpc, cell, 8, 1); // warm-up: pools, hook threads, connections
-      if (none) await load(inProcess.url, inProcess.grpc, cell, 8, 1);
+      // Warm-up: pools, hook threads, connections, and V8's optimizing compiler in the node, the
+      // runner and the hook's isolate (after 1 s, a route's first c=1 cell still ran up to 1.8×
+      // its p50 three cells later).
+      await load(hearth.url, hearth.grpc, cell, 8, WARM_UP_S);
+      if (none) await load(inProcess.url, inProcess.grpc, cell, 8, WARM_UP_S);
       for (const c of CONCURRENCY) {
         // Image bodies at c=64 take a second or two to reach a steady state: twice the time.
         const s = input === 'image' && c > 1 ? seconds * 2 : seconds;
