@@ -256,17 +256,22 @@ export class HookPool {
     items: { outputs: TensorsByName; request: RawRequest }[],
     options: HookCallOptions,
   ): Promise<PostOutcome[]> {
-    if (this.#runsInline(options, 'post')) {
-      this.#inlineCalls++;
-      const result = (await this.#inline!({ op: 'post', items })).value as PostResult;
-      if (!result.ok) throw this.#failure(result);
-      this.#cost.observe('post', result.us, items.length);
-      // Those whose crossing failed as a whole here run again on a thread, each alone there.
-      const again = items.filter((_, i) => !result.items[i]!.ok && (result.items[i] as HookFailure).again);
-      const there = again.length > 0 ? await this.#postOnThread(again, options) : [];
-      return result.items.map((r) => (r.ok ? r : r.again ? there.shift()! : { ok: false, error: this.#failure(r) }));
+    if (!this.#runsInline(options, 'post')) return this.#postOnThread(items, options);
+    this.#inlineCalls++;
+    const result = (await this.#inline!({ op: 'post', items })).value as PostResult;
+    const outcomes = this.#postOutcomes(result, items.length);
+    // Those whose crossing failed as a whole here run again on a thread, each alone there.
+    const again = result.ok ? result.items.flatMap((r, i) => (!r.ok && r.again ? [i] : [])) : [];
+    if (again.length > 0) {
+      const there = await this.#postOnThread(
+        again.map((i) => items[i]!),
+        options,
+      );
+      again.forEach((at, k) => {
+        outcomes[at] = there[k]!;
+      });
     }
-    return this.#postOnThread(items, options);
+    return outcomes;
   }
 
   async #postOnThread(
@@ -281,8 +286,13 @@ export class HookPool {
       if (body.byteOffset === 0 && body.byteLength === body.buffer.byteLength) buffers.add(body.buffer);
     }
     const result = (await this.#threads.run({ op: 'post', items }, 'post', options, [...buffers])) as PostResult;
+    return this.#postOutcomes(result, items.length);
+  }
+
+  /** Each request's outcome of a post task of `requests`, whose cost it counts; a task that failed whole throws. */
+  #postOutcomes(result: PostResult, requests: number): PostOutcome[] {
     if (!result.ok) throw this.#failure(result);
-    this.#cost.observe('post', result.us, items.length);
+    this.#cost.observe('post', result.us, requests);
     return result.items.map((r) => (r.ok ? r : { ok: false, error: this.#failure(r) }));
   }
 
@@ -330,9 +340,9 @@ export class HookPool {
     return this.#inlineCalls;
   }
 
-  /** Tasks (setup, pre calls, a batch's post) handed to the hook threads. */
+  /** Tasks (setup, pre calls, a batch's post) the hook threads have finished. */
   get threadTasks(): number {
-    return this.#threads.tasks;
+    return this.#threads.completed;
   }
 
   get threads(): number {

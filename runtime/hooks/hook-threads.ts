@@ -30,7 +30,6 @@ export const SETUP_LIMIT_MS = 60_000;
 
 export class HookThreads {
   readonly #piscina: Piscina;
-  #tasks = 0;
   readonly #name: string;
   readonly #timeoutMs: number;
   /** Where the threads are asked to quiesce before they end: a sandboxed hook's threads only. */
@@ -82,9 +81,9 @@ export class HookThreads {
     return this.#piscina.queueSize;
   }
 
-  /** Tasks handed to the threads so far. */
-  get tasks(): number {
-    return this.#tasks;
+  /** Tasks the threads have finished (piscina's count). */
+  get completed(): number {
+    return this.#piscina.completed;
   }
 
   /**
@@ -124,7 +123,6 @@ export class HookThreads {
     options: HookCallOptions,
     transfer: ArrayBufferLike[] = [],
   ): Promise<unknown> {
-    this.#tasks++;
     const now = performance.now();
     // Setup (loading the hook, a vocabulary, a label list) runs once and may take longer than a call.
     const limit = phase === 'setup' ? Math.max(this.#timeoutMs, SETUP_LIMIT_MS) : this.#timeoutMs;

@@ -255,12 +255,15 @@ export class HookSandbox {
     read: (item: SandboxOutcome<Record<string, unknown>>, arena: unknown) => SandboxOutcome<R>,
   ): Promise<SandboxOutcome<R>[]> {
     const results: SandboxOutcome<R>[] = [];
-    let given: SandboxOutcome<R> | undefined;
+    // Once a crossing has failed (retryElsewhere), every later item goes back unrun, as this.
+    let givenBack: SandboxOutcome<R> | undefined;
     for (const group of crossings(items, bytesOf, this.#maxCrossingBytes)) {
+      if (givenBack) {
+        for (const _ of group) results.push(givenBack);
+        continue;
+      }
       let rest = group;
-      // A failed crossing's items and every later one's go back, to be run elsewhere.
-      if (given) for (const _ of rest) results.push(given);
-      while (!given && rest.length > 0) {
+      while (rest.length > 0) {
         const { args, done } = pack(rest);
         let r: SandboxOutcome<{ items: unknown; arena: unknown }>;
         try {
@@ -271,11 +274,11 @@ export class HookSandbox {
         const answered = r.ok && Array.isArray(r.items) ? r.items.length : 0;
         if (!r.ok || answered === 0 || answered > rest.length) {
           const failed = r.ok ? { ok: false as const, input: false, message: 'the sandbox answered out of turn' } : r;
-          if (this.#retryElsewhere) given = { ...failed, lost: true };
           if (rest.length === 1) results.push(failed);
-          // The isolate is gone (out of memory): the caller runs each again alone on a new one.
-          else if (given || !this.alive) for (const _ of rest) results.push({ ...failed, lost: true });
+          // The caller runs each again alone: elsewhere, or (the isolate is gone) on a new one.
+          else if (this.#retryElsewhere || !this.alive) for (const _ of rest) results.push({ ...failed, lost: true });
           else for (const item of rest) results.push(...(await this.#many(name, [item], bytesOf, pack, read)));
+          if (this.#retryElsewhere) givenBack = { ...failed, lost: true };
           break;
         }
         const arena = this.#take(r.arena);

@@ -202,7 +202,7 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
     ...(f.lost && data.retryElsewhere ? { again: true as const } : {}),
   });
   // A request lost with others runs again alone: here on a new isolate, or elsewhere (retryElsewhere).
-  const again = data.retryElsewhere
+  const rerunLost = data.retryElsewhere
     ? <I, R>(items: readonly I[], run: (group: readonly I[]) => Promise<R[]>) => run(items)
     : alone;
   return async () => {
@@ -213,11 +213,11 @@ function loadSandboxed(data: HookWorkerData): () => Promise<LoadedHook> {
         (await sandbox?.catch(() => undefined))?.dispose();
       },
       async pre(raws) {
-        const rs = await again(raws, async (group) => (await live()).preMany(group));
+        const rs = await rerunLost(raws, async (group) => (await live()).preMany(group));
         return rs.map((r) => (r.ok ? { ok: true, tensors: r.tensors } : asFailure('pre', r)));
       },
       async post(items) {
-        const rs = await again(items, async (group) => (await live()).postMany(group));
+        const rs = await rerunLost(items, async (group) => (await live()).postMany(group));
         return rs.map((r) => (r.ok ? { ok: true, body: r.bytes, contentType: r.contentType } : asFailure('post', r)));
       },
     };

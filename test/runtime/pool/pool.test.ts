@@ -136,7 +136,7 @@ describe('pool', () => {
     });
     try {
       const x = randomTensor('FP32', [4, 512], 70);
-      const answer = await p.infer({ x, n: { dtype: 'INT64', shape: [], data: BigInt64Array.from([300n]) } });
+      const answer = await p.infer({ x, n: { dtype: 'INT64', shape: [], data: BigInt64Array.from([50n]) } });
       expect(answer.y!.shape).toEqual([4, 512]);
       expect(spy).toHaveBeenCalledTimes(1);
     } finally {
