@@ -258,11 +258,8 @@ export class HookSandbox {
     // Once a crossing has failed (retryElsewhere), every later item goes back unrun, as this.
     let givenBack: SandboxOutcome<R> | undefined;
     for (const group of crossings(items, bytesOf, this.#maxCrossingBytes)) {
-      if (givenBack) {
-        for (const _ of group) results.push(givenBack);
-        continue;
-      }
-      let rest = group;
+      if (givenBack) for (const _ of group) results.push(givenBack);
+      let rest = givenBack ? [] : group;
       while (rest.length > 0) {
         const { args, done } = pack(rest);
         let r: SandboxOutcome<{ items: unknown; arena: unknown }>;
