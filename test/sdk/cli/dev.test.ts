@@ -54,8 +54,11 @@ it('serves a folder, shows its log lines, and reloads the hook and the model whe
   );
   const { url } = JSON.parse(ready!) as { url: string };
   expect(lines.some((l) => /^✓ deployed: devfn v1 ready/.test(l))).toBe(true);
-  // The call to paste is the spec's own example, not a placeholder.
-  expect(lines).toContain(`  curl -s ${url} -H 'content-type: application/json' -d '{"inputs":[[1,2,3,4]]}'`);
+  // The call to paste is the spec's own example, not a placeholder. It is printed after the ready
+  // line, which a pipe may hand over in a read of its own.
+  const curl = `  curl -s ${url} -H 'content-type: application/json' -d '{"inputs":[[1,2,3,4]]}'`;
+  await waitFor('the watching line', () => lines.some((l) => l.startsWith('watching ')), Boolean);
+  expect(lines).toContain(curl);
   const v1 = await call(url);
   expect(maxAbsDiff(v1.outputs[0]!, reference(join(fn, 'model.pt')))).toBeLessThan(1e-5);
 
