@@ -12,8 +12,11 @@
  * Writes test/bench/results/ceiling.json: rows {route, input, concurrency, hearth_per_s,
  * bare_per_s, ratio, hearth_p50_ms, bare_p50_ms, node_cpu_us, runner_cpu_us, and for those routes
  * none_per_s, none_p50_ms, process_over_none}; the CPU figures are per request, from /proc, of the
- * node's process and of its runners (with their launchers). Flags: --quick, --seconds S, --out
- * FILE, --only ROUTE:INPUT,… (a part of the table, e.g. kserve-json:image).
+ * node's process and of its runners (with their launchers) — every runner of the node, idle ones
+ * included, which weighs most at c=1. Then `pairs`: issue 43's targets (a hook's route against the
+ * KServe route it is held to), each in five rounds of the two one after the other
+ * (./ceiling-pairs.ts), the median of the rounds' ratios the figure. Flags: --quick, --seconds S,
+ * --out FILE, --only ROUTE:INPUT,… (a part of the table, e.g. kserve-json:image).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -26,6 +29,8 @@ import { imageEncode } from '../../runtime/engine/index.js';
 import type { FunctionSpecInput } from '../../sdk/spec/function-spec.js';
 import { ensureModels, REPO_ROOT } from '../helpers/fixtures.js';
 import { spawnNode } from '../helpers/node.js';
+import type { Pair, PairResult } from './ceiling-pairs.js';
+import { runPairs } from './ceiling-pairs.js';
 import { afterSpareBoots, deployWithHook } from './deploy.js';
 import { randomRows } from './engine-reference.js';
 import { benchFlags, round } from './flags.js';
@@ -189,6 +194,41 @@ interface Row {
   errors: number;
 }
 
+/**
+ * Issue 43's targets among the routes picked: a binary hook at ≥ 0.8 × KServe binary (vector and
+ * 602 KB tensor, c=64) and within 0.1 ms of its p50 at c=1; a JSON hook at ≥ 0.8 × KServe JSON.
+ */
+function targetPairs(picked: Route[], run: (cell: Route['cell'], c: number, s: number) => Promise<LoadResult>): Pair[] {
+  const side = (route: string, input: Input) => {
+    const r = picked.find((x) => x.route === route && x.input === input);
+    return r && { label: `${route} ${input}`, run: (c: number, s: number) => run(r.cell, c, s) };
+  };
+  const wanted: [string, string, Input, Pair['measure'], number, number][] = [
+    ['fn-binary', 'kserve-binary', 'vec', 'ratio', 0.8, 64],
+    ['fn-binary', 'kserve-binary', 'image', 'ratio', 0.8, 64],
+    ['fn-json', 'kserve-json', 'vec', 'ratio', 0.8, 64],
+    ['fn-binary', 'kserve-binary', 'vec', 'added_ms', 0.1, 1],
+  ];
+  const pairs: Pair[] = [];
+  for (const [fnRoute, refRoute, input, measure, goal, concurrency] of wanted) {
+    const fn = side(fnRoute, input);
+    const reference = side(refRoute, input);
+    if (!fn || !reference) continue;
+    const what = measure === 'ratio' ? `req/s ÷ ${refRoute}'s` : `p50 − ${refRoute}'s`;
+    pairs.push({
+      target: `${fnRoute} ${input} c=${concurrency} ${what}`,
+      measure,
+      goal,
+      concurrency,
+      // Image bodies at c=64 take a second or two to reach a steady state.
+      seconds: flags.quick ? 1 : input === 'image' ? 4 : 2,
+      fn,
+      reference,
+    });
+  }
+  return pairs;
+}
+
 /** Routes that skip hooks, run again on a node without runner processes. */
 const NO_HOOKS = new Set(['kserve-binary', 'grpc']);
 
@@ -205,6 +245,7 @@ async function main(): Promise<void> {
   const inProcess = await spawnNode(join(dir, 'data-none'), { HEARTH_ISOLATION: 'none' });
   const bare = await startBare();
   const rows: Row[] = [];
+  let pairs: PairResult[] = [];
   try {
     for (const input of ['vec', 'image'] as const) {
       await deployWithHook(hearth.url, spec(input, true), MODEL[input], 'ceiling-json', dir);
@@ -274,6 +315,11 @@ async function main(): Promise<void> {
         );
       }
     }
+    console.log('\nissue 43 targets, in rounds of the two routes one after the other (order alternating):');
+    pairs = await runPairs(
+      targetPairs(picked, (cell, c, s) => load(hearth.url, hearth.grpc, cell, c, s)),
+      flags.quick ? 2 : 5,
+    );
   } finally {
     await stop(hearth.child);
     await stop(inProcess.child);
@@ -314,7 +360,7 @@ async function main(): Promise<void> {
     }
   }
   mkdirSync(join(flags.out, '..'), { recursive: true });
-  writeFileSync(flags.out, `${JSON.stringify({ cores: availableParallelism(), seconds, rows }, null, 2)}\n`);
+  writeFileSync(flags.out, `${JSON.stringify({ cores: availableParallelism(), seconds, rows, pairs }, null, 2)}\n`);
   console.log(`\nwrote ${flags.out}`);
 }
 
