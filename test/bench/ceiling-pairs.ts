@@ -6,13 +6,11 @@
  * of each, minutes apart, differed by up to ±30% on the same code: a pair's rounds see the same
  * minutes.
  */
-import { round } from './flags.js';
+import { median, round } from './flags.js';
 import type { LoadResult } from './load.js';
 
-export interface PairSide {
-  label: string;
-  run: (concurrency: number, seconds: number) => Promise<LoadResult>;
-}
+/** One route's cell under load at `concurrency` for `seconds`. */
+export type PairSide = (concurrency: number, seconds: number) => Promise<LoadResult>;
 
 export interface Pair {
   target: string;
@@ -36,23 +34,16 @@ export interface PairResult {
   met: boolean;
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-
 /** Runs each pair `rounds` times, alternating which side goes first; prints and returns each one's figures. */
 export async function runPairs(pairs: Pair[], rounds: number): Promise<PairResult[]> {
   const results: PairResult[] = [];
   for (const p of pairs) {
     const values: number[] = [];
     for (let i = 0; i < rounds; i++) {
-      const order = i % 2 === 0 ? [p.fn, p.reference] : [p.reference, p.fn];
-      const got = new Map<PairSide, LoadResult>();
-      for (const side of order) got.set(side, await side.run(p.concurrency, p.seconds));
-      const f = got.get(p.fn)!;
-      const r = got.get(p.reference)!;
+      const fnFirst = i % 2 === 0;
+      const first = await (fnFirst ? p.fn : p.reference)(p.concurrency, p.seconds);
+      const second = await (fnFirst ? p.reference : p.fn)(p.concurrency, p.seconds);
+      const [f, r] = fnFirst ? [first, second] : [second, first];
       values.push(p.measure === 'ratio' ? round(f.rps / r.rps, 3) : round(f.p50 - r.p50, 3));
     }
     const m = round(median(values), 3);

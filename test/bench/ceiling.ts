@@ -201,7 +201,7 @@ interface Row {
 function targetPairs(picked: Route[], run: (cell: Route['cell'], c: number, s: number) => Promise<LoadResult>): Pair[] {
   const side = (route: string, input: Input) => {
     const r = picked.find((x) => x.route === route && x.input === input);
-    return r && { label: `${route} ${input}`, run: (c: number, s: number) => run(r.cell, c, s) };
+    return r && ((c: number, s: number) => run(r.cell, c, s));
   };
   const wanted: [string, string, Input, Pair['measure'], number, number][] = [
     ['fn-binary', 'kserve-binary', 'vec', 'ratio', 0.8, 64],

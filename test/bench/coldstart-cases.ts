@@ -16,9 +16,7 @@ import { modelPath } from '../helpers/fixtures.js';
 import { postFunction, upload } from '../helpers/node.js';
 import type { ColdModel } from './coldstart-restart.js';
 import { burst, pythonLoadForward, restartToAnswer } from './coldstart-restart.js';
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const round = (v: number, d = 1): number => Math.round(v * 10 ** d) / 10 ** d;
+import { median, round } from './flags.js';
 
 const RESNET: ColdModel = { name: 'resnet50', file: modelPath('resnet50'), shape: [3, 224, 224] };
 const MLP: ColdModel = { name: 'mlp', file: modelPath('mlp'), shape: [1024] };

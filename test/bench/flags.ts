@@ -26,3 +26,6 @@ export function benchFlags(name: string): { seconds: number; out: string; quick:
 }
 
 export const round = (v: number, d = 1): number => Math.round(v * 10 ** d) / 10 ** d;
+
+/** The middle value (the upper of the two middle ones for an even count). */
+export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;

@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { deployFixture, spawnNode } from '../helpers/node.js';
 import { SMALL_SPEC } from '../helpers/specs.js';
+import { median, round } from './flags.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -97,19 +98,17 @@ try {
     const a = await asyncRound();
     rounds.push({ syncPerS: N / (s.sent / 1000), ...a });
   }
-  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
-  const round1 = (x: number) => Math.round(x * 10) / 10;
   const result = {
     calls: N,
     concurrency: C,
-    syncPerS: round1(median(rounds.map((r) => r.syncPerS))),
-    acceptedPerS: round1(median(rounds.map((r) => r.acceptedPerS))),
-    donePerS: round1(median(rounds.map((r) => r.donePerS))),
+    syncPerS: round(median(rounds.map((r) => r.syncPerS))),
+    acceptedPerS: round(median(rounds.map((r) => r.acceptedPerS))),
+    donePerS: round(median(rounds.map((r) => r.donePerS))),
     asyncOverSync: Number((median(rounds.map((r) => r.donePerS / r.syncPerS)) || 0).toFixed(3)),
     rounds: rounds.map((r) => ({
-      syncPerS: round1(r.syncPerS),
-      acceptedPerS: round1(r.acceptedPerS),
-      donePerS: round1(r.donePerS),
+      syncPerS: round(r.syncPerS),
+      acceptedPerS: round(r.acceptedPerS),
+      donePerS: round(r.donePerS),
     })),
   };
   console.log(
