@@ -119,17 +119,17 @@ describe('pool', () => {
   });
 
   it('does not call a forward hung that ended while this thread was held past its limit', async () => {
-    const p = await pool({ ...SLOW_SPEC, limits: { forwardTimeoutMs: 100 } }, modelPath('slow'));
+    const p = await pool({ ...SLOW_SPEC, limits: { forwardTimeoutMs: 500 } }, modelPath('slow'));
     const hung: unknown[] = [];
     p.on('hung', (detail) => hung.push(detail));
-    // Once the forward is on the engine's thread, this one is held for 800 ms from a callback of its
+    // Once the forward is on the engine's thread, this one is held for 2 s from a callback of its
     // loop (as a hook's turn run inline holds it): the forward ends meanwhile, and when the hold ends
     // the limit's timer is due as well as the forward's completion, which must be read first.
     const run = Instances.prototype.run;
     const spy = vi.spyOn(Instances.prototype, 'run').mockImplementation(function (this: Instances, ...args) {
       const answer = run.apply(this, args);
       setImmediate(() => {
-        const until = performance.now() + 800;
+        const until = performance.now() + 2000;
         while (performance.now() < until);
       });
       return answer;
