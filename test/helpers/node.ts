@@ -14,6 +14,7 @@ import { loadConfig } from '../../platform/config/index.js';
 import type { HearthNode } from '../../platform/node/index.js';
 import { startNode } from '../../platform/node/index.js';
 import { bundleHook } from '../../runtime/hooks/index.js';
+import { freePort } from '../../tools/cluster/children.js';
 import type { FixtureModel } from './fixtures.js';
 import { modelPath, REPO_ROOT } from './fixtures.js';
 
@@ -92,6 +93,32 @@ export async function spawnNode(
     void exited.then((code) => reject(new Error(`the node exited with ${code} before it listened`)));
   });
   return { child, node: ports.node, url: `http://127.0.0.1:${ports.http}`, grpc: `127.0.0.1:${ports.grpc}`, exited };
+}
+
+/**
+ * A node started on an HTTP port picked before it starts, for a test that calls it before it says
+ * where it listens: `start(port)` starts it, `watch(url, failed)` polls it for what the test wants
+ * until `failed()` says the start failed. Another process on a busy machine can bind the port in
+ * between (the node fails, EADDRINUSE): then it starts again on another, three tries, where
+ * `again` allows it for the start's error.
+ */
+export async function onPickedPort<S, T>(
+  start: (port: number) => Promise<S>,
+  watch: (url: string, failed: () => boolean) => Promise<T>,
+  again: (error: unknown) => boolean = () => true,
+): Promise<{ url: string; started: Promise<S>; seen: T }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const started = start(port);
+    let failure: { error: unknown } | undefined;
+    started.catch((error: unknown) => {
+      failure = { error };
+    });
+    const seen = await watch(url, () => failure !== undefined);
+    if (failure === undefined) return { url, started, seen };
+    if (attempt === 3 || !again(failure.error)) throw failure.error;
+  }
 }
 
 export const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');

@@ -14,8 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/config/index.js';
 import { startNode } from '../../platform/node/index.js';
 import { modelPath, REPO_ROOT } from '../helpers/fixtures.js';
-import { deployFixture, postFunction, testNode, upload } from '../helpers/node.js';
-import { freePort } from '../helpers/redis.js';
+import { deployFixture, onPickedPort, postFunction, testNode, upload } from '../helpers/node.js';
 import { SMALL_SPEC } from '../helpers/specs.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -39,39 +38,35 @@ describe('readiness', () => {
     }
     await first.close();
 
-    // A second node on the same data starts: poll its readiness from the moment its port opens. Its
-    // port is picked before it starts; another process on a busy machine may bind it in between
-    // (EADDRINUSE): then it starts again on another.
-    let base = '';
-    let starting: ReturnType<typeof startNode> | undefined;
-    let seen: (number | undefined)[] = [];
-    let poolsAtReady: { function: string; state: string }[] | undefined;
-    for (let attempt = 1; starting === undefined; attempt++) {
-      const port = await freePort();
-      base = `http://127.0.0.1:${port}`;
-      const start = startNode(
-        loadConfig({
-          HEARTH_HTTP_PORT: String(port),
-          HEARTH_GRPC_PORT: '0',
-          HEARTH_METRICS_PORT: '0',
-          HEARTH_DATA_DIR: data,
-          HEARTH_LOG_LEVEL: 'silent',
-        }),
-      );
-      let failed: Error | undefined;
-      start.catch((error: Error) => {
-        failed = error;
-      });
-      seen = [];
-      for (let i = 0; i < 3000 && poolsAtReady === undefined && failed === undefined; i++) {
-        const s = await status(`${base}/v2/health/ready`);
-        seen.push(s);
-        if (s === 200) poolsAtReady = ((await (await fetch(`${base}/api/v1/pools`)).json()) as { pools: [] }).pools;
-        else await new Promise((r) => setTimeout(r, 10));
-      }
-      if (failed === undefined) starting = start;
-      else if (attempt === 3 || !/EADDRINUSE/.test(failed.message)) throw failed;
-    }
+    // A second node on the same data starts: poll its readiness from the moment its port opens.
+    const {
+      url: base,
+      started: starting,
+      seen: { seen, poolsAtReady },
+    } = await onPickedPort(
+      (port) =>
+        startNode(
+          loadConfig({
+            HEARTH_HTTP_PORT: String(port),
+            HEARTH_GRPC_PORT: '0',
+            HEARTH_METRICS_PORT: '0',
+            HEARTH_DATA_DIR: data,
+            HEARTH_LOG_LEVEL: 'silent',
+          }),
+        ),
+      async (url, failed) => {
+        const seen: (number | undefined)[] = [];
+        let poolsAtReady: { function: string; state: string }[] | undefined;
+        for (let i = 0; i < 3000 && poolsAtReady === undefined && !failed(); i++) {
+          const s = await status(`${url}/v2/health/ready`);
+          seen.push(s);
+          if (s === 200) poolsAtReady = ((await (await fetch(`${url}/api/v1/pools`)).json()) as { pools: [] }).pools;
+          else await new Promise((r) => setTimeout(r, 10));
+        }
+        return { seen, poolsAtReady };
+      },
+      (error) => /EADDRINUSE/.test((error as Error).message),
+    );
     const node = await starting;
     try {
       expect(seen).toContain(503);

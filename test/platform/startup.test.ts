@@ -15,7 +15,7 @@ import { afterAll, expect, it } from 'vitest';
 import { buildNode } from '../../tools/build-node.js';
 import { stop } from '../bench/load.js';
 import { modelPath, REPO_ROOT } from '../helpers/fixtures.js';
-import { deployFixture, spawnNode } from '../helpers/node.js';
+import { deployFixture, onPickedPort, spawnNode } from '../helpers/node.js';
 import { maxAbsDiff } from '../helpers/random.js';
 import { freePort } from '../helpers/redis.js';
 import { pythonForward } from '../helpers/reference.js';
@@ -34,7 +34,16 @@ it('holds a request that arrives while the node starts and answers it once it se
     await stop(first.child);
   }
 
-  const { url, second } = await liveNode(data);
+  // As soon as the port answers (liveness), before the node is ready.
+  const { url, started: second } = await onPickedPort(
+    (port) => spawnNode(data, { HEARTH_HTTP_PORT: String(port) }),
+    async (base, failed) => {
+      while (!failed()) {
+        if ((await fetch(`${base}/v2/health/live`).catch(() => undefined))?.status === 200) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+  );
   try {
     const answer = fetch(`${url}/fn/small`, {
       method: 'POST',
@@ -55,30 +64,6 @@ it('holds a request that arrives while the node starts and answers it once it se
     await stop((await second).child);
   }
 }, 120_000);
-
-/**
- * A node started on `data` whose HTTP port answers liveness, before it is ready. The port is picked
- * before the node starts (the test calls it before the node says where it listens); another process
- * on a busy machine can bind it in between, and the node exits 1 (EADDRINUSE): then again on another.
- */
-async function liveNode(data: string) {
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const second = spawnNode(data, { HEARTH_HTTP_PORT: String(port) });
-    let failed: unknown;
-    second.catch((error: unknown) => {
-      failed = error;
-    });
-    for (;;) {
-      const live = await fetch(`${url}/v2/health/live`).catch(() => undefined);
-      if (live?.status === 200) return { url, second };
-      if (failed !== undefined) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    if (attempt === 3) throw failed;
-  }
-}
 
 it("serves from the built node as `npm start` runs it (dist/node/main.mjs): a hook function's answer as the model's, its runner forked from the template", async () => {
   await buildNode();
