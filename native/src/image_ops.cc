@@ -5,13 +5,13 @@
 #include <cstring>
 
 #include "image.h"
+#include "image_simd.h"
 
 namespace hearth::image {
 
 namespace {
 
-// Two bits of headroom for coefficients that sum past 1 or dip below 0 (bicubic).
-constexpr int kPrecisionBits = 32 - 8 - 2;
+constexpr int kPrecisionBits = simd::kPrecisionBits;
 
 inline uint8_t Clip8(int v) {
   const int x = v >> kPrecisionBits;
@@ -127,10 +127,22 @@ Coefficients Precompute(int inSize, int outSize, Filter filter, bool antialias, 
 // Output columns [left, left + out.width) of the full-width resize, from input rows firstRow on.
 template <int C>
 void Horizontal(const Pixels& in, int firstRow, int left, Pixels& out, const Coefficients& c) {
+  // The vector kernel's weights, each pixel's padded to an even count.
+  const bool vector = C >= 3 && simd::HasHorizontalRow();
+  const int even = (c.ksize + 1) & ~1;
+  std::vector<int32_t> pairs;
+  if (vector) {
+    pairs.assign(c.bounds.size() / 2 * even, 0);
+    for (size_t i = 0; i < c.bounds.size() / 2; i++) std::copy_n(&c.weights[i * c.ksize], c.ksize, &pairs[i * even]);
+  }
   for (int yy = 0; yy < out.height; yy++) {
     const uint8_t* row = in.data.data() + static_cast<size_t>(yy + firstRow) * in.width * C;
     uint8_t* o = out.data.data() + static_cast<size_t>(yy) * out.width * C;
-    for (int xx = 0; xx < out.width; xx++) {
+    const int made = vector ? simd::HorizontalRow(C, row, in.data.data() + in.data.size(), o, out.width,
+                                                  c.bounds.data() + left * 2,
+                                                  pairs.data() + static_cast<size_t>(left) * even, even)
+                            : 0;
+    for (int xx = made; xx < out.width; xx++) {
       const int xmin = c.bounds[(xx + left) * 2], xmax = c.bounds[(xx + left) * 2 + 1];
       const int32_t* k = &c.weights[static_cast<size_t>(xx + left) * c.ksize];
       int ss[C];
@@ -147,7 +159,7 @@ void Horizontal(const Pixels& in, int firstRow, int left, Pixels& out, const Coe
 // Output rows [top, top + out.height) of the full-height resize, over input columns [left,
 // left + out.width); input row r is in.data's row r − rowShift.
 template <int C>
-void Vertical(const Pixels& in, int rowShift, int top, int left, Pixels& out, const Coefficients& c) {
+__attribute__((target_clones("avx2", "default"))) void Vertical(const Pixels& in, int rowShift, int top, int left, Pixels& out, const Coefficients& c) {
   const size_t stride = static_cast<size_t>(out.width) * C;
   std::vector<int> ss(stride);
   for (int yy = 0; yy < out.height; yy++) {
