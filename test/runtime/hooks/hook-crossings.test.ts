@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import { parseSpec } from '../../../sdk/spec/index.js';
+import { SMALL_SPEC } from '../../helpers/specs.js';
 import { json, pool } from './hook-pools.js';
 
 describe("a group's or a batch's hooks in one crossing", () => {
@@ -64,5 +66,21 @@ describe("a group's or a batch's hooks in one crossing", () => {
     await first;
     expect(await Promise.all(group)).toEqual(['ok', expect.stringMatching(/memory/), 'ok']);
     expect((await hooks.pre(json({}), {})).tensors.x).toBeDefined();
+  });
+
+  it("takes a lone tensor's own buffer as the crossing's arena, each answer its own request's values", async () => {
+    for (const inline of [true, false]) {
+      const wide = parseSpec({ ...SMALL_SPEC, hook: 'hook.ts', inputs: [{ name: 'x', dtype: 'FP32', dims: [8192] }] });
+      const hooks = await pool('reused-buffer', { sandbox: true, inline: true, threads: 1, spec: wide });
+      for (const [v, wait] of [
+        [1, false],
+        [2, true],
+        [3, false],
+      ] as const) {
+        const { tensors } = await hooks.pre(json({ v, wait }), { inline });
+        const x = tensors.x!.data as Float32Array;
+        expect([x.length, x[0], x[8191], new Set(x).size]).toEqual([8192, v, v, 1]);
+      }
+    }
   });
 });

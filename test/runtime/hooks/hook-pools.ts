@@ -25,7 +25,14 @@ export const fixtureBundle = (hook: string) =>
 
 export async function pool(
   hook?: string,
-  extra: { timeoutMs?: number; maxHeapMb?: number; threads?: number; sandbox?: boolean; inline?: boolean } = {},
+  extra: {
+    timeoutMs?: number;
+    maxHeapMb?: number;
+    threads?: number;
+    sandbox?: boolean;
+    inline?: boolean;
+    spec?: typeof spec;
+  } = {},
 ): Promise<HookPool> {
   const bundlePath = hook ? (await fixtureBundle(hook)).path : undefined;
   const p = await HookPool.create({ spec, version: 1, bundlePath, ...extra });
