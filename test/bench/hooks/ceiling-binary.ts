@@ -1,6 +1,6 @@
 // bench:ceiling's binary hook: raw little-endian FP32 (application/octet-stream), or a 224×224 JPEG
 // or PNG (image/*, decoded to channels-first floats in [0, 1]); raw FP32 out.
-import { binaryResponse, defineHook, transforms as T } from '@hearth/sdk';
+import { binaryResponse, defineHook, transforms as T, viewAs } from '@hearth/sdk';
 
 const SIZE = 224;
 const toTensor = T.Compose([T.ToTensor()]);
@@ -13,8 +13,7 @@ export default defineHook({
       if (x.shape[1] !== SIZE || x.shape[2] !== SIZE) throw new Error(`send a ${SIZE}×${SIZE} image`);
       return { x: { ...x, shape: [1, 3, SIZE, SIZE] } };
     }
-    const b = request.bytes;
-    const data = new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+    const data = viewAs('FP32', request.bytes);
     return { x: { dtype: 'FP32', shape: data.length === 1024 ? [1, 1024] : [1, 3, SIZE, SIZE], data } };
   },
   post(outputs) {

@@ -83,4 +83,30 @@ describe("a group's or a batch's hooks in one crossing", () => {
       }
     }
   });
+
+  it("hands a hook its request's bytes as the whole of a buffer of their own, as the SDK says (viewAs needs no copy)", async () => {
+    // The caller's bytes lie at offset 3 of a larger buffer; each hook must see its own only.
+    const request = (n: number) => ({
+      body: new Uint8Array(Buffer.from('abcdefghijk'.repeat(n)).subarray(3)),
+      contentType: 'application/octet-stream',
+    });
+    const place = (n: number) => [0, 1, 11 * n - 3, 100];
+    // The outputs move to a hook thread (their buffer with them): new ones for each call.
+    const y = () => ({ y: { dtype: 'FP32' as const, shape: [1, 3], data: new Float32Array(3) } });
+    for (const sandbox of [true, false])
+      for (const inline of [true, false]) {
+        const hooks = await pool('body-place', { sandbox, inline: true, threads: 1 });
+        // Alone, then three in one group (the first holds the only thread).
+        const pres = await Promise.all([2, 3, 5, 7].map((n) => hooks.pre(request(n), { inline })));
+        expect(pres.map((r) => Array.from(r.tensors.x!.data as Float32Array))).toEqual([2, 3, 5, 7].map(place));
+        const posts = await hooks.post(
+          [2, 3].map((n) => ({ outputs: y(), request: request(n) })),
+          { inline },
+        );
+        expect(posts.map((p) => (p.ok ? JSON.parse(new TextDecoder().decode(p.body)) : p.error.message))).toEqual([
+          { place: place(2) },
+          { place: place(3) },
+        ]);
+      }
+  });
 });
