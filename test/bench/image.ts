@@ -28,7 +28,7 @@ import type { FixtureModel } from '../helpers/fixtures.js';
 import { ensureModels, modelPath, PYTHON, REPO_ROOT } from '../helpers/fixtures.js';
 import { spawnNode } from '../helpers/node.js';
 import { afterSpareBoots, deployWithHook } from './deploy.js';
-import { benchFlags, round } from './flags.js';
+import { benchFlags, median, round } from './flags.js';
 import { cannon, stop } from './load.js';
 import { treeSeconds } from './proc-cpu.js';
 import { startPeer, waitForPort } from './python-peers.js';
@@ -73,18 +73,28 @@ const spec = (name: string, maxBatchSize: number): FunctionSpecInput => ({
   outputs: [{ name: 'logits', dtype: 'FP32', dims: [1000] }],
 });
 
-/** CPU ms one decode + preprocessing of `file` takes here (the hook thread's function) and in PIL + torchvision. */
+/**
+ * CPU ms one decode + preprocessing of `file` takes here (the hook thread's function) and in PIL +
+ * torchvision: three rounds of each, alternating, the median of each side (a single round of each
+ * read 1.8 and 3.0 ms for the same code minutes apart on this machine).
+ */
 function preprocessingCpu(file: string, n: number): { hearth_ms: number; pil_torchvision_ms: number } {
   const host = imageHost({ maxPixels: MAX_PIXELS, maxBytes: 256 * 2 ** 20 });
   const bytes = new Uint8Array(readFileSync(file));
-  for (let i = 0; i < 20; i++) host.transform(bytes, RECIPE);
-  const start = process.cpuUsage();
-  for (let i = 0; i < n; i++) host.transform(bytes, RECIPE);
-  const used = process.cpuUsage(start);
-  const python = JSON.parse(execFileSync(PYTHON, [SCRIPT, 'cpu', file, String(n)], { encoding: 'utf8' })) as {
-    cpu_s: number;
-  };
-  return { hearth_ms: (used.user + used.system) / n / 1000, pil_torchvision_ms: python.cpu_s * 1000 };
+  for (let i = 0; i < 50; i++) host.transform(bytes, RECIPE);
+  const hearth: number[] = [];
+  const python: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    const start = process.cpuUsage();
+    for (let i = 0; i < n; i++) host.transform(bytes, RECIPE);
+    const used = process.cpuUsage(start);
+    hearth.push((used.user + used.system) / n / 1000);
+    const peer = JSON.parse(execFileSync(PYTHON, [SCRIPT, 'cpu', file, String(n)], { encoding: 'utf8' })) as {
+      cpu_s: number;
+    };
+    python.push(peer.cpu_s * 1000);
+  }
+  return { hearth_ms: median(hearth), pil_torchvision_ms: median(python) };
 }
 
 function cellSeconds(model: string, c: number): number {

@@ -5,7 +5,9 @@
  * the requests. Sizes are powers of two from 64 KiB; at most MAX_HELD_BYTES are kept idle.
  *
  * A buffer is given back only by the route that took it, after its response has been written out
- * (nothing reads the body then: the KServe infer route keeps no part of a request past its reply).
+ * (nothing reads the body then: neither the KServe infer route nor a function URL call answered
+ * now keeps any part of a request past its reply; a job's body, which outlives its 202, is never
+ * taken from here).
  */
 const MIN_BYTES = 64 * 1024;
 const MAX_HELD_BYTES = 64 * 2 ** 20;

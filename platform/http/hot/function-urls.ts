@@ -16,13 +16,21 @@ export interface FunctionUrlOptions {
   jobs: JobQueue;
 }
 
+/**
+ * Whether a function URL call is submitted as a job (`Prefer: respond-async` or `?async=1`): its
+ * body is then kept past the reply, as the job's input. A call answered now is done with its body
+ * once answered.
+ */
+export function submitsJob(header: (name: string) => string | undefined, query: URLSearchParams): boolean {
+  return /\brespond-async\b/i.test(header('prefer') ?? '') || query.get('async') === '1';
+}
+
 /** The function URLs' handler, with its own idempotency cache. */
 export function functionUrls(o: FunctionUrlOptions): Handler {
   const idempotency = new IdempotencyCache();
   return async (call) => {
     const contentType = call.header('content-type') ?? 'application/octet-stream';
-    if (/\brespond-async\b/i.test(call.header('prefer') ?? '') || call.query.get('async') === '1')
-      return submitJob(o, call, contentType);
+    if (submitsJob(call.header, call.query)) return submitJob(o, call, contentType);
     const run = () =>
       servingFor(call.caller, o.service).invoke(
         call.name,

@@ -22,7 +22,7 @@ import type { Logger } from '../../log/index.js';
 import { parseVersion } from '../../registry/index.js';
 import { BodyBuffers } from './body-buffers.js';
 import { decodeBody, encodeReply } from './content-coding.js';
-import { functionUrls } from './function-urls.js';
+import { functionUrls, submitsJob } from './function-urls.js';
 import { kserveInfer } from './kserve-infer.js';
 import { readBody } from './read-body.js';
 import { fail, send } from './reply.js';
@@ -184,12 +184,13 @@ async function serve(o: HotRouteOptions, bodyBuffers: BodyBuffers, s: Served): P
     s.trace = await o.kserve.as(caller).startTrace(name);
     s.trace?.capture('HTTP_RECV_START', s.received);
   }
-  const body = await readWhole(o, bodyBuffers, s);
+  const query = route.search === undefined ? NO_QUERY : new URLSearchParams(route.search);
+  const body = await readWhole(o, bodyBuffers, s, query);
   s.trace?.capture('HTTP_RECV_END');
   const reply = await route.handler({
     name,
     version,
-    query: route.search === undefined ? NO_QUERY : new URLSearchParams(route.search),
+    query,
     header,
     body,
     signal: s.signal,
@@ -200,14 +201,20 @@ async function serve(o: HotRouteOptions, bodyBuffers: BodyBuffers, s: Served): P
 }
 
 /** The request's body, read whole and inflated (marking `s` read, and pooled where it is). */
-async function readWhole(o: HotRouteOptions, bodyBuffers: BodyBuffers, s: Served): Promise<Uint8Array> {
+async function readWhole(
+  o: HotRouteOptions,
+  bodyBuffers: BodyBuffers,
+  s: Served,
+  query: URLSearchParams,
+): Promise<Uint8Array> {
   const { fn } = s.route;
   // Only where the body's binary tensors start, to align them; BinaryBody checks the header itself.
   const declared = fn ? 0 : Number(s.header('inference-header-content-length'));
   const tensorsAt = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
-  // KServe bodies come in buffers used again (./body-buffers.ts); a function's may be kept
-  // past its reply (an async job's input) and are its own.
-  const read = await readBody(s.req, o.maxBodyBytes, tensorsAt, fn ? undefined : bodyBuffers);
+  // Bodies come in buffers used again (./body-buffers.ts), given back once the reply is written;
+  // not a job's (a function URL call answered 202), which is kept past its reply as the job's input.
+  const kept = fn && submitsJob(s.header, query);
+  const read = await readBody(s.req, o.maxBodyBytes, tensorsAt, kept ? undefined : bodyBuffers);
   if (read.pooled) s.pooled = read.body;
   const body = await decodeBody(read.body, s.header('content-encoding'), o.maxBodyBytes);
   s.bodyRead = true;
