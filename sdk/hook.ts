@@ -18,8 +18,7 @@ import type { TensorsByName } from './tensor.js';
 /**
  * The request body as the hook sees it: parsed JSON, or the raw bytes with their content type. The
  * bytes are the whole of an ArrayBuffer of their own (byteOffset 0), so `viewAs('FP32', bytes)`
- * is a typed array over them without a copy, for any dtype; and a tensor that is such a view, or
- * owns all of its buffer, leaves the hook with one copy fewer than one that shares a buffer.
+ * is a typed array over them without a copy, for any dtype.
  */
 export type HookRequest =
   | { kind: 'json'; json: unknown; contentType: string }

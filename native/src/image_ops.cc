@@ -158,8 +158,15 @@ void Horizontal(const Pixels& in, int firstRow, int left, Pixels& out, const Coe
 
 // Output rows [top, top + out.height) of the full-height resize, over input columns [left,
 // left + out.width); input row r is in.data's row r − rowShift.
+// The vertical pass's loop vectorizes as it is: on x86-64, built for AVX2 beside the generic
+// build, the CPU choosing at load time (GCC's target_clones, an ifunc).
+#if defined(__x86_64__) && defined(__GLIBC__)
+#define HEARTH_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define HEARTH_AVX2_CLONES
+#endif
 template <int C>
-__attribute__((target_clones("avx2", "default"))) void Vertical(const Pixels& in, int rowShift, int top, int left, Pixels& out, const Coefficients& c) {
+HEARTH_AVX2_CLONES void Vertical(const Pixels& in, int rowShift, int top, int left, Pixels& out, const Coefficients& c) {
   const size_t stride = static_cast<size_t>(out.width) * C;
   std::vector<int> ss(stride);
   for (int yy = 0; yy < out.height; yy++) {

@@ -28,7 +28,7 @@ __attribute__((target("avx2"))) int Row(const uint8_t* row, const uint8_t* end, 
     const int32_t* k = weights + static_cast<size_t>(xx) * even;
     uint8_t* out = o + xx * C;
     // This pixel and the rest go the scalar way (pixels only start further right as xx grows).
-    if (p + C * even + 8 > end) return xx;
+    if (end - p < C * even + 8) return xx;
     __m256i acc = _mm256_setr_epi32(kHalf, kHalf, kHalf, kHalf, 0, 0, 0, 0);
     for (int x = 0; x < even; x += 2) {
       uint64_t bytes;

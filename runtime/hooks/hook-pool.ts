@@ -74,6 +74,17 @@ const MAX_PRE_GROUP = 64;
 const MAX_MESSAGE = 8 * 1024;
 
 /**
+ * The request with its body the whole of an ArrayBuffer of its own, as the SDK promises hooks
+ * (HookRequest): copied where it is a view of a larger one (a node's reused body buffer, a socket
+ * chunk), which a thread would otherwise be handed whole, and the caller's buffer moved away.
+ */
+function ownBody(request: RawRequest): RawRequest {
+  const b = request.body;
+  const whole = b.byteOffset === 0 && b.buffer instanceof ArrayBuffer && b.byteLength === b.buffer.byteLength;
+  return whole ? request : { ...request, body: copyOf(b) };
+}
+
+/**
  * How many of `queued` requests the next free thread takes: an even share among the `free` threads
  * (so they run pre in parallel rather than one taking all), at most MAX_PRE_GROUP.
  */
@@ -163,7 +174,8 @@ export class HookPool {
    * loses its thread, each request is run again on its own, so only the one that loops or
    * exhausts the heap fails.
    */
-  pre(request: RawRequest, options: HookCallOptions): Promise<{ tensors: TensorsByName; body: Uint8Array }> {
+  pre(raw: RawRequest, options: HookCallOptions): Promise<{ tensors: TensorsByName; body: Uint8Array }> {
+    const request = ownBody(raw);
     if (options.signal?.aborted)
       return Promise.reject(new CancelledError('the request was cancelled before its pre hook ran'));
     if (this.#inlinePre.length < MAX_PRE_GROUP && this.#runsInline(options, 'pre'))
@@ -256,6 +268,7 @@ export class HookPool {
     items: { outputs: TensorsByName; request: RawRequest }[],
     options: HookCallOptions,
   ): Promise<PostOutcome[]> {
+    items = items.map((item) => ({ ...item, request: ownBody(item.request) }));
     if (!this.#runsInline(options, 'post')) return this.#postOnThread(items, options);
     this.#inlineCalls++;
     const result = (await this.#inline!({ op: 'post', items })).value as PostResult;

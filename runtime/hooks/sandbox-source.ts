@@ -143,16 +143,9 @@ function packed(items, place) {
   const copies = [];
   const claim = (d) => { const at = align(size); size = at + d.byteLength; copies.push([d, at]); return at; };
   const metas = items.map((item) => { try { return place(item, claim); } catch (e) { return fail(e); } });
-  // A lone typed array that is the whole of its buffer (an image function's tensor, a view of a
-  // request's whole body) is the arena itself: take copies it out of the isolate as it would the
-  // arena, and the host checks every view it reads from it (crossing.ts, viewIn).
-  const lone = copies.length === 1 ? copies[0][0] : undefined;
-  const whole = lone !== undefined && lone.byteOffset === 0 && lone.buffer instanceof ArrayBuffer && lone.byteLength === lone.buffer.byteLength;
-  const arena = whole ? lone.buffer : new ArrayBuffer(size);
-  if (!whole) {
-    const bytes = new Uint8Array(arena);
-    for (const [d, at] of copies) bytes.set(new Uint8Array(d.buffer, d.byteOffset, d.byteLength), at);
-  }
+  const arena = new ArrayBuffer(size);
+  const bytes = new Uint8Array(arena);
+  for (const [d, at] of copies) bytes.set(new Uint8Array(d.buffer, d.byteOffset, d.byteLength), at);
   // A small arena leaves with the answer itself: the serializer's copies of a few KiB cost less
   // than a second call into the isolate to take it.
   if (size <= ${SMALL_ARENA_BYTES}) return { ok: true, items: metas, arena };

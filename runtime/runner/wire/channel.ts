@@ -7,7 +7,8 @@
  * blobs, never inside the JSON: in the arena (the header's `b` names each as [offset, bytes]) or,
  * small or where the arena has no room, after the header (`b` names its size). Copies of a
  * request's bytes on the way in: one, into the arena (the runner reads them in place there); on
- * the socket, one more, when a frame is gathered from the socket's chunks into its own buffer. When
+ * the socket, one as they are written (the caller's buffer may serve another request once this
+ * one is answered) and one more when a frame is gathered from the socket's chunks. When
  * frames leave: see send().
  *
  * An end frees the extents it wrote when the other end says it is done with them: a `~freed`
@@ -260,7 +261,11 @@ export class Channel<In, Out extends { t: string }> {
     }
     this.#socket.write(head);
     for (const b of onSocket) {
-      for (const part of b instanceof Uint8Array ? [b] : b) if (part.byteLength > 0) this.#socket.write(part);
+      // Copied: the socket holds what it is given until the kernel takes it, and a caller's buffer
+      // may be used again for another request once its reply is out (a node's reused body
+      // buffers) — an end that answered before reading the frame must not get that request's bytes.
+      for (const part of b instanceof Uint8Array ? [b] : b)
+        if (part.byteLength > 0) this.#socket.write(Buffer.from(part));
       const size = byteLength(b);
       const gap = pad(size) - size;
       if (gap > 0) this.#socket.write(ZEROS.subarray(0, gap));

@@ -68,7 +68,7 @@ describe("a group's or a batch's hooks in one crossing", () => {
     expect((await hooks.pre(json({}), {})).tensors.x).toBeDefined();
   });
 
-  it("takes a lone tensor's own buffer as the crossing's arena, each answer its own request's values", async () => {
+  it("answers a hook that returns one buffer refilled for every request with each request's own values", async () => {
     for (const inline of [true, false]) {
       const wide = parseSpec({ ...SMALL_SPEC, hook: 'hook.ts', inputs: [{ name: 'x', dtype: 'FP32', dims: [8192] }] });
       const hooks = await pool('reused-buffer', { sandbox: true, inline: true, threads: 1, spec: wide });
@@ -81,15 +81,29 @@ describe("a group's or a batch's hooks in one crossing", () => {
         const x = tensors.x!.data as Float32Array;
         expect([x.length, x[0], x[8191], new Set(x).size]).toEqual([8192, v, v, 1]);
       }
+      // Overlapping crossings (inline, on this thread): the first answer is parked (its hook
+      // awaits) when a second call refills the same buffer and answers at once; each must hold its
+      // own values. (On a thread the two would go in one crossing, answered once both settle.)
+      if (!inline) continue;
+      const calls = hooks.inlineCalls;
+      const parked = hooks.pre(json({ v: 4, wait: true }), { inline });
+      while (hooks.inlineCalls === calls) await Promise.resolve();
+      const next = hooks.pre(json({ v: 5 }), { inline });
+      const values = (await Promise.all([parked, next])).map((r) => new Set(r.tensors.x!.data as Float32Array));
+      expect(values.map((v) => [...v])).toEqual([[4], [5]]);
     }
   });
 
   it("hands a hook its request's bytes as the whole of a buffer of their own, as the SDK says (viewAs needs no copy)", async () => {
     // The caller's bytes lie at offset 3 of a larger buffer; each hook must see its own only.
-    const request = (n: number) => ({
-      body: new Uint8Array(Buffer.from('abcdefghijk'.repeat(n)).subarray(3)),
-      contentType: 'application/octet-stream',
-    });
+    const request = (n: number) => {
+      // A view at offset 3 of a buffer that holds more (Buffer.from's shared pool for short strings).
+      const all = Buffer.from('abcdefghijk'.repeat(n));
+      return {
+        body: new Uint8Array(all.buffer, all.byteOffset + 3, all.byteLength - 3),
+        contentType: 'application/octet-stream',
+      };
+    };
     const place = (n: number) => [0, 1, 11 * n - 3, 100];
     // The outputs move to a hook thread (their buffer with them): new ones for each call.
     const y = () => ({ y: { dtype: 'FP32' as const, shape: [1, 3], data: new Float32Array(3) } });
