@@ -76,7 +76,8 @@ const MAX_MESSAGE = 8 * 1024;
 /**
  * The request with its body the whole of an ArrayBuffer of its own, as the SDK promises hooks
  * (HookRequest): copied where it is a view of a larger one (a node's reused body buffer, a socket
- * chunk), which a thread would otherwise be handed whole, and the caller's buffer moved away.
+ * chunk), which a thread would otherwise be handed whole, and the caller's buffer moved away. A
+ * group's bodies are copied anyway, and a sandbox's crossing packs its own (crossing.ts).
  */
 function ownBody(request: RawRequest): RawRequest {
   const b = request.body;
@@ -174,8 +175,7 @@ export class HookPool {
    * loses its thread, each request is run again on its own, so only the one that loops or
    * exhausts the heap fails.
    */
-  pre(raw: RawRequest, options: HookCallOptions): Promise<{ tensors: TensorsByName; body: Uint8Array }> {
-    const request = ownBody(raw);
+  pre(request: RawRequest, options: HookCallOptions): Promise<{ tensors: TensorsByName; body: Uint8Array }> {
     if (options.signal?.aborted)
       return Promise.reject(new CancelledError('the request was cancelled before its pre hook ran'));
     if (this.#inlinePre.length < MAX_PRE_GROUP && this.#runsInline(options, 'pre'))
@@ -214,11 +214,12 @@ export class HookPool {
   async #runPre(group: PreWaiter[], isolateOnCrash: boolean): Promise<void> {
     const deadlines = group.map((w) => w.options.deadline ?? Infinity);
     const deadline = Math.min(...deadlines);
-    // A lone request's body moves to the thread and back; a group's are copied first (by memcpy,
-    // not by postMessage's serializer), so they survive for the one-by-one retry if the thread dies.
+    // A lone request's body moves to the thread and back (copied first only where it is a view of
+    // a larger buffer); a group's are copied first (by memcpy, not by postMessage's serializer), so
+    // they survive for the one-by-one retry if the thread dies. Either way each is whole (ownBody).
     const requests =
       group.length === 1
-        ? [group[0]!.request]
+        ? [ownBody(group[0]!.request)]
         : group.map((w) => ({ body: copyOf(w.request.body), contentType: w.request.contentType }));
     let result: PreResult;
     try {

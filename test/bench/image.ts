@@ -84,7 +84,7 @@ function preprocessingCpu(file: string, n: number): { hearth_ms: number; pil_tor
   for (let i = 0; i < 50; i++) host.transform(bytes, RECIPE);
   const hearth: number[] = [];
   const python: number[] = [];
-  for (let round = 0; round < 3; round++) {
+  for (let k = 0; k < 3; k++) {
     const start = process.cpuUsage();
     for (let i = 0; i < n; i++) host.transform(bytes, RECIPE);
     const used = process.cpuUsage(start);
