@@ -87,6 +87,26 @@ const uids = (hint: number) => [
   `--lock-dir=${join(dir, 'uid-locks')}`,
 ];
 
+/** A jailed runner with its own uid (hint `hint`) that lives until stopped; resolves once it has it. */
+async function holdUid(hint: number) {
+  const own = join(home, randomUUID());
+  await run('mkdir', ['-p', own]);
+  const child = spawn(jailPath(), [
+    ...uids(hint),
+    `--home=${own}`,
+    '--',
+    process.execPath,
+    '-e',
+    'console.log(process.getuid()); setInterval(() => {}, 1e6)',
+  ]);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const uid = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+    child.once('exit', (code) => reject(new Error(`the holder exited (${code}) before it printed its uid`)));
+  });
+  return { uid, exited, stop: () => child.kill('SIGKILL') };
+}
+
 /**
  * Runs the probe under `layers`, as the test's user or as nobody (a node that is not root); its home
  * is a fresh folder with a scratch folder (tmp/) in it.
@@ -163,13 +183,22 @@ describe('hearth-jail, one layer at a time', () => {
   it.skipIf(!root)(
     'uid alone: a uid of its own, locked per host, that reads no file of root and signals no root process',
     async () => {
-      const [a, b] = await Promise.all([probe(uids(7)), probe(uids(7))]);
-      expect(a.uid).toBeGreaterThanOrEqual(300_000);
-      expect(b.uid).toBeGreaterThanOrEqual(300_000);
-      // Two at once with the same hint take different uids.
-      expect(a.uid).not.toBe(b.uid);
-      expect(a.readSecret).toEqual({ ok: false, code: 'EACCES' });
-      expect(a.signal).toEqual({ ok: false, code: 'EPERM' });
+      // A runner that holds its uid (it prints it, then waits) while a second starts with the same
+      // hint: they overlap for certain (two probes started together may not, on a busy machine).
+      const holder = await holdUid(7);
+      try {
+        const b = await probe(uids(7));
+        expect(holder.uid).toBeGreaterThanOrEqual(300_000);
+        expect(b.uid).toBeGreaterThanOrEqual(300_000);
+        expect(b.uid).not.toBe(holder.uid);
+        expect(b.readSecret).toEqual({ ok: false, code: 'EACCES' });
+        expect(b.signal).toEqual({ ok: false, code: 'EPERM' });
+      } finally {
+        holder.stop();
+      }
+      // Its lock goes with it: the next runner with the hint takes the uid again.
+      await holder.exited;
+      expect((await probe(uids(7))).uid).toBe(holder.uid);
     },
   );
 
