@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { crossings, packBodies, packOutputs, viewIn } from './crossing.js';
+import { crossings, OWN_BUFFER_BYTES, packBodies, packOutputs, viewIn } from './crossing.js';
 
 describe('what crosses a hook isolate for many requests', () => {
   it('groups items up to a byte and a count budget, a large item alone', () => {
@@ -16,6 +16,23 @@ describe('what crosses a hook isolate for many requests', () => {
       { body: new Uint8Array([3]), contentType: 'image/png' },
     ]);
     expect([Array.from(b.bytes), b.texts, b.ends]).toEqual([[1, 2, 3], '{"a":"é"}', [2, -1 - 9, 3]]);
+    expect(b.own).toEqual([]);
+    // A large body crosses in a copy of its own, in order, its place in the pack null.
+    const large = (fill: number, n = OWN_BUFFER_BYTES) => new Uint8Array(n).fill(fill);
+    const c = packBodies([
+      { body: large(7), contentType: 'application/octet-stream' },
+      { body: new Uint8Array([1, 2]), contentType: 'application/octet-stream' },
+      { body: large(9, OWN_BUFFER_BYTES + 1).subarray(1), contentType: 'image/jpeg' },
+      { body: new Uint8Array([3]), contentType: 'application/octet-stream' },
+    ]);
+    expect([Array.from(c.bytes), c.ends]).toEqual([
+      [1, 2, 3],
+      [null, 2, null, 3],
+    ]);
+    expect(c.own.map((o) => [o.byteLength, o.buffer.byteLength, o[0], o[o.byteLength - 1]])).toEqual([
+      [OWN_BUFFER_BYTES, OWN_BUFFER_BYTES, 7, 7],
+      [OWN_BUFFER_BYTES, OWN_BUFFER_BYTES, 9, 9],
+    ]);
     const big = new Float32Array([0, 1, 2, 3, 4, 5, 6, 7]);
     const other = new BigInt64Array([9n]);
     const { bytes, metas } = packOutputs([

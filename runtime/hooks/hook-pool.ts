@@ -28,6 +28,7 @@ import { HookCost } from './hook-cost.js';
 import type { HookCallOptions } from './hook-threads.js';
 import { HookThreads } from './hook-threads.js';
 import type { HookFailure, HookWorkerData, PostResult, PreResult, RawRequest, SetupResult } from './messages.js';
+import { MAX_PRE_GROUP, MAX_PRE_GROUP_BYTES, preGroupSize } from './pre-groups.js';
 import type { HookRunner } from './worker.js';
 import { createHookRunner } from './worker.js';
 
@@ -68,8 +69,6 @@ interface PreWaiter {
   reject(error: HearthError): void;
 }
 
-/** Requests per pre task at most. */
-const MAX_PRE_GROUP = 64;
 /** The longest failure message of a hook kept (its frames, cut apart: stack.ts). */
 const MAX_MESSAGE = 8 * 1024;
 
@@ -83,14 +82,6 @@ function ownBody(request: RawRequest): RawRequest {
   const b = request.body;
   const whole = b.byteOffset === 0 && b.buffer instanceof ArrayBuffer && b.byteLength === b.buffer.byteLength;
   return whole ? request : { ...request, body: copyOf(b) };
-}
-
-/**
- * How many of `queued` requests the next free thread takes: an even share among the `free` threads
- * (so they run pre in parallel rather than one taking all), at most MAX_PRE_GROUP.
- */
-export function preGroupSize(queued: number, free: number): number {
-  return Math.min(MAX_PRE_GROUP, Math.ceil(queued / Math.max(1, free)));
 }
 
 export class HookPool {
@@ -107,6 +98,7 @@ export class HookPool {
   readonly #cost = new HookCost();
   /** This turn's pre calls to run inline, together. */
   #inlinePre: PreWaiter[] = [];
+  #inlinePreBytes = 0;
 
   private constructor(
     threads: HookThreads,
@@ -178,8 +170,9 @@ export class HookPool {
   pre(request: RawRequest, options: HookCallOptions): Promise<{ tensors: TensorsByName; body: Uint8Array }> {
     if (options.signal?.aborted)
       return Promise.reject(new CancelledError('the request was cancelled before its pre hook ran'));
-    if (this.#inlinePre.length < MAX_PRE_GROUP && this.#runsInline(options, 'pre'))
+    if (this.#inlineRoom(request.body.byteLength) && this.#runsInline(options, 'pre'))
       return new Promise((resolve, reject) => {
+        this.#inlinePreBytes += request.body.byteLength;
         if (this.#inlinePre.push({ request, options, resolve, reject }) === 1) queueMicrotask(this.#flushInlinePre);
       });
     if (this.#preQueue.length >= this.#maxQueue)
@@ -196,7 +189,11 @@ export class HookPool {
 
   #flushPre(): void {
     while (this.#preQueue.length > 0 && this.#preInFlight < this.#maxThreads) {
-      const size = preGroupSize(this.#preQueue.length, this.#maxThreads - this.#preInFlight);
+      const size = preGroupSize(
+        this.#preQueue.length,
+        this.#maxThreads - this.#preInFlight,
+        (i) => this.#preQueue[i]!.request.body.byteLength,
+      );
       const group = this.#preQueue.splice(0, size).filter((w) => {
         if (!w.options.signal?.aborted) return true;
         w.reject(new CancelledError('the request was cancelled before its pre hook ran'));
@@ -322,6 +319,12 @@ export class HookPool {
     );
   }
 
+  /** Whether this turn's inline group has room for a body of `bytes` (as a thread's group would). */
+  #inlineRoom(bytes: number): boolean {
+    const n = this.#inlinePre.length;
+    return n === 0 || (n < MAX_PRE_GROUP && this.#inlinePreBytes + bytes <= MAX_PRE_GROUP_BYTES);
+  }
+
   /** Runs this turn's inline pre calls, in one task (one crossing into the isolate, as a thread's group). */
   readonly #flushInlinePre = (): void => {
     const group = this.#inlinePre.filter((w) => {
@@ -330,6 +333,7 @@ export class HookPool {
       return false;
     });
     this.#inlinePre = [];
+    this.#inlinePreBytes = 0;
     if (group.length === 0) return;
     this.#inlineCalls++;
     const fail = (error: unknown) => {

@@ -216,12 +216,15 @@ function responseOut(r) {
 }
 // Requests' bodies in one crossing: the ArrayBuffer \`bytes\` (moved in, not copied) holds the
 // binary ones end to end (\`ends[i]\` is where request i's ends), \`texts\` the JSON ones (decoded by
-// the host) end to end (\`ends[i]\` is -1 - its end). Each hook gets a body of its own, not a view of the others'.
-function bodies(buffer, texts, ends) {
+// the host) end to end (\`ends[i]\` is -1 - its end), and a large one is the next of the
+// ArrayBuffers \`own\` (moved in; \`ends[i]\` null). Each hook gets a body of its own, not a view of the others'.
+function bodies(buffer, texts, ends, own) {
   const bytes = new Uint8Array(buffer);
   let b = 0;
   let t = 0;
+  let o = 0;
   return ends.map((e) => {
+    if (e === null) return new Uint8Array(own[o++]);
     const s = e < 0 ? t : b;
     if (e < 0) return texts.slice(s, (t = -1 - e));
     b = e;
@@ -248,8 +251,8 @@ function rebuilt(buffer, { value, at, packs }) {
   }
   return root;
 }
-export function preMany(bytes, texts, ends, types, parsed, budget) {
-  const all = bodies(bytes, texts, ends);
+export function preMany(budget, bytes, texts, ends, types, parsed, ...own) {
+  const all = bodies(bytes, texts, ends, own);
   return many(types.length, budget, (i) => {
     const b = all[i];
     const request = parsed[i] ? jsonRequest(() => rebuilt(bytes, parsed[i]), types[i])
@@ -273,7 +276,7 @@ function outputsOf(bytes, metas) {
   }
   return outputs;
 }
-export function postMany(bytes, metas, types, jsons, read, budget) {
+export function postMany(budget, bytes, metas, types, jsons, read) {
   return many(types.length, budget, (i) => hook.post(outputsOf(bytes, metas[i]), lazyRequest(i, read, types[i], jsons[i]), context), responseOut, (out) => packed(out, placeResponse));
 }
 `;

@@ -193,8 +193,8 @@ export class HookSandbox {
       requests,
       (r) => r.body.byteLength,
       (group) => {
-        const { bytes, texts, ends, types, parsed } = packBodies(group);
-        return { args: [moveIn(bytes), texts, ends, types, parsed] };
+        const { bytes, own, texts, ends, types, parsed } = packBodies(group);
+        return { args: [moveIn(bytes), texts, ends, types, parsed, ...own.map(moveIn)] };
       },
       (item, arena) => (item.ok ? { ok: true, tensors: tensorsIn(item.tensors as never, arena) } : item),
     );
@@ -264,7 +264,7 @@ export class HookSandbox {
         const { args, done } = pack(rest);
         let r: SandboxOutcome<{ items: unknown; arena: unknown }>;
         try {
-          r = await this.#call(name, [...args, this.#timeout / 2]);
+          r = await this.#call(name, [this.#timeout / 2, ...args]);
         } finally {
           done?.();
         }

@@ -110,9 +110,11 @@ describe("a group's or a batch's hooks in one crossing", () => {
     for (const sandbox of [true, false])
       for (const inline of [true, false]) {
         const hooks = await pool('body-place', { sandbox, inline: true, threads: 1 });
-        // Alone, then three in one group (the first holds the only thread).
-        const pres = await Promise.all([2, 3, 5, 7].map((n) => hooks.pre(request(n), { inline })));
-        expect(pres.map((r) => Array.from(r.tensors.x!.data as Float32Array))).toEqual([2, 3, 5, 7].map(place));
+        // Alone, then the rest in one group (the first holds the only thread): small bodies packed
+        // together, and large ones (77 and 88 KB) that cross in buffers of their own, between them.
+        const sizes = [2, 3, 7000, 5, 8000, 7];
+        const pres = await Promise.all(sizes.map((n) => hooks.pre(request(n), { inline })));
+        expect(pres.map((r) => Array.from(r.tensors.x!.data as Float32Array))).toEqual(sizes.map(place));
         const posts = await hooks.post(
           [2, 3].map((n) => ({ outputs: y(), request: request(n) })),
           { inline },
