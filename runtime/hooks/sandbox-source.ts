@@ -217,9 +217,9 @@ function responseOut(r) {
 // Requests' bodies in one crossing: the ArrayBuffer \`bytes\` (moved in, not copied) holds the
 // binary ones end to end (\`ends[i]\` is where request i's ends), \`texts\` the JSON ones (decoded by
 // the host) end to end (\`ends[i]\` is -1 - its end), and a large one is the next of the
-// ArrayBuffers \`own\` (moved in; \`ends[i]\` null). Each hook gets a body of its own, not a view of the others'.
+// ArrayBuffers \`own\` (moved in; \`ends[i]\` null); \`bytes\` is null where it would be empty. Each hook gets a body of its own, not a view of the others'.
 function bodies(buffer, texts, ends, own) {
-  const bytes = new Uint8Array(buffer);
+  const bytes = new Uint8Array(buffer ?? 0);
   let b = 0;
   let t = 0;
   let o = 0;
