@@ -11,6 +11,7 @@ describe('pre groups', () => {
     expect(preGroupSize(6, 2, small)).toBe(3);
     expect(preGroupSize(3, 1, small)).toBe(3);
     expect(preGroupSize(1, 4, small)).toBe(1);
+    expect(preGroupSize(0, 2, small)).toBe(0);
   });
 
   it('gives one free thread the whole queue up to 64 requests a task', () => {

@@ -13,10 +13,12 @@ export const MAX_PRE_GROUP = 64;
 export const MAX_PRE_GROUP_BYTES = 1 << 20;
 /**
  * How many of `queued` requests the next free thread takes: an even share among the `free` threads
- * (so they run pre in parallel rather than one taking all), at most MAX_PRE_GROUP, and no more than
- * MAX_PRE_GROUP_BYTES of bodies (`bytes(i)`: the i-th queued body's size) beyond the first.
+ * (so they run pre in parallel rather than one taking all), at most MAX_PRE_GROUP, and bodies of
+ * MAX_PRE_GROUP_BYTES at most in all (`bytes(i)`: the i-th queued body's size) — but always the
+ * first, however large.
  */
 export function preGroupSize(queued: number, free: number, bytes: (i: number) => number): number {
+  if (queued === 0) return 0;
   const share = Math.min(MAX_PRE_GROUP, Math.ceil(queued / Math.max(1, free)));
   let total = bytes(0);
   let n = 1;

@@ -228,7 +228,7 @@ function bodies(buffer, texts, ends, own) {
     const s = e < 0 ? t : b;
     if (e < 0) return texts.slice(s, (t = -1 - e));
     b = e;
-    return s === 0 && e === bytes.byteLength ? bytes : bytes.slice(s, e);
+    return s === 0 && e === bytes.byteLength && e > 0 ? bytes : bytes.slice(s, e);
   });
 }
 // A JSON body the host parsed (crossing.ts packBodies): its arrays of numbers made again where

@@ -195,8 +195,7 @@ export class HookSandbox {
       (group) => {
         const { bytes, own, texts, ends, types, parsed } = packBodies(group);
         // An empty pack (every body its own) is not moved in: a crossing's fixed cost for nothing.
-        const pack = bytes.byteLength > 0 ? moveIn(bytes) : null;
-        return { args: [pack, texts, ends, types, parsed, ...own.map(moveIn)] };
+        return { args: [bytes.byteLength > 0 ? moveIn(bytes) : null, texts, ends, types, parsed, ...own.map(moveIn)] };
       },
       (item, arena) => (item.ok ? { ok: true, tensors: tensorsIn(item.tensors as never, arena) } : item),
     );

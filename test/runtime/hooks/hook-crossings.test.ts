@@ -110,8 +110,9 @@ describe("a group's or a batch's hooks in one crossing", () => {
     for (const sandbox of [true, false])
       for (const inline of [true, false]) {
         const hooks = await pool('body-place', { sandbox, inline: true, threads: 1 });
-        // Alone, then the rest in one group (the first holds the only thread): small bodies packed
-        // together, and large ones (77 and 88 KB) that cross in buffers of their own, between them.
+        // Small bodies packed together, and large ones (77 and 88 KB) that cross in buffers of their
+        // own, between them: inline, all six in one crossing; on the thread, the first alone (it
+        // holds the only thread), then the other five in one group.
         const sizes = [2, 3, 7000, 5, 8000, 7];
         const pres = await Promise.all(sizes.map((n) => hooks.pre(request(n), { inline })));
         expect(pres.map((r) => Array.from(r.tensors.x!.data as Float32Array))).toEqual(sizes.map(place));
@@ -124,5 +125,25 @@ describe("a group's or a batch's hooks in one crossing", () => {
           { place: place(3) },
         ]);
       }
+  });
+
+  it('runs a turn of inline calls in crossings of at most 1 MiB of bodies; the rest go to the threads', async () => {
+    const hooks = await pool('body-place', { sandbox: true, inline: true, threads: 1 });
+    const body = (n: number, size: number) => ({
+      body: new Uint8Array(size).fill(n),
+      contentType: 'application/octet-stream',
+    });
+    const turn = async (size: number) => {
+      const [inline, threads] = [hooks.inlineCalls, hooks.threadTasks];
+      const rs = await Promise.all([1, 2, 3].map((n) => hooks.pre(body(n, size), { inline: true })));
+      expect(rs.map((r) => Array.from(r.tensors.x!.data as Float32Array))).toEqual(
+        [1, 2, 3].map((n) => [0, 1, size, n]),
+      );
+      return [hooks.inlineCalls - inline, hooks.threadTasks - threads];
+    };
+    // Three 1 MB bodies: the first on this thread, the two that would pass 1 MiB on the thread.
+    expect(await turn(1_000_000)).toEqual([1, 2]);
+    // The next turn starts afresh: three 30 KB bodies in one crossing here.
+    expect(await turn(30_000)).toEqual([1, 0]);
   });
 });
