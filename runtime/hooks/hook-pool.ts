@@ -22,7 +22,7 @@ import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
 import { clipBytes } from '../../sdk/text.js';
 import { usableCores } from '../engine/index.js';
-import { copyOf } from '../tensors/index.js';
+import { copyOf, ownsWholeBuffer } from '../tensors/index.js';
 import type { Phase } from './hook-cost.js';
 import { HookCost } from './hook-cost.js';
 import type { HookCallOptions } from './hook-threads.js';
@@ -79,9 +79,7 @@ const MAX_MESSAGE = 8 * 1024;
  * group's bodies are copied anyway, and a sandbox's crossing packs its own (crossing.ts).
  */
 function ownBody(request: RawRequest): RawRequest {
-  const b = request.body;
-  const whole = b.byteOffset === 0 && b.buffer instanceof ArrayBuffer && b.byteLength === b.buffer.byteLength;
-  return whole ? request : { ...request, body: copyOf(b) };
+  return ownsWholeBuffer(request.body) ? request : { ...request, body: copyOf(request.body) };
 }
 
 export class HookPool {
@@ -294,7 +292,7 @@ export class HookPool {
     for (const item of items) {
       for (const t of Object.values(item.outputs)) buffers.add(t.data.buffer);
       const { body } = item.request;
-      if (body.byteOffset === 0 && body.byteLength === body.buffer.byteLength) buffers.add(body.buffer);
+      if (ownsWholeBuffer(body)) buffers.add(body.buffer);
     }
     const result = (await this.#threads.run({ op: 'post', items }, 'post', options, [...buffers])) as PostResult;
     return this.#postOutcomes(result, items.length);

@@ -6,6 +6,8 @@ import { getHeapSnapshot } from 'node:v8';
 
 import type ivm from 'isolated-vm';
 
+import { ownsWholeBuffer } from '../tensors/index.js';
+
 /** Bytes in a buffer of their own, moved into an isolate (the argument that carries them), not copied. */
 export function moveIn(bytes: Uint8Array): unknown {
   return new lib!.ExternalCopy(bytes.buffer, { transferOut: true }).copyInto({ release: true, transferIn: true });
@@ -17,11 +19,7 @@ export function moveIn(bytes: Uint8Array): unknown {
  */
 export function movableBuffers(value: unknown): ArrayBuffer[] {
   const data = ArrayBuffer.isView(value) ? value : (value as { data?: unknown } | null)?.data;
-  if (!ArrayBuffer.isView(data)) return [];
-  const buffer = data.buffer;
-  return buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === buffer.byteLength
-    ? [buffer]
-    : [];
+  return ArrayBuffer.isView(data) && ownsWholeBuffer(data) ? [data.buffer] : [];
 }
 
 /** isolated-vm, once this thread has loaded it (it has made a sandbox). */

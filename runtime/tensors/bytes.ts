@@ -18,3 +18,8 @@ export function copyOf(bytes: Uint8Array): Uint8Array {
   out.set(bytes);
   return out;
 }
+
+/** Whether `view` is the whole of an ArrayBuffer (not a SharedArrayBuffer) of its own: one that can be moved. */
+export function ownsWholeBuffer(view: ArrayBufferView): view is ArrayBufferView & { buffer: ArrayBuffer } {
+  return view.buffer instanceof ArrayBuffer && view.byteOffset === 0 && view.byteLength === view.buffer.byteLength;
+}

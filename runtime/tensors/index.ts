@@ -1,2 +1,2 @@
-export { copyOf, unfilled } from './bytes.js';
+export { copyOf, ownsWholeBuffer, unfilled } from './bytes.js';
 export { batchSignature, checkTensors, ownTensors } from './validate.js';
