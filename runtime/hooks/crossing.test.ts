@@ -29,10 +29,32 @@ describe('what crosses a hook isolate for many requests', () => {
       [1, 2, 3],
       [null, 2, null, 3],
     ]);
-    expect(c.own.map((o) => [o.byteLength, o.buffer.byteLength, o[0], o[o.byteLength - 1]])).toEqual([
+    expect(
+      c.own.map((o) => (o instanceof Uint8Array ? [o.byteLength, o.buffer.byteLength, o[0], o[o.byteLength - 1]] : o)),
+    ).toEqual([
       [OWN_BUFFER_BYTES, OWN_BUFFER_BYTES, 7, 7],
       [OWN_BUFFER_BYTES, OWN_BUFFER_BYTES, 9, 9],
     ]);
+    // With an inbox, large bodies are written into it while they fit ([from, to) each), the rest copied.
+    const inbox = new Uint8Array(new SharedArrayBuffer(2 * OWN_BUFFER_BYTES + 10));
+    const d = packBodies(
+      [
+        { body: large(5), contentType: 'application/octet-stream' },
+        { body: new Uint8Array([1]), contentType: 'application/octet-stream' },
+        { body: large(6, OWN_BUFFER_BYTES + 3).subarray(2), contentType: 'image/png' },
+        { body: large(8), contentType: 'application/octet-stream' },
+      ],
+      inbox,
+    );
+    const n = OWN_BUFFER_BYTES;
+    expect([Array.from(d.bytes), d.ends]).toEqual([[1], [null, 1, null, null]]);
+    expect(d.own.slice(0, 2)).toEqual([
+      [0, n],
+      [n, 2 * n + 1],
+    ]);
+    expect([inbox[0], inbox[n - 1], inbox[n], inbox[2 * n], inbox[2 * n + 1]]).toEqual([5, 5, 6, 6, 0]);
+    const rest = d.own[2] as Uint8Array;
+    expect([rest.byteLength, rest.buffer.byteLength, rest[0]]).toEqual([n, n, 8]);
     const big = new Float32Array([0, 1, 2, 3, 4, 5, 6, 7]);
     const other = new BigInt64Array([9n]);
     const { bytes, metas } = packOutputs([

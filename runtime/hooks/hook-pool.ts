@@ -168,10 +168,14 @@ export class HookPool {
   pre(request: RawRequest, options: HookCallOptions): Promise<{ tensors: TensorsByName; body: Uint8Array }> {
     if (options.signal?.aborted)
       return Promise.reject(new CancelledError('the request was cancelled before its pre hook ran'));
+    // The body may be a view of the caller's buffer (the runner's arena) until this call settles:
+    // a sandbox's crossing copies it this turn; anywhere else it gets a buffer of its own now.
     if (this.#inlineRoom(request.body.byteLength) && this.#runsInline(options, 'pre'))
       return new Promise((resolve, reject) => {
         this.#inlinePreBytes += request.body.byteLength;
-        if (this.#inlinePre.push({ request, options, resolve, reject }) === 1) queueMicrotask(this.#flushInlinePre);
+        const own = this.#sandboxed ? request : ownBody(request);
+        if (this.#inlinePre.push({ request: own, options, resolve, reject }) === 1)
+          queueMicrotask(this.#flushInlinePre);
       });
     if (this.#preQueue.length >= this.#maxQueue)
       return Promise.reject(
@@ -180,7 +184,7 @@ export class HookPool {
         ),
       );
     return new Promise((resolve, reject) => {
-      this.#preQueue.push({ request, options, resolve, reject });
+      this.#preQueue.push({ request: ownBody(request), options, resolve, reject });
       this.#flushPre();
     });
   }
@@ -264,8 +268,10 @@ export class HookPool {
     items: { outputs: TensorsByName; request: RawRequest }[],
     options: HookCallOptions,
   ): Promise<PostOutcome[]> {
-    items = items.map((item) => ({ ...item, request: ownBody(item.request) }));
-    if (!this.#runsInline(options, 'post')) return this.#postOnThread(items, options);
+    // A sandbox copies a body into its isolate only if the hook reads it; elsewhere each is its own.
+    const inline = this.#runsInline(options, 'post');
+    if (!inline || !this.#sandboxed) items = items.map((item) => ({ ...item, request: ownBody(item.request) }));
+    if (!inline) return this.#postOnThread(items, options);
     this.#inlineCalls++;
     const result = (await this.#inline!({ op: 'post', items })).value as PostResult;
     const outcomes = this.#postOutcomes(result, items.length);

@@ -6,7 +6,9 @@ import { getHeapSnapshot } from 'node:v8';
 
 import type ivm from 'isolated-vm';
 
+import { InvalidInputError } from '../../sdk/errors.js';
 import { ownsWholeBuffer } from '../tensors/index.js';
+import type { ImageHost } from './images.js';
 
 /** Bytes in a buffer of their own, moved into an isolate (the argument that carries them), not copied. */
 export function moveIn(bytes: Uint8Array): unknown {
@@ -20,6 +22,24 @@ export function moveIn(bytes: Uint8Array): unknown {
 export function movableBuffers(value: unknown): ArrayBuffer[] {
   const data = ArrayBuffer.isView(value) ? value : (value as { data?: unknown } | null)?.data;
   return ArrayBuffer.isView(data) && ownsWholeBuffer(data) ? [data.buffer] : [];
+}
+
+/**
+ * The isolate's way to the image functions (`$image`): each answer is an ExternalCopy, so that the
+ * pixels or tensor the addon made move into the isolate rather than being copied (a 224×224 FP32
+ * tensor crossed as a serialized copy, then a zero-filled copy of that); a failure crosses as a value.
+ */
+export function imageCalls(ivm: typeof import('isolated-vm'), images: ImageHost) {
+  return (name: string, ...args: unknown[]): unknown => {
+    try {
+      if (!Object.hasOwn(images, name)) throw new Error(`no image function ${name}`);
+      const value = (images[name as keyof ImageHost] as (...a: unknown[]) => unknown)(...args);
+      return new ivm.ExternalCopy({ ok: true, value }, { transferList: movableBuffers(value) });
+    } catch (error) {
+      const input = error instanceof InvalidInputError;
+      return new ivm.ExternalCopy({ ok: false, message: (error as Error).message, input });
+    }
+  };
 }
 
 /** isolated-vm, once this thread has loaded it (it has made a sandbox). */

@@ -216,15 +216,19 @@ function responseOut(r) {
 }
 // Requests' bodies in one crossing: the ArrayBuffer \`bytes\` (moved in, not copied) holds the
 // binary ones end to end (\`ends[i]\` is where request i's ends), \`texts\` the JSON ones (decoded by
-// the host) end to end (\`ends[i]\` is -1 - its end), and a large one is the next of the
-// ArrayBuffers \`own\` (moved in; \`ends[i]\` null); \`bytes\` is null where it would be empty. Each hook gets a body of its own, not a view of the others'.
+// the host) end to end (\`ends[i]\` is -1 - its end), and a large one is the next of \`own\` (\`ends[i]\`
+// null): an ArrayBuffer moved in, or where it lies in the inbox, [from, to), copied out here before
+// any hook runs (the host writes the next crossing's there); \`bytes\` is null where it would be
+// empty. Each hook gets a body of its own, not a view of the others'.
+let inbox = new Uint8Array(0);
+export function useInbox(shared) { inbox = new Uint8Array(shared); }
 function bodies(buffer, texts, ends, own) {
   const bytes = new Uint8Array(buffer ?? 0);
   let b = 0;
   let t = 0;
   let o = 0;
   return ends.map((e) => {
-    if (e === null) return new Uint8Array(own[o++]);
+    if (e === null) { const x = own[o++]; return Array.isArray(x) ? inbox.slice(x[0], x[1]) : new Uint8Array(x); }
     const s = e < 0 ? t : b;
     if (e < 0) return texts.slice(s, (t = -1 - e));
     b = e;

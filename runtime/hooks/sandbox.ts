@@ -20,11 +20,11 @@ import type { SourceMap } from 'node:module';
 
 import type ivm from 'isolated-vm';
 
-import { InvalidInputError } from '../../sdk/errors.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
-import { crossings, isJson, packBodies, packOutputs, tensorsIn, viewIn } from './crossing.js';
-import { type ImageHost, imageHost, MAX_PIXELS } from './images.js';
-import { isolatedVm, lib, movableBuffers, moveIn } from './isolated-vm.js';
+import { copyOf, ownsWholeBuffer } from '../tensors/index.js';
+import { crossings, INBOX_BYTES, isJson, packBodies, packOutputs, tensorsIn, viewIn } from './crossing.js';
+import { imageHost, MAX_PIXELS } from './images.js';
+import { imageCalls, isolatedVm, lib, moveIn } from './isolated-vm.js';
 import type { RawRequest } from './messages.js';
 import { glue, NODE_MODULE_SHIM, PRELUDE } from './sandbox-source.js';
 import { inlineSourceMap, mapStack } from './stack.js';
@@ -72,27 +72,14 @@ interface GlueCalls {
   take: ivm.Reference;
 }
 
-/**
- * The isolate's way to the image functions (`$image`): each answer is an ExternalCopy, so that the
- * pixels or tensor the addon made move into the isolate rather than being copied (a 224×224 FP32
- * tensor crossed as a serialized copy, then a zero-filled copy of that); a failure crosses as a value.
- */
-function imageCalls(ivm: typeof import('isolated-vm'), images: ImageHost) {
-  return (name: string, ...args: unknown[]): unknown => {
-    try {
-      if (!Object.hasOwn(images, name)) throw new Error(`no image function ${name}`);
-      const value = (images[name as keyof ImageHost] as (...a: unknown[]) => unknown)(...args);
-      return new ivm.ExternalCopy({ ok: true, value }, { transferList: movableBuffers(value) });
-    } catch (error) {
-      const input = error instanceof InvalidInputError;
-      return new ivm.ExternalCopy({ ok: false, message: (error as Error).message, input });
-    }
-  };
-}
+/** The glue functions the host calls by name. */
+const CALLS = ['setup', 'preMany', 'postMany', 'wait', 'take'] as const;
 
 export class HookSandbox {
   readonly #isolate: ivm.Isolate;
   readonly #calls: GlueCalls;
+  /** Shared with the isolate, whose glue copies each body out at the start of its call. */
+  readonly #inbox: Uint8Array;
   readonly #timeout: number;
   readonly #retryElsewhere: boolean;
   /** The most bytes one crossing takes into the isolate (crossing.ts): a sixteenth of its memory. */
@@ -100,9 +87,16 @@ export class HookSandbox {
   /** The bundle's own source map (esbuild's inline one), to name a failure's frames in hook.ts. */
   readonly #sourceMap: SourceMap | undefined;
 
-  private constructor(isolate: ivm.Isolate, calls: GlueCalls, options: SandboxOptions, sourceMap?: SourceMap) {
+  private constructor(
+    isolate: ivm.Isolate,
+    calls: GlueCalls,
+    inbox: Uint8Array,
+    options: SandboxOptions,
+    sourceMap?: SourceMap,
+  ) {
     this.#isolate = isolate;
     this.#calls = calls;
+    this.#inbox = inbox;
     this.#timeout = options.timeoutMs;
     this.#retryElsewhere = options.retryElsewhere ?? false;
     this.#maxCrossingBytes = (options.memoryMb * 2 ** 20) / 16;
@@ -163,14 +157,13 @@ export class HookSandbox {
       await glueModule.instantiate(context, resolve);
       await glueModule.evaluate();
       const ns = glueModule.namespace;
-      const calls = {
-        setup: (await ns.get('setup', { reference: true })) as ivm.Reference,
-        preMany: (await ns.get('preMany', { reference: true })) as ivm.Reference,
-        postMany: (await ns.get('postMany', { reference: true })) as ivm.Reference,
-        wait: (await ns.get('wait', { reference: true })) as ivm.Reference,
-        take: (await ns.get('take', { reference: true })) as ivm.Reference,
-      };
-      return new HookSandbox(isolate, calls, options, inlineSourceMap(code));
+      const calls = {} as GlueCalls;
+      for (const name of CALLS) calls[name] = (await ns.get(name, { reference: true })) as ivm.Reference;
+      // The inbox: memory this thread and the isolate share, for large bodies (crossing.ts).
+      const inbox = new Uint8Array(new SharedArrayBuffer(Math.min(INBOX_BYTES, (options.memoryMb * 2 ** 20) / 16)));
+      const useInbox = (await ns.get('useInbox', { reference: true })) as ivm.Reference;
+      useInbox.applySync(undefined, [new ivm.ExternalCopy(inbox.buffer).copyInto({ release: true })]);
+      return new HookSandbox(isolate, calls, inbox, options, inlineSourceMap(code));
     } catch (error) {
       if (!isolate.isDisposed) isolate.dispose();
       throw error;
@@ -193,9 +186,10 @@ export class HookSandbox {
       requests,
       (r) => r.body.byteLength,
       (group) => {
-        const { bytes, own, texts, ends, types, parsed } = packBodies(group);
+        const { bytes, own, texts, ends, types, parsed } = packBodies(group, this.#inbox);
         // An empty pack (every body its own) is not moved in: a crossing's fixed cost for nothing.
-        return { args: [bytes.byteLength > 0 ? moveIn(bytes) : null, texts, ends, types, parsed, ...own.map(moveIn)] };
+        const owned = own.map((o) => (o instanceof Uint8Array ? moveIn(o) : o));
+        return { args: [bytes.byteLength > 0 ? moveIn(bytes) : null, texts, ends, types, parsed, ...owned] };
       },
       (item, arena) => (item.ok ? { ok: true, tensors: tensorsIn(item.tensors as never, arena) } : item),
     );
@@ -219,7 +213,8 @@ export class HookSandbox {
         const read = new lib!.Reference((i: number) => {
           const request = held?.[i]?.request;
           if (request === undefined) throw new Error("a request's body can be read only during its own post call");
-          return isJson(request.contentType) ? decoder.decode(request.body) : request.body;
+          const { body } = request; // whole, or its copy: a view would cross with all its buffer
+          return isJson(request.contentType) ? decoder.decode(body) : ownsWholeBuffer(body) ? body : copyOf(body);
         });
         const { bytes, metas } = packOutputs(group.map((item) => item.outputs));
         const types = group.map((item) => item.request.contentType);

@@ -11,7 +11,6 @@ import { CancelledError, InferenceError, toHearthError } from '../../../sdk/erro
 import { devices, exitNow, mapArena, prefault, setIntraOpThreads } from '../../engine/index.js';
 import type { PoolEvent } from '../../pool/index.js';
 import { Pool } from '../../pool/index.js';
-import { copyOf } from '../../tensors/index.js';
 import { growHeapsFurther } from '../heap-growth.js';
 import type { Frame, FromRunner, RunnerReply, Snapshot, StartMessage, ToRunner } from '../wire/index.js';
 import {
@@ -131,8 +130,7 @@ class RunnerChild {
 
   /**
    * A call, its reply once the pool answers. Its blobs may be views of the arena: given back as soon
-   * as the pool is done with them (the reply carries the release to the node), and a body for the
-   * hooks is first copied out (a hook thread may take it by transfer).
+   * as the pool is done with them (the reply carries the release to the node).
    */
   async #call(
     message: Extract<ToRunner, { t: 'invoke' | 'infer' }>,
@@ -150,10 +148,15 @@ class RunnerChild {
     const options = unpackCall(message, controller.signal);
     try {
       if (message.t === 'invoke') {
-        const body = blobs[0] ? copyOf(blobs[0]) : new Uint8Array();
-        release();
+        // The body as it lies (in the arena, mostly), held until the reply: the hooks copy what
+        // they keep (into the isolate, or to a thread), so no buffer of its own is made here.
+        const body = blobs[0] ?? new Uint8Array();
         const r = await pool.invoke({ body, contentType: message.contentType }, options);
+        // Given back with the reply (in its write), unless the answer is the body itself.
+        const echoed = r.body.buffer === body.buffer;
+        if (!echoed) release();
         this.#reply(id, { ok: true, contentType: r.contentType }, [r.body]);
+        if (echoed) release();
       } else {
         const out: Uint8Array[] = [];
         const outputs = await pool.infer(unpackTensors(message.tensors, blobs), options);
