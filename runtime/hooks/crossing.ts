@@ -219,14 +219,29 @@ export function viewIn(arena: unknown, view: unknown, at: unknown, n: unknown): 
   return new View(arena, at as number, n as number);
 }
 
-/** pre's tensors, read back from the arena; data that was no typed array is left as the hook gave it. */
-export function tensorsIn(tensors: Record<string, Record<string, unknown>>, arena: unknown): TensorsByName {
+/**
+ * What a crossing's answer holds its typed arrays in, taken out of the isolate: the one they were
+ * packed into, and the large ones that left as buffers of their own (the glue's `owns`).
+ */
+export interface Arenas {
+  packed: unknown;
+  owns: readonly unknown[];
+}
+
+/** A typed array of the answer at `at` (a place in the packed arena; -1 - i for the i-th own buffer), checked as viewIn does. */
+export function viewAt(arenas: Arenas, view: unknown, at: unknown, n: unknown): Tensor['data'] {
+  if (typeof at === 'number' && at < 0) return viewIn(arenas.owns[-1 - at], view, 0, n);
+  return viewIn(arenas.packed, view, at, n);
+}
+
+/** pre's tensors, read back from the arenas; data that was no typed array is left as the hook gave it. */
+export function tensorsIn(tensors: Record<string, Record<string, unknown>>, arenas: Arenas): TensorsByName {
   const out: TensorsByName = {};
   for (const [name, t] of Object.entries(tensors)) {
     out[name] = (
       t.view === undefined
         ? { dtype: t.dtype, shape: t.shape, data: t.data }
-        : { dtype: t.dtype, shape: t.shape, data: viewIn(arena, t.view, t.at, t.n) }
+        : { dtype: t.dtype, shape: t.shape, data: viewAt(arenas, t.view, t.at, t.n) }
     ) as Tensor;
   }
   return out;

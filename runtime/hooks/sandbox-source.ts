@@ -3,6 +3,7 @@
  * globals on the host's callbacks, the glue module that calls the hook and hands failures back as
  * values, and the stand-in for `node:module` that a bundle with a Node banner imports.
  */
+import { OWN_BUFFER_BYTES } from './crossing.js';
 
 /**
  * Globals of the sandbox, built on the host callbacks `$log`, `$random`, `$url`, `$image`,
@@ -130,28 +131,40 @@ function many(n, budget, call, then, pack) {
       out.push(isPromise(v) ? Promise.resolve(v).then(guarded(then), (e) => fail(e)) : guarded(then)(v));
     } catch (e) { out.push(fail(e)); }
   }
-  if (!out.some(isPromise)) return pack(out);
+  if (!out.some(isPromise)) return pack(out, true);
   const id = ++nextPark;
-  parked.set(id, Promise.all(out).then(pack));
+  parked.set(id, Promise.all(out).then((settled) => pack(settled, false)));
   return { parked: id };
 }
 const guarded = (fn) => (value) => { try { return fn(value); } catch (e) { return fail(e); } };
 const align = (n) => (n + 7) & ~7;
 // One ArrayBuffer for every typed array the items hold: \`place(item, claim)\` claims room for each.
-function packed(items, place) {
+// Answering at once (\`sync\`), a large one that is the whole of an ArrayBuffer leaves as that
+// buffer instead (\`owns\`, its place -1 - its index there): the host takes it before any hook runs
+// again (sandbox.ts #call), so it is what the hook returned, with no copy here first. A parked
+// answer, taken later, is copied as it settles.
+function packed(items, place, sync) {
   let size = 0;
   const copies = [];
-  const claim = (d) => { const at = align(size); size = at + d.byteLength; copies.push([d, at]); return at; };
+  const owns = [];
+  const claim = (d) => {
+    if (sync && d.byteLength >= ${OWN_BUFFER_BYTES} && d.byteOffset === 0 && d.buffer instanceof ArrayBuffer && d.byteLength === d.buffer.byteLength) {
+      const id = ++nextArena;
+      arenas.set(id, d.buffer);
+      return -owns.push(id);
+    }
+    const at = align(size); size = at + d.byteLength; copies.push([d, at]); return at;
+  };
   const metas = items.map((item) => { try { return place(item, claim); } catch (e) { return fail(e); } });
   const arena = new ArrayBuffer(size);
   const bytes = new Uint8Array(arena);
   for (const [d, at] of copies) bytes.set(new Uint8Array(d.buffer, d.byteOffset, d.byteLength), at);
   // A small arena leaves with the answer itself: the serializer's copies of a few KiB cost less
   // than a second call into the isolate to take it.
-  if (size <= ${SMALL_ARENA_BYTES}) return { ok: true, items: metas, arena };
+  if (size <= ${SMALL_ARENA_BYTES}) return { ok: true, items: metas, arena, owns };
   const id = ++nextArena;
   arenas.set(id, arena);
-  return { ok: true, items: metas, arena: id };
+  return { ok: true, items: metas, arena: id, owns };
 }
 // The arenas packed() made, until the host takes each (a top-level ArrayBuffer leaves the isolate
 // with one copy; inside an object, by a serializer that copies it several times).
@@ -262,7 +275,7 @@ export function preMany(budget, bytes, texts, ends, types, parsed, ...own) {
     const request = parsed[i] ? jsonRequest(() => rebuilt(bytes, parsed[i]), types[i])
       : typeof b === 'string' ? jsonRequest(parseText(() => b), types[i]) : { kind: 'bytes', bytes: b, contentType: types[i] };
     return hook.pre(request, context);
-  }, (value) => ({ ok: true, value }), (out) => packed(out, placeTensors));
+  }, (value) => ({ ok: true, value }), (out, sync) => packed(out, placeTensors, sync));
 }
 // In post, where most hooks never read the request's body, it enters only when read (\`read(i)\`: a host call).
 function lazyRequest(i, read, contentType, json) {
@@ -281,7 +294,7 @@ function outputsOf(bytes, metas) {
   return outputs;
 }
 export function postMany(budget, bytes, metas, types, jsons, read) {
-  return many(types.length, budget, (i) => hook.post(outputsOf(bytes, metas[i]), lazyRequest(i, read, types[i], jsons[i]), context), responseOut, (out) => packed(out, placeResponse));
+  return many(types.length, budget, (i) => hook.post(outputsOf(bytes, metas[i]), lazyRequest(i, read, types[i], jsons[i]), context), responseOut, (out, sync) => packed(out, placeResponse, sync));
 }
 `;
 

@@ -22,7 +22,8 @@ import type ivm from 'isolated-vm';
 
 import type { TensorsByName } from '../../sdk/tensor.js';
 import { copyOf, ownsWholeBuffer } from '../tensors/index.js';
-import { crossings, INBOX_BYTES, isJson, packBodies, packOutputs, tensorsIn, viewIn } from './crossing.js';
+import type { Arenas } from './crossing.js';
+import { crossings, INBOX_BYTES, isJson, packBodies, packOutputs, tensorsIn, viewAt } from './crossing.js';
 import { imageHost, MAX_PIXELS } from './images.js';
 import { imageCalls, isolatedVm, lib, moveIn } from './isolated-vm.js';
 import type { RawRequest } from './messages.js';
@@ -230,7 +231,7 @@ export class HookSandbox {
         if (!item.ok) return item;
         if (typeof item.text === 'string')
           return { ok: true, bytes: encoder.encode(item.text), contentType: 'application/json' };
-        const bytes = item.at === undefined ? item.bytes : viewIn(arena, 'Uint8Array', item.at, item.n);
+        const bytes = item.at === undefined ? item.bytes : viewAt(arena, 'Uint8Array', item.at, item.n);
         return { ok: true, bytes: bytes as Uint8Array, contentType: item.contentType as string };
       },
     );
@@ -248,7 +249,7 @@ export class HookSandbox {
     items: readonly I[],
     bytesOf: (item: I) => number,
     pack: (group: readonly I[]) => { args: unknown[]; done?: () => void },
-    read: (item: SandboxOutcome<Record<string, unknown>>, arena: unknown) => SandboxOutcome<R>,
+    read: (item: SandboxOutcome<Record<string, unknown>>, arena: Arenas) => SandboxOutcome<R>,
   ): Promise<SandboxOutcome<R>[]> {
     const results: SandboxOutcome<R>[] = [];
     // Once a crossing has failed (retryElsewhere), every later item goes back unrun, as this.
@@ -258,7 +259,7 @@ export class HookSandbox {
       let rest = givenBack ? [] : group;
       while (rest.length > 0) {
         const { args, done } = pack(rest);
-        let r: SandboxOutcome<{ items: unknown; arena: unknown }>;
+        let r: SandboxOutcome<{ items: unknown; arena: unknown; owns?: unknown }>;
         try {
           r = await this.#call(name, [this.#timeout / 2, ...args]);
         } finally {
@@ -274,7 +275,7 @@ export class HookSandbox {
           if (this.#retryElsewhere) givenBack = { ...failed, lost: true };
           break;
         }
-        const arena = this.#take(r.arena);
+        const arena = { packed: this.#take(r.arena), owns: Array.isArray(r.owns) ? r.owns : [] };
         for (const item of (r as { items: SandboxOutcome<Record<string, unknown>>[] }).items) {
           try {
             results.push(read(item?.ok === true ? item : this.#mapped(item as never), arena));
@@ -313,7 +314,9 @@ export class HookSandbox {
               result: { copy: true },
               timeout: limit,
             })
-      ) as SandboxOutcome<T> | { parked: number };
+      ) as (SandboxOutcome<T> & { owns?: unknown }) | { parked: number };
+      // Buffers the hooks returned leave now, before any hook runs again and could change them.
+      if ('owns' in r && Array.isArray(r.owns)) r.owns = r.owns.map((id) => this.#take(id));
       if ('parked' in r) {
         // The limit bounds the whole call, its promise included: V8's timeout stops only code
         // that runs, and a promise that never settles runs none.

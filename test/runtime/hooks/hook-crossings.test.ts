@@ -4,9 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import { HookSandbox } from '../../../runtime/hooks/sandbox.js';
 import { parseSpec } from '../../../sdk/spec/index.js';
 import { SMALL_SPEC } from '../../helpers/specs.js';
-import { json, pool } from './hook-pools.js';
+import { fixtureBundle, json, pool } from './hook-pools.js';
 
 describe("a group's or a batch's hooks in one crossing", () => {
   it("runs a group's or a batch's hooks in one crossing, each request its own outcome, sync or async", async () => {
@@ -69,28 +70,63 @@ describe("a group's or a batch's hooks in one crossing", () => {
   });
 
   it("answers a hook that returns one buffer refilled for every request with each request's own values", async () => {
-    for (const inline of [true, false]) {
-      const wide = parseSpec({ ...SMALL_SPEC, hook: 'hook.ts', inputs: [{ name: 'x', dtype: 'FP32', dims: [8192] }] });
-      const hooks = await pool('reused-buffer', { sandbox: true, inline: true, threads: 1, spec: wide });
-      for (const [v, wait] of [
-        [1, false],
-        [2, true],
-        [3, false],
-      ] as const) {
-        const { tensors } = await hooks.pre(json({ v, wait }), { inline });
-        const x = tensors.x!.data as Float32Array;
-        expect([x.length, x[0], x[8191], new Set(x).size]).toEqual([8192, v, v, 1]);
+    // 32 KB answers are packed; 128 KB ones that are not parked leave as the hook's buffer itself.
+    for (const [big, n] of [
+      [false, 8192],
+      [true, 32768],
+    ] as const)
+      for (const inline of [true, false]) {
+        const wide = parseSpec({ ...SMALL_SPEC, hook: 'hook.ts', inputs: [{ name: 'x', dtype: 'FP32', dims: [n] }] });
+        const hooks = await pool('reused-buffer', { sandbox: true, inline: true, threads: 1, spec: wide });
+        for (const [v, wait] of [
+          [1, false],
+          [2, true],
+          [3, false],
+        ] as const) {
+          const { tensors } = await hooks.pre(json({ v, wait, big }), { inline });
+          const x = tensors.x!.data as Float32Array;
+          expect([x.length, x[0], x[n - 1], new Set(x).size]).toEqual([n, v, v, 1]);
+        }
+        // Overlapping crossings (inline, on this thread): the first answer is parked (its hook
+        // awaits) when a second call refills the same buffer and answers at once, and a third
+        // after it; each must hold its own values. (On a thread they would go in one crossing.)
+        if (!inline) continue;
+        const calls = hooks.inlineCalls;
+        const parked = hooks.pre(json({ v: 4, wait: true, big }), { inline });
+        while (hooks.inlineCalls === calls) await Promise.resolve();
+        const next = hooks.pre(json({ v: 5, big }), { inline });
+        while (hooks.inlineCalls === calls + 1) await Promise.resolve();
+        const last = hooks.pre(json({ v: 6, big }), { inline });
+        const values = (await Promise.all([parked, next, last])).map((r) => new Set(r.tensors.x!.data as Float32Array));
+        expect(values.map((v) => [...v])).toEqual([[4], [5], [6]]);
       }
-      // Overlapping crossings (inline, on this thread): the first answer is parked (its hook
-      // awaits) when a second call refills the same buffer and answers at once; each must hold its
-      // own values. (On a thread the two would go in one crossing, answered once both settle.)
-      if (!inline) continue;
-      const calls = hooks.inlineCalls;
-      const parked = hooks.pre(json({ v: 4, wait: true }), { inline });
-      while (hooks.inlineCalls === calls) await Promise.resolve();
-      const next = hooks.pre(json({ v: 5 }), { inline });
-      const values = (await Promise.all([parked, next])).map((r) => new Set(r.tensors.x!.data as Float32Array));
-      expect(values.map((v) => [...v])).toEqual([[4], [5]]);
+  });
+
+  it('takes a large buffer a hook returned out of the isolate before any hook runs again', async () => {
+    // Two crossings of one sandbox, the second started while the first awaits its answer's
+    // reading: the hook refills its one 128 KB buffer in each. The first's answer, the buffer
+    // itself (not packed), must be taken before the second crossing runs.
+    const options = { memoryMb: 128, maxResponseBytes: 2 ** 20, webAssembly: false, timeoutMs: 5000, log: () => {} };
+    const sandbox = await HookSandbox.create({ ...options, bundlePath: (await fixtureBundle('reused-buffer')).path });
+    const liar = await HookSandbox.create({ ...options, bundlePath: (await fixtureBundle('lying-buffer')).path });
+    try {
+      expect((await sandbox.setup({})).ok).toBe(true);
+      // A hook that fools the glue into handing out a SharedArrayBuffer as its own: refused here.
+      expect((await liar.setup({})).ok).toBe(true);
+      const lie = (await liar.preMany([json({})]))[0]!;
+      expect(lie.ok ? lie.tensors.x!.data.buffer instanceof SharedArrayBuffer : lie.message).toMatch(
+        /could not read back/,
+      );
+      const first = sandbox.preMany([json({ v: 1, big: true })]);
+      const second = sandbox.preMany([json({ v: 2, big: true })]);
+      const answers = [...(await first), ...(await second)];
+      expect(answers.map((a) => (a.ok ? [...new Set(a.tensors.x!.data as Float32Array)] : a.message))).toEqual([
+        [1],
+        [2],
+      ]);
+    } finally {
+      sandbox.dispose();
+      liar.dispose();
     }
   });
 
