@@ -140,9 +140,11 @@ const guarded = (fn) => (value) => { try { return fn(value); } catch (e) { retur
 const align = (n) => (n + 7) & ~7;
 // One ArrayBuffer for every typed array the items hold: \`place(item, claim)\` claims room for each.
 // Answering at once (\`sync\`), a large one that is the whole of an ArrayBuffer leaves as that
-// buffer instead (\`owns\`, its place -1 - its index there): the host takes it before any hook runs
-// again (sandbox.ts #call), so it is what the hook returned, with no copy here first. A parked
-// answer, taken later, is copied as it settles.
+// buffer instead (\`owns\`, its place -1 - its index there): the host takes it right after this
+// call, before any other call into the isolate (sandbox.ts #call), with no copy here first. So it is
+// what the hook returned, or what the microtasks the hooks queued in this same call left in it (a
+// hook that writes into a buffer after returning it changes only its own function's answers). A parked
+// answer, taken later, is copied as it settles: other calls' hooks may run before it is taken.
 function packed(items, place, sync) {
   let size = 0;
   const copies = [];
