@@ -268,10 +268,11 @@ export class HookPool {
     items: { outputs: TensorsByName; request: RawRequest }[],
     options: HookCallOptions,
   ): Promise<PostOutcome[]> {
-    // A sandbox copies a body into its isolate only if the hook reads it; elsewhere each is its own.
+    // A sandbox here copies a body into its isolate only if the hook reads it; elsewhere each is
+    // its own (#postOnThread copies those bound for a thread).
     const inline = this.#runsInline(options, 'post');
-    if (!inline || !this.#sandboxed) items = items.map((item) => ({ ...item, request: ownBody(item.request) }));
     if (!inline) return this.#postOnThread(items, options);
+    if (!this.#sandboxed) items = items.map((item) => ({ ...item, request: ownBody(item.request) }));
     this.#inlineCalls++;
     const result = (await this.#inline!({ op: 'post', items })).value as PostResult;
     const outcomes = this.#postOutcomes(result, items.length);
@@ -293,7 +294,10 @@ export class HookPool {
     items: { outputs: TensorsByName; request: RawRequest }[],
     options: HookCallOptions,
   ): Promise<PostOutcome[]> {
-    // The outputs and the requests' bodies move to the thread: they are not used here again.
+    // The outputs and the requests' bodies move to the thread: they are not used here again. A
+    // body that is a view (of the runner's arena, say) is copied first: cloned, it would take its
+    // whole buffer along.
+    items = items.map((item) => ({ ...item, request: ownBody(item.request) }));
     const buffers = new Set<ArrayBufferLike>();
     for (const item of items) {
       for (const t of Object.values(item.outputs)) buffers.add(t.data.buffer);

@@ -42,6 +42,30 @@ export function imageCalls(ivm: typeof import('isolated-vm'), images: ImageHost)
   };
 }
 
+/** The parts of a URL the isolate's `URL` shows (the prelude's `$url`): plain strings, copied in. */
+export function urlParts(input: string, base?: string): Record<string, string> {
+  const u = new globalThis.URL(input, base);
+  const { href, origin, protocol, username, password, host, hostname, port, pathname, search, hash } = u;
+  return { href, origin, protocol, username, password, host, hostname, port, pathname, search, hash };
+}
+
+/** `work`, or a timeout failure once `ms` have passed without it settling. */
+export async function settled<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`timed out: its promise had not settled after ${Math.round(ms)} ms`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+    work.catch(() => undefined);
+  }
+}
+
 /** isolated-vm, once this thread has loaded it (it has made a sandbox). */
 export let lib: typeof ivm | undefined;
 

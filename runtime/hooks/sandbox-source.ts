@@ -149,11 +149,16 @@ function packed(items, place, sync) {
   let size = 0;
   const copies = [];
   const owns = [];
+  const placed = new Map();
   const claim = (d) => {
     if (sync && d.byteLength >= ${OWN_BUFFER_BYTES} && d.byteOffset === 0 && d.buffer instanceof ArrayBuffer && d.byteLength === d.buffer.byteLength) {
+      // One buffer returned twice leaves once.
+      if (placed.has(d.buffer)) return placed.get(d.buffer);
       const id = ++nextArena;
       arenas.set(id, d.buffer);
-      return -owns.push(id);
+      untaken.push(id);
+      placed.set(d.buffer, -owns.push(id));
+      return placed.get(d.buffer);
     }
     const at = align(size); size = at + d.byteLength; copies.push([d, at]); return at;
   };
@@ -172,6 +177,13 @@ function packed(items, place, sync) {
 // with one copy; inside an object, by a serializer that copies it several times).
 const arenas = new Map();
 let nextArena = 0;
+// Buffers a synchronous answer handed out, which the host takes before its next call: any still
+// here then (an answer the host could not read) are let go.
+let untaken = [];
+function dropUntaken() {
+  for (const id of untaken) arenas.delete(id);
+  untaken = [];
+}
 export function take(id) {
   const arena = arenas.get(id);
   arenas.delete(id);
@@ -271,6 +283,7 @@ function rebuilt(buffer, { value, at, packs }) {
   return root;
 }
 export function preMany(budget, bytes, texts, ends, types, parsed, ...own) {
+  dropUntaken();
   const all = bodies(bytes, texts, ends, own);
   return many(types.length, budget, (i) => {
     const b = all[i];
@@ -296,6 +309,7 @@ function outputsOf(bytes, metas) {
   return outputs;
 }
 export function postMany(budget, bytes, metas, types, jsons, read) {
+  dropUntaken();
   return many(types.length, budget, (i) => hook.post(outputsOf(bytes, metas[i]), lazyRequest(i, read, types[i], jsons[i]), context), responseOut, (out, sync) => packed(out, placeResponse, sync));
 }
 `;

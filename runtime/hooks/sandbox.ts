@@ -25,7 +25,7 @@ import { copyOf, ownsWholeBuffer } from '../tensors/index.js';
 import type { Arenas } from './crossing.js';
 import { crossings, INBOX_BYTES, isJson, packBodies, packOutputs, tensorsIn, viewAt } from './crossing.js';
 import { imageHost, MAX_PIXELS } from './images.js';
-import { imageCalls, isolatedVm, lib, moveIn } from './isolated-vm.js';
+import { imageCalls, isolatedVm, lib, moveIn, settled, urlParts } from './isolated-vm.js';
 import type { RawRequest } from './messages.js';
 import { glue, NODE_MODULE_SHIM, PRELUDE } from './sandbox-source.js';
 import { inlineSourceMap, mapStack } from './stack.js';
@@ -73,6 +73,9 @@ interface GlueCalls {
   take: ivm.Reference;
 }
 
+/** The most buffers one answer may hand out whole (the glue's `owns`): a tensor each, at most. */
+const MAX_OWNS = 1024;
+
 /** The glue functions the host calls by name. */
 const CALLS = ['setup', 'preMany', 'postMany', 'wait', 'take'] as const;
 
@@ -83,6 +86,7 @@ export class HookSandbox {
   readonly #inbox: Uint8Array;
   readonly #timeout: number;
   readonly #retryElsewhere: boolean;
+  readonly #memoryBytes: number;
   /** The most bytes one crossing takes into the isolate (crossing.ts): a sixteenth of its memory. */
   readonly #maxCrossingBytes: number;
   /** The bundle's own source map (esbuild's inline one), to name a failure's frames in hook.ts. */
@@ -100,7 +104,8 @@ export class HookSandbox {
     this.#inbox = inbox;
     this.#timeout = options.timeoutMs;
     this.#retryElsewhere = options.retryElsewhere ?? false;
-    this.#maxCrossingBytes = (options.memoryMb * 2 ** 20) / 16;
+    this.#memoryBytes = options.memoryMb * 2 ** 20;
+    this.#maxCrossingBytes = this.#memoryBytes / 16;
     this.#sourceMap = sourceMap;
   }
 
@@ -118,25 +123,7 @@ export class HookSandbox {
         '$random',
         new ivm.Reference((n: number) => randomFillSync(new Uint8Array(Math.min(65_536, Math.max(0, n))))),
       );
-      await g.set(
-        '$url',
-        new ivm.Reference((input: string, base?: string) => {
-          const u = new globalThis.URL(input, base);
-          return {
-            href: u.href,
-            origin: u.origin,
-            protocol: u.protocol,
-            username: u.username,
-            password: u.password,
-            host: u.host,
-            hostname: u.hostname,
-            port: u.port,
-            pathname: u.pathname,
-            search: u.search,
-            hash: u.hash,
-          };
-        }),
-      );
+      await g.set('$url', new ivm.Reference(urlParts));
       const images = imageHost({ maxPixels: MAX_PIXELS, maxBytes: options.memoryMb * 2 ** 20 });
       await g.set('$image', new ivm.Reference(imageCalls(ivm, images)));
       await g.set('$encode', new ivm.Reference((text: string) => encoder.encode(text)));
@@ -301,7 +288,7 @@ export class HookSandbox {
     try {
       const r = (
         name === 'setup'
-          ? await this.#settled(
+          ? await settled(
               this.#calls.setup.apply(undefined, args, {
                 arguments: { copy: true },
                 result: { promise: true, copy: true },
@@ -316,16 +303,16 @@ export class HookSandbox {
             })
       ) as (SandboxOutcome<T> & { owns?: unknown }) | { parked: number };
       // Buffers the hooks returned leave now, before any hook runs again and could change them.
-      if ('owns' in r && Array.isArray(r.owns)) r.owns = r.owns.map((id) => this.#take(id));
+      if ('owns' in r && Array.isArray(r.owns)) r.owns = this.#takeOwns(r.owns);
       if ('parked' in r) {
         // The limit bounds the whole call, its promise included: V8's timeout stops only code
         // that runs, and a promise that never settles runs none.
         const left = Math.max(1, Math.round(limit - (performance.now() - started)));
-        const settled = (await this.#settled(
+        const outcome = (await settled(
           this.#calls.wait.apply(undefined, [r.parked], { result: { promise: true, copy: true }, timeout: left }),
           left,
         )) as SandboxOutcome<T>;
-        return settled.ok ? settled : this.#mapped(settled);
+        return outcome.ok ? outcome : this.#mapped(outcome);
       }
       return r.ok ? r : this.#mapped(r);
     } catch (error) {
@@ -361,6 +348,21 @@ export class HookSandbox {
     }
   }
 
+  /**
+   * The buffers a synchronous answer handed out (the glue's `owns`), taken while they fit the
+   * isolate's own memory cap together: each was in the isolate, but a hook could name one many
+   * times, and their copies here are outside that cap. Those past it are not taken (their tensors
+   * then fail as they read them).
+   */
+  #takeOwns(ids: unknown[]): (ArrayBuffer | undefined)[] {
+    let left = this.#memoryBytes;
+    return ids.slice(0, MAX_OWNS).map((id) => {
+      const buffer = left > 0 ? this.#take(id) : undefined;
+      left -= buffer?.byteLength ?? 0;
+      return left >= 0 ? buffer : undefined;
+    });
+  }
+
   /** A failure the glue answered, as a failure (whatever the hook made of it), its frames in hook.ts. */
   #mapped(f: unknown): SandboxOutcome<never> {
     const o = (typeof f === 'object' && f !== null ? f : {}) as Record<string, unknown>;
@@ -371,23 +373,6 @@ export class HookSandbox {
       reason: typeof o.reason === 'string' ? o.reason : undefined,
       stack: typeof o.stack === 'string' ? mapStack(o.stack, this.#sourceMap) : undefined,
     };
-  }
-
-  /** `work`, or a timeout failure once `ms` have passed without it settling. */
-  async #settled<T>(work: Promise<T>, ms: number): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`timed out: its promise had not settled after ${Math.round(ms)} ms`)),
-        ms,
-      );
-    });
-    try {
-      return await Promise.race([work, late]);
-    } finally {
-      clearTimeout(timer);
-      work.catch(() => undefined);
-    }
   }
 
   dispose(): void {

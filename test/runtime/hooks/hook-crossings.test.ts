@@ -117,6 +117,20 @@ describe("a group's or a batch's hooks in one crossing", () => {
       expect(lie.ok ? lie.tensors.x!.data.buffer instanceof SharedArrayBuffer : lie.message).toMatch(
         /could not read back/,
       );
+      // A hook that names one 4 MB buffer 64 times, past the glue's de-duplication: the host takes
+      // 32 MB of them at most (the isolate's cap) and fails the request, not 256 MB.
+      const many = await HookSandbox.create({
+        ...options,
+        memoryMb: 32,
+        bundlePath: (await fixtureBundle('own-many')).path,
+      });
+      try {
+        expect((await many.setup({})).ok).toBe(true);
+        const [answer] = await many.preMany([json({})]);
+        expect(answer!.ok ? 'ok' : answer!.message).toMatch(/could not read back/);
+      } finally {
+        many.dispose();
+      }
       const first = sandbox.preMany([json({ v: 1, big: true })]);
       const second = sandbox.preMany([json({ v: 2, big: true })]);
       const answers = [...(await first), ...(await second)];
