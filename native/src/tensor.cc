@@ -58,6 +58,31 @@ const char* DTypeName(at::ScalarType type) {
   return e ? e->name : c10::toString(type);
 }
 
+namespace {
+
+// Where a TypedArray's or DataView's bytes start, and how many: as napi says for a TypedArray,
+// so also for a view of a SharedArrayBuffer (a hook pool's exchange, runtime/hooks/exchange.ts),
+// which Napi::ArrayBuffer refuses.
+void* DataOf(const Napi::Value& data, const std::string& where, size_t* bytes) {
+  void* ptr = nullptr;
+  if (data.IsTypedArray()) {
+    *bytes = data.As<Napi::TypedArray>().ByteLength();
+    napi_typedarray_type type;
+    size_t length = 0;
+    napi_value buffer = nullptr;
+    size_t offset = 0;
+    if (napi_get_typedarray_info(data.Env(), data, &type, &length, &ptr, &buffer, &offset) != napi_ok) {
+      throw EngineError(code::kInvalidArgument, where + ": data could not be read");
+    }
+    return ptr;
+  }
+  Napi::DataView dv = data.As<Napi::DataView>();
+  *bytes = dv.ByteLength();
+  return static_cast<char*>(dv.ArrayBuffer().Data()) + dv.ByteOffset();
+}
+
+}  // namespace
+
 HostInput ReadInput(Napi::Env env, const Napi::Value& value, size_t index) {
   const std::string where = "input " + std::to_string(index);
   if (!value.IsObject()) throw EngineError(code::kInvalidArgument, where + " must be an object {dtype, shape, data}");
@@ -91,17 +116,8 @@ HostInput ReadInput(Napi::Env env, const Napi::Value& value, size_t index) {
   if (!data.IsTypedArray() && !data.IsDataView()) {
     throw EngineError(code::kInvalidArgument, where + ": data must be a TypedArray or DataView");
   }
-  void* ptr = nullptr;
   size_t bytes = 0;
-  if (data.IsTypedArray()) {
-    Napi::TypedArray ta = data.As<Napi::TypedArray>();
-    bytes = ta.ByteLength();
-    ptr = static_cast<char*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
-  } else {
-    Napi::DataView dv = data.As<Napi::DataView>();
-    bytes = dv.ByteLength();
-    ptr = static_cast<char*>(dv.ArrayBuffer().Data()) + dv.ByteOffset();
-  }
+  void* ptr = DataOf(data, where, &bytes);
   if (input.isBytes) {
     // Walk the lengths: the elements must fill the data exactly and number shape's product.
     const auto* p = static_cast<const uint8_t*>(ptr);

@@ -17,18 +17,28 @@
  */
 
 import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, HookError, InvalidInputError, QueueFullError, toHearthError } from '../../sdk/errors.js';
+import { CancelledError, QueueFullError, toHearthError } from '../../sdk/errors.js';
 import type { FunctionSpec } from '../../sdk/spec/function-spec.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
-import { clipBytes } from '../../sdk/text.js';
 import { usableCores } from '../engine/index.js';
 import { copyOf, ownsWholeBuffer } from '../tensors/index.js';
+import { EXCHANGE_BYTES, Exchange, inputBytes } from './exchange.js';
 import type { Phase } from './hook-cost.js';
 import { HookCost } from './hook-cost.js';
 import type { HookCallOptions } from './hook-threads.js';
 import { HookThreads } from './hook-threads.js';
-import type { HookFailure, HookWorkerData, PostResult, PreResult, RawRequest, SetupResult } from './messages.js';
+import type {
+  HookFailure,
+  HookWorkerData,
+  PostResult,
+  PreResult,
+  RawRequest,
+  SetupResult,
+  ThreadRequest,
+} from './messages.js';
 import { MAX_PRE_GROUP, MAX_PRE_GROUP_BYTES, preGroupSize } from './pre-groups.js';
+import type { PreOutcome, PreWaiter } from './pre-waiters.js';
+import { bodyBytes, hookFailure, ownBody, threadWaiter } from './pre-waiters.js';
 import type { HookRunner } from './worker.js';
 import { createHookRunner } from './worker.js';
 
@@ -62,26 +72,6 @@ export interface HookPoolOptions {
 
 export type PostOutcome = { ok: true; body: Uint8Array; contentType: string } | { ok: false; error: HearthError };
 
-interface PreWaiter {
-  request: RawRequest;
-  options: HookCallOptions;
-  resolve(value: { tensors: TensorsByName; body: Uint8Array }): void;
-  reject(error: HearthError): void;
-}
-
-/** The longest failure message of a hook kept (its frames, cut apart: stack.ts). */
-const MAX_MESSAGE = 8 * 1024;
-
-/**
- * The request with its body the whole of an ArrayBuffer of its own, as the SDK promises hooks
- * (HookRequest): copied where it is a view of a larger one (a node's reused body buffer, a socket
- * chunk), which a thread would otherwise be handed whole, and the caller's buffer moved away. A
- * group's bodies are copied anyway, and a sandbox's crossing packs its own (crossing.ts).
- */
-function ownBody(request: RawRequest): RawRequest {
-  return ownsWholeBuffer(request.body) ? request : { ...request, body: copyOf(request.body) };
-}
-
 export class HookPool {
   readonly name: string;
   readonly #threads: HookThreads;
@@ -97,6 +87,8 @@ export class HookPool {
   /** This turn's pre calls to run inline, together. */
   #inlinePre: PreWaiter[] = [];
   #inlinePreBytes = 0;
+  /** Memory shared with the threads, for large bodies and tensors (runner processes). */
+  #exchange: Exchange | undefined;
 
   private constructor(
     threads: HookThreads,
@@ -135,6 +127,13 @@ export class HookPool {
     };
     const threads = options.threads ?? usableCores().cores;
     const sandboxed = Boolean(options.sandbox && options.bundlePath);
+    // In a runner process (inline), whose threads run only our worker, hooks in isolates that never
+    // see it: a request's body is held by its caller until it is answered.
+    const exchange =
+      options.inline && sandboxed
+        ? new Exchange(Math.min(EXCHANGE_BYTES, (workerData.memoryMb! * 2 ** 20) / 4), inputBytes(spec.inputs))
+        : undefined;
+    if (exchange) workerData.exchange = exchange.buffer;
     const hookThreads = await HookThreads.start(workerData, {
       threads,
       timeoutMs: options.timeoutMs ?? 10_000,
@@ -146,6 +145,7 @@ export class HookPool {
       options.inline && options.sandbox ? createHookRunner({ ...workerData, retryElsewhere: true }) : undefined;
     const pool = new HookPool(hookThreads, name, options.timeoutMs ?? 10_000, threads, inline, sandboxed);
     pool.#maxQueue = options.maxQueue ?? pool.#maxQueue;
+    pool.#exchange = exchange;
     try {
       const result = (await hookThreads.run({ op: 'setup' }, 'setup', {})) as SetupResult;
       if (!result.ok) throw pool.#failure(result);
@@ -165,7 +165,7 @@ export class HookPool {
    * loses its thread, each request is run again on its own, so only the one that loops or
    * exhausts the heap fails.
    */
-  pre(request: RawRequest, options: HookCallOptions): Promise<{ tensors: TensorsByName; body: Uint8Array }> {
+  pre(request: RawRequest, options: HookCallOptions): Promise<PreOutcome> {
     if (options.signal?.aborted)
       return Promise.reject(new CancelledError('the request was cancelled before its pre hook ran'));
     // The body may be a view of the caller's buffer (the runner's arena) until this call settles:
@@ -184,17 +184,15 @@ export class HookPool {
         ),
       );
     return new Promise((resolve, reject) => {
-      this.#preQueue.push({ request: ownBody(request), options, resolve, reject });
+      this.#preQueue.push(threadWaiter(this.#exchange, request, options, resolve, reject));
       this.#flushPre();
     });
   }
 
   #flushPre(): void {
     while (this.#preQueue.length > 0 && this.#preInFlight < this.#maxThreads) {
-      const size = preGroupSize(
-        this.#preQueue.length,
-        this.#maxThreads - this.#preInFlight,
-        (i) => this.#preQueue[i]!.request.body.byteLength,
+      const size = preGroupSize(this.#preQueue.length, this.#maxThreads - this.#preInFlight, (i) =>
+        bodyBytes(this.#preQueue[i]!),
       );
       const group = this.#preQueue.splice(0, size).filter((w) => {
         if (!w.options.signal?.aborted) return true;
@@ -213,13 +211,16 @@ export class HookPool {
   async #runPre(group: PreWaiter[], isolateOnCrash: boolean): Promise<void> {
     const deadlines = group.map((w) => w.options.deadline ?? Infinity);
     const deadline = Math.min(...deadlines);
-    // A lone request's body moves to the thread and back (copied first only where it is a view of
-    // a larger buffer); a group's are copied first (by memcpy, not by postMessage's serializer), so
-    // they survive for the one-by-one retry if the thread dies. Either way each is whole (ownBody).
-    const requests =
-      group.length === 1
-        ? [ownBody(group[0]!.request)]
-        : group.map((w) => ({ body: copyOf(w.request.body), contentType: w.request.contentType }));
+    // A lone request's body moves to the thread and back; a group's are copied (by memcpy), to
+    // survive for the one-by-one retry if the thread dies; those in slots stay where they are.
+    const requests: ThreadRequest[] = group.map((w) => ({
+      ...(group.length === 1
+        ? ownBody(w.request)
+        : { body: copyOf(w.request.body), contentType: w.request.contentType }),
+      slot: w.slot,
+    }));
+    // The slots are the task's too until it has ended (its callers may be answered first).
+    const ended = this.#exchange?.holdEach(group.flatMap((w) => (w.slot ? [w.slot] : [])));
     let result: PreResult;
     try {
       result = (await this.#threads.run(
@@ -233,6 +234,7 @@ export class HookPool {
           signal: group.length === 1 ? group[0]!.options.signal : undefined,
         },
         requests.map((r) => r.body.buffer as ArrayBuffer),
+        ended,
       )) as PreResult;
     } catch (error) {
       if (group.length > 1 && isolateOnCrash) {
@@ -257,7 +259,7 @@ export class HookPool {
     this.#cost.observe('pre', result.us, group.length);
     result.items.forEach((item, i) => {
       const w = group[i]!;
-      if (item.ok) w.resolve({ tensors: item.tensors, body: item.body });
+      if (item.ok) w.resolve({ tensors: item.tensors, body: item.body, placed: item.placed });
       else if (item.again) void this.#runPre([w], false);
       else w.reject(this.#failure(item));
     });
@@ -375,6 +377,11 @@ export class HookPool {
     return this.#threads.threads;
   }
 
+  /** Bytes of the exchange given out now (0 without one). */
+  get exchangeUsed(): number {
+    return this.#exchange?.used ?? 0;
+  }
+
   /** Tasks queued for a free hook thread. */
   get queueSize(): number {
     return this.#threads.queueSize;
@@ -385,12 +392,6 @@ export class HookPool {
   }
 
   #failure(f: HookFailure): HearthError {
-    if (f.kind === 'input') return new InvalidInputError(f.message, { reason: f.reason });
-    // The isolate stopped a call at the hook's time limit (inline, or on a thread before its abort).
-    const message = clipBytes(f.message, MAX_MESSAGE);
-    const why = /timed out/i.test(message) ? `ran past its ${this.#timeoutMs} ms limit and was stopped` : message;
-    // The first line is what the caller is told; the frames after it go to the function's log.
-    const frames = f.stack ? `\n${f.stack}` : '';
-    return new HookError(`hook ${this.name} failed in ${f.phase}: ${why}${frames}`, { reason: f.phase });
+    return hookFailure(f, this.name, this.#timeoutMs);
   }
 }

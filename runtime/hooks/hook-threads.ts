@@ -116,22 +116,29 @@ export class HookThreads {
     }
   }
 
-  /** Runs `task` on a thread: its result, or the HearthError of a deadline, a limit or a thread that failed. */
+  /**
+   * Runs `task` on a thread: its result, or the HearthError of a deadline, a limit or a thread that
+   * failed. `ended`, once the task has ended on its thread (a sandboxed one may end after its
+   * caller was answered: #runToEnd), or was never run.
+   */
   async run(
     task: HookTask,
     phase: HookFailure['phase'],
     options: HookCallOptions,
     transfer: ArrayBufferLike[] = [],
+    ended: () => void = () => undefined,
   ): Promise<unknown> {
     const now = performance.now();
     // Setup (loading the hook, a vocabulary, a label list) runs once and may take longer than a call.
     const limit = phase === 'setup' ? Math.max(this.#timeoutMs, SETUP_LIMIT_MS) : this.#timeoutMs;
-    if (options.deadline !== undefined && options.deadline <= now)
+    if (options.deadline !== undefined && options.deadline <= now) {
+      ended();
       throw new DeadlineExceededError(`the request's deadline passed before the hook's ${phase} ran`);
+    }
     const transferList = [...new Set(transfer)].filter(
       (b): b is ArrayBuffer => b instanceof ArrayBuffer && b.byteLength > 0,
     );
-    if (this.#closeChannel) return this.#runToEnd(task, phase, options, transferList);
+    if (this.#closeChannel) return this.#runToEnd(task, phase, options, transferList, ended);
     // Two clocks: the request's deadline runs from now; the hook's limit runs from when its code
     // starts on the thread (hook-clock.ts). Either one past ends the task, and with it the thread.
     const abort = new AbortController();
@@ -165,6 +172,7 @@ export class HookThreads {
     } finally {
       clearTimeout(deadline);
       stopClock();
+      ended();
     }
   }
 
@@ -179,10 +187,14 @@ export class HookThreads {
     phase: HookFailure['phase'],
     options: HookCallOptions,
     transferList: ArrayBuffer[],
+    ended: () => void,
   ): Promise<unknown> {
-    const work = this.#piscina.run(task, { transferList }).catch((error: unknown) => {
-      throw this.#threadFailure(error, phase);
-    });
+    const work = this.#piscina
+      .run(task, { transferList })
+      .catch((error: unknown) => {
+        throw this.#threadFailure(error, phase);
+      })
+      .finally(ended);
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const early = new Promise<never>((_, reject) => {

@@ -1,6 +1,7 @@
 /** What crosses between the pool and its hook worker threads. */
 import type { TensorSpec } from '../../sdk/spec/function-spec.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
+import type { Placed, Slot } from './exchange.js';
 
 export interface HookWorkerData {
   /** The bundled hook (an ES module file); absent: the default JSON hook. */
@@ -37,6 +38,8 @@ export interface HookWorkerData {
    * that a turn's requests that loop hold it for one time limit, not one each.
    */
   retryElsewhere?: boolean;
+  /** The pool's exchange with its threads (exchange.ts): runner processes' sandboxed pools. */
+  exchange?: SharedArrayBuffer;
 }
 
 /** What the pool says on its closeChannel before it ends its threads. */
@@ -49,9 +52,12 @@ export interface RawRequest {
   contentType: string;
 }
 
+/** A request sent to a hook thread: its slot in the exchange, where its body may lie (then `body` is empty). */
+export type ThreadRequest = RawRequest & { slot?: Slot };
+
 export type HookTask = (
   | { op: 'setup' }
-  | { op: 'pre'; requests: RawRequest[] }
+  | { op: 'pre'; requests: ThreadRequest[] }
   | { op: 'post'; items: { outputs: TensorsByName; request: RawRequest }[] }
 ) & {
   /**
@@ -81,7 +87,8 @@ export interface HookFailure {
   again?: true;
 }
 
-export type PreItemResult = { ok: true; tensors: TensorsByName; body: Uint8Array } | HookFailure;
+/** `placed`: tensors the thread put in the request's slot (their `data` is left empty). */
+export type PreItemResult = { ok: true; tensors: TensorsByName; body: Uint8Array; placed?: Placed } | HookFailure;
 /**
  * `us`: how long the hook's code took for the task's requests together, on the thread it ran on (µs):
  * CPU time for a task of eight or more, wall time for a smaller one (hook-cost.ts taskClock).

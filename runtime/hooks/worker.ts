@@ -14,6 +14,7 @@ import type { TensorsByName } from '../../sdk/tensor.js';
 import { threadCpuClock, useAddonAt } from '../engine/index.js';
 import { checkTensors, ownTensors } from '../tensors/index.js';
 import { DefaultHookInputError, defaultHook } from './default-hook.js';
+import { bodyIn, placeTensors } from './exchange.js';
 import { taskClock } from './hook-cost.js';
 import { imageHost, MAX_PIXELS } from './images.js';
 import type {
@@ -325,16 +326,25 @@ export function createHookRunner(data: HookWorkerData): HookRunner {
       case 'setup':
         return { value: { ok: true } satisfies SetupResult, buffers: [] };
       case 'pre': {
-        const elapsed = taskClock(task.requests.length, cpuUs);
-        const results = await hook.pre(task.requests);
+        const { exchange } = data; // a body in the pool's exchange is read where it lies (exchange.ts)
+        const requests = task.requests.map((r) =>
+          exchange && r.slot && r.slot.body >= 0 ? { body: bodyIn(exchange, r.slot), contentType: r.contentType } : r,
+        );
+        const elapsed = taskClock(requests.length, cpuUs);
+        const results = await hook.pre(requests);
         const us = elapsed();
         const buffers: ArrayBufferLike[] = task.requests.map((r) => r.body.buffer);
         const items = results.map((result, i): PreItemResult => {
           if (!result.ok) return result;
           const checked = checkedTensors(result.tensors, data, hook.own);
           if (!checked.ok) return checked;
-          buffers.push(...tensorBuffers(checked.tensors));
-          return { ok: true, tensors: checked.tensors, body: task.requests[i]!.body };
+          const { slot, body } = task.requests[i]!; // large tensors go back in its slot, the rest moved
+          const { tensors, placed } =
+            exchange && slot
+              ? placeTensors(exchange, slot, checked.tensors)
+              : { tensors: checked.tensors, placed: undefined };
+          buffers.push(...tensorBuffers(tensors));
+          return { ok: true, tensors, body, placed };
         });
         return { value: { ok: true, items, us } satisfies PreResult, buffers };
       }

@@ -19,7 +19,7 @@ import type { TensorsByName } from '../../sdk/tensor.js';
 import type { BatchEntry, Clock } from '../batcher/index.js';
 import { DynamicBatcher, systemClock } from '../batcher/index.js';
 import type { Model } from '../engine/index.js';
-import type { HookPool, RawRequest } from '../hooks/index.js';
+import type { HookPool, PreOutcome, RawRequest } from '../hooks/index.js';
 import { batchSignature, checkTensors } from '../tensors/index.js';
 import { lentThreads } from './capacity.js';
 import { Instances } from './instances.js';
@@ -193,7 +193,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
       if (!hooks) throw new UnavailableError(`function ${this.spec.name} v${this.version} is ${this.state}`);
       const t0 = performance.now();
       this.#inPre++;
-      let pre: { tensors: TensorsByName; body: Uint8Array };
+      let pre: PreOutcome;
       try {
         // Alone in the pool, the request's pre runs without a thread hop where the hooks allow it.
         pre = await hooks.pre(request, { ...options, inline: this.#pending === 1 });
@@ -204,11 +204,15 @@ export class Pool extends PoolLifecycle implements ServingPool {
         this.#inPre--;
       }
       observe(this.#counters.durations.pre, (performance.now() - t0) * US);
-      return (await this.#enqueue(
-        pre.tensors,
-        { body: pre.body, contentType: request.contentType },
-        options,
-      )) as InvokeResponse;
+      try {
+        return (await this.#enqueue(
+          pre.tensors,
+          { body: pre.body, contentType: request.contentType },
+          options,
+        )) as InvokeResponse;
+      } finally {
+        pre.release?.(); // its tensors, where they lie in the hook pool's exchange
+      }
     });
   }
 

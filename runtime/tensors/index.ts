@@ -1,2 +1,3 @@
 export { copyOf, ownsWholeBuffer, unfilled } from './bytes.js';
+export { Extents } from './extents.js';
 export { batchSignature, checkTensors, ownTensors } from './validate.js';

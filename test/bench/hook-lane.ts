@@ -80,6 +80,7 @@ async function lane(hook: 'json' | 'binary', input: 'vec' | 'image') {
       }));
       const r = await pool.post(items, { inline: c === 1 });
       if (!r.every((o) => o.ok)) throw new Error(JSON.stringify(r.find((o) => !o.ok)));
+      for (const p of pres) p.release?.(); // as a runner does once a request is answered
     }
     const cpu = process.cpuUsage(cpu0);
     const row = {

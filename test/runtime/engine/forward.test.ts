@@ -25,6 +25,17 @@ describe('forward matches python3-torch', () => {
     model.dispose();
   });
 
+  it('reads an input that is a view of a SharedArrayBuffer (a hook pool exchange) at its offset', async () => {
+    const model = await loadModel(modelPath('mlp'));
+    const x = randomTensor('FP32', [2, 1024], 5);
+    const shared = new Float32Array(new SharedArrayBuffer(4 * (2048 + 16)), 64, 2048);
+    shared.set(x.data as Float32Array);
+    const ours = await model.forward([{ ...x, data: shared }]);
+    const ref = pythonForward(modelPath('mlp'), [x]);
+    expect(maxAbsDiff(floats(ours.outputs[0]!), floats(ref.outputs[0]!))).toBeLessThan(1e-4);
+    model.dispose();
+  });
+
   it('gives the same output on a forward lent its own thread count, and on the configured count after it', async () => {
     const model = await loadModel(modelPath('mlp'));
     const x = randomTensor('FP32', [4, 1024], 77);
