@@ -76,9 +76,12 @@ void* DataOf(const Napi::Value& data, const std::string& where, size_t* bytes) {
     }
     return ptr;
   }
-  Napi::DataView dv = data.As<Napi::DataView>();
-  *bytes = dv.ByteLength();
-  return static_cast<char*>(dv.ArrayBuffer().Data()) + dv.ByteOffset();
+  napi_value buffer = nullptr;
+  size_t offset = 0;
+  if (napi_get_dataview_info(data.Env(), data, bytes, &ptr, &buffer, &offset) != napi_ok) {
+    throw EngineError(code::kInvalidArgument, where + ": data could not be read");
+  }
+  return ptr;
 }
 
 }  // namespace
@@ -171,6 +174,7 @@ c10::List<std::string> ReadStrings(const std::vector<HostInput>& parts) {
     for (size_t at = 0; at + 4 <= part.bytes;) {  // validated by ReadInput
       const uint32_t length = static_cast<uint32_t>(p[at]) | (static_cast<uint32_t>(p[at + 1]) << 8) |
                               (static_cast<uint32_t>(p[at + 2]) << 16) | (static_cast<uint32_t>(p[at + 3]) << 24);
+      if (part.bytes - at - 4 < length) throw EngineError(code::kShape, "a BYTES element runs past its data");
       out.push_back(std::string(reinterpret_cast<const char*>(p + at + 4), length));
       at += 4 + length;
     }

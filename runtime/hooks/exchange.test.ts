@@ -39,12 +39,17 @@ describe('a hook pool exchange', () => {
     const b = new Float64Array(big / 8).fill(-2);
     const c = new Float32Array(big / 4).fill(3);
     const small = new Int32Array(4).fill(9);
-    const { tensors, placed } = placeTensors(exchange.buffer, slot, {
-      a: { dtype: 'FP32', shape: [a.length], data: a },
-      small: { dtype: 'INT32', shape: [4], data: small },
-      b: { dtype: 'FP64', shape: [b.length], data: b },
-      c: { dtype: 'FP32', shape: [c.length], data: c },
-    });
+    const { tensors, placed } = placeTensors(
+      exchange.buffer,
+      slot,
+      {
+        a: { dtype: 'FP32', shape: [a.length], data: a },
+        small: { dtype: 'INT32', shape: [4], data: small },
+        b: { dtype: 'FP64', shape: [b.length], data: b },
+        c: { dtype: 'FP32', shape: [c.length], data: c },
+      },
+      true,
+    );
     // a and b fill two thirds; c fits the last third; small stays as it is.
     expect(Object.keys(placed!)).toEqual(['a', 'b', 'c']);
     expect(tensors.small!.data).toBe(small);

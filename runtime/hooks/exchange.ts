@@ -72,18 +72,24 @@ export class Exchange {
     return { at, size, body: large ? body.byteLength : -1 };
   }
 
-  /** One more holder of each of `slots` (a task that reads and writes them); the function lets them go. */
+  /**
+   * One more holder of each of `slots` (a task that reads and writes them, a forward that reads
+   * them); the function it returns lets them go, once however often it is called.
+   */
   holdEach(slots: readonly Slot[]): () => void {
     for (const slot of slots) this.#holders.set(slot.at, (this.#holders.get(slot.at) ?? 0) + 1);
+    let held = true;
     return () => {
-      for (const slot of slots) this.release(slot);
+      if (held) for (const slot of slots) this.release(slot);
+      held = false;
     };
   }
 
-  /** A holder lets `slot` go; the last one frees it. */
+  /** A holder lets `slot` go; the last one frees it. A slot not given out now is left alone. */
   release(slot: Slot): void {
-    const left = (this.#holders.get(slot.at) ?? 1) - 1;
-    if (left > 0) this.#holders.set(slot.at, left);
+    const holders = this.#holders.get(slot.at);
+    if (holders === undefined) return;
+    if (holders > 1) this.#holders.set(slot.at, holders - 1);
     else {
       this.#holders.delete(slot.at);
       this.#extents.free(slot.at);
@@ -105,7 +111,7 @@ export class Exchange {
     for (const [name, [at, n]] of Object.entries(placed)) {
       const t = tensors[name];
       const View = t?.data.constructor as { new (b: ArrayBufferLike, at: number, n: number): Tensor['data'] };
-      const size = (t?.data as { BYTES_PER_ELEMENT?: number } | undefined)?.BYTES_PER_ELEMENT ?? 0;
+      const size = t?.data.BYTES_PER_ELEMENT ?? 0;
       if (!t || size === 0 || at % size !== 0 || at < slot.at || at + n * size > slot.at + slot.size)
         throw new Error(`tensor ${name} was placed outside its request's slot`);
       out[name] = { ...t, data: new View(this.buffer, at, n) } as Tensor;
@@ -121,25 +127,30 @@ export function bodyIn(exchange: SharedArrayBuffer, slot: Slot): Uint8Array {
 
 /**
  * A thread's side: copies pre's large tensors into the request's slot while they fit (its body is
- * read by then), each left as an empty typed array of its type; what did not fit stays as it is.
+ * read by then), each left as an empty typed array of its type; what did not fit stays as it is,
+ * and so do BYTES tensors (a forward re-reads their lengths: they stay the request's own). Over a
+ * body in the slot only where the task was the request's `alone`: a group's bodies are read again,
+ * each alone, if its task fails whole.
  */
 export function placeTensors(
   exchange: SharedArrayBuffer,
   slot: Slot,
   tensors: TensorsByName,
+  alone: boolean,
 ): { tensors: TensorsByName; placed: Placed | undefined } {
+  if (slot.body >= 0 && !alone) return { tensors, placed: undefined };
   let placed: Placed | undefined;
   let at = slot.at;
   const out: TensorsByName = { ...tensors };
   for (const [name, t] of Object.entries(tensors)) {
     const bytes = t.data.byteLength;
-    if (bytes < EXCHANGE_MIN_BYTES || at + bytes > slot.at + slot.size) continue;
+    if (t.dtype === 'BYTES' || bytes < EXCHANGE_MIN_BYTES || at + bytes > slot.at + slot.size) continue;
     new Uint8Array(exchange, at, bytes).set(new Uint8Array(t.data.buffer, t.data.byteOffset, bytes));
     const View = t.data.constructor as { new (n: number): Tensor['data'] };
     placed ??= {};
     placed[name] = [at, t.data.length];
     out[name] = { ...t, data: new View(0) } as Tensor;
-    at = (at + bytes + 7) & ~7;
+    at = (at + bytes + 7) & ~7; // 8-aligned for the next (the exchange is far below 2 GiB)
   }
   return { tensors: out, placed };
 }

@@ -142,7 +142,9 @@ export class HookPool {
       maxHeapMb: options.maxHeapMb ?? 256,
     });
     const inline =
-      options.inline && options.sandbox ? createHookRunner({ ...workerData, retryElsewhere: true }) : undefined;
+      options.inline && options.sandbox
+        ? createHookRunner({ ...workerData, retryElsewhere: true, exchange: undefined })
+        : undefined;
     const pool = new HookPool(hookThreads, name, options.timeoutMs ?? 10_000, threads, inline, sandboxed);
     pool.#maxQueue = options.maxQueue ?? pool.#maxQueue;
     pool.#exchange = exchange;

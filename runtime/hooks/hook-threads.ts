@@ -119,7 +119,8 @@ export class HookThreads {
   /**
    * Runs `task` on a thread: its result, or the HearthError of a deadline, a limit or a thread that
    * failed. `ended`, once the task has ended on its thread (a sandboxed one may end after its
-   * caller was answered: #runToEnd), or was never run.
+   * caller was answered: #runToEnd), or was never run; for threads without isolates, once piscina
+   * gave up on it (a thread it terminates may still be winding down: no exchange is used there).
    */
   async run(
     task: HookTask,

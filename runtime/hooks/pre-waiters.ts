@@ -19,6 +19,11 @@ export interface PreOutcome {
   tensors: TensorsByName;
   body: Uint8Array;
   release?: () => void;
+  /**
+   * Another hold on where the tensors lie (a forward that reads them, until it ends), and the
+   * function that lets it go; undefined once `release` has let them go (their place may be reused).
+   */
+  hold?: () => (() => void) | undefined;
 }
 
 export interface PreWaiter {
@@ -65,6 +70,7 @@ export function threadWaiter(
     if (held) exchange.release(slot);
     held = false;
   };
+  const hold = () => (held ? exchange.holdEach([slot]) : undefined);
   const inSlot = slot.body >= 0;
   return {
     request: inSlot ? { body: EMPTY, contentType: request.contentType } : ownBody(request),
@@ -73,7 +79,7 @@ export function threadWaiter(
     resolve: ({ tensors, body, placed }) => {
       try {
         // The body post sees is the caller's, held by it until the request is answered.
-        resolve({ tensors: exchange.views(tensors, placed, slot), body: inSlot ? request.body : body, release });
+        resolve({ tensors: exchange.views(tensors, placed, slot), body: inSlot ? request.body : body, release, hold });
       } catch (error) {
         release();
         reject(toHearthError(error));

@@ -328,7 +328,7 @@ export function createHookRunner(data: HookWorkerData): HookRunner {
       case 'pre': {
         const { exchange } = data; // a body in the pool's exchange is read where it lies (exchange.ts)
         const requests = task.requests.map((r) =>
-          exchange && r.slot && r.slot.body >= 0 ? { body: bodyIn(exchange, r.slot), contentType: r.contentType } : r,
+          exchange && r.slot && r.slot.body >= 0 ? { ...r, body: bodyIn(exchange, r.slot) } : r,
         );
         const elapsed = taskClock(requests.length, cpuUs);
         const results = await hook.pre(requests);
@@ -338,10 +338,10 @@ export function createHookRunner(data: HookWorkerData): HookRunner {
           if (!result.ok) return result;
           const checked = checkedTensors(result.tensors, data, hook.own);
           if (!checked.ok) return checked;
-          const { slot, body } = task.requests[i]!; // large tensors go back in its slot, the rest moved
+          const { slot, body } = task.requests[i]!; // large tensors go back in its slot (exchange.ts)
           const { tensors, placed } =
             exchange && slot
-              ? placeTensors(exchange, slot, checked.tensors)
+              ? placeTensors(exchange, slot, checked.tensors, requests.length === 1)
               : { tensors: checked.tensors, placed: undefined };
           buffers.push(...tensorBuffers(tensors));
           return { ok: true, tensors, body, placed };

@@ -6,7 +6,7 @@
  */
 import type { HearthError } from '../../sdk/errors.js';
 import { CancelledError, DeadlineExceededError, toHearthError, UnavailableError } from '../../sdk/errors.js';
-import type { TensorsByName } from '../../sdk/tensor.js';
+import type { Tensor, TensorsByName } from '../../sdk/tensor.js';
 import type { HookPool, RawRequest } from '../hooks/index.js';
 import type { CallOptions, InvokeResponse } from './types.js';
 
@@ -20,6 +20,8 @@ export interface Pending {
   resolve(value: TensorsByName | InvokeResponse): void;
   reject(error: HearthError): void;
   settled: boolean;
+  /** Where its tensors lie in the hook pool's exchange, a hold for the forward that reads them (PreOutcome.hold). */
+  hold?: () => (() => void) | undefined;
 }
 
 /**
@@ -108,4 +110,30 @@ export async function answerBatch(
     for (const { p } of hooked) p.reject(toHearthError(error));
   }
   return (performance.now() - t0) * 1000;
+}
+
+/**
+ * A batch's inputs, held where they lie in the hook pool's exchange until `letGo` (after the
+ * forward): a request answered already (its deadline) that let its place there go runs on zeros
+ * instead (its answer is dropped; the place may be another request's now).
+ */
+export function heldInputs(payloads: readonly Pending[]): { inputs: TensorsByName[]; letGo: () => void } {
+  const holds = payloads.map((p) => p.hold?.());
+  const inputs = payloads.map((p, i) => (p.hold && !holds[i] ? zerosForShared(p.tensors) : p.tensors));
+  return {
+    inputs,
+    letGo: () => {
+      for (const h of holds) h?.();
+    },
+  };
+}
+
+/** `tensors` with those that are views of a SharedArrayBuffer made zeros of their own. */
+function zerosForShared(tensors: TensorsByName): TensorsByName {
+  const out: TensorsByName = {};
+  for (const [name, t] of Object.entries(tensors)) {
+    const View = t.data.constructor as new (n: number) => Tensor['data'];
+    out[name] = t.data.buffer instanceof SharedArrayBuffer ? ({ ...t, data: new View(t.data.length) } as Tensor) : t;
+  }
+  return out;
 }

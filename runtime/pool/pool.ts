@@ -28,7 +28,7 @@ import { poolArtifacts } from './loader.js';
 import { ModelState } from './model-state.js';
 import { outputLimit } from './output-checks.js';
 import type { Pending } from './pending.js';
-import { answerBatch, settleable } from './pending.js';
+import { answerBatch, heldInputs, settleable } from './pending.js';
 import { SequenceLanes } from './sequences.js';
 import { countForward, countOutcome, newCounters, observe, RecentLatencies } from './stats.js';
 import type { CallOptions, InvokeResponse, PoolOptions, PoolStats, ServingPool } from './types.js';
@@ -205,13 +205,10 @@ export class Pool extends PoolLifecycle implements ServingPool {
       }
       observe(this.#counters.durations.pre, (performance.now() - t0) * US);
       try {
-        return (await this.#enqueue(
-          pre.tensors,
-          { body: pre.body, contentType: request.contentType },
-          options,
-        )) as InvokeResponse;
+        const raw = { body: pre.body, contentType: request.contentType };
+        return (await this.#enqueue(pre.tensors, raw, options, pre.hold)) as InvokeResponse;
       } finally {
-        pre.release?.(); // its tensors, where they lie in the hook pool's exchange
+        pre.release?.(); // its tensors' place in the hook pool's exchange (a forward holds it too: #run)
       }
     });
   }
@@ -264,9 +261,11 @@ export class Pool extends PoolLifecycle implements ServingPool {
     tensors: TensorsByName,
     request: RawRequest | undefined,
     options: CallOptions,
+    hold?: Pending['hold'],
   ): Promise<TensorsByName | InvokeResponse> {
     const rows = checkTensors(tensors, this.spec.inputs, this.spec.maxBatchSize);
-    return settleable(tensors, request, options, (pending, remainingMs) =>
+    return settleable(tensors, request, options, (pending, remainingMs) => {
+      pending.hold = hold;
       this.#batcher.enqueue(
         pending,
         {
@@ -278,8 +277,8 @@ export class Pool extends PoolLifecycle implements ServingPool {
           requests: pending.requests,
         },
         (error) => pending.reject(error),
-      ),
-    );
+      );
+    });
   }
 
   async #run(batch: BatchEntry<Pending>[]): Promise<void> {
@@ -287,17 +286,17 @@ export class Pool extends PoolLifecycle implements ServingPool {
     this.#coldWaitOver();
     const now = this.#clock.now();
     for (const entry of batch) observe(this.#counters.durations.queue, now - entry.enqueuedAt, entry.payload.requests);
-    // Requests of this batch that go on to post count as on their way back (their callers, in a
-    // closed loop, send again soon) from before the instance is released, so the batcher can wait
-    // for them rather than run a straggler alone.
+    // Requests going on to post count as on their way back (closed-loop callers send again soon) from
+    // before the instance is released, so the batcher can wait for them rather than run a straggler.
     const toPost = batch.filter((e) => e.payload.request).length;
+    const { inputs, letGo } = heldInputs(batch.map((e) => e.payload));
     const t0 = performance.now();
     let outputs: TensorsByName[] | HearthError;
     try {
       outputs = await this.#instances.run(
         instance,
         this.#model.binding,
-        batch.map((e) => e.payload.tensors),
+        inputs,
         [],
         batch.map((e) => e.rows),
         lentThreads(this.spec, this.#model.device, {
@@ -311,6 +310,7 @@ export class Pool extends PoolLifecycle implements ServingPool {
     } catch (error) {
       outputs = toHearthError(error);
     } finally {
+      letGo();
       this.#lastForwardMs = performance.now() - t0;
       // The instance is free as soon as its forward is done; post runs while it takes the next batch.
       this.#instances.free(instance);

@@ -1,7 +1,8 @@
 // The arena's allocator: first fit, 64-byte extents, freed extents merged with their neighbours.
 import { describe, expect, it } from 'vitest';
 
-import { arenaCapBytes, Extents, nodeEnd, runnerEnd } from './arena.js';
+import { Extents } from '../../tensors/index.js';
+import { arenaCapBytes, nodeEnd, runnerEnd } from './arena.js';
 
 describe('arena extents', () => {
   it('gives out 64-byte-aligned extents from the lowest free one, and none past its end', () => {

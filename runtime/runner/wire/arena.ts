@@ -15,8 +15,6 @@
  */
 import { Extents } from '../../tensors/index.js';
 
-export { Extents };
-
 const ALIGN = 64;
 
 /** Bytes of an arena unless HEARTH_ARENA_MB says otherwise (0: none). Virtual: pages exist once written. */

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import type { PreOutcome } from '../../../runtime/hooks/index.js';
 import { DeadlineExceededError } from '../../../sdk/errors.js';
 import { parseSpec } from '../../../sdk/spec/index.js';
 import { SMALL_SPEC } from '../../helpers/specs.js';
@@ -24,7 +25,8 @@ describe("a runner's hook pool's exchange with its threads", () => {
     // Large bodies (in their slots), small JSON asks (a slot for the tensor alone), on the threads.
     const asks = [binary(1), json({ fill: 2, n: N }), binary(3), json({ fill: 4, n: N }), binary(5)];
     const sent = asks.map((r) => Buffer.from(r.body)); // copies: a small body moves to the thread
-    const pres = await Promise.all(asks.map((r) => hooks.pre(r, {})));
+    const pres: PreOutcome[] = [];
+    for (const r of asks) pres.push(await hooks.pre(r, {})); // each alone in its task (a group's: below)
     const expected = [floats(1), new Float32Array(N).fill(2), floats(3), new Float32Array(N).fill(4), floats(5)];
     pres.forEach((r, i) => {
       const x = r.tensors.x!.data as Float32Array;
@@ -35,9 +37,43 @@ describe("a runner's hook pool's exchange with its threads", () => {
     });
     expect(hooks.threadTasks).toBeGreaterThan(1);
     expect(hooks.exchangeUsed).toBeGreaterThanOrEqual(5 * N * 4);
+    // A forward's hold keeps a slot past its request's release; none is had once it is let go.
+    const forward = pres[0]!.hold!()!;
     for (const r of pres) r.release!();
     pres[0]!.release!(); // a second release of one slot frees nothing else
+    expect(hooks.exchangeUsed).toBe(N * 4);
+    expect(pres[1]!.hold!()).toBeUndefined();
+    forward();
+    forward();
     expect(hooks.exchangeUsed).toBe(0);
+  });
+
+  it('reads a large JSON body where it lies, and fails only the request whose JSON is broken', async () => {
+    const hooks = await pool('exchange', { sandbox: true, inline: true, threads: 2, spec });
+    const pad = 'x'.repeat(80_000); // past the exchange's floor: the body goes in a slot
+    const text = (s: string) => ({ body: new TextEncoder().encode(s), contentType: 'application/json' });
+    const [good, broken] = await Promise.allSettled([
+      hooks.pre(text(JSON.stringify({ fill: 6, n: N, pad })), {}),
+      hooks.pre(text(`{"fill": 6, "n": ${N}, "pad": "${pad}`), {}),
+    ]);
+    const x = (good as PromiseFulfilledResult<PreOutcome>).value.tensors.x!.data as Float32Array;
+    expect(x.length === N && x.every((v) => v === 6)).toBe(true);
+    expect(String((broken as PromiseRejectedResult).reason)).toMatch(/not valid JSON/);
+    (good as PromiseFulfilledResult<PreOutcome>).value.release!();
+    expect(hooks.exchangeUsed).toBe(0);
+  });
+
+  it("leaves a group's bodies in their slots, their tensors moved back, so each can run again alone", async () => {
+    const hooks = await pool('exchange', { sandbox: true, inline: true, threads: 1, spec });
+    // One request holds the only thread; the three after it go to it together, in one task.
+    const first = hooks.pre(json({ fill: 0, n: N, spinMs: 200 }), {});
+    const group = await Promise.all([11, 12, 13].map((seed) => hooks.pre(binary(seed), {})));
+    await first;
+    group.forEach((r, i) => {
+      const x = r.tensors.x!.data as Float32Array;
+      expect(x.buffer).toBeInstanceOf(ArrayBuffer);
+      expect(Buffer.from(x.buffer, x.byteOffset, x.byteLength).equals(Buffer.from(floats(11 + i).buffer))).toBe(true);
+    });
   });
 
   it('holds a slot until its task has ended on the thread, though its caller was answered first', async () => {
