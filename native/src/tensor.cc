@@ -67,18 +67,12 @@ void* DataOf(const Napi::Value& data, const std::string& where, size_t* bytes) {
   void* ptr = nullptr;
   if (data.IsTypedArray()) {
     *bytes = data.As<Napi::TypedArray>().ByteLength();
-    napi_typedarray_type type;
-    size_t length = 0;
-    napi_value buffer = nullptr;
-    size_t offset = 0;
-    if (napi_get_typedarray_info(data.Env(), data, &type, &length, &ptr, &buffer, &offset) != napi_ok) {
+    if (napi_get_typedarray_info(data.Env(), data, nullptr, nullptr, &ptr, nullptr, nullptr) != napi_ok) {
       throw EngineError(code::kInvalidArgument, where + ": data could not be read");
     }
     return ptr;
   }
-  napi_value buffer = nullptr;
-  size_t offset = 0;
-  if (napi_get_dataview_info(data.Env(), data, bytes, &ptr, &buffer, &offset) != napi_ok) {
+  if (napi_get_dataview_info(data.Env(), data, bytes, &ptr, nullptr, nullptr) != napi_ok) {
     throw EngineError(code::kInvalidArgument, where + ": data could not be read");
   }
   return ptr;

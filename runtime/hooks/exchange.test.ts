@@ -11,30 +11,35 @@ describe('a hook pool exchange', () => {
     const small = new Exchange(4 * big, 0);
     expect(small.place(new Uint8Array(100))).toBeUndefined();
     const body = new Uint8Array(big).map((_, i) => i % 251);
-    const slot = small.place(body)!;
+    const { slot } = small.place(body)!;
     expect(slot).toEqual({ at: 0, size: big, body: big });
     expect(Buffer.from(bodyIn(small.buffer, slot)).equals(Buffer.from(body))).toBe(true);
     // Room for the tensors alone where the inputs are large and the body is not.
     const sized = new Exchange(4 * big, 2 * big);
-    expect(sized.place(new Uint8Array(10))).toEqual({ at: 0, size: 2 * big, body: -1 });
+    expect(sized.place(new Uint8Array(10))?.slot).toEqual({ at: 0, size: 2 * big, body: -1 });
     // Full: none (the request travels as before).
-    expect(sized.place(new Uint8Array(10))).toEqual({ at: 2 * big, size: 2 * big, body: -1 });
+    expect(sized.place(new Uint8Array(10))?.slot).toEqual({ at: 2 * big, size: 2 * big, body: -1 });
     expect(sized.place(new Uint8Array(10))).toBeUndefined();
   });
 
-  it('frees a slot when its last holder lets it go', () => {
+  it('frees a slot when its last holder lets it go, each hold let go once', () => {
     const exchange = new Exchange(4 * big, 0);
-    const slot = exchange.place(new Uint8Array(big))!;
-    const ended = exchange.holdEach([slot]);
-    exchange.release(slot);
+    const { slot, hold } = exchange.place(new Uint8Array(big))!;
+    const task = exchange.holdEach([slot]);
+    const forward = hold.again()!;
+    hold.letGo();
+    hold.letGo(); // a second letting go frees nothing more
+    expect(hold.held).toBe(false);
+    expect(hold.again()).toBeUndefined();
+    task.letGo();
     expect(exchange.used).toBe(big);
-    ended();
+    forward();
     expect(exchange.used).toBe(0);
   });
 
   it('places large tensors in the slot while they fit, and reads back only views inside it', () => {
     const exchange = new Exchange(8 * big, 0);
-    const slot = exchange.place(new Uint8Array(3 * big))!;
+    const { slot } = exchange.place(new Uint8Array(3 * big))!;
     const a = new Float32Array(big / 4).fill(1.5);
     const b = new Float64Array(big / 8).fill(-2);
     const c = new Float32Array(big / 4).fill(3);

@@ -9,11 +9,12 @@
  * isolate (and two more in the thread's), are what V8 counts toward its next full collection: at
  * c=64 collections took a quarter of the runner's CPU. A slot is reused as soon as it is let go.
  *
- * A slot is held by whoever may still touch it: the task on a thread (until it has ended, even where
- * its caller was answered first) and the request its tensors feed (until it is answered).
+ * A slot is held by whoever may still touch it: the request its tensors feed (until it is
+ * answered), the task on a thread (until it has ended, even where its caller was answered first)
+ * and the forward that reads them (until it ends).
  */
 import type { DType, Tensor, TensorsByName } from '../../sdk/tensor.js';
-import { elementSize } from '../../sdk/tensor.js';
+import { elementSize, numel } from '../../sdk/tensor.js';
 import { Extents } from '../tensors/index.js';
 
 /** The exchange's bytes at most (virtual: a page exists once written); past them, copies as before. */
@@ -28,6 +29,16 @@ export interface Slot {
   body: number;
 }
 
+/**
+ * A holder's part in some slots: `letGo` lets them go (once: later calls do nothing); while it is
+ * `held`, `again` makes another hold on them (undefined after) and gives its `letGo`.
+ */
+export interface Hold {
+  readonly held: boolean;
+  letGo(): void;
+  again(): (() => void) | undefined;
+}
+
 /** Tensors a thread placed in a slot: name → [byte offset in the exchange, elements]. */
 export type Placed = Record<string, [number, number]>;
 
@@ -36,7 +47,7 @@ export function inputBytes(inputs: readonly { dtype: DType; dims: number[] }[]):
   let total = 0;
   for (const t of inputs) {
     if (t.dims.some((d) => d < 0)) return 0;
-    total += t.dims.reduce((n, d) => n * d, elementSize(t.dtype));
+    total += numel(t.dims) * elementSize(t.dtype);
   }
   return total;
 }
@@ -57,36 +68,39 @@ export class Exchange {
   }
 
   /**
-   * A slot for a request bound for a thread, held by the request, with its body written there if it
-   * is large; room for the tensors pre will make of it (the spec's inputs, where their size is
-   * fixed). Undefined where neither is large, or the exchange has no room.
+   * A slot for a request bound for a thread, with its body written there if it is large, and room
+   * for the tensors pre will make of it (the spec's inputs, where their size is fixed); and the
+   * request's hold on it. Undefined where neither is large, or the exchange has no room.
    */
-  place(body: Uint8Array): Slot | undefined {
+  place(body: Uint8Array): { slot: Slot; hold: Hold } | undefined {
     const large = body.byteLength >= EXCHANGE_MIN_BYTES;
     const size = Math.max(large ? body.byteLength : 0, this.#inputBytes);
     if (size < EXCHANGE_MIN_BYTES) return undefined;
     const at = this.#extents.alloc(size);
     if (at === undefined) return undefined;
     if (large) new Uint8Array(this.buffer, at, body.byteLength).set(body);
-    this.#holders.set(at, 1);
-    return { at, size, body: large ? body.byteLength : -1 };
+    const slot = { at, size, body: large ? body.byteLength : -1 };
+    return { slot, hold: this.holdEach([slot]) };
   }
 
-  /**
-   * One more holder of each of `slots` (a task that reads and writes them, a forward that reads
-   * them); the function it returns lets them go, once however often it is called.
-   */
-  holdEach(slots: readonly Slot[]): () => void {
+  /** A hold on each of `slots` (a task that reads and writes them, a forward that reads them). */
+  holdEach(slots: readonly Slot[]): Hold {
     for (const slot of slots) this.#holders.set(slot.at, (this.#holders.get(slot.at) ?? 0) + 1);
     let held = true;
-    return () => {
-      if (held) for (const slot of slots) this.release(slot);
-      held = false;
+    return {
+      get held() {
+        return held;
+      },
+      letGo: () => {
+        if (held) for (const slot of slots) this.#release(slot);
+        held = false;
+      },
+      again: () => (held ? this.holdEach(slots).letGo : undefined),
     };
   }
 
-  /** A holder lets `slot` go; the last one frees it. A slot not given out now is left alone. */
-  release(slot: Slot): void {
+  /** A holder lets `slot` go; the last one frees it. */
+  #release(slot: Slot): void {
     const holders = this.#holders.get(slot.at);
     if (holders === undefined) return;
     if (holders > 1) this.#holders.set(slot.at, holders - 1);

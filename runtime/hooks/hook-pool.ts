@@ -26,7 +26,7 @@ import { EXCHANGE_BYTES, Exchange, inputBytes } from './exchange.js';
 import type { Phase } from './hook-cost.js';
 import { HookCost } from './hook-cost.js';
 import type { HookCallOptions } from './hook-threads.js';
-import { HookThreads } from './hook-threads.js';
+import { HookThreads, hookFailure } from './hook-threads.js';
 import type {
   HookFailure,
   HookWorkerData,
@@ -38,7 +38,7 @@ import type {
 } from './messages.js';
 import { MAX_PRE_GROUP, MAX_PRE_GROUP_BYTES, preGroupSize } from './pre-groups.js';
 import type { PreOutcome, PreWaiter } from './pre-waiters.js';
-import { bodyBytes, hookFailure, ownBody, threadWaiter } from './pre-waiters.js';
+import { bodyBytes, ownBody, threadWaiter } from './pre-waiters.js';
 import type { HookRunner } from './worker.js';
 import { createHookRunner } from './worker.js';
 
@@ -222,7 +222,7 @@ export class HookPool {
       slot: w.slot,
     }));
     // The slots are the task's too until it has ended (its callers may be answered first).
-    const ended = this.#exchange?.holdEach(group.flatMap((w) => (w.slot ? [w.slot] : [])));
+    const ended = this.#exchange?.holdEach(group.flatMap((w) => (w.slot ? [w.slot] : []))).letGo;
     let result: PreResult;
     try {
       result = (await this.#threads.run(

@@ -3,14 +3,15 @@
  * which runs from now, and the hook's limit, which runs from when its code starts on the thread
  * (hook-clock.ts). Either one past ends the task, and with it the thread (piscina starts a
  * replacement) — except for a sandboxed hook, whose task runs to its end while its caller is
- * answered at once (#runToEnd says why).
+ * answered at once (#runToEnd says why). And a hook's failure as its caller is told it (hookFailure).
  */
 import { randomUUID } from 'node:crypto';
 
 import { Piscina } from 'piscina';
 
 import type { HearthError } from '../../sdk/errors.js';
-import { CancelledError, DeadlineExceededError, HookError } from '../../sdk/errors.js';
+import { CancelledError, DeadlineExceededError, HookError, InvalidInputError } from '../../sdk/errors.js';
+import { clipBytes } from '../../sdk/text.js';
 import { addonLocation } from '../engine/index.js';
 import { hookWorkerFile } from './bundle.js';
 import { watchHookTime } from './hook-clock.js';
@@ -225,4 +226,18 @@ export class HookThreads {
         : `its thread failed: ${(error as Error).message}`;
     return new HookError(`hook ${this.#name} failed in ${phase}: ${why}`, { cause: error, reason: phase });
   }
+}
+
+/** The longest failure message of a hook kept (its frames, cut apart: stack.ts). */
+const MAX_MESSAGE = 8 * 1024;
+
+/** A failure of hook `name` (whose limit is `timeoutMs`) as its caller is told it. */
+export function hookFailure(f: HookFailure, name: string, timeoutMs: number): HearthError {
+  if (f.kind === 'input') return new InvalidInputError(f.message, { reason: f.reason });
+  // The isolate stopped a call at the hook's time limit (inline, or on a thread before its abort).
+  const message = clipBytes(f.message, MAX_MESSAGE);
+  const why = /timed out/i.test(message) ? `ran past its ${timeoutMs} ms limit and was stopped` : message;
+  // The first line is what the caller is told; the frames after it go to the function's log.
+  const frames = f.stack ? `\n${f.stack}` : '';
+  return new HookError(`hook ${name} failed in ${f.phase}: ${why}${frames}`, { reason: f.phase });
 }

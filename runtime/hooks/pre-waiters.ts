@@ -1,15 +1,14 @@
 /**
- * The requests waiting for a hook pool's pre, the bodies they send (a buffer of their own, or a
- * slot of the pool's exchange: exchange.ts), and the errors they fail with.
+ * The requests waiting for a hook pool's pre, and the bodies they send: a buffer of their own, or a
+ * slot of the pool's exchange (exchange.ts).
  */
 import type { HearthError } from '../../sdk/errors.js';
-import { HookError, InvalidInputError, toHearthError } from '../../sdk/errors.js';
+import { toHearthError } from '../../sdk/errors.js';
 import type { TensorsByName } from '../../sdk/tensor.js';
-import { clipBytes } from '../../sdk/text.js';
 import { copyOf, ownsWholeBuffer } from '../tensors/index.js';
 import type { Exchange, Placed, Slot } from './exchange.js';
 import type { HookCallOptions } from './hook-threads.js';
-import type { HookFailure, RawRequest } from './messages.js';
+import type { RawRequest } from './messages.js';
 
 /**
  * What pre answers: the tensors, the body post will see, and where the tensors lie in the pool's
@@ -63,14 +62,10 @@ export function threadWaiter(
   resolve: (value: PreOutcome) => void,
   reject: (error: HearthError) => void,
 ): PreWaiter {
-  const slot = exchange?.place(request.body);
-  if (!exchange || !slot) return { request: ownBody(request), options, resolve, reject };
-  let held = true;
-  const release = () => {
-    if (held) exchange.release(slot);
-    held = false;
-  };
-  const hold = () => (held ? exchange.holdEach([slot]) : undefined);
+  const placed = exchange?.place(request.body);
+  if (!exchange || !placed) return { request: ownBody(request), options, resolve, reject };
+  const { slot, hold: mine } = placed;
+  const { letGo: release, again: hold } = mine;
   const inSlot = slot.body >= 0;
   return {
     request: inSlot ? { body: EMPTY, contentType: request.contentType } : ownBody(request),
@@ -90,18 +85,4 @@ export function threadWaiter(
       reject(error);
     },
   };
-}
-
-/** The longest failure message of a hook kept (its frames, cut apart: stack.ts). */
-const MAX_MESSAGE = 8 * 1024;
-
-/** A failure of hook `name` (whose limit is `timeoutMs`) as its caller is told it. */
-export function hookFailure(f: HookFailure, name: string, timeoutMs: number): HearthError {
-  if (f.kind === 'input') return new InvalidInputError(f.message, { reason: f.reason });
-  // The isolate stopped a call at the hook's time limit (inline, or on a thread before its abort).
-  const message = clipBytes(f.message, MAX_MESSAGE);
-  const why = /timed out/i.test(message) ? `ran past its ${timeoutMs} ms limit and was stopped` : message;
-  // The first line is what the caller is told; the frames after it go to the function's log.
-  const frames = f.stack ? `\n${f.stack}` : '';
-  return new HookError(`hook ${name} failed in ${f.phase}: ${why}${frames}`, { reason: f.phase });
 }

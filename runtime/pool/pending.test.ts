@@ -8,19 +8,14 @@ const KB = 1024;
 
 /** A request whose x lies in `exchange`, as a hook thread placed it, and its hold (PreOutcome.hold). */
 function inExchange(exchange: Exchange, fill: number) {
-  const slot = exchange.place(new Uint8Array(64 * KB).fill(1))!;
+  const { slot, hold } = exchange.place(new Uint8Array(64 * KB).fill(1))!;
   const x = new Float32Array(exchange.buffer, slot.at, (64 * KB) / 4).fill(fill);
-  let held = true;
-  const release = () => {
-    if (held) exchange.release(slot);
-    held = false;
-  };
   const ids = new Int32Array([fill]);
   const pending = {
     tensors: { x: { dtype: 'FP32', shape: [1, x.length], data: x }, id: { dtype: 'INT32', shape: [1], data: ids } },
-    hold: () => (held ? exchange.holdEach([slot]) : undefined),
+    hold: hold.again,
   } as unknown as Pending;
-  return { pending, release };
+  return { pending, release: hold.letGo };
 }
 
 describe("a batch's inputs in the hook pool's exchange", () => {
